@@ -1,0 +1,65 @@
+# odp_gpu: PGXS build of the PostgreSQL side (src/, C) and the engine
+# (kernels/, C and CUDA).  Override CUDA_HOME, NVCC, CUDA_ARCH_FLAGS or
+# NVCC_OPTFLAGS on the command line; PG_CONFIG picks the server.
+
+EXTENSION = odp_gpu
+MODULE_big = odp_gpu
+PGFILEDESC = "odp_gpu - distance-based outliers and k-NN on the GPU"
+
+DATA = $(wildcard sql/odp_gpu--*.sql)
+
+SRC_OBJS = src/odp_gpu.o src/settings.o src/args.o src/input.o src/engine_glue.o \
+	src/outliers.o src/gpu_info.o
+ENGINE_C_OBJS = kernels/engine_common.o kernels/outliers.o \
+	kernels/cpu_knn.o kernels/topn.o
+ENGINE_CU_OBJS = kernels/gpu_runtime.o kernels/gpu_knn.o \
+	kernels/gpu_outliers.o
+OBJS = $(SRC_OBJS) $(ENGINE_C_OBJS) $(ENGINE_CU_OBJS)
+
+# Every sql/*.sql that is not an install or upgrade script is a regress test.
+REGRESS = $(sort $(patsubst sql/%.sql,%,$(filter-out sql/odp_gpu--%,$(wildcard sql/*.sql))))
+REGRESS_OPTS = --inputdir=.
+
+CUDA_HOME ?= /usr/local/cuda
+NVCC ?= $(CUDA_HOME)/bin/nvcc
+# Machine code for Ampere and Hopper plus PTX so newer GPUs JIT-compile it.
+CUDA_ARCH_FLAGS ?= -gencode=arch=compute_80,code=sm_80 \
+	-gencode=arch=compute_90,code=sm_90 \
+	-gencode=arch=compute_90,code=compute_90
+NVCC_OPTFLAGS ?= -O3
+# -fmad=false: distances must not use fused multiply-add, so that the GPU
+# computes bit-for-bit what the CPU path computes (see odp_distance.h).
+NVCCFLAGS = $(CUDA_ARCH_FLAGS) $(NVCC_OPTFLAGS) -std=c++17 -fmad=false \
+	-Xcompiler -fPIC -Xcompiler -fvisibility=hidden -Ikernels
+
+PG_CPPFLAGS = -Ikernels
+# Same reason as -fmad=false above, for the host compiler.
+ENGINE_CFLAGS = -ffp-contract=off -pthread
+# cudart is linked statically: the library then loads on hosts with no
+# CUDA runtime and no driver, and finds the driver (libcuda) at first use.
+SHLIB_LINK += -L$(CUDA_HOME)/lib64 -lcudart_static -lstdc++ -lpthread -ldl -lrt -lm
+
+EXTRA_CLEAN = test/engine/test_engine kernels/*.o src/*.o
+
+override with_llvm = no
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+$(ENGINE_C_OBJS): CFLAGS += $(ENGINE_CFLAGS)
+
+kernels/%.o: kernels/%.cu kernels/*.h $(wildcard kernels/*.cuh)
+	$(NVCC) $(NVCCFLAGS) -c -o $@ $<
+
+$(OBJS): kernels/odp_engine.h
+
+# Engine unit tests: no server needed; the GPU part runs where a GPU is.
+ENGINE_TEST_SRCS = $(wildcard test/engine/*.c)
+test/engine/test_engine: $(ENGINE_TEST_SRCS) $(ENGINE_C_OBJS) $(ENGINE_CU_OBJS)
+	$(CC) -std=c11 -O2 -Wall -Ikernels $(ENGINE_CFLAGS) -o $@ $(ENGINE_TEST_SRCS) \
+		$(ENGINE_C_OBJS) $(ENGINE_CU_OBJS) $(SHLIB_LINK)
+
+.PHONY: engine-test
+engine-test: test/engine/test_engine
+	test/engine/test_engine

@@ -1,0 +1,339 @@
+/*-------------------------------------------------------------------------
+ *
+ * cpu_knn.c
+ *	  CPU path: blocked brute-force k-nearest-neighbour selection, the
+ *	  shared primitive behind the CPU outlier scores (and later k-NN).
+ *
+ * Work is split into blocks of query rows; each block sweeps the
+ * candidate rows in cache-sized blocks and keeps, per query, a max-heap of
+ * its k best (distance, index) pairs.  Candidates arrive in ascending
+ * index order and only a strictly better pair enters a full heap, so among
+ * equal distances the smaller index wins, as on the GPU path.
+ *
+ * Threads: with cpu_threads > 1 the caller's thread and cpu_threads - 1
+ * POSIX threads take query blocks from a shared counter.  Only the
+ * caller's thread polls the cancel callback (it may touch the host
+ * program's state); workers see a flag.  Workers start with every signal
+ * blocked so that the host program's signal handlers keep running on the
+ * caller's thread.
+ *
+ * Copyright (c) 2026, odp_gpu developers
+ *
+ * IDENTIFICATION
+ *	  kernels/cpu_knn.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "engine_internal.h"
+#include "odp_distance.h"
+
+/* Candidate rows per block: D=10 floats x 1024 rows stays in L1/L2. */
+#define CPU_CAND_BLOCK	1024
+#define CPU_MAX_THREADS 256
+
+typedef struct CpuKnnJob
+{
+	const OdpCpuKnnArgs *args;
+	int64_t		query_block;	/* queries per block */
+	int64_t		nblocks;
+	atomic_llong next_block;
+	atomic_int	stop;
+	OdpStatus	worker_status;	/* first worker failure, under stop */
+} CpuKnnJob;
+
+/* Pushes (d, j) into a max-heap of size k keyed by (distance, index). */
+static inline void
+heap_offer(float *hd, int64_t *hi, int32_t *size, int32_t k, float d, int64_t j)
+{
+	int32_t		i;
+
+	if (*size < k)
+	{
+		/* sift up */
+		i = (*size)++;
+		while (i > 0)
+		{
+			int32_t		p = (i - 1) / 2;
+
+			if (hd[p] > d || (hd[p] == d && hi[p] > j))
+				break;
+			hd[i] = hd[p];
+			hi[i] = hi[p];
+			i = p;
+		}
+		hd[i] = d;
+		hi[i] = j;
+		return;
+	}
+	if (d > hd[0] || (d == hd[0] && j > hi[0]))
+		return;
+	/* replace the root, sift down */
+	i = 0;
+	for (;;)
+	{
+		int32_t		l = 2 * i + 1,
+					r = l + 1,
+					w = -1;
+		float		wd = d;
+		int64_t		wj = j;
+
+		if (l < k && (hd[l] > wd || (hd[l] == wd && hi[l] > wj)))
+		{
+			w = l;
+			wd = hd[l];
+			wj = hi[l];
+		}
+		if (r < k && (hd[r] > wd || (hd[r] == wd && hi[r] > wj)))
+			w = r;
+		if (w < 0)
+			break;
+		hd[i] = hd[w];
+		hi[i] = hi[w];
+		i = w;
+	}
+	hd[i] = d;
+	hi[i] = j;
+}
+
+/* Turns a full max-heap into ascending order in place (heap sort). */
+static void
+heap_sort_ascending(float *hd, int64_t *hi, int32_t size)
+{
+	for (int32_t end = size - 1; end > 0; end--)
+	{
+		float		d = hd[end];
+		int64_t		j = hi[end];
+		int32_t		i = 0;
+
+		hd[end] = hd[0];
+		hi[end] = hi[0];
+		/* sift (d, j) down from the root within [0, end) */
+		for (;;)
+		{
+			int32_t		l = 2 * i + 1,
+						r = l + 1,
+						w = -1;
+			float		wd = d;
+			int64_t		wj = j;
+
+			if (l < end && (hd[l] > wd || (hd[l] == wd && hi[l] > wj)))
+			{
+				w = l;
+				wd = hd[l];
+				wj = hi[l];
+			}
+			if (r < end && (hd[r] > wd || (hd[r] == wd && hi[r] > wj)))
+				w = r;
+			if (w < 0)
+				break;
+			hd[i] = hd[w];
+			hi[i] = hi[w];
+			i = w;
+		}
+		hd[i] = d;
+		hi[i] = j;
+	}
+}
+
+/*
+ * Processes one block of queries [q0, q1) against every candidate.
+ * Inlined with a constant metric so the per-dimension switch folds away.
+ * Returns false when stopped early (cancel or another thread's failure).
+ */
+static inline __attribute__((always_inline)) bool
+knn_query_block(CpuKnnJob *job, OdpMetric metric, int64_t q0, int64_t q1,
+				float *hd, int64_t *hi, int32_t *sizes, bool poll)
+{
+	const OdpCpuKnnArgs *a = job->args;
+	const int	dims = a->queries->dims;
+	const int32_t k = a->k;
+	const int64_t ncand = a->candidates->rows;
+
+	for (int64_t q = q0; q < q1; q++)
+		sizes[q - q0] = 0;
+
+	for (int64_t c0 = 0; c0 < ncand; c0 += CPU_CAND_BLOCK)
+	{
+		int64_t		c1 = c0 + CPU_CAND_BLOCK < ncand ? c0 + CPU_CAND_BLOCK : ncand;
+
+		for (int64_t q = q0; q < q1; q++)
+		{
+			const float *qrow = a->queries->data + q * dims;
+			float		qnorm = a->query_norms ? a->query_norms[q] : 0.0f;
+			int64_t		self = a->self_join ? q : -1;
+			float	   *qd = hd + (q - q0) * k;
+			int64_t    *qi = hi + (q - q0) * k;
+			int32_t    *size = &sizes[q - q0];
+
+			for (int64_t c = c0; c < c1; c++)
+			{
+				const float *crow = a->candidates->data + c * dims;
+				float		acc = 0.0f;
+				float		d;
+
+				if (c == self)
+					continue;
+				for (int dd = 0; dd < dims; dd++)
+					acc = odp_dist_step(metric, acc, qrow[dd], crow[dd]);
+				d = odp_dist_finish(metric, acc, qnorm,
+									a->cand_norms ? a->cand_norms[c] : 0.0f);
+				if (*size < k || d < qd[0])
+					heap_offer(qd, qi, size, k, d, c);
+			}
+		}
+		if (atomic_load_explicit(&job->stop, memory_order_relaxed))
+			return false;
+		/* one candidate block is bounded work: a cheap place to poll */
+		if (poll && odp_cancel_requested(a->ctx))
+		{
+			atomic_store(&job->stop, 1);
+			return false;
+		}
+	}
+
+	for (int64_t q = q0; q < q1; q++)
+	{
+		float	   *qd = hd + (q - q0) * k;
+		int64_t    *qi = hi + (q - q0) * k;
+
+		heap_sort_ascending(qd, qi, sizes[q - q0]);
+		a->emit(a->emit_arg, q, qd, qi, sizes[q - q0]);
+	}
+	return true;
+}
+
+/* Runs query blocks until none is left; poll says whether to ask cancel. */
+static OdpStatus
+knn_worker_loop(CpuKnnJob *job, bool poll)
+{
+	const OdpCpuKnnArgs *a = job->args;
+	int64_t		qb = job->query_block;
+	float	   *hd = malloc(sizeof(float) * qb * a->k);
+	int64_t    *hi = malloc(sizeof(int64_t) * qb * a->k);
+	int32_t    *sizes = malloc(sizeof(int32_t) * qb);
+	OdpStatus	status = ODP_OK;
+
+	if (hd == NULL || hi == NULL || sizes == NULL)
+	{
+		status = ODP_ERR_HOST_OOM;
+		atomic_store(&job->stop, 1);
+		goto done;
+	}
+
+	for (;;)
+	{
+		int64_t		b = atomic_fetch_add(&job->next_block, 1);
+		int64_t		q0 = b * qb,
+					q1;
+		bool		ok = true;
+
+		if (b >= job->nblocks || atomic_load(&job->stop))
+			break;
+		q1 = q0 + qb < a->queries->rows ? q0 + qb : a->queries->rows;
+		switch (a->metric)
+		{
+			case ODP_METRIC_EUCLIDEAN:
+				ok = knn_query_block(job, ODP_METRIC_EUCLIDEAN, q0, q1, hd, hi, sizes, poll);
+				break;
+			case ODP_METRIC_SQEUCLIDEAN:
+				ok = knn_query_block(job, ODP_METRIC_SQEUCLIDEAN, q0, q1, hd, hi, sizes, poll);
+				break;
+			case ODP_METRIC_MANHATTAN:
+				ok = knn_query_block(job, ODP_METRIC_MANHATTAN, q0, q1, hd, hi, sizes, poll);
+				break;
+			case ODP_METRIC_CHEBYSHEV:
+				ok = knn_query_block(job, ODP_METRIC_CHEBYSHEV, q0, q1, hd, hi, sizes, poll);
+				break;
+			case ODP_METRIC_COSINE:
+				ok = knn_query_block(job, ODP_METRIC_COSINE, q0, q1, hd, hi, sizes, poll);
+				break;
+		}
+		if (!ok)
+			break;
+	}
+done:
+	free(hd);
+	free(hi);
+	free(sizes);
+	return status;
+}
+
+/* pthread entry: a worker that never polls the cancel callback. */
+static void *
+knn_thread_main(void *arg)
+{
+	CpuKnnJob  *job = (CpuKnnJob *) arg;
+
+	if (knn_worker_loop(job, false) != ODP_OK)
+		job->worker_status = ODP_ERR_HOST_OOM;
+	return NULL;
+}
+
+/*
+ * Computes each query's k nearest candidates (fewer if there are fewer
+ * candidates) and hands them to args->emit, sorted ascending by
+ * (distance, index).  emit may run on several threads at once, each time
+ * for a different query.
+ */
+OdpStatus
+odp_cpu_knn(const OdpCpuKnnArgs *args)
+{
+	OdpContext *ctx = args->ctx;
+	CpuKnnJob	job;
+	int			nthreads = ctx->cpu_threads > 1 ? ctx->cpu_threads : 1;
+	pthread_t	threads[CPU_MAX_THREADS];
+	int			started = 0;
+	OdpStatus	status;
+
+	if (nthreads > CPU_MAX_THREADS)
+		nthreads = CPU_MAX_THREADS;
+
+	job.args = args;
+	/* queries per block: enough to reuse the cached candidate block */
+	job.query_block = 16;
+	job.nblocks = (args->queries->rows + job.query_block - 1) / job.query_block;
+	if (job.nblocks < nthreads * 4 && args->queries->rows >= nthreads * 4)
+	{
+		job.query_block = (args->queries->rows + nthreads * 4 - 1) / (nthreads * 4);
+		job.nblocks = (args->queries->rows + job.query_block - 1) / job.query_block;
+	}
+	atomic_init(&job.next_block, 0);
+	atomic_init(&job.stop, 0);
+	job.worker_status = ODP_OK;
+
+	if (nthreads > 1)
+	{
+		sigset_t	all,
+					old;
+
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		for (int t = 0; t < nthreads - 1; t++)
+		{
+			if (pthread_create(&threads[t], NULL, knn_thread_main, &job) != 0)
+				break;			/* run with fewer threads */
+			started++;
+		}
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+
+	status = knn_worker_loop(&job, true);
+	for (int t = 0; t < started; t++)
+		pthread_join(threads[t], NULL);
+
+	if (status == ODP_OK && job.worker_status != ODP_OK)
+		status = job.worker_status;
+	if (status == ODP_ERR_HOST_OOM)
+		return odp_fail(ctx, status, "out of host memory for %lld neighbour lists of k = %d",
+						(long long) job.query_block, (int) args->k);
+	if (atomic_load(&job.stop))
+		return odp_fail(ctx, ODP_ERR_CANCELLED, "canceled");
+	return ODP_OK;
+}

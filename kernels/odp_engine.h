@@ -1,0 +1,189 @@
+/*-------------------------------------------------------------------------
+ *
+ * odp_engine.h
+ *	  Plain C API of the odp_gpu compute engine (CPU and GPU paths).
+ *
+ * The engine knows nothing of PostgreSQL.  It takes an N x D float32
+ * matrix in row-major order, returns results into buffers the caller
+ * owns, and reports failure as a status code plus a message in the
+ * context.  It never exits, aborts, longjmps or throws, and it frees all
+ * host and device memory it allocated before returning, on every path.
+ *
+ * Entry points are named odp_compute_<analytic>; the bare SQL names
+ * (odp_outlier_scores, ...) belong to the SQL-callable C functions in src/.
+ *
+ * Row order is meaningful: wherever two results tie, the engine prefers
+ * the row with the smaller index.  Callers that want "ties by smaller id"
+ * pass rows sorted by ascending id (src/ does).
+ *
+ * Distances are computed in float32, one dimension after the other in
+ * index order and without fused multiply-add, on both paths, so the CPU
+ * and the GPU produce bit-identical distances; scores sum the k smallest
+ * distances in ascending order in float64.  Both paths therefore return
+ * the same scores and the same ranking.
+ *
+ * Copyright (c) 2026, odp_gpu developers
+ *
+ * IDENTIFICATION
+ *	  kernels/odp_engine.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef ODP_ENGINE_H
+#define ODP_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C"
+{
+#endif
+
+/* Limits the engine enforces; src/ checks them first to report nicely. */
+#define ODP_MAX_DIMS		16384		/* features per row */
+#define ODP_MAX_K			4096		/* neighbours per row */
+#define ODP_MAX_ROWS		((int64_t) 1 << 31) - 1	/* rows per input */
+#define ODP_MESSAGE_LEN		512
+
+typedef enum OdpStatus
+{
+	ODP_OK = 0,
+	ODP_ERR_INVALID_ARGUMENT,	/* bad k, n, sizes: caller's fault */
+	ODP_ERR_DATA,				/* bad values (e.g. zero vector with cosine) */
+	ODP_ERR_LIMIT,				/* input over an engine limit */
+	ODP_ERR_HOST_OOM,			/* host allocation failed */
+	ODP_ERR_GPU_OOM,			/* device allocation failed */
+	ODP_ERR_NO_GPU,				/* no usable GPU (no driver, no device, ...) */
+	ODP_ERR_GPU,				/* any other CUDA failure */
+	ODP_ERR_CANCELLED,			/* the cancel callback asked to stop */
+	ODP_ERR_INTERNAL			/* a bug: an invariant did not hold */
+} OdpStatus;
+
+typedef enum OdpMetric
+{
+	ODP_METRIC_EUCLIDEAN = 0,
+	ODP_METRIC_SQEUCLIDEAN,
+	ODP_METRIC_MANHATTAN,
+	ODP_METRIC_CHEBYSHEV,
+	ODP_METRIC_COSINE
+} OdpMetric;
+
+#define ODP_METRIC_COUNT 5
+
+typedef enum OdpDevice
+{
+	ODP_DEVICE_CPU = 0,
+	ODP_DEVICE_GPU
+} OdpDevice;
+
+/*
+ * Cancellation callback: return true to ask the engine to stop.  The engine
+ * calls it from the caller's thread only, between bounded pieces of work
+ * (tiles, kernel launches), never from a worker thread.
+ */
+typedef bool (*OdpCancelFn) (void *arg);
+
+/*
+ * Per-call context.  The caller fills the inputs (zeroing the struct first
+ * gives sane defaults) and reads the outputs after the call.
+ */
+typedef struct OdpContext
+{
+	/* inputs */
+	OdpDevice	device;			/* which path runs */
+	int			gpu_id;			/* CUDA device ordinal */
+	size_t		gpu_memory_limit;	/* bytes the GPU path may use; 0 = 90% of free */
+	int			cpu_threads;	/* worker threads for the CPU path; <= 1 = one */
+	OdpCancelFn cancel;			/* may be NULL */
+	void	   *cancel_arg;
+
+	/* outputs */
+	char		message[ODP_MESSAGE_LEN];	/* set on failure, may be set on OK */
+	double		transfer_ms;	/* host<->device copies (GPU path) */
+	double		compute_ms;		/* distance and selection work */
+	int64_t		chunks;			/* query x candidate chunks the GPU ran */
+} OdpContext;
+
+/*
+ * Dense input: rows x dims float32, row-major, finite values.  Rows are
+ * addressed by index 0 .. rows-1.
+ */
+typedef struct OdpMatrix
+{
+	const float *data;
+	int64_t		rows;
+	int32_t		dims;
+} OdpMatrix;
+
+/*
+ * Outlier scores (seed 001, Definition 3.1): for every row p, the sum of
+ * the distances from p to its k nearest neighbours among the other rows
+ * (p itself excluded by index; a duplicate of p counts, at distance 0).
+ *
+ * Requires 1 <= k < rows and k <= ODP_MAX_K.  scores must hold rows
+ * doubles.  Runs on ctx->device.
+ */
+extern OdpStatus odp_compute_outlier_scores(OdpContext *ctx, const OdpMatrix *m,
+											OdpMetric metric, int32_t k,
+											double *scores);
+
+/*
+ * Selects the n highest scores, ties by smaller id (ids may be NULL: then
+ * by smaller index).  Writes min(n, rows) row indexes into order, best
+ * first, and returns how many it wrote.  Pure host code, O(rows log n).
+ */
+extern int64_t odp_top_n(const double *scores, const int64_t *ids,
+						 int64_t rows, int64_t n, int64_t *order);
+
+/* Parses "euclidean" etc.; returns false for an unknown name. */
+extern bool odp_metric_from_name(const char *name, OdpMetric *metric);
+extern const char *odp_metric_name(OdpMetric metric);
+
+/* Monotonic wall clock in milliseconds, for phase timings on both sides. */
+extern double odp_now_ms(void);
+
+/* Returns a fixed English description of a status. */
+extern const char *odp_status_name(OdpStatus status);
+
+/* ---- GPU runtime, shared by every analytic ---- */
+
+typedef struct OdpGpuInfo
+{
+	int			index;
+	char		name[256];
+	int			cc_major;
+	int			cc_minor;
+	int			multiprocessors;
+	size_t		total_memory;
+	size_t		free_memory;
+} OdpGpuInfo;
+
+/*
+ * Returns whether the build has a GPU path at all (false when compiled
+ * without CUDA).
+ */
+extern bool odp_gpu_compiled(void);
+
+/* CUDA runtime version the library was built with (e.g. 13000), or 0. */
+extern int	odp_gpu_build_version(void);
+
+/*
+ * Initialises CUDA lazily in the calling process and counts the devices.
+ * On success returns ODP_OK and sets *count (>= 1).  Without a driver or a
+ * device it returns ODP_ERR_NO_GPU with the reason in ctx->message.  Safe to
+ * call repeatedly; the outcome is cached per process.
+ */
+extern OdpStatus odp_gpu_probe(OdpContext *ctx, int *count,
+							   int *driver_version, int *runtime_version);
+
+/* Fills *info for device ordinal index (after a successful probe). */
+extern OdpStatus odp_gpu_device_info(OdpContext *ctx, int index,
+									 OdpGpuInfo *info);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif							/* ODP_ENGINE_H */

@@ -1,0 +1,117 @@
+/*-------------------------------------------------------------------------
+ *
+ * outliers.c
+ *	  Distance-based outlier scores (seed 001, Definition 3.1): argument
+ *	  checks, the CPU path, and dispatch to the GPU path.
+ *
+ * The weight of a row p is the sum of the distances from p to its k
+ * nearest neighbours in the data set, p itself excluded.  Both paths
+ * produce each row's k smallest distances, sort them ascending and sum
+ * them in float64 in that order (odp_sum_ascending), which together with
+ * the shared distance definition makes their scores identical.
+ *
+ * Copyright (c) 2026, odp_gpu developers
+ *
+ * IDENTIFICATION
+ *	  kernels/outliers.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <stdlib.h>
+
+#include "engine_internal.h"
+#include "odp_distance.h"
+
+/* Stores one row's weight; emit callback of the CPU k-NN primitive. */
+static void
+cpu_outlier_emit(void *arg, int64_t query, const float *dist,
+				 const int64_t *index, int32_t count)
+{
+	double	   *scores = (double *) arg;
+
+	(void) index;
+	scores[query] = odp_sum_ascending(dist, count);
+}
+
+/* CPU path: blocked brute force through the shared k-NN primitive. */
+OdpStatus
+odp_cpu_outlier_scores(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
+					   int32_t k, const float *norms, double *scores)
+{
+	OdpCpuKnnArgs args = {0};
+	double		start = odp_now_ms();
+	OdpStatus	status;
+
+	args.ctx = ctx;
+	args.queries = m;
+	args.candidates = m;
+	args.query_norms = norms;
+	args.cand_norms = norms;
+	args.metric = metric;
+	args.k = k;
+	args.self_join = true;
+	args.emit = cpu_outlier_emit;
+	args.emit_arg = scores;
+	status = odp_cpu_knn(&args);
+	ctx->compute_ms = odp_now_ms() - start;
+	return status;
+}
+
+/*
+ * Checks the arguments, computes row norms for cosine, and runs the path
+ * ctx->device names.  See odp_engine.h for the contract.
+ */
+OdpStatus
+odp_compute_outlier_scores(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
+				   int32_t k, double *scores)
+{
+	float	   *norms = NULL;
+	OdpStatus	status;
+
+	if (ctx == NULL)
+		return ODP_ERR_INVALID_ARGUMENT;
+	ctx->message[0] = '\0';
+	ctx->transfer_ms = ctx->compute_ms = 0.0;
+	ctx->chunks = 0;
+	if (m == NULL || m->data == NULL || scores == NULL)
+		return odp_fail(ctx, ODP_ERR_INVALID_ARGUMENT, "missing input or output buffer");
+	if (m->dims < 1 || m->dims > ODP_MAX_DIMS)
+		return odp_fail(ctx, ODP_ERR_LIMIT, "dimension %d is out of range 1 .. %d",
+						(int) m->dims, ODP_MAX_DIMS);
+	if (m->rows < 2 || m->rows > ODP_MAX_ROWS)
+		return odp_fail(ctx, ODP_ERR_INVALID_ARGUMENT,
+						"%lld rows: outlier scores need 2 .. %lld rows",
+						(long long) m->rows, (long long) ODP_MAX_ROWS);
+	if (k < 1 || k >= m->rows || k > ODP_MAX_K)
+		return odp_fail(ctx, ODP_ERR_INVALID_ARGUMENT,
+						"k = %d is out of range 1 .. %lld",
+						(int) k, (long long) (m->rows - 1 < ODP_MAX_K ? m->rows - 1 : ODP_MAX_K));
+	if ((int) metric < 0 || (int) metric >= ODP_METRIC_COUNT)
+		return odp_fail(ctx, ODP_ERR_INVALID_ARGUMENT, "unknown metric %d", (int) metric);
+
+	if (metric == ODP_METRIC_COSINE)
+	{
+		norms = malloc(sizeof(float) * (size_t) m->rows);
+		if (norms == NULL)
+			return odp_fail(ctx, ODP_ERR_HOST_OOM, "out of host memory for %lld row norms",
+							(long long) m->rows);
+		for (int64_t i = 0; i < m->rows; i++)
+		{
+			norms[i] = odp_row_norm(m->data + i * m->dims, m->dims);
+			if (norms[i] == 0.0f)
+			{
+				free(norms);
+				return odp_fail(ctx, ODP_ERR_DATA,
+								"row %lld is a zero vector, for which cosine distance is undefined",
+								(long long) i);
+			}
+		}
+	}
+
+	if (ctx->device == ODP_DEVICE_GPU)
+		status = odp_gpu_outlier_scores(ctx, m, metric, k, norms, scores);
+	else
+		status = odp_cpu_outlier_scores(ctx, m, metric, k, norms, scores);
+	free(norms);
+	return status;
+}

@@ -1,0 +1,93 @@
+/*-------------------------------------------------------------------------
+ *
+ * args.c
+ *	  Checks of SQL arguments shared by every analytic: NULLs, k, n and
+ *	  metric names.  Each runs before any table is read or memory taken.
+ *
+ * Copyright (c) 2026, odp_gpu developers
+ *
+ * IDENTIFICATION
+ *	  src/args.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "args.h"
+#include "utils/builtins.h"
+
+/* Ensures argument argno is not NULL; the functions are not STRICT. */
+void
+OdpArgNotNull(FunctionCallInfo fcinfo, int argno, const char *name)
+{
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not be null", name)));
+}
+
+/* Parses the metric argument; unknown names list the known ones. */
+OdpMetric
+OdpArgMetric(FunctionCallInfo fcinfo, int argno)
+{
+	char	   *name;
+	OdpMetric	metric;
+
+	OdpArgNotNull(fcinfo, argno, "metric");
+	name = text_to_cstring(PG_GETARG_TEXT_PP(argno));
+	if (!odp_metric_from_name(name, &metric))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unknown metric \"%s\"", name),
+				 errhint("Use one of euclidean, sqeuclidean, manhattan, chebyshev or cosine.")));
+	pfree(name);
+	return metric;
+}
+
+/* Ensures k is given, at least 1 and within the engine's limit. */
+int32
+OdpArgK(FunctionCallInfo fcinfo, int argno)
+{
+	int32		k;
+
+	OdpArgNotNull(fcinfo, argno, "k");
+	k = PG_GETARG_INT32(argno);
+	if (k < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("k must be at least 1, not %d", k)));
+	if (k > ODP_MAX_K)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("k = %d exceeds the maximum of %d", k, ODP_MAX_K)));
+	return k;
+}
+
+/* Ensures an integer argument (such as n) is given and at least 1. */
+int32
+OdpArgPositive(FunctionCallInfo fcinfo, int argno, const char *name)
+{
+	int32		v;
+
+	OdpArgNotNull(fcinfo, argno, name);
+	v = PG_GETARG_INT32(argno);
+	if (v < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be at least 1, not %d", name, v)));
+	return v;
+}
+
+/* Ensures every row can have k neighbours other than itself. */
+void
+OdpCheckKAgainstRows(int32 k, int64 rows, const char *source_desc)
+{
+	if ((int64) k >= rows)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("k = %d must be less than the number of rows (" INT64_FORMAT ")",
+						k, rows),
+				 errdetail("Each row needs k neighbours other than itself in %s.",
+						   source_desc),
+				 errhint("Use a smaller k or a larger source.")));
+}

@@ -1,0 +1,25 @@
+/*-------------------------------------------------------------------------
+ *
+ * args.h
+ *	  Checks of SQL arguments shared by every analytic.
+ *
+ * Copyright (c) 2026, odp_gpu developers
+ *
+ * IDENTIFICATION
+ *	  src/args.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef ODP_ARGS_H
+#define ODP_ARGS_H
+
+#include "fmgr.h"
+#include "odp_engine.h"
+
+extern void OdpArgNotNull(FunctionCallInfo fcinfo, int argno, const char *name);
+extern OdpMetric OdpArgMetric(FunctionCallInfo fcinfo, int argno);
+extern int32 OdpArgK(FunctionCallInfo fcinfo, int argno);
+extern int32 OdpArgPositive(FunctionCallInfo fcinfo, int argno, const char *name);
+extern void OdpCheckKAgainstRows(int32 k, int64 rows, const char *source_desc);
+
+#endif							/* ODP_ARGS_H */

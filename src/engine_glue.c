@@ -1,0 +1,227 @@
+/*-------------------------------------------------------------------------
+ *
+ * engine_glue.c
+ *	  Runs engine calls for the SQL functions: picks the path from
+ *	  odp_gpu.device, answers the engine's cancel polls, and turns engine
+ *	  statuses into ereport with a fitting SQLSTATE.
+ *
+ * The engine never calls back into PostgreSQL except through the cancel
+ * callback, which only reads interrupt flags.  When it reports that it
+ * stopped, it has already freed its host and device memory, so this file
+ * can let CHECK_FOR_INTERRUPTS() throw.
+ *
+ * Copyright (c) 2026, odp_gpu developers
+ *
+ * IDENTIFICATION
+ *	  src/engine_glue.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "engine_glue.h"
+#include "miscadmin.h"
+#include "settings.h"
+
+/* Engine cancel callback: stop for a cancel, a timeout or termination. */
+static bool
+GlueCancelRequested(void *arg)
+{
+	(void) arg;
+	return QueryCancelPending || ProcDiePending;
+}
+
+/* Fills an engine context from the current settings. */
+static void
+GlueInitContext(OdpContext *ctx, bool on_gpu)
+{
+	memset(ctx, 0, sizeof(*ctx));
+	ctx->device = on_gpu ? ODP_DEVICE_GPU : ODP_DEVICE_CPU;
+	ctx->gpu_id = odp_device_id;
+	ctx->gpu_memory_limit = (size_t) odp_gpu_memory_limit_mb * 1024 * 1024;
+	ctx->cpu_threads = odp_cpu_threads;
+	ctx->cancel = GlueCancelRequested;
+	ctx->cancel_arg = NULL;
+}
+
+/*
+ * Reports a failed engine call; never returns.  A cancelled call lets the
+ * pending interrupt throw its own error (cancel, timeout, termination).
+ */
+static void
+GlueReportFailure(OdpStatus status, const OdpContext *ctx)
+{
+	switch (status)
+	{
+		case ODP_OK:
+			break;
+		case ODP_ERR_CANCELLED:
+			CHECK_FOR_INTERRUPTS();
+			ereport(ERROR,
+					(errcode(ERRCODE_QUERY_CANCELED),
+					 errmsg("canceling statement due to user request")));
+			break;
+		case ODP_ERR_INVALID_ARGUMENT:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("invalid argument: %s", ctx->message)));
+			break;
+		case ODP_ERR_DATA:
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_EXCEPTION),
+					 errmsg("invalid data: %s", ctx->message)));
+			break;
+		case ODP_ERR_LIMIT:
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("input exceeds an odp_gpu limit: %s", ctx->message)));
+			break;
+		case ODP_ERR_HOST_OOM:
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("out of memory"),
+					 errdetail("%s", ctx->message)));
+			break;
+		case ODP_ERR_GPU_OOM:
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("out of GPU memory"),
+					 errdetail("%s", ctx->message),
+					 errhint("Free GPU memory held by other programs, lower odp_gpu.gpu_memory_limit "
+							 "so the input is processed in smaller chunks, or set odp_gpu.device = cpu.")));
+			break;
+		case ODP_ERR_NO_GPU:
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("no usable GPU"),
+					 errdetail("%s", ctx->message),
+					 errhint("Set odp_gpu.device to auto or cpu to compute on the CPU.")));
+			break;
+		case ODP_ERR_GPU:
+			ereport(ERROR,
+					(errcode(ERRCODE_SYSTEM_ERROR),
+					 errmsg("GPU failure: %s", ctx->message),
+					 errhint("Set odp_gpu.device = cpu to compute on the CPU; "
+							 "odp_gpu_info() shows the state of the GPU.")));
+			break;
+		case ODP_ERR_INTERNAL:
+			elog(ERROR, "odp_gpu engine invariant failed: %s", ctx->message);
+			break;
+	}
+}
+
+/*
+ * Returns whether a GPU is usable for odp_gpu.device_id; otherwise sets
+ * *why (palloc'd) to the reason.  The first call in a backend initialises
+ * CUDA.
+ */
+bool
+OdpGpuUsable(char **why)
+{
+	OdpContext	ctx;
+	OdpStatus	status;
+	int			count = 0,
+				driver = 0,
+				runtime = 0;
+
+	memset(&ctx, 0, sizeof(ctx));
+	status = odp_gpu_probe(&ctx, &count, &driver, &runtime);
+	if (status != ODP_OK)
+	{
+		*why = pstrdup(ctx.message[0] ? ctx.message : odp_status_name(status));
+		return false;
+	}
+	if (odp_device_id >= count)
+	{
+		*why = psprintf("odp_gpu.device_id is %d but the host has %d GPU%s",
+						odp_device_id, count, count == 1 ? "" : "s");
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Decides whether an input of rows rows runs on the GPU, per
+ * odp_gpu.device; errors out when the GPU is demanded but unusable.
+ */
+bool
+OdpChooseGpu(int64 rows)
+{
+	char	   *why = NULL;
+
+	switch ((OdpDeviceSetting) odp_device_setting)
+	{
+		case ODP_SETTING_CPU:
+			return false;
+		case ODP_SETTING_GPU:
+			if (!OdpGpuUsable(&why))
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("odp_gpu.device is gpu but no GPU is usable"),
+						 errdetail("%s", why),
+						 errhint("Set odp_gpu.device to auto or cpu to compute on the CPU.")));
+			return true;
+		case ODP_SETTING_AUTO:
+			return rows >= odp_gpu_min_rows && OdpGpuUsable(&why);
+	}
+	return false;
+}
+
+/* Ensures no row is a zero vector when the metric is cosine. */
+void
+OdpCheckCosineRows(const OdpInput *in, OdpMetric metric)
+{
+	if (metric != ODP_METRIC_COSINE)
+		return;
+	for (int64 i = 0; i < in->rows; i++)
+	{
+		const float *row = in->data + i * in->dims;
+		bool		zero = true;
+
+		for (int32 d = 0; d < in->dims && zero; d++)
+			zero = row[d] == 0.0f;
+		if (zero)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_EXCEPTION),
+					 errmsg("row with id " INT64_FORMAT " is a zero vector", in->ids[i]),
+					 errdetail("Cosine distance is undefined for zero vectors."),
+					 errhint("Exclude zero vectors from the source or use another metric.")));
+	}
+}
+
+/* Computes every row's outlier score into scores (in->rows doubles). */
+void
+OdpComputeOutlierScores(const OdpInput *in, OdpMetric metric, int32 k,
+						double *scores, OdpRunInfo *info)
+{
+	OdpContext	ctx;
+	OdpMatrix	m;
+	OdpStatus	status;
+
+	info->on_gpu = OdpChooseGpu(in->rows);
+	GlueInitContext(&ctx, info->on_gpu);
+	m.data = in->data;
+	m.rows = in->rows;
+	m.dims = in->dims;
+	status = odp_compute_outlier_scores(&ctx, &m, metric, k, scores);
+	if (status != ODP_OK)
+		GlueReportFailure(status, &ctx);
+	info->transfer_ms = ctx.transfer_ms;
+	info->compute_ms = ctx.compute_ms;
+	info->chunks = ctx.chunks;
+}
+
+/* Emits the per-phase NOTICE when odp_gpu.report_timing is on. */
+void
+OdpReportTiming(const char *what, const OdpInput *in, const OdpRunInfo *info,
+				double output_ms)
+{
+	if (!odp_report_timing)
+		return;
+	ereport(NOTICE,
+			(errmsg("odp_gpu timing: %s path=%s rows=" INT64_FORMAT " dims=%d "
+					"read=%.1f ms (%s) transfer=%.1f ms compute=%.1f ms output=%.1f ms chunks=" INT64_FORMAT,
+					what, info->on_gpu ? "gpu" : "cpu", in->rows, in->dims,
+					in->read_ms, in->heap_scan ? "heap" : "spi",
+					info->transfer_ms, info->compute_ms, output_ms, info->chunks)));
+}

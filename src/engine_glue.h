@@ -1,0 +1,37 @@
+/*-------------------------------------------------------------------------
+ *
+ * engine_glue.h
+ *	  The PostgreSQL side's only door into the engine (kernels/).
+ *
+ * Copyright (c) 2026, odp_gpu developers
+ *
+ * IDENTIFICATION
+ *	  src/engine_glue.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef ODP_ENGINE_GLUE_H
+#define ODP_ENGINE_GLUE_H
+
+#include "input.h"
+#include "odp_engine.h"
+
+/* What one engine call did, for the timing report. */
+typedef struct OdpRunInfo
+{
+	bool		on_gpu;
+	double		transfer_ms;
+	double		compute_ms;
+	int64		chunks;
+} OdpRunInfo;
+
+extern bool OdpGpuUsable(char **why);
+extern bool OdpChooseGpu(int64 rows);
+extern void OdpCheckCosineRows(const OdpInput *in, OdpMetric metric);
+extern void OdpComputeOutlierScores(const OdpInput *in, OdpMetric metric,
+									int32 k, double *scores,
+									OdpRunInfo *info);
+extern void OdpReportTiming(const char *what, const OdpInput *in,
+							const OdpRunInfo *info, double output_ms);
+
+#endif							/* ODP_ENGINE_GLUE_H */

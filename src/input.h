@@ -1,0 +1,53 @@
+/*-------------------------------------------------------------------------
+ *
+ * input.h
+ *	  Reads a table, view or query into a dense float32 matrix plus ids.
+ *
+ * Every table-reading SQL function of odp_gpu takes a "source" (a relation
+ * name resolved like regclass, or a query starting with SELECT, WITH,
+ * VALUES or TABLE), an optional id column and an optional list of feature
+ * columns.  OdpReadInput turns them into the N x D row-major matrix the
+ * engine takes, with the rows sorted by ascending, unique id.
+ *
+ * Copyright (c) 2026, odp_gpu developers
+ *
+ * IDENTIFICATION
+ *	  src/input.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef ODP_INPUT_H
+#define ODP_INPUT_H
+
+#include "utils/array.h"
+
+typedef struct OdpInputSpec
+{
+	text	   *source;			/* table/view name or query; never NULL (caller
+								 * checks) */
+	text	   *id_column;		/* NULL = default */
+	ArrayType  *features;		/* text[] or NULL = default */
+} OdpInputSpec;
+
+typedef struct OdpInput
+{
+	int64		rows;
+	int32		dims;
+	float	   *data;			/* rows * dims, row-major, sorted by ascending
+								 * id */
+	int64	   *ids;			/* rows, strictly ascending (unique) */
+	char	   *source_desc;	/* for messages, e.g. "table \"public\".\"points\""
+								 * or "query" */
+	bool		heap_scan;		/* read by a direct heap scan (else SPI) */
+	double		read_ms;		/* wall time of OdpReadInput */
+} OdpInput;
+
+/*
+ * Reads the source into a dense float32 matrix; every problem is an
+ * ereport(ERROR).  Allocates in CurrentMemoryContext (huge allocations
+ * allowed).  Must run inside a transaction with an active snapshot (any
+ * SQL-callable function does).
+ */
+extern void OdpReadInput(const OdpInputSpec *spec, OdpInput *out);
+
+#endif							/* ODP_INPUT_H */

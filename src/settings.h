@@ -1,0 +1,49 @@
+/*-------------------------------------------------------------------------
+ *
+ * settings.h
+ *	  The odp_gpu.* configuration parameters and their limits.
+ *
+ * Copyright (c) 2026, odp_gpu developers
+ *
+ * IDENTIFICATION
+ *	  src/settings.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef ODP_SETTINGS_H
+#define ODP_SETTINGS_H
+
+typedef enum OdpDeviceSetting
+{
+	ODP_SETTING_AUTO,
+	ODP_SETTING_GPU,
+	ODP_SETTING_CPU
+} OdpDeviceSetting;
+
+#define ODP_DEVICE_ID_DEFAULT		0
+#define ODP_DEVICE_ID_MIN			0
+#define ODP_DEVICE_ID_MAX			63
+
+#define ODP_GPU_MEMORY_LIMIT_DEFAULT	0	/* MB; 0 = 90% of free memory */
+#define ODP_GPU_MEMORY_LIMIT_MIN		0
+#define ODP_GPU_MEMORY_LIMIT_MAX		(64 * 1024 * 1024)
+
+#define ODP_GPU_MIN_ROWS_DEFAULT	2048
+#define ODP_GPU_MIN_ROWS_MIN		0
+#define ODP_GPU_MIN_ROWS_MAX		INT_MAX
+
+#define ODP_CPU_THREADS_DEFAULT		1
+#define ODP_CPU_THREADS_MIN			1
+#define ODP_CPU_THREADS_MAX			256
+
+extern int	odp_device_setting;
+extern int	odp_device_id;
+extern int	odp_gpu_memory_limit_mb;
+extern int	odp_gpu_min_rows;
+extern int	odp_cpu_threads;
+extern bool odp_report_timing;
+
+extern void OdpDefineSettings(void);
+extern const char *OdpDeviceSettingName(void);
+
+#endif							/* ODP_SETTINGS_H */
