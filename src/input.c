@@ -1,0 +1,1584 @@
+/*-------------------------------------------------------------------------
+ *
+ * input.c
+ *	  Reads a table, view or query into a dense float32 matrix plus ids.
+ *
+ * Phases of OdpReadInput:
+ *
+ * 1. Classify the source.  Text that starts (after white space and opening
+ *	  parentheses) with the keyword SELECT, WITH, VALUES or TABLE is a query;
+ *	  anything else must parse as a possibly qualified relation name, the
+ *	  way regclass parses it.  Text that is neither is rejected before any
+ *	  catalog access.
+ *
+ * 2. Resolve the columns.  For a relation: open it with AccessShareLock
+ *	  (held to the end of the transaction), reject unsupported relkinds and
+ *	  other sessions' temporary tables, and check SELECT on the table or on
+ *	  every column used, before any row is read.  For a query: open it as a
+ *	  read-only SPI cursor with the caller's rights and use the cursor's
+ *	  result descriptor.  The id column and the features are then matched
+ *	  by exact name (see OdpResolveColumns for the defaults).
+ *
+ * 3. Read the rows.  A plain heap-like table without row-level security in
+ *	  effect and without inheritance children is read by a direct table
+ *	  scan under the active snapshot, deforming only the attributes used.
+ *	  Everything else (views, partitioned and foreign tables, materialized
+ *	  views, tables under RLS, queries) goes through an SPI cursor fetched
+ *	  in batches, so that a large input never exists twice in memory; for
+ *	  relations the query is generated from quote_identifier'd names only.
+ *	  Array values are read in place from the (possibly short-header)
+ *	  varlena, so that the common case allocates nothing per row; what is
+ *	  allocated (detoasted values, numeric conversions) lives in a row
+ *	  context that is reset every batch.
+ *
+ * 4. Finish.  Rows arrive in scan order.  If the ids are not already
+ *	  ascending (checked while reading), (id, row) pairs are sorted and the
+ *	  matrix is permuted in place by following cycles, so that the sort
+ *	  needs no second copy of the matrix.  Duplicate ids are then found by
+ *	  comparing neighbours.
+ *
+ * The output buffers grow geometrically with repalloc_huge and are trimmed
+ * at the end; all sizes are computed in Size with overflow checks.
+ *
+ * Copyright (c) 2026, odp_gpu developers
+ *
+ * IDENTIFICATION
+ *	  src/input.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <float.h>
+#include <math.h>
+
+#include "access/relation.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/namespace.h"
+#include "catalog/objectaddress.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_index.h"
+#include "catalog/pg_inherits.h"
+#include "catalog/pg_type.h"
+#include "common/int.h"
+#include "executor/spi.h"
+#include "executor/tuptable.h"
+#include "input.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "odp_engine.h"
+#include "parser/scansup.h"
+#include "portability/instr_time.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/fmgrprotos.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/portal.h"
+#include "utils/rel.h"
+#include "utils/regproc.h"
+#include "utils/rls.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+#include "utils/varlena.h"
+
+/* Rows between interrupt checks and row-context resets; SPI fetch size. */
+#define ODP_INPUT_BATCH_ROWS	8192
+
+/* Rows the output buffers start with when the size is unknown. */
+#define ODP_INPUT_INITIAL_ROWS	1024
+
+/* Largest row count accepted (the macro in odp_engine.h is unparenthesised). */
+#define ODP_INPUT_MAX_ROWS		((int64) (ODP_MAX_ROWS))
+
+/* The numeric types a feature or id value can have. */
+typedef enum OdpValueKind
+{
+	ODP_VALUE_INT2,
+	ODP_VALUE_INT4,
+	ODP_VALUE_INT8,
+	ODP_VALUE_FLOAT4,
+	ODP_VALUE_FLOAT8,
+	ODP_VALUE_NUMERIC
+} OdpValueKind;
+
+/* Returns whether kind is one of the integer kinds (valid for ids). */
+static inline bool
+OdpIsIntegerKind(OdpValueKind kind)
+{
+	return kind == ODP_VALUE_INT2 || kind == ODP_VALUE_INT4 ||
+		kind == ODP_VALUE_INT8;
+}
+
+/* One column of the source, as resolution sees it. */
+typedef struct OdpColumn
+{
+	const char *name;
+	int			pos;			/* 1-based position in the tuples read */
+	AttrNumber	attnum;			/* relation attnum; InvalidAttrNumber for
+								 * queries */
+	Oid			typid;			/* declared type (for messages) */
+	bool		is_array;		/* a one-or-more dimensional array type */
+	bool		is_numeric;		/* value (or element) type is numeric */
+	OdpValueKind kind;			/* of the value or of the elements */
+	Oid			elemtype;		/* element base type when is_array */
+} OdpColumn;
+
+/* Which columns are read, and how. */
+typedef struct OdpColumnPlan
+{
+	OdpColumn	id;
+	bool		vector;			/* features is one array column */
+	int			nfeatures;
+	OdpColumn  *features;		/* nfeatures entries */
+	int			maxpos;			/* largest pos used */
+} OdpColumnPlan;
+
+/* Accumulation state while rows arrive. */
+typedef struct OdpReader
+{
+	const OdpColumnPlan *plan;
+	MemoryContext outcxt;		/* where data and ids live (the caller's) */
+	MemoryContext rowcxt;		/* reset every batch of rows */
+	int64		rows;
+	int64		capacity;		/* rows that data and ids have room for */
+	int32		dims;			/* -1 until the first vector is read */
+	float	   *data;
+	int64	   *ids;
+	bool		sorted;			/* ids so far are non-decreasing */
+	const char *desc;
+} OdpReader;
+
+/* A (id, row) pair, sorted to order the rows by id. */
+typedef struct OdpIdRow
+{
+	int64		id;
+	int64		row;
+} OdpIdRow;
+
+#define ST_SORT OdpSortIdRows
+#define ST_ELEMENT_TYPE OdpIdRow
+#define ST_COMPARE(a, b) ((a)->id < (b)->id ? -1 : ((a)->id > (b)->id ? 1 : 0))
+#define ST_CHECK_FOR_INTERRUPTS
+#define ST_SCOPE static
+#define ST_DEFINE
+#include "lib/sort_template.h"
+
+static const char *const odp_numeric_types_hint =
+"Name columns of type smallint, integer, bigint, real, double precision or numeric, or one array column of such a type.";
+
+static const char *const odp_bad_value_hint =
+"Filter out or replace such rows, for example in a query source.";
+
+/* ---- checks ---- */
+
+/* Ensure the source text names a relation. */
+static inline void
+OdpEnsureSourceIsName(bool ok, const char *source)
+{
+	if (!ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("source \"%s\" is neither a table name nor a query",
+						source),
+				 errhint("Pass a table or view name such as 'public.points', or a query starting with SELECT, WITH, VALUES or TABLE.")));
+}
+
+/* Ensure the relation is of a kind that can be read. */
+static inline void
+OdpEnsureReadableRelkind(Relation rel)
+{
+	char		relkind = rel->rd_rel->relkind;
+
+	if (relkind != RELKIND_RELATION &&
+		relkind != RELKIND_PARTITIONED_TABLE &&
+		relkind != RELKIND_VIEW &&
+		relkind != RELKIND_MATVIEW &&
+		relkind != RELKIND_FOREIGN_TABLE)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("cannot read rows from relation \"%s\"",
+						RelationGetRelationName(rel)),
+				 errdetail_relkind_not_supported(relkind),
+				 errhint("Name a table, view, materialized view or foreign table, or pass a query.")));
+}
+
+/* Ensure the relation is not another session's temporary table. */
+static inline void
+OdpEnsureNotOtherTemp(Relation rel)
+{
+	if (RELATION_IS_OTHER_TEMP(rel))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot access temporary tables of other sessions")));
+}
+
+/* Ensure the id column has an integer type. */
+static inline void
+OdpEnsureIdType(const OdpColumn *col)
+{
+	if (col->is_array || !col->is_numeric || !OdpIsIntegerKind(col->kind))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("id column \"%s\" has type %s", col->name,
+						format_type_be(col->typid)),
+				 errhint("Name a column of type smallint, integer or bigint with id_column => '...'.")));
+}
+
+/* Ensure a feature column is numeric or an array of a numeric type. */
+static inline void
+OdpEnsureFeatureNumeric(const OdpColumn *col)
+{
+	if (!col->is_numeric)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("feature column \"%s\" has type %s, which is not numeric",
+						col->name, format_type_be(col->typid)),
+				 errhint("%s", odp_numeric_types_hint)));
+}
+
+/* Ensure the features argument names at least one column. */
+static inline void
+OdpEnsureFeaturesNotEmpty(int nnames)
+{
+	if (nnames == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("features must name at least one column"),
+				 errhint("Pass NULL to use the default features.")));
+}
+
+/* Ensure the features argument has no null element. */
+static inline void
+OdpEnsureFeatureNameNotNull(bool isnull)
+{
+	if (isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("features must not contain null elements")));
+}
+
+/* Ensure the id column is not also used as a feature. */
+static inline void
+OdpEnsureNotIdFeature(const OdpColumn *col, const OdpColumn *id)
+{
+	if (col->pos == id->pos)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("id column \"%s\" cannot be a feature", col->name),
+				 errhint("Remove it from features, or name another id column with id_column => '...'.")));
+}
+
+/* Ensure a feature column is listed once. */
+static inline void
+OdpEnsureFeatureOnce(const OdpColumn *cols, int n, const OdpColumn *col)
+{
+	for (int i = 0; i < n; i++)
+		if (cols[i].pos == col->pos)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("feature column \"%s\" is listed more than once",
+							col->name)));
+}
+
+/* Ensure features is either one array column or only scalar columns. */
+static inline void
+OdpEnsureNoMixedFeatures(const OdpColumn *col, int nfeatures)
+{
+	if (col->is_array && nfeatures > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("features mixes array column \"%s\" with other columns",
+						col->name),
+				 errhint("Name either one array column or a list of numeric columns.")));
+}
+
+/* Ensure the number of dimensions is within the engine's limit. */
+static inline void
+OdpEnsureDimsLimit(int64 dims)
+{
+	if (dims > ODP_MAX_DIMS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("input has %lld dimensions, more than the maximum of %d",
+						(long long) dims, ODP_MAX_DIMS),
+				 errhint("Use fewer features.")));
+}
+
+/* Ensure one more row stays within the engine's limit. */
+static inline void
+OdpEnsureRowLimit(int64 rows, const char *desc)
+{
+	if (rows >= ODP_INPUT_MAX_ROWS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("source %s has more than the maximum of %lld rows",
+						desc, (long long) ODP_INPUT_MAX_ROWS),
+				 errhint("Read a subset of the rows with a query source.")));
+}
+
+/* Ensure a row's id is not null. */
+static inline void
+OdpEnsureIdNotNull(bool isnull, const OdpColumn *col)
+{
+	if (unlikely(isnull))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("id column \"%s\" contains a null value", col->name),
+				 errhint("Give every row an id, or filter out rows with a null id in a query source.")));
+}
+
+/* Ensure a feature value is not null. */
+static inline void
+OdpEnsureValueNotNull(bool isnull, const OdpColumn *col, int64 id)
+{
+	if (unlikely(isnull))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("column \"%s\" is null in the row with id %lld",
+						col->name, (long long) id),
+				 errhint("%s", odp_bad_value_hint)));
+}
+
+/* Ensure an array element is not null (element is 0-based). */
+static inline void
+OdpEnsureElementNotNull(bool isnull, const OdpColumn *col, int64 id,
+						int element)
+{
+	if (unlikely(isnull))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("column \"%s\" has a null element in the row with id %lld",
+						col->name, (long long) id),
+				 errdetail("Element %d is null.", element + 1),
+				 errhint("%s", odp_bad_value_hint)));
+}
+
+/* Ensure an array is one-dimensional and not empty. */
+static inline void
+OdpEnsureVectorShape(int ndim, int nitems, const OdpColumn *col, int64 id)
+{
+	if (unlikely(ndim == 0 || (ndim == 1 && nitems == 0)))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("column \"%s\" has an empty array in the row with id %lld",
+						col->name, (long long) id),
+				 errhint("Give every vector at least one element.")));
+	if (unlikely(ndim != 1))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("column \"%s\" has a %d-dimensional array in the row with id %lld",
+						col->name, ndim, (long long) id),
+				 errhint("Store each vector as a one-dimensional array.")));
+}
+
+/* Ensure a vector has as many elements as the first one read. */
+static inline void
+OdpEnsureSameLength(int nitems, int32 dims, const OdpColumn *col, int64 id)
+{
+	if (unlikely(nitems != dims))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("vectors have different lengths"),
+				 errdetail("Column \"%s\" has %d elements in the row with id %lld, but %d in the first row read.",
+						   col->name, nitems, (long long) id, (int) dims),
+				 errhint("Give every vector the same number of elements.")));
+}
+
+/*
+ * Ensure a value is finite.  element is the 0-based array element, or -1
+ * for a scalar column.
+ */
+static inline void
+OdpEnsureFinite(double value, const OdpColumn *col, int64 id, int element)
+{
+	if (unlikely(isnan(value) || isinf(value)))
+	{
+		const char *what = isnan(value) ? "NaN" :
+			(value > 0 ? "Infinity" : "-Infinity");
+
+		if (element >= 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_EXCEPTION),
+					 errmsg("column \"%s\" has a non-finite value in the row with id %lld",
+							col->name, (long long) id),
+					 errdetail("Element %d is %s.", element + 1, what),
+					 errhint("%s", odp_bad_value_hint)));
+		else
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_EXCEPTION),
+					 errmsg("column \"%s\" has a non-finite value in the row with id %lld",
+							col->name, (long long) id),
+					 errdetail("The value is %s.", what),
+					 errhint("%s", odp_bad_value_hint)));
+	}
+}
+
+/* Ensure a finite double fits in float32 (element as for OdpEnsureFinite). */
+static inline void
+OdpEnsureFloat4Range(double value, const OdpColumn *col, int64 id, int element)
+{
+	if (unlikely(fabs(value) > FLT_MAX))
+	{
+		if (element >= 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("column \"%s\" has a value out of range for type real in the row with id %lld",
+							col->name, (long long) id),
+					 errdetail("Element %d is %g.", element + 1, value),
+					 errhint("Scale the values into the range of type real (about 3.4e38).")));
+		else
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("column \"%s\" has a value out of range for type real in the row with id %lld",
+							col->name, (long long) id),
+					 errdetail("The value is %g.", value),
+					 errhint("Scale the values into the range of type real (about 3.4e38).")));
+	}
+}
+
+/* Ensure the source returned at least one row. */
+static inline void
+OdpEnsureHasRows(int64 rows, const char *desc)
+{
+	if (rows == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("source %s has no rows", desc),
+				 errhint("Check that the source returns rows; row-level security policies can hide them.")));
+}
+
+/* Ensure two neighbouring ids (in ascending order) differ. */
+static inline void
+OdpEnsureIdsDiffer(int64 previous, int64 id, const OdpColumn *col)
+{
+	if (unlikely(previous == id))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("id column \"%s\" has duplicate value %lld",
+						col->name, (long long) id),
+				 errhint("Name a unique column with id_column => '...', or remove the duplicates in a query source.")));
+}
+
+/* Ensure a byte count did not overflow. */
+static inline void
+OdpEnsureSizeFits(bool overflow)
+{
+	if (overflow)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("input is too large to fit in memory")));
+}
+
+/* ---- source classification ---- */
+
+/* Returns whether c can continue an SQL keyword or unquoted identifier. */
+static inline bool
+OdpIsIdentChar(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		(c >= '0' && c <= '9') || c == '_' || c == '$' || IS_HIGHBIT_SET(c);
+}
+
+/*
+ * Returns whether source is a query: after white space and opening
+ * parentheses it starts with SELECT, WITH, VALUES or TABLE as a word.
+ */
+static bool
+OdpSourceIsQuery(const char *source)
+{
+	static const char *const keywords[] = {"select", "with", "values", "table"};
+	const char *p = source;
+
+	while (*p != '\0' && (scanner_isspace(*p) || *p == '('))
+		p++;
+	for (int i = 0; i < lengthof(keywords); i++)
+	{
+		size_t		len = strlen(keywords[i]);
+
+		if (pg_strncasecmp(p, keywords[i], len) == 0 &&
+			!OdpIsIdentChar(p[len]))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Parses source as a possibly qualified relation name, as regclass does;
+ * raises 22023 if it is not one.  Returns the list of name parts.
+ */
+static List *
+OdpSourceNameList(const char *source)
+{
+	char	   *raw = pstrdup(source);
+	List	   *parts = NIL;
+	bool		ok;
+
+	ok = SplitIdentifierString(raw, '.', &parts) && parts != NIL;
+	OdpEnsureSourceIsName(ok, source);
+	return stringToQualifiedNameList(source);
+}
+
+/* Returns e.g. "table \"public\".\"points\"", for messages. */
+static char *
+OdpRelationDesc(Relation rel)
+{
+	const char *kind;
+
+	switch (rel->rd_rel->relkind)
+	{
+		case RELKIND_PARTITIONED_TABLE:
+			kind = "partitioned table";
+			break;
+		case RELKIND_VIEW:
+			kind = "view";
+			break;
+		case RELKIND_MATVIEW:
+			kind = "materialized view";
+			break;
+		case RELKIND_FOREIGN_TABLE:
+			kind = "foreign table";
+			break;
+		default:
+			kind = "table";
+			break;
+	}
+	return psprintf("%s \"%s\".\"%s\"", kind,
+					get_namespace_name(RelationGetNamespace(rel)),
+					RelationGetRelationName(rel));
+}
+
+/* ---- column resolution ---- */
+
+/* Classifies a type; returns false if it is not one of the numeric types. */
+static bool
+OdpValueKindOf(Oid typid, OdpValueKind *kind)
+{
+	switch (getBaseType(typid))
+	{
+		case INT2OID:
+			*kind = ODP_VALUE_INT2;
+			return true;
+		case INT4OID:
+			*kind = ODP_VALUE_INT4;
+			return true;
+		case INT8OID:
+			*kind = ODP_VALUE_INT8;
+			return true;
+		case FLOAT4OID:
+			*kind = ODP_VALUE_FLOAT4;
+			return true;
+		case FLOAT8OID:
+			*kind = ODP_VALUE_FLOAT8;
+			return true;
+		case NUMERICOID:
+			*kind = ODP_VALUE_NUMERIC;
+			return true;
+		default:
+			return false;
+	}
+}
+
+/*
+ * Describes the columns of tupdesc, skipping dropped ones.  For a relation
+ * (is_relation) positions are attribute numbers; for a query, positions in
+ * the result.  Returns the count in *ncols.
+ */
+static OdpColumn *
+OdpDescribeColumns(TupleDesc tupdesc, bool is_relation, int *ncols)
+{
+	OdpColumn  *cols = palloc0(sizeof(OdpColumn) * Max(tupdesc->natts, 1));
+	int			n = 0;
+
+	for (int i = 0; i < tupdesc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(tupdesc, i);
+		OdpColumn  *col = &cols[n];
+		Oid			elemtype;
+
+		if (att->attisdropped)
+			continue;
+		col->name = pstrdup(NameStr(att->attname));
+		col->pos = i + 1;
+		col->attnum = is_relation ? att->attnum : InvalidAttrNumber;
+		col->typid = att->atttypid;
+		elemtype = get_element_type(getBaseType(att->atttypid));
+		col->is_array = OidIsValid(elemtype);
+		if (col->is_array)
+		{
+			col->elemtype = getBaseType(elemtype);
+			col->is_numeric = OdpValueKindOf(elemtype, &col->kind);
+		}
+		else
+			col->is_numeric = OdpValueKindOf(att->atttypid, &col->kind);
+		n++;
+	}
+	*ncols = n;
+	return cols;
+}
+
+/*
+ * Finds the column called name (exact match).  what ("id column", "feature
+ * column") and desc word the errors: 42703 when there is none, 42702 when a
+ * query has several.  Returns NULL instead of raising 42703 if missing_ok.
+ */
+static const OdpColumn *
+OdpFindColumn(const OdpColumn *cols, int ncols, const char *name,
+			  const char *what, const char *desc, bool missing_ok)
+{
+	const OdpColumn *found = NULL;
+	const char *near = NULL;
+
+	for (int i = 0; i < ncols; i++)
+	{
+		if (strcmp(cols[i].name, name) == 0)
+		{
+			if (found != NULL)
+				ereport(ERROR,
+						(errcode(ERRCODE_AMBIGUOUS_COLUMN),
+						 errmsg("%s \"%s\" is ambiguous in %s", what, name, desc),
+						 errhint("Give the columns distinct names with AS.")));
+			found = &cols[i];
+		}
+		else if (near == NULL && pg_strcasecmp(cols[i].name, name) == 0)
+			near = cols[i].name;
+	}
+	if (found == NULL && !missing_ok)
+	{
+		if (near != NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("%s \"%s\" does not exist in %s", what, name, desc),
+					 errhint("Column names are matched exactly, without quoting; perhaps you meant \"%s\".",
+							 near)));
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("%s \"%s\" does not exist in %s", what, name, desc)));
+	}
+	return found;
+}
+
+/*
+ * Picks the default id column: the single-column integer primary key
+ * (pk_attnum, InvalidAttrNumber if none), else an integer column named
+ * "id"; raises 42703 otherwise.
+ */
+static const OdpColumn *
+OdpDefaultIdColumn(const OdpColumn *cols, int ncols, AttrNumber pk_attnum,
+				   const char *desc)
+{
+	const OdpColumn *col;
+
+	if (pk_attnum != InvalidAttrNumber)
+	{
+		for (int i = 0; i < ncols; i++)
+			if (cols[i].attnum == pk_attnum && cols[i].is_numeric &&
+				!cols[i].is_array && OdpIsIntegerKind(cols[i].kind))
+				return &cols[i];
+	}
+
+	col = OdpFindColumn(cols, ncols, "id", "id column", desc, true);
+	if (col != NULL && !col->is_array && col->is_numeric &&
+		OdpIsIntegerKind(col->kind))
+		return col;
+
+	if (col != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("%s has no integer id column", desc),
+				 errdetail("Column \"id\" has type %s, and there is no single-column integer primary key.",
+						   format_type_be(col->typid)),
+				 errhint("Name the id column with id_column => '...'.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_COLUMN),
+			 errmsg("%s has no integer id column", desc),
+			 errdetail("There is no single-column integer primary key and no column named \"id\"."),
+			 errhint("Name the id column with id_column => '...'.")));
+	return NULL;				/* keep compiler quiet */
+}
+
+/*
+ * Resolves the id column and the features of the source whose columns are
+ * cols.  Defaults: id is the single-column integer primary key, else an
+ * integer column "id"; features is the only numeric array column, else
+ * every numeric column except the id.  Fills *plan.
+ */
+static void
+OdpResolveColumns(const OdpColumn *cols, int ncols, AttrNumber pk_attnum,
+				  const OdpInputSpec *spec, const char *desc,
+				  OdpColumnPlan *plan)
+{
+	const OdpColumn *id;
+
+	memset(plan, 0, sizeof(*plan));
+
+	/* the id column */
+	if (spec->id_column != NULL)
+	{
+		id = OdpFindColumn(cols, ncols, text_to_cstring(spec->id_column),
+						   "id column", desc, false);
+		OdpEnsureIdType(id);
+	}
+	else
+		id = OdpDefaultIdColumn(cols, ncols, pk_attnum, desc);
+	plan->id = *id;
+	plan->maxpos = id->pos;
+
+	if (spec->features != NULL)
+	{
+		Datum	   *names;
+		bool	   *nulls;
+		int			nnames;
+
+		if (ARR_ELEMTYPE(spec->features) != TEXTOID)
+			elog(ERROR, "features must be of type text[]");
+		deconstruct_array(spec->features, TEXTOID, -1, false, TYPALIGN_INT,
+						  &names, &nulls, &nnames);
+		OdpEnsureFeaturesNotEmpty(nnames);
+		plan->features = palloc0(sizeof(OdpColumn) * nnames);
+		for (int i = 0; i < nnames; i++)
+		{
+			const OdpColumn *col;
+
+			OdpEnsureFeatureNameNotNull(nulls[i]);
+			col = OdpFindColumn(cols, ncols, TextDatumGetCString(names[i]),
+								"feature column", desc, false);
+			OdpEnsureNotIdFeature(col, id);
+			OdpEnsureFeatureOnce(plan->features, i, col);
+			OdpEnsureFeatureNumeric(col);
+			OdpEnsureNoMixedFeatures(col, nnames);
+			plan->features[i] = *col;
+		}
+		plan->nfeatures = nnames;
+		plan->vector = plan->features[0].is_array;
+	}
+	else
+	{
+		int			narrays = 0;
+		int			nscalars = 0;
+		const OdpColumn *array = NULL;
+
+		for (int i = 0; i < ncols; i++)
+		{
+			if (!cols[i].is_numeric || cols[i].pos == id->pos)
+				continue;
+			if (cols[i].is_array)
+			{
+				narrays++;
+				if (array == NULL)
+					array = &cols[i];
+			}
+			else
+				nscalars++;
+		}
+		if (narrays > 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s has %d numeric array columns", desc, narrays),
+					 errhint("Name the vector column with features => '{%s}'.",
+							 array->name)));
+		if (narrays == 0 && nscalars == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s has no numeric feature columns", desc),
+					 errhint("%s", odp_numeric_types_hint)));
+
+		if (narrays == 1)
+		{
+			plan->features = palloc(sizeof(OdpColumn));
+			plan->features[0] = *array;
+			plan->nfeatures = 1;
+			plan->vector = true;
+		}
+		else
+		{
+			plan->features = palloc(sizeof(OdpColumn) * nscalars);
+			for (int i = 0; i < ncols; i++)
+				if (cols[i].is_numeric && !cols[i].is_array &&
+					cols[i].pos != id->pos)
+					plan->features[plan->nfeatures++] = cols[i];
+		}
+	}
+
+	if (!plan->vector)
+		OdpEnsureDimsLimit(plan->nfeatures);
+	for (int i = 0; i < plan->nfeatures; i++)
+		plan->maxpos = Max(plan->maxpos, plan->features[i].pos);
+}
+
+/*
+ * Returns the attnum of rel's primary key if it has exactly one column,
+ * else InvalidAttrNumber.
+ */
+static AttrNumber
+OdpPrimaryKeyColumn(Relation rel)
+{
+	Oid			pkoid = RelationGetPrimaryKeyIndex(rel);
+	AttrNumber	attnum = InvalidAttrNumber;
+	HeapTuple	tuple;
+
+	if (!OidIsValid(pkoid))
+		return InvalidAttrNumber;
+	tuple = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(pkoid));
+	if (!HeapTupleIsValid(tuple))
+		elog(ERROR, "cache lookup failed for index %u", pkoid);
+	{
+		Form_pg_index index = (Form_pg_index) GETSTRUCT(tuple);
+
+		if (index->indnkeyatts == 1)
+			attnum = index->indkey.values[0];
+	}
+	ReleaseSysCache(tuple);
+	return attnum;
+}
+
+/*
+ * Raises the usual permission error unless the user may SELECT from rel
+ * at all (on the table or on some column).  Call before resolving columns.
+ */
+static void
+OdpCheckAnyPrivilege(Relation rel)
+{
+	Oid			relid = RelationGetRelid(rel);
+	Oid			userid = GetUserId();
+
+	if (pg_class_aclcheck(relid, userid, ACL_SELECT) == ACLCHECK_OK)
+		return;
+	if (pg_attribute_aclcheck_all(relid, userid, ACL_SELECT,
+								  ACLMASK_ANY) == ACLCHECK_OK)
+		return;
+	aclcheck_error(ACLCHECK_NO_PRIV, get_relkind_objtype(rel->rd_rel->relkind),
+				   RelationGetRelationName(rel));
+}
+
+/*
+ * Raises the usual permission error unless the user may SELECT the table,
+ * or every column plan uses.  Call before reading.
+ */
+static void
+OdpCheckColumnPrivileges(Relation rel, const OdpColumnPlan *plan)
+{
+	Oid			relid = RelationGetRelid(rel);
+	Oid			userid = GetUserId();
+	ObjectType	objtype = get_relkind_objtype(rel->rd_rel->relkind);
+
+	if (pg_class_aclcheck(relid, userid, ACL_SELECT) == ACLCHECK_OK)
+		return;
+	for (int i = -1; i < plan->nfeatures; i++)
+	{
+		const OdpColumn *col = i < 0 ? &plan->id : &plan->features[i];
+		AclResult	result;
+
+		result = pg_attribute_aclcheck(relid, col->attnum, userid, ACL_SELECT);
+		if (result != ACLCHECK_OK)
+			aclcheck_error_col(result, objtype, RelationGetRelationName(rel),
+							   col->name);
+	}
+}
+
+/* ---- reading values ---- */
+
+/* Converts a numeric Datum to double (NaN and infinities pass through). */
+static double
+OdpNumericToDouble(Datum value)
+{
+	return DatumGetFloat8(DirectFunctionCall1(numeric_float8, value));
+}
+
+/* Returns the id in value, whose kind is an integer kind. */
+static inline int64
+OdpIdValue(const OdpColumn *col, Datum value)
+{
+	switch (col->kind)
+	{
+		case ODP_VALUE_INT2:
+			return DatumGetInt16(value);
+		case ODP_VALUE_INT4:
+			return DatumGetInt32(value);
+		case ODP_VALUE_INT8:
+			return DatumGetInt64(value);
+		default:
+			elog(ERROR, "id column of unexpected kind %d", (int) col->kind);
+	}
+	return 0;					/* keep compiler quiet */
+}
+
+/* Returns a scalar feature value as float, checked finite and in range. */
+static inline float
+OdpScalarValue(const OdpColumn *col, Datum value, int64 id)
+{
+	double		d;
+
+	switch (col->kind)
+	{
+		case ODP_VALUE_INT2:
+			return (float) DatumGetInt16(value);
+		case ODP_VALUE_INT4:
+			return (float) DatumGetInt32(value);
+		case ODP_VALUE_INT8:
+			return (float) DatumGetInt64(value);
+		case ODP_VALUE_FLOAT4:
+			{
+				float		f = DatumGetFloat4(value);
+
+				OdpEnsureFinite(f, col, id, -1);
+				return f;
+			}
+		case ODP_VALUE_FLOAT8:
+			d = DatumGetFloat8(value);
+			break;
+		case ODP_VALUE_NUMERIC:
+			d = OdpNumericToDouble(value);
+			break;
+		default:
+			elog(ERROR, "feature column of unexpected kind %d", (int) col->kind);
+			return 0;			/* keep compiler quiet */
+	}
+	OdpEnsureFinite(d, col, id, -1);
+	OdpEnsureFloat4Range(d, col, id, -1);
+	return (float) d;
+}
+
+/* Returns whether all n floats are finite (no NaN, no infinity). */
+static inline bool
+OdpAllFinite(const float *v, int n)
+{
+	uint32		bad = 0;
+
+	for (int i = 0; i < n; i++)
+	{
+		uint32		bits;
+
+		memcpy(&bits, &v[i], sizeof(bits));
+		bad |= (uint32) ((bits & 0x7f800000) == 0x7f800000);
+	}
+	return bad == 0;
+}
+
+/*
+ * Copies n contiguous elements of the given kind from src (possibly
+ * unaligned) to dst as floats, checking each value.
+ */
+static void
+OdpCopyElements(const OdpColumn *col, const char *src, int n, float *dst,
+				int64 id)
+{
+	switch (col->kind)
+	{
+		case ODP_VALUE_FLOAT4:
+			memcpy(dst, src, sizeof(float) * n);
+			if (unlikely(!OdpAllFinite(dst, n)))
+			{
+				for (int i = 0; i < n; i++)
+					OdpEnsureFinite(dst[i], col, id, i);
+			}
+			break;
+		case ODP_VALUE_FLOAT8:
+			for (int i = 0; i < n; i++)
+			{
+				double		d;
+
+				memcpy(&d, src + sizeof(double) * i, sizeof(double));
+				OdpEnsureFinite(d, col, id, i);
+				OdpEnsureFloat4Range(d, col, id, i);
+				dst[i] = (float) d;
+			}
+			break;
+		case ODP_VALUE_INT2:
+			for (int i = 0; i < n; i++)
+			{
+				int16		v;
+
+				memcpy(&v, src + sizeof(int16) * i, sizeof(int16));
+				dst[i] = (float) v;
+			}
+			break;
+		case ODP_VALUE_INT4:
+			for (int i = 0; i < n; i++)
+			{
+				int32		v;
+
+				memcpy(&v, src + sizeof(int32) * i, sizeof(int32));
+				dst[i] = (float) v;
+			}
+			break;
+		case ODP_VALUE_INT8:
+			for (int i = 0; i < n; i++)
+			{
+				int64		v;
+
+				memcpy(&v, src + sizeof(int64) * i, sizeof(int64));
+				dst[i] = (float) v;
+			}
+			break;
+		default:
+			elog(ERROR, "array column of unexpected kind %d", (int) col->kind);
+	}
+}
+
+/* Returns the size in bytes of one element of a fixed-width kind. */
+static inline Size
+OdpElementSize(OdpValueKind kind)
+{
+	switch (kind)
+	{
+		case ODP_VALUE_INT2:
+			return sizeof(int16);
+		case ODP_VALUE_INT4:
+		case ODP_VALUE_FLOAT4:
+			return sizeof(int32);
+		case ODP_VALUE_INT8:
+		case ODP_VALUE_FLOAT8:
+			return sizeof(int64);
+		default:
+			return 0;
+	}
+}
+
+/* ---- accumulating rows ---- */
+
+/* Returns a * b as Size, raising an error on overflow. */
+static inline Size
+OdpMulSize(Size a, Size b)
+{
+	uint64		result;
+
+	OdpEnsureSizeFits(pg_mul_u64_overflow((uint64) a, (uint64) b, &result));
+	return (Size) result;
+}
+
+/* Allocates or reallocates buf (in cxt) to size bytes, huge allowed. */
+static void *
+OdpResize(MemoryContext cxt, void *buf, Size size)
+{
+	if (size == 0)
+		size = 1;
+	if (buf == NULL)
+		return MemoryContextAllocHuge(cxt, size);
+	return repalloc_huge(buf, size);
+}
+
+/* Sets the row capacity of the reader's buffers (data only once dims is known). */
+static void
+OdpReaderReserve(OdpReader *r, int64 capacity)
+{
+	r->ids = OdpResize(r->outcxt, r->ids, OdpMulSize(capacity, sizeof(int64)));
+	if (r->dims >= 0)
+		r->data = OdpResize(r->outcxt, r->data,
+							OdpMulSize(OdpMulSize(capacity, r->dims),
+									   sizeof(float)));
+	r->capacity = capacity;
+}
+
+/* Makes room for one more row, growing the buffers geometrically. */
+static void
+OdpReaderGrow(OdpReader *r)
+{
+	int64		capacity;
+
+	OdpEnsureRowLimit(r->rows, r->desc);
+	capacity = Min(Max(r->capacity * 2, ODP_INPUT_INITIAL_ROWS),
+				   ODP_INPUT_MAX_ROWS);
+	OdpReaderReserve(r, capacity);
+}
+
+/* Sets the number of dimensions from the first vector and allocates data. */
+static void
+OdpReaderSetDims(OdpReader *r, int32 dims)
+{
+	Assert(r->dims < 0 && r->data == NULL);
+	OdpEnsureDimsLimit(dims);
+	r->dims = dims;
+	r->data = OdpResize(r->outcxt, NULL,
+						OdpMulSize(OdpMulSize(r->capacity, dims), sizeof(float)));
+}
+
+/*
+ * Reads an array value into the next row of data.  Fixed-width element
+ * types are read in place from the packed (possibly short-header) varlena,
+ * whose body has the ArrayType layout shifted by VARHDRSZ; numeric arrays
+ * are deconstructed.
+ */
+static void
+OdpReadVector(OdpReader *r, const OdpColumn *col, Datum value, int64 id)
+{
+	struct varlena *raw = (struct varlena *) DatumGetPointer(value);
+	struct varlena *v = pg_detoast_datum_packed(raw);
+	const char *body = VARDATA_ANY(v);
+	Size		bodylen = VARSIZE_ANY_EXHDR(v);
+	int32		ndim;
+	int32		dataoffset;
+	int32		nitems = 0;
+	Size		elsize = OdpElementSize(col->kind);
+	float	   *dst;
+
+	/* body: ndim, dataoffset, elemtype, dims[ndim], lbound[ndim], ... */
+	if (bodylen < 3 * sizeof(int32))
+		elog(ERROR, "corrupt array in column \"%s\"", col->name);
+	memcpy(&ndim, body, sizeof(int32));
+	memcpy(&dataoffset, body + sizeof(int32), sizeof(int32));
+	if (ndim > 0)
+	{
+		if (bodylen < (3 + 2 * (Size) ndim) * sizeof(int32))
+			elog(ERROR, "corrupt array in column \"%s\"", col->name);
+		memcpy(&nitems, body + 3 * sizeof(int32), sizeof(int32));
+	}
+	OdpEnsureVectorShape(ndim, nitems, col, id);
+
+	if (r->dims < 0)
+		OdpReaderSetDims(r, nitems);
+	OdpEnsureSameLength(nitems, r->dims, col, id);
+	dst = r->data + (Size) r->rows * (Size) r->dims;
+
+	if (elsize == 0)
+	{
+		/* numeric elements: the general, allocating path */
+		ArrayType  *array = DatumGetArrayTypeP(PointerGetDatum(v));
+		Datum	   *elems;
+		bool	   *nulls;
+		int			n;
+
+		deconstruct_array(array, NUMERICOID, -1, false, TYPALIGN_INT,
+						  &elems, &nulls, &n);
+		Assert(n == nitems);
+		for (int i = 0; i < n; i++)
+		{
+			double		d;
+
+			OdpEnsureElementNotNull(nulls[i], col, id, i);
+			d = OdpNumericToDouble(elems[i]);
+			OdpEnsureFinite(d, col, id, i);
+			OdpEnsureFloat4Range(d, col, id, i);
+			dst[i] = (float) d;
+		}
+	}
+	else
+	{
+		Size		offset;
+
+		if (dataoffset != 0)
+		{
+			/* a null bitmap follows lbound: a clear bit is a null element */
+			const bits8 *bitmap = (const bits8 *) body +
+				(3 + 2 * (Size) ndim) * sizeof(int32);
+
+			if (bodylen < (3 + 2 * (Size) ndim) * sizeof(int32) +
+				((Size) nitems + 7) / 8)
+				elog(ERROR, "corrupt array in column \"%s\"", col->name);
+			for (int i = 0; i < nitems; i++)
+				OdpEnsureElementNotNull((bitmap[i / 8] & (1 << (i % 8))) == 0,
+										col, id, i);
+			offset = (Size) dataoffset - VARHDRSZ;
+		}
+		else
+			offset = ARR_OVERHEAD_NONULLS(ndim) - VARHDRSZ;
+		if (offset + elsize * (Size) nitems > bodylen)
+			elog(ERROR, "corrupt array in column \"%s\"", col->name);
+		OdpCopyElements(col, body + offset, nitems, dst, id);
+	}
+
+	/* toasted or compressed values were copied; free them now */
+	if (v != raw)
+		pfree(v);
+}
+
+/*
+ * Appends one row.  values and isnull are indexed by column position - 1
+ * and must cover plan->maxpos.  Call in the reader's row context.
+ */
+static void
+OdpReaderAddRow(OdpReader *r, const Datum *values, const bool *isnull)
+{
+	const OdpColumnPlan *plan = r->plan;
+	int			idx = plan->id.pos - 1;
+	int64		id;
+
+	OdpEnsureIdNotNull(isnull[idx], &plan->id);
+	id = OdpIdValue(&plan->id, values[idx]);
+
+	if (unlikely(r->rows >= r->capacity))
+		OdpReaderGrow(r);
+
+	if (plan->vector)
+	{
+		const OdpColumn *col = &plan->features[0];
+
+		idx = col->pos - 1;
+		OdpEnsureValueNotNull(isnull[idx], col, id);
+		OdpReadVector(r, col, values[idx], id);
+	}
+	else
+	{
+		float	   *dst = r->data + (Size) r->rows * (Size) r->dims;
+
+		for (int i = 0; i < plan->nfeatures; i++)
+		{
+			const OdpColumn *col = &plan->features[i];
+
+			idx = col->pos - 1;
+			OdpEnsureValueNotNull(isnull[idx], col, id);
+			dst[i] = OdpScalarValue(col, values[idx], id);
+		}
+	}
+
+	if (r->rows > 0 && id < r->ids[r->rows - 1])
+		r->sorted = false;
+	r->ids[r->rows++] = id;
+}
+
+/*
+ * Orders the rows by ascending id: sorts (id, row) pairs, then permutes the
+ * matrix in place by following the permutation's cycles (each row moves
+ * once, through one row of scratch space).
+ */
+static void
+OdpReaderSortRows(OdpReader *r)
+{
+	int64		n = r->rows;
+	Size		rowbytes = sizeof(float) * (Size) r->dims;
+	OdpIdRow   *pairs;
+	char	   *data = (char *) r->data;
+	char	   *scratch = palloc(rowbytes);
+
+	pairs = MemoryContextAllocHuge(CurrentMemoryContext,
+								   OdpMulSize(n, sizeof(OdpIdRow)));
+	for (int64 i = 0; i < n; i++)
+	{
+		pairs[i].id = r->ids[i];
+		pairs[i].row = i;
+	}
+	OdpSortIdRows(pairs, n);
+
+	for (int64 i = 0; i < n; i++)
+		r->ids[i] = pairs[i].id;
+
+	/* pairs[j].row is the row that goes to position j */
+	for (int64 i = 0; i < n; i++)
+	{
+		int64		j = i;
+
+		if (pairs[i].row == i)
+			continue;
+		if ((i & (ODP_INPUT_BATCH_ROWS - 1)) == 0)
+			CHECK_FOR_INTERRUPTS(); /* a long permutation */
+		memcpy(scratch, data + rowbytes * i, rowbytes);
+		for (;;)
+		{
+			int64		k = pairs[j].row;
+
+			pairs[j].row = j;
+			if (k == i)
+			{
+				memcpy(data + rowbytes * j, scratch, rowbytes);
+				break;
+			}
+			memcpy(data + rowbytes * j, data + rowbytes * k, rowbytes);
+			j = k;
+		}
+	}
+	pfree(pairs);
+	pfree(scratch);
+}
+
+/*
+ * Finishes reading: checks there are rows, sorts them by id if needed,
+ * rejects duplicate ids and trims the buffers.
+ */
+static void
+OdpReaderFinish(OdpReader *r)
+{
+	OdpEnsureHasRows(r->rows, r->desc);
+	Assert(r->dims > 0);
+
+	if (!r->sorted)
+		OdpReaderSortRows(r);
+	for (int64 i = 1; i < r->rows; i++)
+		OdpEnsureIdsDiffer(r->ids[i - 1], r->ids[i], &r->plan->id);
+
+	if (r->capacity > r->rows)
+		OdpReaderReserve(r, r->rows);
+}
+
+/* Prepares a reader for plan; capacity_hint is the expected row count. */
+static void
+OdpReaderInit(OdpReader *r, const OdpColumnPlan *plan, MemoryContext outcxt,
+			  MemoryContext rowcxt, const char *desc, double capacity_hint)
+{
+	memset(r, 0, sizeof(*r));
+	r->plan = plan;
+	r->outcxt = outcxt;
+	r->rowcxt = rowcxt;
+	r->desc = desc;
+	r->sorted = true;
+	r->dims = plan->vector ? -1 : plan->nfeatures;
+
+	if (capacity_hint > ODP_INPUT_INITIAL_ROWS)
+		OdpReaderReserve(r, (int64) Min(capacity_hint * 1.05 + 16,
+										(double) ODP_INPUT_MAX_ROWS));
+	else
+		OdpReaderReserve(r, ODP_INPUT_INITIAL_ROWS);
+}
+
+/* ---- the two ways of reading rows ---- */
+
+/*
+ * Reads every row of rel by a direct table scan under the active snapshot,
+ * deforming only the attributes used.  No syncscan, so that the rows come
+ * in physical order (often ascending id order, which saves the sort).
+ */
+static void
+OdpReadTableScan(Relation rel, OdpReader *r)
+{
+	TupleTableSlot *slot = table_slot_create(rel, NULL);
+	TableScanDesc scan;
+	MemoryContext oldcxt;
+	int64		n = 0;
+
+	scan = table_beginscan_strat(rel, GetActiveSnapshot(), 0, NULL,
+								 true, false);
+	oldcxt = MemoryContextSwitchTo(r->rowcxt);
+	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	{
+		slot_getsomeattrs(slot, r->plan->maxpos);
+		OdpReaderAddRow(r, slot->tts_values, slot->tts_isnull);
+
+		if ((++n & (ODP_INPUT_BATCH_ROWS - 1)) == 0)
+		{
+			/* a long scan: drop per-row garbage, let the user cancel */
+			MemoryContextReset(r->rowcxt);
+			CHECK_FOR_INTERRUPTS();
+		}
+	}
+	MemoryContextSwitchTo(oldcxt);
+	MemoryContextReset(r->rowcxt);
+	table_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
+}
+
+/*
+ * Opens query as a read-only, no-scroll SPI cursor; SPI must be connected.
+ * The query runs with the caller's rights.
+ */
+static Portal
+OdpOpenCursor(const char *query)
+{
+	SPIParseOpenOptions options;
+
+	memset(&options, 0, sizeof(options));
+	options.cursorOptions = CURSOR_OPT_NO_SCROLL;
+	options.read_only = true;
+	return SPI_cursor_parse_open(NULL, query, &options);
+}
+
+/* Fetches every row of portal in batches and appends it to r. */
+static void
+OdpReadCursor(Portal portal, OdpReader *r, MemoryContext workcxt)
+{
+	int			natts = portal->tupDesc->natts;
+	Datum	   *values = MemoryContextAlloc(workcxt, sizeof(Datum) * Max(natts, 1));
+	bool	   *isnull = MemoryContextAlloc(workcxt, sizeof(bool) * Max(natts, 1));
+
+	Assert(r->plan->maxpos <= natts);
+	for (;;)
+	{
+		MemoryContext oldcxt;
+
+		/* one batch per iteration: let the user cancel in between */
+		CHECK_FOR_INTERRUPTS();
+		SPI_cursor_fetch(portal, true, ODP_INPUT_BATCH_ROWS);
+		if (SPI_processed == 0)
+			break;
+
+		oldcxt = MemoryContextSwitchTo(r->rowcxt);
+		for (uint64 i = 0; i < SPI_processed; i++)
+		{
+			heap_deform_tuple(SPI_tuptable->vals[i], SPI_tuptable->tupdesc,
+							  values, isnull);
+			OdpReaderAddRow(r, values, isnull);
+		}
+		MemoryContextSwitchTo(oldcxt);
+		MemoryContextReset(r->rowcxt);
+		SPI_freetuptable(SPI_tuptable);
+	}
+	SPI_freetuptable(SPI_tuptable);
+}
+
+/* Connects to SPI, raising an internal error if that fails. */
+static void
+OdpSpiConnect(void)
+{
+	int			rc = SPI_connect();
+
+	if (rc != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed: %s", SPI_result_code_string(rc));
+}
+
+/*
+ * Reads a query source: opens the cursor, resolves the columns from its
+ * result descriptor, then fetches the rows.
+ */
+static void
+OdpReadQuerySource(const char *query, const OdpInputSpec *spec,
+				   OdpReader *r, OdpColumnPlan *plan,
+				   MemoryContext outcxt, MemoryContext workcxt,
+				   MemoryContext rowcxt)
+{
+	Portal		portal;
+	OdpColumn  *cols;
+	int			ncols;
+	MemoryContext oldcxt;
+
+	OdpSpiConnect();
+	portal = OdpOpenCursor(query);
+
+	oldcxt = MemoryContextSwitchTo(workcxt);
+	cols = OdpDescribeColumns(portal->tupDesc, false, &ncols);
+	OdpResolveColumns(cols, ncols, InvalidAttrNumber, spec, "query", plan);
+	MemoryContextSwitchTo(oldcxt);
+
+	OdpReaderInit(r, plan, outcxt, rowcxt, "query", 0);
+	OdpReadCursor(portal, r, workcxt);
+
+	SPI_cursor_close(portal);
+	SPI_finish();
+}
+
+/*
+ * Reads a relation source: checks it and the privileges, resolves the
+ * columns, then reads by table scan when allowed, else through SPI with a
+ * generated query.  Sets *desc and *heap_scan.
+ */
+static void
+OdpReadRelationSource(const char *source, const OdpInputSpec *spec,
+					  OdpReader *r, OdpColumnPlan *plan,
+					  MemoryContext outcxt, MemoryContext workcxt,
+					  MemoryContext rowcxt, char **desc, bool *heap_scan)
+{
+	MemoryContext oldcxt = MemoryContextSwitchTo(workcxt);
+	List	   *names = OdpSourceNameList(source);
+	Oid			relid;
+	Relation	rel;
+	OdpColumn  *cols;
+	int			ncols;
+
+	relid = RangeVarGetRelid(makeRangeVarFromNameList(names), AccessShareLock,
+							 false);
+	rel = relation_open(relid, NoLock);
+	OdpEnsureReadableRelkind(rel);
+	OdpEnsureNotOtherTemp(rel);
+	OdpCheckAnyPrivilege(rel);
+	*desc = OdpRelationDesc(rel);
+
+	cols = OdpDescribeColumns(RelationGetDescr(rel), true, &ncols);
+	OdpResolveColumns(cols, ncols, OdpPrimaryKeyColumn(rel), spec, *desc,
+					  plan);
+	OdpCheckColumnPrivileges(rel, plan);
+
+	/* a plain table, read as SELECT would: no RLS policies, no children */
+	*heap_scan = rel->rd_rel->relkind == RELKIND_RELATION &&
+		check_enable_rls(relid, InvalidOid, false) != RLS_ENABLED &&
+		!has_subclass(relid);
+
+	if (*heap_scan)
+	{
+		double		reltuples = rel->rd_rel->reltuples;
+
+		MemoryContextSwitchTo(oldcxt);
+		OdpReaderInit(r, plan, outcxt, rowcxt, *desc, reltuples);
+		OdpReadTableScan(rel, r);
+	}
+	else
+	{
+		StringInfoData query;
+		Portal		portal;
+
+		/* only quoted names go into the text; positions follow the list */
+		initStringInfo(&query);
+		appendStringInfo(&query, "SELECT %s", quote_identifier(plan->id.name));
+		plan->id.pos = 1;
+		for (int i = 0; i < plan->nfeatures; i++)
+		{
+			appendStringInfo(&query, ", %s",
+							 quote_identifier(plan->features[i].name));
+			plan->features[i].pos = i + 2;
+		}
+		plan->maxpos = plan->nfeatures + 1;
+		appendStringInfo(&query, " FROM %s",
+						 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
+													RelationGetRelationName(rel)));
+		MemoryContextSwitchTo(oldcxt);
+
+		OdpReaderInit(r, plan, outcxt, rowcxt, *desc,
+					  rel->rd_rel->relkind == RELKIND_RELATION ||
+					  rel->rd_rel->relkind == RELKIND_MATVIEW ?
+					  rel->rd_rel->reltuples : 0);
+		OdpSpiConnect();
+		portal = OdpOpenCursor(query.data);
+		OdpReadCursor(portal, r, workcxt);
+		SPI_cursor_close(portal);
+		SPI_finish();
+	}
+
+	/* keep the lock until the end of the transaction */
+	relation_close(rel, NoLock);
+}
+
+/* ---- entry point ---- */
+
+/*
+ * Reads spec's source into out (see input.h).  The matrix and ids are
+ * allocated in the caller's CurrentMemoryContext; all scratch memory lives
+ * in a child context deleted before returning.
+ */
+void
+OdpReadInput(const OdpInputSpec *spec, OdpInput *out)
+{
+	MemoryContext outcxt = CurrentMemoryContext;
+	MemoryContext workcxt;
+	MemoryContext rowcxt;
+	instr_time	start;
+	instr_time	duration;
+	OdpColumnPlan plan;
+	OdpReader	reader;
+	char	   *source;
+	char	   *desc = NULL;
+	bool		heap_scan = false;
+
+	Assert(spec->source != NULL);
+	INSTR_TIME_SET_CURRENT(start);
+	memset(out, 0, sizeof(*out));
+
+	workcxt = AllocSetContextCreate(outcxt, "odp_gpu input",
+									ALLOCSET_DEFAULT_SIZES);
+	rowcxt = AllocSetContextCreate(workcxt, "odp_gpu input rows",
+								   ALLOCSET_DEFAULT_SIZES);
+	MemoryContextSwitchTo(workcxt);
+	source = text_to_cstring(spec->source);
+
+	if (OdpSourceIsQuery(source))
+	{
+		desc = "query";
+		OdpReadQuerySource(source, spec, &reader, &plan, outcxt, workcxt,
+						   rowcxt);
+	}
+	else
+		OdpReadRelationSource(source, spec, &reader, &plan, outcxt, workcxt,
+							  rowcxt, &desc, &heap_scan);
+
+	MemoryContextSwitchTo(workcxt);
+	OdpReaderFinish(&reader);
+	MemoryContextSwitchTo(outcxt);
+
+	out->rows = reader.rows;
+	out->dims = reader.dims;
+	out->data = reader.data;
+	out->ids = reader.ids;
+	out->source_desc = pstrdup(desc);
+	out->heap_scan = heap_scan;
+	MemoryContextDelete(workcxt);
+
+	INSTR_TIME_SET_CURRENT(duration);
+	INSTR_TIME_SUBTRACT(duration, start);
+	out->read_ms = INSTR_TIME_GET_MILLISEC(duration);
+}

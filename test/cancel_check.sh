@@ -1,0 +1,64 @@
+# test/cancel_check.sh: sourced by test/run_tests.sh and test/gpu_suite.sh.
+# odp_cancel_checks DEVICE TABLE K: a long odp_outlier_scores run on TABLE
+# (which must take well over 2 s on DEVICE) must stop within a second of
+# statement_timeout and of pg_cancel_backend, and the next call in the
+# same session must work; on the GPU, device memory must be back.
+# Prints one "ok"/"FAILED" line per check and adds to ODP_PASSED/ODP_FAILED.
+
+odp_now() { date +%s.%N; }
+
+odp_check() {	# name, condition-exit-status, detail
+	if [ "$2" -eq 0 ]; then
+		ODP_PASSED=$((ODP_PASSED + 1)); echo "ok     $1 ($3)"
+	else
+		ODP_FAILED=$((ODP_FAILED + 1)); echo "FAILED $1 ($3)"
+	fi
+}
+
+odp_cancel_checks() {
+	local dev=$1 table=$2 k=$3 out t0 t1 el pid free_before free_after
+	local q="SELECT count(*) FROM odp_outlier_scores('$table', k => $k)"
+
+	# statement_timeout, then a working call and the memory check in the same session
+	out=$(psql -X -At -v ON_ERROR_STOP=0 2>&1 <<SQL
+SET odp_gpu.device = $dev;
+SELECT 'free_before=' || coalesce(max(free_memory), 0) FROM odp_gpu_info() WHERE selected;
+SELECT 't0=' || extract(epoch FROM clock_timestamp());
+SET statement_timeout = '1s';
+$q;
+RESET statement_timeout;
+SELECT 't1=' || extract(epoch FROM clock_timestamp());
+SELECT 'free_after=' || coalesce(max(free_memory), 0) FROM odp_gpu_info() WHERE selected;
+SELECT 'next=' || count(*) FROM odp_outlier_scores('(SELECT id, features FROM $table WHERE id <= 100)', k => 3);
+SQL
+)
+	t0=$(sed -n 's/^t0=//p' <<<"$out"); t1=$(sed -n 's/^t1=//p' <<<"$out")
+	el=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
+	grep -q "canceling statement due to statement timeout" <<<"$out" \
+		&& awk -v e="$el" 'BEGIN { exit !(e < 2.0) }'
+	odp_check "$dev: statement_timeout = 1s stops the run" $? "stopped after $el s"
+	grep -q '^next=100$' <<<"$out"
+	odp_check "$dev: next call after a timeout works" $? "$(grep '^next=' <<<"$out" || echo "$out" | tail -3)"
+	free_before=$(sed -n 's/^free_before=//p' <<<"$out"); free_after=$(sed -n 's/^free_after=//p' <<<"$out")
+	if [ "$dev" = gpu ]; then
+		# the same backend's context stays; only the run's buffers must be gone
+		awk -v a="$free_before" -v b="$free_after" 'BEGIN { exit !(a - b < 64 * 1048576) }'
+		odp_check "$dev: GPU memory is back after the timeout" $? \
+			"free before $((free_before / 1048576)) MB, after $((free_after / 1048576)) MB"
+	fi
+
+	# pg_cancel_backend from another session
+	psql -X -At -c "SET application_name = 'odp_cancel_me'" -c "SET odp_gpu.device = $dev" -c "$q" \
+		>/tmp/odp_cancel.$$ 2>&1 &
+	pid=$!
+	sleep 2
+	t0=$(odp_now)
+	psql -X -At -c "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = 'odp_cancel_me' AND state = 'active'" >/dev/null
+	wait $pid || true
+	t1=$(odp_now)
+	el=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
+	grep -q "canceling statement due to user request" /tmp/odp_cancel.$$ \
+		&& awk -v e="$el" 'BEGIN { exit !(e < 1.0) }'
+	odp_check "$dev: pg_cancel_backend stops the run" $? "stopped $el s after the cancel; $(head -c 200 /tmp/odp_cancel.$$ | tr '\n' ' ')"
+	rm -f /tmp/odp_cancel.$$
+}

@@ -1,0 +1,86 @@
+# test/lib.sh: shared by test/run_tests.sh, test/demo.sh and test/gpu_suite.sh.
+# Installs what is missing (Debian 12, as root), builds and installs the
+# extension, and starts / stops a throwaway PostgreSQL server owned by an
+# unprivileged user (PostgreSQL refuses to run as root).
+#
+# Settings (environment): PG_CONFIG (default: Debian's PostgreSQL 15),
+# ODP_TEST_PORT (default 54329), ODP_TEST_OS_USER (default odptest),
+# ODP_USE_RUNNING_SERVER=1 to use the server PGHOST/PGPORT already point at.
+
+ODP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ODP_PORT=${ODP_TEST_PORT:-54329}
+ODP_OS_USER=${ODP_TEST_OS_USER:-odptest}
+
+odp_log() { printf '== %s\n' "$*"; }
+
+# Installs PostgreSQL 15 and its server headers with apt-get when missing.
+odp_install_deps() {
+	local need=""
+	if [ -z "${PG_CONFIG:-}" ]; then
+		[ -x /usr/lib/postgresql/15/bin/postgres ] || need="$need postgresql-15"
+		[ -f /usr/include/postgresql/15/server/postgres.h ] || need="$need postgresql-server-dev-15"
+		command -v make >/dev/null && command -v gcc >/dev/null || need="$need build-essential"
+		if [ -n "$need" ]; then
+			if [ "$(id -u)" -ne 0 ]; then
+				echo "missing:$need; run as root or install them first" >&2
+				return 1
+			fi
+			odp_log "installing$need"
+			apt-get update -qq
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $need >/dev/null
+		fi
+		export PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
+	fi
+	ODP_PGBIN=$("$PG_CONFIG" --bindir)
+	export PATH="$ODP_PGBIN:$PATH"
+	if [ ! -x "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc" ]; then
+		echo "no CUDA toolkit at ${CUDA_HOME:-/usr/local/cuda}; set CUDA_HOME" >&2
+		return 1
+	fi
+}
+
+# Builds with warnings as errors and installs into the server's directories.
+odp_build() {
+	odp_log "building odp_gpu"
+	make -C "$ODP_ROOT" -s -j"$(nproc)" PG_CONFIG="$PG_CONFIG" PG_CFLAGS=-Werror >/dev/null
+	make -C "$ODP_ROOT" -s install PG_CONFIG="$PG_CONFIG" >/dev/null
+}
+
+# Starts a throwaway server on a Unix socket; exports PGHOST/PGPORT/PGUSER.
+odp_start_server() {
+	if [ "${ODP_USE_RUNNING_SERVER:-0}" = 1 ]; then
+		pg_isready -q || { echo "no server at PGHOST=$PGHOST" >&2; return 1; }
+		return 0
+	fi
+	local runas=()
+	if [ "$(id -u)" -eq 0 ]; then
+		id "$ODP_OS_USER" >/dev/null 2>&1 || useradd -m "$ODP_OS_USER"
+		runas=(runuser -u "$ODP_OS_USER" --)
+	fi
+	ODP_PGDATA=$(mktemp -d /tmp/odp_gpu_data.XXXXXX)
+	ODP_SOCKDIR=$(mktemp -d /tmp/odp_gpu_sock.XXXXXX)
+	[ "$(id -u)" -eq 0 ] && chown "$ODP_OS_USER" "$ODP_PGDATA" "$ODP_SOCKDIR"
+	chmod 755 "$ODP_SOCKDIR"
+	"${runas[@]}" "$ODP_PGBIN/initdb" -D "$ODP_PGDATA" -A trust -U postgres >"$ODP_PGDATA.initdb.log" 2>&1 \
+		|| { cat "$ODP_PGDATA.initdb.log"; return 1; }
+	"${runas[@]}" "$ODP_PGBIN/pg_ctl" -D "$ODP_PGDATA" -l "$ODP_PGDATA/server.log" -w \
+		-o "-k $ODP_SOCKDIR -p $ODP_PORT -c listen_addresses=''" start >/dev/null \
+		|| { tail -20 "$ODP_PGDATA/server.log"; return 1; }
+	ODP_SERVER_RUNAS=("${runas[@]}")
+	export PGHOST=$ODP_SOCKDIR PGPORT=$ODP_PORT PGUSER=postgres PGDATABASE=postgres
+	trap odp_stop_server EXIT
+}
+
+# Stops the throwaway server and removes its files.
+odp_stop_server() {
+	if [ -n "${ODP_PGDATA:-}" ] && [ -d "$ODP_PGDATA" ]; then
+		"${ODP_SERVER_RUNAS[@]}" "$ODP_PGBIN/pg_ctl" -D "$ODP_PGDATA" -m fast -w stop >/dev/null 2>&1 || true
+		rm -rf "$ODP_PGDATA" "$ODP_PGDATA.initdb.log" "$ODP_SOCKDIR"
+		ODP_PGDATA=
+	fi
+}
+
+# Prints the server log's tail (for failures).
+odp_server_log_tail() {
+	[ -n "${ODP_PGDATA:-}" ] && tail -n "${1:-30}" "$ODP_PGDATA/server.log" || true
+}

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Runs every test of odp_gpu on a fresh Debian 12 machine (as root or as a
+# user who already has PostgreSQL 15 and its headers): installs what is
+# missing, builds with warnings as errors, installs, runs the engine unit
+# tests, starts a throwaway server, runs the pg_regress suites and the
+# cancellation checks, stops the server, and ends with "N passed, N failed".
+# Exits non-zero on any failure.  Usage: bash test/run_tests.sh
+set -uo pipefail
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/cancel_check.sh"
+ODP_PASSED=0
+ODP_FAILED=0
+set -e
+odp_install_deps
+odp_build
+set +e
+
+# 1. engine unit tests (CPU everywhere, GPU where one is usable)
+odp_log "engine unit tests"
+make -C "$ODP_ROOT" -s engine-test PG_CONFIG="$PG_CONFIG" >/tmp/odp_engine_test.log 2>&1
+rc=$?
+grep -E '^(FAILED|GPU tests)' /tmp/odp_engine_test.log
+line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' /tmp/odp_engine_test.log | tail -1)
+if [ -n "$line" ]; then
+	ODP_PASSED=$((ODP_PASSED + $(cut -d' ' -f1 <<<"$line")))
+	ODP_FAILED=$((ODP_FAILED + $(cut -d' ' -f3 <<<"$line")))
+	echo "engine: $line"
+fi
+if [ $rc -ne 0 ] && { [ -z "$line" ] || [ "$(cut -d' ' -f3 <<<"$line")" = 0 ]; }; then
+	tail -20 /tmp/odp_engine_test.log
+	ODP_FAILED=$((ODP_FAILED + 1))
+fi
+
+# 2. pg_regress suites against a throwaway server
+set -e
+odp_start_server
+set +e
+odp_log "pg_regress suites"
+make -C "$ODP_ROOT" -s installcheck PG_CONFIG="$PG_CONFIG" >/tmp/odp_regress.log 2>&1
+grep -E '^(test| +[a-z_0-9]+ +\.\.\.)|\.\.\. (ok|FAILED|failed)' /tmp/odp_regress.log
+ok=$(grep -cE '\.\.\. ok' /tmp/odp_regress.log)
+bad=$(grep -cE '\.\.\. (FAILED|failed)' /tmp/odp_regress.log)
+ODP_PASSED=$((ODP_PASSED + ok))
+ODP_FAILED=$((ODP_FAILED + bad))
+if [ "$bad" -gt 0 ] || [ "$ok" -eq 0 ]; then
+	[ "$ok" -eq 0 ] && [ "$bad" -eq 0 ] && ODP_FAILED=$((ODP_FAILED + 1))
+	tail -30 /tmp/odp_regress.log
+	[ -f "$ODP_ROOT/regression.diffs" ] && head -200 "$ODP_ROOT/regression.diffs"
+	odp_server_log_tail 30
+fi
+
+# 3. cancellation of a long CPU run (the GPU suite repeats this on a GPU)
+odp_log "cancellation checks"
+psql -X -q -v ON_ERROR_STOP=1 >/dev/null <<'SQL'
+CREATE EXTENSION IF NOT EXISTS odp_gpu;
+DROP TABLE IF EXISTS odp_cancel_data;
+CREATE TABLE odp_cancel_data AS
+	SELECT i AS id, array(SELECT random()::real FROM generate_series(1, 16) WHERE i > 0) AS features
+	FROM generate_series(1, 100000) i;
+SQL
+odp_cancel_checks cpu odp_cancel_data 10
+psql -X -q -c "DROP TABLE odp_cancel_data" >/dev/null
+
+odp_stop_server
+echo "$ODP_PASSED passed, $ODP_FAILED failed"
+[ "$ODP_FAILED" -eq 0 ]
