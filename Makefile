@@ -12,8 +12,14 @@ SRC_OBJS = src/odp_gpu.o src/settings.o src/args.o src/input.o src/engine_glue.o
 	src/outliers.o src/gpu_info.o
 ENGINE_C_OBJS = kernels/engine_common.o kernels/outliers.o \
 	kernels/cpu_knn.o kernels/topn.o
+# WITH_CUDA=no builds a CPU-only library (no CUDA toolkit needed).
+WITH_CUDA ?= yes
+ifeq ($(WITH_CUDA),no)
+ENGINE_CU_OBJS = kernels/gpu_disabled.o
+else
 ENGINE_CU_OBJS = kernels/gpu_runtime.o kernels/gpu_knn.o \
 	kernels/gpu_outliers.o
+endif
 OBJS = $(SRC_OBJS) $(ENGINE_C_OBJS) $(ENGINE_CU_OBJS)
 
 # Every sql/*.sql that is not an install or upgrade script is a regress test.
@@ -33,11 +39,17 @@ NVCCFLAGS = $(CUDA_ARCH_FLAGS) $(NVCC_OPTFLAGS) -std=c++17 -fmad=false \
 	-Xcompiler -fPIC -Xcompiler -fvisibility=hidden -Ikernels
 
 PG_CPPFLAGS = -Ikernels
-# Same reason as -fmad=false above, for the host compiler.
-ENGINE_CFLAGS = -ffp-contract=off -pthread
+# -ffp-contract=off: same reason as -fmad=false above, for the host
+# compiler; -O3 -fno-math-errno let the distance loops vectorise (SSE2,
+# lane by lane the same IEEE operations, so the same bits).
+ENGINE_CFLAGS = -O3 -fno-math-errno -ffp-contract=off -pthread
 # cudart is linked statically: the library then loads on hosts with no
 # CUDA runtime and no driver, and finds the driver (libcuda) at first use.
+ifeq ($(WITH_CUDA),no)
+SHLIB_LINK += -lpthread -lm
+else
 SHLIB_LINK += -L$(CUDA_HOME)/lib64 -lcudart_static -lstdc++ -lpthread -ldl -lrt -lm
+endif
 
 EXTRA_CLEAN = test/engine/test_engine kernels/*.o src/*.o
 
@@ -47,7 +59,7 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-$(ENGINE_C_OBJS): CFLAGS += $(ENGINE_CFLAGS)
+$(ENGINE_C_OBJS) kernels/gpu_disabled.o: CFLAGS += $(ENGINE_CFLAGS)
 
 kernels/%.o: kernels/%.cu kernels/*.h $(wildcard kernels/*.cuh)
 	$(NVCC) $(NVCCFLAGS) -c -o $@ $<

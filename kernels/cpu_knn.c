@@ -34,9 +34,26 @@
 #include "engine_internal.h"
 #include "odp_distance.h"
 
-/* Candidate rows per block: D=10 floats x 1024 rows stays in L1/L2. */
-#define CPU_CAND_BLOCK	1024
+/*
+ * Candidate rows per block: the transposed block (dims x rows floats) is
+ * kept near 64 kB so it stays in L2 while a query block sweeps it.
+ */
+#define CPU_CAND_BLOCK_MAX	1024
+#define CPU_CAND_BLOCK_MIN	16
+#define CPU_BLOCK_FLOATS	16384
 #define CPU_MAX_THREADS 256
+
+/* One thread's buffers. */
+typedef struct CpuKnnScratch
+{
+	int			cand_block;		/* candidates per block */
+	float	   *ct;				/* dims x cand_block, transposed block */
+	float	   *cnorm;			/* cand_block norms (cosine) */
+	float	   *acc;			/* cand_block distances of one query */
+	float	   *hd;				/* query_block x k heap distances */
+	int64_t    *hi;				/* query_block x k heap indexes */
+	int32_t    *sizes;			/* query_block heap sizes */
+} CpuKnnScratch;
 
 typedef struct CpuKnnJob
 {
@@ -144,48 +161,70 @@ heap_sort_ascending(float *hd, int64_t *hi, int32_t size)
 
 /*
  * Processes one block of queries [q0, q1) against every candidate.
- * Inlined with a constant metric so the per-dimension switch folds away.
- * Returns false when stopped early (cancel or another thread's failure).
+ *
+ * Each candidate block is first copied transposed (dimension-major) into
+ * ct, so that the innermost loop runs across candidates with unit stride
+ * and the compiler vectorises it; every lane still applies odp_dist_step
+ * to its own pair in dimension order, so the distances are the same bits
+ * as the scalar definition.  Inlined with a constant metric so the
+ * per-dimension switch folds away.  Returns false when stopped early
+ * (cancel or another thread's failure).
  */
 static inline __attribute__((always_inline)) bool
 knn_query_block(CpuKnnJob *job, OdpMetric metric, int64_t q0, int64_t q1,
-				float *hd, int64_t *hi, int32_t *sizes, bool poll)
+				CpuKnnScratch *sc, bool poll)
 {
 	const OdpCpuKnnArgs *a = job->args;
 	const int	dims = a->queries->dims;
 	const int32_t k = a->k;
 	const int64_t ncand = a->candidates->rows;
+	const int	cb = sc->cand_block;
 
 	for (int64_t q = q0; q < q1; q++)
-		sizes[q - q0] = 0;
+		sc->sizes[q - q0] = 0;
 
-	for (int64_t c0 = 0; c0 < ncand; c0 += CPU_CAND_BLOCK)
+	for (int64_t c0 = 0; c0 < ncand; c0 += cb)
 	{
-		int64_t		c1 = c0 + CPU_CAND_BLOCK < ncand ? c0 + CPU_CAND_BLOCK : ncand;
+		int			nc = (int) (c0 + cb < ncand ? cb : ncand - c0);
+
+		for (int c = 0; c < nc; c++)
+		{
+			const float *crow = a->candidates->data + (c0 + c) * dims;
+
+			for (int d = 0; d < dims; d++)
+				sc->ct[(size_t) d * cb + c] = crow[d];
+			sc->cnorm[c] = a->cand_norms ? a->cand_norms[c0 + c] : 0.0f;
+		}
 
 		for (int64_t q = q0; q < q1; q++)
 		{
 			const float *qrow = a->queries->data + q * dims;
 			float		qnorm = a->query_norms ? a->query_norms[q] : 0.0f;
-			int64_t		self = a->self_join ? q : -1;
-			float	   *qd = hd + (q - q0) * k;
-			int64_t    *qi = hi + (q - q0) * k;
-			int32_t    *size = &sizes[q - q0];
+			int64_t		self = a->self_join ? q - c0 : -1;
+			float	   *qd = sc->hd + (q - q0) * k;
+			int64_t    *qi = sc->hi + (q - q0) * k;
+			int32_t    *size = &sc->sizes[q - q0];
+			float	   *acc = sc->acc;
 
-			for (int64_t c = c0; c < c1; c++)
+			for (int c = 0; c < nc; c++)
+				acc[c] = 0.0f;
+			for (int d = 0; d < dims; d++)
 			{
-				const float *crow = a->candidates->data + c * dims;
-				float		acc = 0.0f;
-				float		d;
+				const float qv = qrow[d];
+				const float *col = sc->ct + (size_t) d * cb;
 
+				for (int c = 0; c < nc; c++)
+					acc[c] = odp_dist_step(metric, acc[c], qv, col[c]);
+			}
+			for (int c = 0; c < nc; c++)
+				acc[c] = odp_dist_finish(metric, acc[c], qnorm, sc->cnorm[c]);
+
+			for (int c = 0; c < nc; c++)
+			{
 				if (c == self)
 					continue;
-				for (int dd = 0; dd < dims; dd++)
-					acc = odp_dist_step(metric, acc, qrow[dd], crow[dd]);
-				d = odp_dist_finish(metric, acc, qnorm,
-									a->cand_norms ? a->cand_norms[c] : 0.0f);
-				if (*size < k || d < qd[0])
-					heap_offer(qd, qi, size, k, d, c);
+				if (*size < k || acc[c] < qd[0])
+					heap_offer(qd, qi, size, k, acc[c], c0 + c);
 			}
 		}
 		if (atomic_load_explicit(&job->stop, memory_order_relaxed))
@@ -200,11 +239,11 @@ knn_query_block(CpuKnnJob *job, OdpMetric metric, int64_t q0, int64_t q1,
 
 	for (int64_t q = q0; q < q1; q++)
 	{
-		float	   *qd = hd + (q - q0) * k;
-		int64_t    *qi = hi + (q - q0) * k;
+		float	   *qd = sc->hd + (q - q0) * k;
+		int64_t    *qi = sc->hi + (q - q0) * k;
 
-		heap_sort_ascending(qd, qi, sizes[q - q0]);
-		a->emit(a->emit_arg, q, qd, qi, sizes[q - q0]);
+		heap_sort_ascending(qd, qi, sc->sizes[q - q0]);
+		a->emit(a->emit_arg, q, qd, qi, sc->sizes[q - q0]);
 	}
 	return true;
 }
@@ -215,12 +254,23 @@ knn_worker_loop(CpuKnnJob *job, bool poll)
 {
 	const OdpCpuKnnArgs *a = job->args;
 	int64_t		qb = job->query_block;
-	float	   *hd = malloc(sizeof(float) * qb * a->k);
-	int64_t    *hi = malloc(sizeof(int64_t) * qb * a->k);
-	int32_t    *sizes = malloc(sizeof(int32_t) * qb);
+	int			dims = a->queries->dims;
+	CpuKnnScratch sc;
 	OdpStatus	status = ODP_OK;
 
-	if (hd == NULL || hi == NULL || sizes == NULL)
+	sc.cand_block = CPU_BLOCK_FLOATS / dims;
+	if (sc.cand_block > CPU_CAND_BLOCK_MAX)
+		sc.cand_block = CPU_CAND_BLOCK_MAX;
+	if (sc.cand_block < CPU_CAND_BLOCK_MIN)
+		sc.cand_block = CPU_CAND_BLOCK_MIN;
+	sc.ct = malloc(sizeof(float) * (size_t) dims * sc.cand_block);
+	sc.cnorm = malloc(sizeof(float) * sc.cand_block);
+	sc.acc = malloc(sizeof(float) * sc.cand_block);
+	sc.hd = malloc(sizeof(float) * qb * a->k);
+	sc.hi = malloc(sizeof(int64_t) * qb * a->k);
+	sc.sizes = malloc(sizeof(int32_t) * qb);
+
+	if (!sc.ct || !sc.cnorm || !sc.acc || !sc.hd || !sc.hi || !sc.sizes)
 	{
 		status = ODP_ERR_HOST_OOM;
 		atomic_store(&job->stop, 1);
@@ -240,28 +290,31 @@ knn_worker_loop(CpuKnnJob *job, bool poll)
 		switch (a->metric)
 		{
 			case ODP_METRIC_EUCLIDEAN:
-				ok = knn_query_block(job, ODP_METRIC_EUCLIDEAN, q0, q1, hd, hi, sizes, poll);
+				ok = knn_query_block(job, ODP_METRIC_EUCLIDEAN, q0, q1, &sc, poll);
 				break;
 			case ODP_METRIC_SQEUCLIDEAN:
-				ok = knn_query_block(job, ODP_METRIC_SQEUCLIDEAN, q0, q1, hd, hi, sizes, poll);
+				ok = knn_query_block(job, ODP_METRIC_SQEUCLIDEAN, q0, q1, &sc, poll);
 				break;
 			case ODP_METRIC_MANHATTAN:
-				ok = knn_query_block(job, ODP_METRIC_MANHATTAN, q0, q1, hd, hi, sizes, poll);
+				ok = knn_query_block(job, ODP_METRIC_MANHATTAN, q0, q1, &sc, poll);
 				break;
 			case ODP_METRIC_CHEBYSHEV:
-				ok = knn_query_block(job, ODP_METRIC_CHEBYSHEV, q0, q1, hd, hi, sizes, poll);
+				ok = knn_query_block(job, ODP_METRIC_CHEBYSHEV, q0, q1, &sc, poll);
 				break;
 			case ODP_METRIC_COSINE:
-				ok = knn_query_block(job, ODP_METRIC_COSINE, q0, q1, hd, hi, sizes, poll);
+				ok = knn_query_block(job, ODP_METRIC_COSINE, q0, q1, &sc, poll);
 				break;
 		}
 		if (!ok)
 			break;
 	}
 done:
-	free(hd);
-	free(hi);
-	free(sizes);
+	free(sc.ct);
+	free(sc.cnorm);
+	free(sc.acc);
+	free(sc.hd);
+	free(sc.hi);
+	free(sc.sizes);
 	return status;
 }
 

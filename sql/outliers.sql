@@ -66,7 +66,7 @@ FROM unnest(ARRAY['euclidean', 'sqeuclidean', 'manhattan', 'chebyshev', 'cosine'
 GROUP BY m, k ORDER BY m, k;
 -- the top 5 agree with the reference's ranking
 SELECT (SELECT array_agg(id ORDER BY rank) FROM odp_top_outliers('pts', k => 5, n => 5))
-	 = (SELECT array_agg(id) FROM (SELECT id FROM ref_scores('euclidean', 5)
+	 = (SELECT array_agg(id::bigint) FROM (SELECT id FROM ref_scores('euclidean', 5)
 								  ORDER BY score DESC, id LIMIT 5) s) AS same_top5;
 
 -- Planted outliers: a 50 x 60 grid plus four far points.

@@ -662,11 +662,11 @@ OdpFindColumn(const OdpColumn *cols, int ncols, const char *name,
 /*
  * Picks the default id column: the single-column integer primary key
  * (pk_attnum, InvalidAttrNumber if none), else an integer column named
- * "id"; raises 42703 otherwise.
+ * "id"; raises 42703 otherwise.  is_relation words the error.
  */
 static const OdpColumn *
 OdpDefaultIdColumn(const OdpColumn *cols, int ncols, AttrNumber pk_attnum,
-				   const char *desc)
+				   bool is_relation, const char *desc)
 {
 	const OdpColumn *col;
 
@@ -687,27 +687,36 @@ OdpDefaultIdColumn(const OdpColumn *cols, int ncols, AttrNumber pk_attnum,
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_COLUMN),
 				 errmsg("%s has no integer id column", desc),
+				 is_relation ?
 				 errdetail("Column \"id\" has type %s, and there is no single-column integer primary key.",
+						   format_type_be(col->typid)) :
+				 errdetail("Column \"id\" has type %s.",
 						   format_type_be(col->typid)),
+				 errhint("Name the id column with id_column => '...'.")));
+	if (is_relation)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("%s has no integer id column", desc),
+				 errdetail("There is no single-column integer primary key and no column named \"id\"."),
 				 errhint("Name the id column with id_column => '...'.")));
 	ereport(ERROR,
 			(errcode(ERRCODE_UNDEFINED_COLUMN),
 			 errmsg("%s has no integer id column", desc),
-			 errdetail("There is no single-column integer primary key and no column named \"id\"."),
-			 errhint("Name the id column with id_column => '...'.")));
+			 errdetail("The query has no column named \"id\"."),
+			 errhint("Name the id column with id_column => '...', or add one to the query with AS id.")));
 	return NULL;				/* keep compiler quiet */
 }
 
 /*
  * Resolves the id column and the features of the source whose columns are
- * cols.  Defaults: id is the single-column integer primary key, else an
+ * cols (of a relation if is_relation, else of a query).  Defaults: id is the single-column integer primary key, else an
  * integer column "id"; features is the only numeric array column, else
  * every numeric column except the id.  Fills *plan.
  */
 static void
-OdpResolveColumns(const OdpColumn *cols, int ncols, AttrNumber pk_attnum,
-				  const OdpInputSpec *spec, const char *desc,
-				  OdpColumnPlan *plan)
+OdpResolveColumns(const OdpColumn *cols, int ncols, bool is_relation,
+				  AttrNumber pk_attnum, const OdpInputSpec *spec,
+				  const char *desc, OdpColumnPlan *plan)
 {
 	const OdpColumn *id;
 
@@ -721,7 +730,7 @@ OdpResolveColumns(const OdpColumn *cols, int ncols, AttrNumber pk_attnum,
 		OdpEnsureIdType(id);
 	}
 	else
-		id = OdpDefaultIdColumn(cols, ncols, pk_attnum, desc);
+		id = OdpDefaultIdColumn(cols, ncols, pk_attnum, is_relation, desc);
 	plan->id = *id;
 	plan->maxpos = id->pos;
 
@@ -1434,7 +1443,8 @@ OdpReadQuerySource(const char *query, const OdpInputSpec *spec,
 
 	oldcxt = MemoryContextSwitchTo(workcxt);
 	cols = OdpDescribeColumns(portal->tupDesc, false, &ncols);
-	OdpResolveColumns(cols, ncols, InvalidAttrNumber, spec, "query", plan);
+	OdpResolveColumns(cols, ncols, false, InvalidAttrNumber, spec, "query",
+					  plan);
 	MemoryContextSwitchTo(oldcxt);
 
 	OdpReaderInit(r, plan, outcxt, rowcxt, "query", 0);
@@ -1471,8 +1481,8 @@ OdpReadRelationSource(const char *source, const OdpInputSpec *spec,
 	*desc = OdpRelationDesc(rel);
 
 	cols = OdpDescribeColumns(RelationGetDescr(rel), true, &ncols);
-	OdpResolveColumns(cols, ncols, OdpPrimaryKeyColumn(rel), spec, *desc,
-					  plan);
+	OdpResolveColumns(cols, ncols, true, OdpPrimaryKeyColumn(rel), spec,
+					  *desc, plan);
 	OdpCheckColumnPrivileges(rel, plan);
 
 	/* a plain table, read as SELECT would: no RLS policies, no children */

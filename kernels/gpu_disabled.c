@@ -1,0 +1,64 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpu_disabled.c
+ *	  The GPU entry points of a build without CUDA (make WITH_CUDA=no):
+ *	  every one reports that no GPU is usable, so odp_gpu.device = auto
+ *	  computes on the CPU and gpu fails with a clear message.
+ *
+ * Copyright (c) 2026, odp_gpu developers
+ *
+ * IDENTIFICATION
+ *	  kernels/gpu_disabled.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "engine_internal.h"
+
+#define NO_CUDA_MESSAGE "odp_gpu was built without CUDA (make WITH_CUDA=no)"
+
+/* Reports that this build has no GPU path. */
+bool
+odp_gpu_compiled(void)
+{
+	return false;
+}
+
+/* Reports that no CUDA version was built in. */
+int
+odp_gpu_build_version(void)
+{
+	return 0;
+}
+
+/* Finds no GPU, always. */
+OdpStatus
+odp_gpu_probe(OdpContext *ctx, int *count, int *driver_version,
+			  int *runtime_version)
+{
+	*count = 0;
+	*driver_version = 0;
+	*runtime_version = 0;
+	return odp_fail(ctx, ODP_ERR_NO_GPU, NO_CUDA_MESSAGE);
+}
+
+/* Has no device to describe. */
+OdpStatus
+odp_gpu_device_info(OdpContext *ctx, int index, OdpGpuInfo *info)
+{
+	(void) index;
+	(void) info;
+	return odp_fail(ctx, ODP_ERR_NO_GPU, NO_CUDA_MESSAGE);
+}
+
+/* Cannot run; the dispatcher only gets here when the caller forced it. */
+OdpStatus
+odp_gpu_outlier_scores(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
+					   int32_t k, const float *norms, double *scores)
+{
+	(void) m;
+	(void) metric;
+	(void) k;
+	(void) norms;
+	(void) scores;
+	return odp_fail(ctx, ODP_ERR_NO_GPU, NO_CUDA_MESSAGE);
+}

@@ -1,0 +1,110 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpu_knn.cuh
+ *	  The shared GPU primitive: fused distance tiles and per-query
+ *	  k-smallest selection of a query set Q against a candidate set C.
+ *
+ * For every query q the primitive keeps, in device memory, the k smallest
+ * (distance, global candidate index) pairs seen so far, sorted ascending
+ * by distance and then by candidate index; that order is also the tie
+ * rule (equal distances prefer the smaller index).  Calls accumulate: the
+ * caller may feed the candidates of one query set in several chunks, in
+ * any order, and gets exactly the result of one pass over all of them.
+ *
+ * Used by the outlier scores (Q = C, self-exclusion on) and meant for the
+ * k-NN query and the k-NN join (Q != C).
+ *
+ * Copyright (c) 2026, odp_gpu developers
+ *
+ * IDENTIFICATION
+ *	  kernels/gpu_knn.cuh
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef ODP_GPU_KNN_CUH
+#define ODP_GPU_KNN_CUH
+
+#include <cuda_runtime.h>
+
+#include "engine_internal.h"
+#include "gpu_runtime.cuh"
+
+/*
+ * Pending-candidate buffer per query of the large-k path (k above
+ * ODP_KNN_FAST_MAX_K), held in device memory next to the state.
+ */
+#define ODP_KNN_GLOBAL_CAP		256
+
+/* Largest k served by the shared-memory (fast) selection. */
+#define ODP_KNN_FAST_MAX_K		128
+
+/* Query rows one thread block handles; a good multiple for chunk sizes. */
+#define ODP_KNN_BLOCK_QUERIES	64
+
+/*
+ * One accumulation problem.  Row data are device pointers, row-major
+ * rows x dims float32.  Global indices (query_base + i, cand_base + j)
+ * are what the state records and what self-exclusion compares.
+ */
+typedef struct OdpKnnProblem
+{
+	const float *queries;		/* nq x dims */
+	const float *query_norms;	/* nq, cosine only, else NULL */
+	int64_t		query_base;		/* global index of queries[0] */
+	int64_t		nq;
+	const float *cands;			/* nc x dims */
+	const float *cand_norms;	/* nc, cosine only, else NULL */
+	int64_t		cand_base;		/* global index of cands[0] */
+	int64_t		nc;
+	int32_t		dims;			/* 1 .. ODP_MAX_DIMS */
+	OdpMetric	metric;
+	bool		exclude_self;	/* skip pairs whose global indices are equal */
+} OdpKnnProblem;
+
+/*
+ * Per-query selection state in device memory: row q of dist/index holds
+ * count[q] valid entries, ascending.  buf_* exist for k above
+ * ODP_KNN_FAST_MAX_K only (else NULL); they are scratch, empty between
+ * calls.
+ */
+typedef struct OdpKnnState
+{
+	float	   *dist;			/* rows x k */
+	int64_t    *index;			/* rows x k, global candidate indices */
+	int32_t    *count;			/* rows */
+	float	   *buf_dist;		/* rows x ODP_KNN_GLOBAL_CAP, or NULL */
+	int64_t    *buf_index;
+	int64_t		rows;
+	int32_t		k;
+} OdpKnnState;
+
+/*
+ * Device bytes of state per query row for k, rounding aside.  Callers plan
+ * chunk sizes with it.
+ */
+extern size_t OdpKnnStateBytesPerRow(int32_t k);
+
+/*
+ * Allocates state for rows queries and k neighbours from arena; the state
+ * is not yet reset.
+ */
+extern OdpStatus OdpKnnStateAlloc(OdpContext *ctx, OdpGpuArena *arena,
+								  int64_t rows, int32_t k, OdpKnnState *state);
+
+/* Empties the state (count = 0) on stream, before the first candidates. */
+extern OdpStatus OdpKnnStateReset(OdpContext *ctx, cudaStream_t stream,
+								  OdpKnnState *state);
+
+/*
+ * Merges all candidates of p into the state of p's queries (state->rows
+ * must equal p->nq).  Runs as bounded kernel launches on stream (each well
+ * under 100 ms), polls odp_cancel_requested between them and returns
+ * ODP_ERR_CANCELLED, with the stream idle, when asked to stop.  Adds the
+ * elapsed time to *compute_ms.  Requires 1 <= k <= ODP_MAX_K and dims in
+ * 1 .. ODP_MAX_DIMS; the caller has the device selected (OdpGpuBegin).
+ */
+extern OdpStatus OdpKnnAccumulate(OdpContext *ctx, const OdpGpuDevice *dev,
+								  cudaStream_t stream, const OdpKnnProblem *p,
+								  OdpKnnState *state, double *compute_ms);
+
+#endif							/* ODP_GPU_KNN_CUH */

@@ -1,0 +1,114 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpu_runtime.cuh
+ *	  GPU runtime helpers shared by every analytic: device selection, the
+ *	  memory budget and a tracking allocator.
+ *
+ * Every GPU entry point starts with OdpGpuBegin (probe, select device,
+ * compute the budget), takes all device memory from one OdpGpuArena, and
+ * ends with OdpGpuArenaRelease on every path, errors and cancellation
+ * included.
+ *
+ * Copyright (c) 2026, odp_gpu developers
+ *
+ * IDENTIFICATION
+ *	  kernels/gpu_runtime.cuh
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef ODP_GPU_RUNTIME_CUH
+#define ODP_GPU_RUNTIME_CUH
+
+#include <cuda_runtime.h>
+
+#include "engine_internal.h"
+#include "gpu_check.cuh"
+
+/* Share of cudaMemGetInfo's free memory the engine may use by default. */
+#define ODP_GPU_FREE_SHARE		0.90
+
+/* Allocations are counted against the budget in units of this size. */
+#define ODP_GPU_ALLOC_ALIGN		((size_t) 512)
+
+/* Most allocations one arena tracks; a call needs about ten. */
+#define ODP_GPU_ARENA_MAX		32
+
+/* What OdpGpuBegin learned about the selected device. */
+typedef struct OdpGpuDevice
+{
+	int			id;				/* CUDA ordinal (ctx->gpu_id) */
+	int			sm_count;		/* multiprocessors */
+	int			cc_major;
+	int			cc_minor;
+	size_t		smem_per_block;	/* opt-in shared memory per block */
+	size_t		smem_per_sm;	/* shared memory per multiprocessor */
+	size_t		free_memory;	/* cudaMemGetInfo at begin */
+	size_t		total_memory;
+	size_t		budget;			/* bytes this call may allocate */
+} OdpGpuDevice;
+
+/* Device allocations of one call, freed together. */
+typedef struct OdpGpuArena
+{
+	void	   *ptr[ODP_GPU_ARENA_MAX];
+	size_t		bytes[ODP_GPU_ARENA_MAX];
+	int			count;
+	size_t		used;			/* sum of rounded sizes */
+	size_t		budget;			/* 0 = unlimited */
+} OdpGpuArena;
+
+/*
+ * Probes CUDA (cached), validates ctx->gpu_id, makes it the current device
+ * and fills *dev, including the budget: min(ctx->gpu_memory_limit when
+ * nonzero, 90% of the device's free memory).  Returns ODP_ERR_NO_GPU when
+ * no GPU is usable and ODP_ERR_INVALID_ARGUMENT for a bad gpu_id.
+ */
+extern OdpStatus OdpGpuBegin(OdpContext *ctx, OdpGpuDevice *dev);
+
+/* Starts an empty arena that refuses to exceed budget bytes (0: no cap). */
+extern void OdpGpuArenaInit(OdpGpuArena *arena, size_t budget);
+
+/*
+ * Allocates bytes of device memory into *ptr and records it in arena.
+ * Fails with ODP_ERR_GPU_OOM, naming what and the sizes, when the budget
+ * or the device is exhausted.  The caller must eventually call
+ * OdpGpuArenaRelease, also on error paths.
+ */
+extern OdpStatus OdpGpuArenaAlloc(OdpContext *ctx, OdpGpuArena *arena,
+								  size_t bytes, const char *what,
+								  void **ptr);
+
+/*
+ * Frees everything the arena holds.  Errors are ignored (and cleared):
+ * this runs on error paths where the context may already be broken.
+ */
+extern void OdpGpuArenaRelease(OdpGpuArena *arena);
+
+/* Bytes an allocation of n bytes counts against the budget. */
+static inline size_t
+OdpGpuRounded(size_t n)
+{
+	return (n + ODP_GPU_ALLOC_ALIGN - 1) / ODP_GPU_ALLOC_ALIGN * ODP_GPU_ALLOC_ALIGN;
+}
+
+/* Sets *r = a * b; returns false on size_t overflow. */
+static inline bool
+OdpSizeMul(size_t a, size_t b, size_t *r)
+{
+	if (a != 0 && b > SIZE_MAX / a)
+		return false;
+	*r = a * b;
+	return true;
+}
+
+/* Sets *r = a + b; returns false on size_t overflow. */
+static inline bool
+OdpSizeAdd(size_t a, size_t b, size_t *r)
+{
+	if (b > SIZE_MAX - a)
+		return false;
+	*r = a + b;
+	return true;
+}
+
+#endif							/* ODP_GPU_RUNTIME_CUH */

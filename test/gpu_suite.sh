@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# The GPU host's one script: builds, installs, runs the engine tests (GPU
+# part included), the regress suites with odp_gpu.device = gpu, GPU-vs-CPU
+# comparisons on random and adversarial data of several sizes (one split
+# into many chunks by a small odp_gpu.gpu_memory_limit), the cancellation
+# checks on the GPU, and the benchmark; ends with "N passed, N failed".
+#
+# Needs a running server: PGHOST etc. set (e.g. source .devpg/start.sh),
+# or none, and then it starts a throwaway one like test/run_tests.sh.
+#   ODP_SKIP_BENCH=1 to skip the benchmark.
+set -uo pipefail
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/cancel_check.sh"
+ODP_PASSED=0
+ODP_FAILED=0
+cd "$ODP_ROOT"
+if [ -n "${PGHOST:-}" ] && pg_isready -q 2>/dev/null; then
+	export ODP_USE_RUNNING_SERVER=1
+	export PG_CONFIG=${PG_CONFIG:-$(command -v pg_config)}
+fi
+set -e
+odp_install_deps
+odp_build
+odp_start_server
+set +e
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
+
+odp_log "engine unit tests"
+make -s engine-test PG_CONFIG="$PG_CONFIG" >/tmp/odp_engine_test.log 2>&1
+cat /tmp/odp_engine_test.log | tail -60
+line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' /tmp/odp_engine_test.log | tail -1)
+if [ -n "$line" ]; then
+	ODP_PASSED=$((ODP_PASSED + $(cut -d' ' -f1 <<<"$line")))
+	ODP_FAILED=$((ODP_FAILED + $(cut -d' ' -f3 <<<"$line")))
+else
+	ODP_FAILED=$((ODP_FAILED + 1))
+fi
+
+odp_log "pg_regress suites with odp_gpu.device = gpu, odp_gpu.gpu_min_rows = 0"
+PGOPTIONS="-c odp_gpu.device=gpu -c odp_gpu.gpu_min_rows=0" make -s installcheck PG_CONFIG="$PG_CONFIG" >/tmp/odp_regress.log 2>&1
+grep -E '\.\.\. ' /tmp/odp_regress.log
+ok=$(grep -cE '\.\.\. ok' /tmp/odp_regress.log); bad=$(grep -cE '\.\.\. (FAILED|failed)' /tmp/odp_regress.log)
+ODP_PASSED=$((ODP_PASSED + ok)); ODP_FAILED=$((ODP_FAILED + bad))
+[ "$bad" -gt 0 ] && head -150 regression.diffs
+
+odp_log "GPU vs CPU on random data"
+# odp_compare NAME ROWS DIMS K METRIC GENERATOR [MEMORY_LIMIT_MB]
+odp_compare() {
+	local name=$1 rows=$2 dims=$3 k=$4 metric=$5 gen=$6 limit=${7:-0} out
+	out=$(psql -X -At -v ON_ERROR_STOP=1 2>&1 <<SQL
+SET client_min_messages = warning;
+SELECT setseed(0.25);
+DROP TABLE IF EXISTS cmp_data, cmp_cpu, cmp_gpu;
+CREATE TABLE cmp_data AS SELECT i::bigint AS id,
+	array(SELECT ($gen)::real FROM generate_series(1, $dims) WHERE i > 0) AS f
+	FROM generate_series(1, $rows) i;
+SET odp_gpu.device = cpu;
+SET odp_gpu.cpu_threads = 16;
+CREATE TABLE cmp_cpu AS SELECT * FROM odp_outlier_scores('cmp_data', k => $k, metric => '$metric');
+SELECT 'cpu_top=' || array_agg(id ORDER BY rank)::text FROM odp_top_outliers('cmp_data', k => $k, n => 25, metric => '$metric');
+SET odp_gpu.device = gpu;
+SET odp_gpu.gpu_memory_limit = $limit;
+SET odp_gpu.report_timing = on;
+SET client_min_messages = notice;
+CREATE TABLE cmp_gpu AS SELECT * FROM odp_outlier_scores('cmp_data', k => $k, metric => '$metric');
+SET client_min_messages = warning;
+SELECT 'gpu_top=' || array_agg(id ORDER BY rank)::text FROM odp_top_outliers('cmp_data', k => $k, n => 25, metric => '$metric');
+SELECT 'cmp=' || count(*) || ' ' || count(*) FILTER (WHERE g.score = c.score) || ' '
+	|| coalesce(max(abs(g.score - c.score) / greatest(abs(c.score), 1e-300)), 0)
+	FROM cmp_cpu c FULL JOIN cmp_gpu g USING (id);
+DROP TABLE cmp_data, cmp_cpu, cmp_gpu;
+SQL
+)
+	local cmp=$(sed -n 's/^cmp=//p' <<<"$out") chunks=$(sed -n 's/.*chunks=\([0-9]*\).*/\1/p' <<<"$out")
+	local n=$(cut -d' ' -f1 <<<"$cmp") exact=$(cut -d' ' -f2 <<<"$cmp") maxrel=$(cut -d' ' -f3 <<<"$cmp")
+	local gt=$(sed -n 's/^gpu_top=//p' <<<"$out") ct=$(sed -n 's/^cpu_top=//p' <<<"$out")
+	[ "$n" = "$rows" ] && [ -n "$gt" ] && [ "$gt" = "$ct" ] && awk -v r="$maxrel" 'BEGIN { exit !(r <= 1e-5) }'
+	odp_check "gpu-vs-cpu $name: rows=$rows dims=$dims k=$k $metric limit=${limit}MB" $? \
+		"chunks=$chunks, bit-identical $exact/$n, max rel diff $maxrel, top-25 $([ "$gt" = "$ct" ] && echo same || echo DIFFERENT)"
+	grep -q '^ERROR' <<<"$out" && grep '^ERROR' <<<"$out" | head -3
+}
+odp_compare uniform 3000 3 5 euclidean "random()"
+odp_compare uniform 20000 10 50 euclidean "random()"
+odp_compare uniform 20000 10 50 sqeuclidean "random()"
+odp_compare uniform 20000 10 50 manhattan "random()"
+odp_compare uniform 20000 10 50 chebyshev "random()"
+odp_compare uniform 20000 10 50 cosine "random() + 0.01"
+odp_compare gaussian 100000 10 50 euclidean "sqrt(-2 * ln(1 - random())) * cos(2 * pi() * random())"
+odp_compare chunked 100000 10 50 euclidean "random()" 4
+odp_compare ties 20000 2 10 euclidean "floor(random() * 4)"
+odp_compare wide 4000 1000 20 euclidean "random()"
+odp_compare k1 5000 8 1 manhattan "random()"
+odp_compare bigk 5000 8 1000 euclidean "random()"
+
+odp_log "cancellation on the GPU"
+psql -X -q -v ON_ERROR_STOP=1 >/dev/null <<'SQL'
+SELECT setseed(0.75);
+DROP TABLE IF EXISTS odp_cancel_gpu;
+CREATE TABLE odp_cancel_gpu AS
+	SELECT i::bigint AS id, array(SELECT random()::real FROM generate_series(1, 32) WHERE i > 0) AS features
+	FROM generate_series(1, 1500000) i;
+SQL
+odp_cancel_checks gpu odp_cancel_gpu 50
+psql -X -q -c "DROP TABLE odp_cancel_gpu" >/dev/null
+
+if [ "${ODP_SKIP_BENCH:-0}" != 1 ]; then
+	odp_log "benchmark"
+	ODP_BENCH_CPU_THREADS=${ODP_BENCH_CPU_THREADS:-16} bash test/bench/bench_outliers.sh
+fi
+odp_stop_server
+echo "$ODP_PASSED passed, $ODP_FAILED failed"
+[ "$ODP_FAILED" -eq 0 ]
