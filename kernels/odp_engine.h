@@ -44,7 +44,7 @@ extern "C"
 /* Limits the engine enforces; src/ checks them first to report nicely. */
 #define ODP_MAX_DIMS		16384		/* features per row */
 #define ODP_MAX_K			4096		/* neighbours per row */
-#define ODP_MAX_ROWS		((int64_t) 1 << 31) - 1	/* rows per input */
+#define ODP_MAX_ROWS		(((int64_t) 1 << 31) - 1)	/* rows per input */
 #define ODP_MESSAGE_LEN		512
 
 typedef enum OdpStatus

@@ -34,6 +34,11 @@ SELECT odp_try($$SELECT * FROM odp_top_outliers('t', k => 1, n => 0)$$);
 SELECT odp_try($$SELECT * FROM odp_outlier_scores('t', k => 1, metric => 'hamming')$$);
 SELECT odp_try($$SELECT * FROM odp_outlier_scores('t', k => 1, metric => 'Euclidean')$$);
 SELECT odp_try($$SELECT * FROM odp_outlier_scores('z', k => 1, metric => 'cosine')$$);
+-- distances that overflow float32
+CREATE TABLE huge (id int PRIMARY KEY, f float8[]);
+INSERT INTO huge VALUES (1, '{1e30, 0}'), (2, '{-1e30, 0}'), (3, '{0, 1}');
+SELECT odp_try($$SELECT * FROM odp_outlier_scores('huge', k => 1)$$);
+SELECT * FROM odp_outlier_scores('huge', k => 1, metric => 'chebyshev');
 -- unknown table
 SELECT odp_try($$SELECT * FROM odp_outlier_scores('no_such_table', k => 1)$$);
 -- argument checks come before reading: a bad k on a missing table names k
@@ -41,6 +46,6 @@ SELECT odp_try($$SELECT * FROM odp_outlier_scores('no_such_table', k => 0)$$);
 -- still working after all of that
 SELECT * FROM odp_top_outliers('t', k => 1, n => 2);
 
-DROP TABLE t, z;
+DROP TABLE t, z, huge;
 DROP FUNCTION odp_try(text);
 DROP EXTENSION odp_gpu;

@@ -105,6 +105,16 @@ SELECT * FROM odp_show('long_vec');
 -- the largest number of dimensions
 SELECT * FROM odp_show('SELECT i AS id, array_fill(i::real, ARRAY[16384]) AS v FROM generate_series(1, 2) i');
 
+-- dropped columns, a column added with a default, domains
+CREATE DOMAIN odp_pos AS int CHECK (VALUE > 0);
+CREATE TABLE altered (junk text, id odp_pos PRIMARY KEY, v real[]);
+INSERT INTO altered VALUES ('a', 1, '{0,0}'), ('b', 2, '{0,3}'), ('c', 3, '{4,0}');
+ALTER TABLE altered DROP COLUMN junk;
+ALTER TABLE altered ADD COLUMN w float8 DEFAULT 2.5;
+INSERT INTO altered VALUES (4, '{4,3}', -1.5);
+SELECT * FROM odp_show('altered');
+SELECT * FROM odp_show('altered', features => '{w}');
+
 -- other relation kinds: partitioned table, materialized view, inheritance
 CREATE TABLE parted (id int PRIMARY KEY, v real[]) PARTITION BY RANGE (id);
 CREATE TABLE parted_lo PARTITION OF parted FOR VALUES FROM (0) TO (10);
@@ -219,7 +229,8 @@ DROP VIEW pts_view, no_access_view;
 DROP MATERIALIZED VIEW pts_mat;
 DROP TABLE pts, odp_in."MixedCase", keyed, text_key, two_key, mixed, long_vec,
 	parted, inh_parent, inh_child, rls_pts, secret, no_access, dup_ids,
-	empty_pts;
+	empty_pts, altered;
+DROP DOMAIN odp_pos;
 DROP SCHEMA odp_in;
 DROP ROLE regress_odp_reader;
 DROP FUNCTION odp_try(text), odp_show(text, text, text[]);

@@ -19,6 +19,8 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "engine_glue.h"
 #include "miscadmin.h"
 #include "settings.h"
@@ -189,6 +191,26 @@ OdpCheckCosineRows(const OdpInput *in, OdpMetric metric)
 	}
 }
 
+/*
+ * Ensures no score overflowed: distances are float32, so features near
+ * 1e19 and beyond make squared distances infinite, and an infinite score
+ * ranks nothing.
+ */
+static void
+GlueEnsureFiniteScores(const OdpInput *in, const double *scores)
+{
+	for (int64 i = 0; i < in->rows; i++)
+	{
+		if (isinf(scores[i]))
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("distances from the row with id " INT64_FORMAT " overflow single precision",
+							in->ids[i]),
+					 errdetail("odp_gpu computes distances in float32, whose largest value is about 3.4e38."),
+					 errhint("Scale the features down, for example by dividing them by their standard deviation.")));
+	}
+}
+
 /* Computes every row's outlier score into scores (in->rows doubles). */
 void
 OdpComputeOutlierScores(const OdpInput *in, OdpMetric metric, int32 k,
@@ -206,6 +228,7 @@ OdpComputeOutlierScores(const OdpInput *in, OdpMetric metric, int32 k,
 	status = odp_compute_outlier_scores(&ctx, &m, metric, k, scores);
 	if (status != ODP_OK)
 		GlueReportFailure(status, &ctx);
+	GlueEnsureFiniteScores(in, scores);
 	info->transfer_ms = ctx.transfer_ms;
 	info->compute_ms = ctx.compute_ms;
 	info->chunks = ctx.chunks;

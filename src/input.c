@@ -70,6 +70,7 @@
 #include "odp_engine.h"
 #include "parser/scansup.h"
 #include "portability/instr_time.h"
+#include "storage/bufmgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/fmgrprotos.h"
@@ -122,7 +123,6 @@ typedef struct OdpColumn
 	bool		is_array;		/* a one-or-more dimensional array type */
 	bool		is_numeric;		/* value (or element) type is numeric */
 	OdpValueKind kind;			/* of the value or of the elements */
-	Oid			elemtype;		/* element base type when is_array */
 } OdpColumn;
 
 /* Which columns are read, and how. */
@@ -606,10 +606,7 @@ OdpDescribeColumns(TupleDesc tupdesc, bool is_relation, int *ncols)
 		elemtype = get_element_type(getBaseType(att->atttypid));
 		col->is_array = OidIsValid(elemtype);
 		if (col->is_array)
-		{
-			col->elemtype = getBaseType(elemtype);
 			col->is_numeric = OdpValueKindOf(elemtype, &col->kind);
-		}
 		else
 			col->is_numeric = OdpValueKindOf(att->atttypid, &col->kind);
 		n++;
@@ -1249,6 +1246,7 @@ OdpReaderSortRows(OdpReader *r)
 	OdpIdRow   *pairs;
 	char	   *data = (char *) r->data;
 	char	   *scratch = palloc(rowbytes);
+	int64		moved = 0;
 
 	pairs = MemoryContextAllocHuge(CurrentMemoryContext,
 								   OdpMulSize(n, sizeof(OdpIdRow)));
@@ -1269,13 +1267,14 @@ OdpReaderSortRows(OdpReader *r)
 
 		if (pairs[i].row == i)
 			continue;
-		if ((i & (ODP_INPUT_BATCH_ROWS - 1)) == 0)
-			CHECK_FOR_INTERRUPTS(); /* a long permutation */
 		memcpy(scratch, data + rowbytes * i, rowbytes);
 		for (;;)
 		{
 			int64		k = pairs[j].row;
 
+			/* one cycle can span every row: let the user cancel */
+			if ((++moved & (ODP_INPUT_BATCH_ROWS - 1)) == 0)
+				CHECK_FOR_INTERRUPTS();
 			pairs[j].row = j;
 			if (k == i)
 			{
@@ -1330,6 +1329,23 @@ OdpReaderInit(OdpReader *r, const OdpColumnPlan *plan, MemoryContext outcxt,
 }
 
 /* ---- the two ways of reading rows ---- */
+
+/*
+ * Estimates the rows a full scan of rel returns, as the planner does: the
+ * tuple density of the last VACUUM or ANALYZE times the current number of
+ * blocks; 0 if never analysed.  Used only to size the first allocation of
+ * a full scan, which the data fills anyway.
+ */
+static double
+OdpEstimateRows(Relation rel)
+{
+	BlockNumber relpages = rel->rd_rel->relpages;
+	double		reltuples = rel->rd_rel->reltuples;
+
+	if (relpages == 0 || reltuples < 0)
+		return 0;
+	return reltuples / relpages * RelationGetNumberOfBlocks(rel);
+}
 
 /*
  * Reads every row of rel by a direct table scan under the active snapshot,
@@ -1492,10 +1508,8 @@ OdpReadRelationSource(const char *source, const OdpInputSpec *spec,
 
 	if (*heap_scan)
 	{
-		double		reltuples = rel->rd_rel->reltuples;
-
 		MemoryContextSwitchTo(oldcxt);
-		OdpReaderInit(r, plan, outcxt, rowcxt, *desc, reltuples);
+		OdpReaderInit(r, plan, outcxt, rowcxt, *desc, OdpEstimateRows(rel));
 		OdpReadTableScan(rel, r);
 	}
 	else
@@ -1519,10 +1533,8 @@ OdpReadRelationSource(const char *source, const OdpInputSpec *spec,
 													RelationGetRelationName(rel)));
 		MemoryContextSwitchTo(oldcxt);
 
-		OdpReaderInit(r, plan, outcxt, rowcxt, *desc,
-					  rel->rd_rel->relkind == RELKIND_RELATION ||
-					  rel->rd_rel->relkind == RELKIND_MATVIEW ?
-					  rel->rd_rel->reltuples : 0);
+		/* no size hint: policies or filters in views may hide most rows */
+		OdpReaderInit(r, plan, outcxt, rowcxt, *desc, 0);
 		OdpSpiConnect();
 		portal = OdpOpenCursor(query.data);
 		OdpReadCursor(portal, r, workcxt);

@@ -92,6 +92,22 @@ odp_compare wide 4000 1000 20 euclidean "random()"
 odp_compare k1 5000 8 1 manhattan "random()"
 odp_compare bigk 5000 8 1000 euclidean "random()"
 
+odp_log "an input over 1 GB"
+# 16,500 rows x 16,384 dims = 1.08 GB of float32: every value of row i is i,
+# so each row's nearest neighbour is at 128 * |i - j| = 128 (k = 1).
+out=$(psql -X -At -v ON_ERROR_STOP=1 2>&1 <<'SQL'
+DROP TABLE IF EXISTS odp_huge;
+CREATE TABLE odp_huge AS SELECT i::bigint AS id, array_fill(i::real, ARRAY[16384]) AS f FROM generate_series(1, 16500) i;
+SET odp_gpu.device = gpu;
+SET odp_gpu.report_timing = on;
+SET client_min_messages = notice;
+SELECT 'huge=' || count(*) || ' ' || min(score) || ' ' || max(score) FROM odp_outlier_scores('odp_huge', k => 1);
+DROP TABLE odp_huge;
+SQL
+)
+grep -q '^huge=16500 128 128$' <<<"$out"
+odp_check "input of 1.08 GB (16500 x 16384) loads and scores exactly" $? "$(grep -E '^huge=|timing' <<<"$out" | tr '\n' ' ')"
+
 odp_log "cancellation on the GPU"
 psql -X -q -v ON_ERROR_STOP=1 >/dev/null <<'SQL'
 SELECT setseed(0.75);

@@ -9,11 +9,14 @@
 # rows, dims, read time and path.  The module is loaded by absolute path
 # (superuser needed) in sessions that never load odp_gpu itself, so the two
 # copies of OdpReadInput cannot clash.  Then it creates a table
-# (id bigint primary key, f real[DIMS]) with generate_series and reads it
-# REPS times through each path, printing one line per path.
+# (id bigint primary key, f real[DIMS]) with generate_series, plus a copy
+# stored in random order (so the reader has to sort), and reads them REPS
+# times through each path, printing one line per path.  Every read must
+# return the same matrix (position-weighted checksum), else it fails.
 #
 # Usage: test/bench/bench_load.sh [ROWS [DIMS [REPS]]]
-#   connection through the usual PGHOST, PGPORT, PGUSER, PGDATABASE;
+#   connection through the usual PGHOST, PGPORT, PGUSER, PGDATABASE, as a
+#   superuser, to a server on this host (it loads the module from /tmp);
 #   PG_CONFIG picks the server's build (default: pg_config in PATH).
 #   KEEP_TABLE=1 keeps the table for a later run (same ROWS and DIMS).
 #
@@ -67,9 +70,22 @@ odp_input_bench(PG_FUNCTION_ARGS)
 	spec.features = PG_ARGISNULL(2) ? NULL : PG_GETARG_ARRAYTYPE_P(2);
 	OdpReadInput(&spec, &in);
 
-	/* touch the result so that nothing is optimised away */
+	/*
+	 * Check the order and touch every value: the checksum weights each row
+	 * by its position, so it matches between two reads of the same data
+	 * only if both put every row in the same place.
+	 */
 	for (int64 i = 0; i < in.rows; i++)
-		checksum += in.data[i * in.dims] + (double) in.ids[i];
+	{
+		double		rowsum = 0;
+
+		if (i > 0 && in.ids[i] <= in.ids[i - 1])
+			elog(ERROR, "ids are not strictly ascending at row %lld",
+				 (long long) i);
+		for (int32 d = 0; d < in.dims; d++)
+			rowsum += in.data[i * in.dims + d];
+		checksum += (double) (i + 1) * rowsum;
+	}
 
 	values[0] = Int64GetDatum(in.rows);
 	values[1] = Int32GetDatum(in.dims);
@@ -103,6 +119,10 @@ INSERT INTO $TABLE
 	WHERE NOT EXISTS (SELECT 1 FROM $TABLE);
 VACUUM ANALYZE $TABLE;
 CREATE VIEW ${TABLE}_view AS SELECT id, f FROM $TABLE;
+DROP TABLE IF EXISTS ${TABLE}_shuffled;
+CREATE TABLE ${TABLE}_shuffled AS SELECT * FROM $TABLE ORDER BY random();
+ALTER TABLE ${TABLE}_shuffled ADD PRIMARY KEY (id);
+VACUUM ANALYZE ${TABLE}_shuffled;
 EOF
 
 # ---- the runs: each path in its own session, best and median of REPS ----
@@ -118,20 +138,36 @@ AS '$LIB', 'odp_input_bench' LANGUAGE C;
 CREATE TEMP TABLE runs AS
 	SELECT r.* FROM generate_series(1, $REPS) g,
 		LATERAL pg_temp.odp_input_bench(\$src\$$source\$src\$ || left('', g)) r;
-SELECT format('%-22s %-4s rows=%s dims=%s best=%s ms median=%s ms  %s rows/s (best)',
+SELECT format('%-30s %-4s rows=%s dims=%s best=%s ms median=%s ms  %s rows/s (best)',
 		\$lbl\$$label\$lbl\$, min(path), min(rows), min(dims),
 		round(min(read_ms)::numeric, 1),
 		round((percentile_cont(0.5) WITHIN GROUP (ORDER BY read_ms))::numeric, 1),
-		to_char(min(rows) / (min(read_ms) / 1000.0), 'FM999,999,999,999'))
+		to_char(min(rows) / (min(read_ms) / 1000.0), 'FM999,999,999,999')),
+	count(DISTINCT checksum), min(checksum)
 FROM runs;
 EOF
 }
 
+# Prints one path's line; checks that every read returned the same matrix.
+FIRST_SUM=
+report() {
+	local line nsums sum
+	IFS='|' read -r line nsums sum < <(run_path "$@")
+	echo "$line"
+	if [ "$nsums" != 1 ] || { [ -n "$FIRST_SUM" ] && [ "$sum" != "$FIRST_SUM" ]; }; then
+		echo "error: $1 returned a different matrix (checksum $sum, first $FIRST_SUM)" >&2
+		exit 1
+	fi
+	FIRST_SUM=$sum
+}
+
 echo "odp_gpu input layer: $ROWS rows x real[$DIMS], $REPS reads per path"
-run_path "table (heap scan)" "$TABLE"
-run_path "view (SPI)" "${TABLE}_view"
-run_path "query (SPI)" "SELECT id, f FROM $TABLE"
+report "table (heap scan)" "$TABLE"
+report "table, shuffled (heap + sort)" "${TABLE}_shuffled"
+report "view (SPI)" "${TABLE}_view"
+report "query (SPI)" "SELECT id, f FROM $TABLE"
+report "query, shuffled (SPI + sort)" "SELECT id, f FROM ${TABLE}_shuffled"
 
 if [ "${KEEP_TABLE:-0}" != 1 ]; then
-	"${PSQL[@]}" -c "DROP VIEW ${TABLE}_view; DROP TABLE $TABLE;"
+	"${PSQL[@]}" -c "DROP VIEW ${TABLE}_view; DROP TABLE $TABLE, ${TABLE}_shuffled;"
 fi
