@@ -160,7 +160,7 @@ OdpChooseGpu(int64 rows)
 				ereport(ERROR,
 						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 						 errmsg("odp_gpu.device is gpu but no GPU is usable"),
-						 errdetail("%s", why),
+						 errdetail("The GPU probe reports: %s.", why),
 						 errhint("Set odp_gpu.device to auto or cpu to compute on the CPU.")));
 			return true;
 		case ODP_SETTING_AUTO:
