@@ -17,6 +17,7 @@
  *
  *-------------------------------------------------------------------------
  */
+#include <math.h>
 #include <stdlib.h>
 
 #include "engine_internal.h"
@@ -103,6 +104,14 @@ odp_compute_outlier_scores(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric
 				free(norms);
 				return odp_fail(ctx, ODP_ERR_DATA,
 								"row %lld is a zero vector, for which cosine distance is undefined",
+								(long long) i);
+			}
+			/* an infinite norm would make the distance NaN, which has no order */
+			if (isinf(norms[i]))
+			{
+				free(norms);
+				return odp_fail(ctx, ODP_ERR_DATA,
+								"the norm of row %lld overflows single precision",
 								(long long) i);
 			}
 		}

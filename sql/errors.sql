@@ -39,6 +39,8 @@ CREATE TABLE huge (id int PRIMARY KEY, f float8[]);
 INSERT INTO huge VALUES (1, '{1e30, 0}'), (2, '{-1e30, 0}'), (3, '{0, 1}');
 SELECT odp_try($$SELECT * FROM odp_outlier_scores('huge', k => 1)$$);
 SELECT * FROM odp_outlier_scores('huge', k => 1, metric => 'chebyshev');
+INSERT INTO huge VALUES (4, '{3e38, 3e38}');
+SELECT odp_try($$SELECT * FROM odp_outlier_scores('huge', k => 1, metric => 'cosine')$$);
 -- unknown table
 SELECT odp_try($$SELECT * FROM odp_outlier_scores('no_such_table', k => 1)$$);
 -- argument checks come before reading: a bad k on a missing table names k

@@ -22,6 +22,7 @@
 #include <math.h>
 
 #include "engine_glue.h"
+#include "odp_distance.h"
 #include "miscadmin.h"
 #include "settings.h"
 
@@ -169,7 +170,10 @@ OdpChooseGpu(int64 rows)
 	return false;
 }
 
-/* Ensures no row is a zero vector when the metric is cosine. */
+/*
+ * Ensures every row has a cosine distance when the metric is cosine: its
+ * norm (computed as the engine computes it) is neither zero nor infinite.
+ */
 void
 OdpCheckCosineRows(const OdpInput *in, OdpMetric metric)
 {
@@ -177,17 +181,21 @@ OdpCheckCosineRows(const OdpInput *in, OdpMetric metric)
 		return;
 	for (int64 i = 0; i < in->rows; i++)
 	{
-		const float *row = in->data + i * in->dims;
-		bool		zero = true;
+		float		norm = odp_row_norm(in->data + i * in->dims, in->dims);
 
-		for (int32 d = 0; d < in->dims && zero; d++)
-			zero = row[d] == 0.0f;
-		if (zero)
+		if (norm == 0.0f)
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_EXCEPTION),
 					 errmsg("row with id " INT64_FORMAT " is a zero vector", in->ids[i]),
 					 errdetail("Cosine distance is undefined for zero vectors."),
 					 errhint("Exclude zero vectors from the source or use another metric.")));
+		if (isinf(norm))
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("the norm of the row with id " INT64_FORMAT " overflows single precision",
+							in->ids[i]),
+					 errdetail("odp_gpu computes distances in float32, whose largest value is about 3.4e38."),
+					 errhint("Scale the features down, for example by dividing them by their standard deviation.")));
 	}
 }
 
@@ -201,7 +209,7 @@ GlueEnsureFiniteScores(const OdpInput *in, const double *scores)
 {
 	for (int64 i = 0; i < in->rows; i++)
 	{
-		if (isinf(scores[i]))
+		if (!isfinite(scores[i]))
 			ereport(ERROR,
 					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 					 errmsg("distances from the row with id " INT64_FORMAT " overflow single precision",

@@ -1,0 +1,668 @@
+/*-------------------------------------------------------------------------
+ *
+ * test_engine.c
+ *	  Unit tests of the compute engine, without a server: outlier scores on
+ *	  both paths against a naive reference, GPU against CPU, chunking,
+ *	  cancellation, memory limits and argument errors.
+ *
+ * The reference is written here, as plainly as possible: every distance
+ * with odp_distance(), each row's distances sorted, the k smallest summed
+ * with odp_sum_ascending().  Both paths must match it to 1e-5 relative
+ * (the design goal is bit-identical; the maximum difference is printed)
+ * and rank rows identically with odp_top_n().  The GPU part runs when
+ * odp_gpu_probe() finds a usable GPU; otherwise it prints "GPU tests
+ * skipped: <reason>".
+ *
+ * Output: one line per check, then "N passed, N failed"; the exit status
+ * is non-zero when a check failed.
+ *
+ *	  test_engine                       run the tests
+ *	  test_engine --bench ROWS [DIMS [K [METRIC]]]
+ *	                                    time the GPU on uniform random data
+ *	                                    (and compare with the CPU up to
+ *	                                    200,000 rows unless ODP_BENCH_NO_CPU
+ *	                                    is set); not a test
+ *
+ * Copyright (c) 2026, odp_gpu developers
+ *
+ * IDENTIFICATION
+ *	  test/engine/test_engine.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "odp_distance.h"
+#include "odp_engine.h"
+
+#define TOLERANCE		1e-5	/* relative, GPU vs CPU and paths vs reference */
+#define TOP_N			20
+
+/* Kinds of generated data. */
+typedef enum Gen
+{
+	GEN_UNIFORM,				/* uniform in [-1, 1) */
+	GEN_UNIT,					/* uniform in [0, 1), as the benchmark */
+	GEN_DUPLICATES,				/* copies of a few prototype rows */
+	GEN_TIES,					/* small integers: many equal distances */
+	GEN_CONSTANT_COLUMNS,		/* every third column constant */
+	GEN_IDENTICAL				/* all rows equal */
+} Gen;
+
+static const char *const gen_names[] = {
+	"uniform", "unit", "duplicates", "ties", "constant-columns", "identical"
+};
+
+static int	n_passed = 0;
+static int	n_failed = 0;
+static bool gpu_ok = false;
+static char gpu_reason[ODP_MESSAGE_LEN];
+static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
+
+/* Records one check and prints its line. */
+static void
+check(bool ok, const char *fmt,...)
+{
+	va_list		ap;
+
+	printf("%s - ", ok ? "ok  " : "FAIL");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	if (ok)
+		n_passed++;
+	else
+		n_failed++;
+}
+
+/* xorshift64*: small, fast, reproducible across platforms. */
+static uint64_t
+rng_next(void)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545F4914F6CDD1DULL;
+}
+
+/* Uniform float in [0, 1) with 24 random bits. */
+static float
+rng_unit(void)
+{
+	return (float) (rng_next() >> 40) * (1.0f / 16777216.0f);
+}
+
+/* Allocates or dies: the test has no use for running out of memory. */
+static void *
+xmalloc(size_t n)
+{
+	void	   *p = malloc(n ? n : 1);
+
+	if (p == NULL)
+	{
+		fprintf(stderr, "out of memory (%zu bytes)\n", n);
+		exit(2);
+	}
+	return p;
+}
+
+/*
+ * Makes rows x dims data of the given kind; the caller frees it.  No row
+ * is a zero vector, so that every metric, cosine included, accepts it.
+ */
+static float *
+make_data(Gen gen, int64_t rows, int dims)
+{
+	float	   *x = xmalloc(sizeof(float) * (size_t) rows * dims);
+	int			protos = 20;
+
+	for (int64_t i = 0; i < rows; i++)
+	{
+		float	   *r = x + i * dims;
+		bool		zero = true;
+
+		for (int d = 0; d < dims; d++)
+		{
+			switch (gen)
+			{
+				case GEN_UNIFORM:
+					r[d] = 2.0f * rng_unit() - 1.0f;
+					break;
+				case GEN_UNIT:
+					r[d] = rng_unit();
+					break;
+				case GEN_DUPLICATES:
+				case GEN_IDENTICAL:
+					break;
+				case GEN_TIES:
+					r[d] = (float) (rng_next() % 4);
+					break;
+				case GEN_CONSTANT_COLUMNS:
+					r[d] = d % 3 == 1 ? 0.5f : 2.0f * rng_unit() - 1.0f;
+					break;
+			}
+		}
+		if (gen == GEN_DUPLICATES && i >= protos)
+			memcpy(r, x + (int64_t) (rng_next() % protos) * dims, sizeof(float) * dims);
+		else if (gen == GEN_DUPLICATES)
+			for (int d = 0; d < dims; d++)
+				r[d] = 2.0f * rng_unit() - 1.0f;
+		if (gen == GEN_IDENTICAL)
+			for (int d = 0; d < dims; d++)
+				r[d] = 0.25f * (float) (d + 1);
+		for (int d = 0; d < dims; d++)
+			zero = zero && r[d] == 0.0f;
+		if (zero)
+			r[0] = 1.0f;
+	}
+	return x;
+}
+
+/* qsort comparator for floats (no NaN here). */
+static int
+cmp_float(const void *a, const void *b)
+{
+	float		x = *(const float *) a;
+	float		y = *(const float *) b;
+
+	return (x > y) - (x < y);
+}
+
+/* The naive reference: all distances, sorted per row, k smallest summed. */
+static void
+reference_scores(const float *x, int64_t rows, int dims, OdpMetric metric,
+				 int k, double *scores)
+{
+	float	   *norms = xmalloc(sizeof(float) * (size_t) rows);
+	float	   *d = xmalloc(sizeof(float) * (size_t) rows);
+
+	for (int64_t i = 0; i < rows; i++)
+		norms[i] = odp_row_norm(x + i * dims, dims);
+	for (int64_t p = 0; p < rows; p++)
+	{
+		int64_t		n = 0;
+
+		for (int64_t q = 0; q < rows; q++)
+			if (q != p)
+				d[n++] = odp_distance(metric, x + p * dims, x + q * dims, dims,
+									  norms[p], norms[q]);
+		qsort(d, (size_t) n, sizeof(float), cmp_float);
+		scores[p] = odp_sum_ascending(d, k);
+	}
+	free(norms);
+	free(d);
+}
+
+/* Largest relative difference between two score vectors. */
+static double
+max_rel_diff(const double *a, const double *b, int64_t n, int64_t *identical)
+{
+	double		worst = 0.0;
+
+	*identical = 0;
+	for (int64_t i = 0; i < n; i++)
+	{
+		double		den = fmax(fabs(a[i]), fabs(b[i]));
+		double		r = den > 0.0 ? fabs(a[i] - b[i]) / den : 0.0;
+
+		if (a[i] == b[i])
+			(*identical)++;
+		if (r > worst || isnan(a[i]) || isnan(b[i]))
+			worst = isnan(r) ? INFINITY : (r > worst ? r : worst);
+	}
+	return worst;
+}
+
+/* Whether odp_top_n ranks both score vectors identically. */
+static bool
+same_top_n(const double *a, const double *b, int64_t rows)
+{
+	int64_t		oa[TOP_N];
+	int64_t		ob[TOP_N];
+	int64_t		na = odp_top_n(a, NULL, rows, TOP_N, oa);
+	int64_t		nb = odp_top_n(b, NULL, rows, TOP_N, ob);
+
+	return na == nb && memcmp(oa, ob, sizeof(int64_t) * (size_t) na) == 0;
+}
+
+/* A context for device dev with sane defaults. */
+static OdpContext
+make_ctx(OdpDevice dev)
+{
+	OdpContext	ctx;
+
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.device = dev;
+	ctx.cpu_threads = 4;
+	return ctx;
+}
+
+/* Runs one path; returns its status and leaves the scores in out. */
+static OdpStatus
+run_path(OdpContext *ctx, const float *x, int64_t rows, int dims,
+		 OdpMetric metric, int k, double *out)
+{
+	OdpMatrix	m;
+
+	m.data = x;
+	m.rows = rows;
+	m.dims = dims;
+	return odp_compute_outlier_scores(ctx, &m, metric, k, out);
+}
+
+/*
+ * One case: reference, CPU and (when usable) GPU on the same data, for one
+ * metric.  Checks scores and top-n order.
+ */
+static void
+run_case(Gen gen, int64_t rows, int dims, int k, OdpMetric metric)
+{
+	float	   *x = make_data(gen, rows, dims);
+	double	   *ref = xmalloc(sizeof(double) * (size_t) rows);
+	double	   *cpu = xmalloc(sizeof(double) * (size_t) rows);
+	double	   *gpu = xmalloc(sizeof(double) * (size_t) rows);
+	OdpContext	ctx = make_ctx(ODP_DEVICE_CPU);
+	OdpStatus	st;
+	int64_t		same;
+	double		diff;
+	char		name[160];
+
+	snprintf(name, sizeof(name), "%s rows=%lld dims=%d k=%d %s",
+			 gen_names[gen], (long long) rows, dims, k, odp_metric_name(metric));
+	reference_scores(x, rows, dims, metric, k, ref);
+
+	st = run_path(&ctx, x, rows, dims, metric, k, cpu);
+	if (st != ODP_OK)
+		check(false, "cpu %s: %s: %s", name, odp_status_name(st), ctx.message);
+	else
+	{
+		diff = max_rel_diff(cpu, ref, rows, &same);
+		check(diff <= TOLERANCE && same_top_n(cpu, ref, rows),
+			  "cpu %s: max rel diff vs reference %.3g, %lld/%lld bit-identical, top-%d %s",
+			  name, diff, (long long) same, (long long) rows, TOP_N,
+			  same_top_n(cpu, ref, rows) ? "same" : "DIFFERENT");
+	}
+
+	if (gpu_ok)
+	{
+		ctx = make_ctx(ODP_DEVICE_GPU);
+		st = run_path(&ctx, x, rows, dims, metric, k, gpu);
+		if (st != ODP_OK)
+			check(false, "gpu %s: %s: %s", name, odp_status_name(st), ctx.message);
+		else
+		{
+			bool		top = same_top_n(gpu, cpu, rows);
+
+			diff = max_rel_diff(gpu, cpu, rows, &same);
+			check(diff <= TOLERANCE && top && ctx.chunks == 1,
+				  "gpu %s: max rel diff vs cpu %.3g, %lld/%lld bit-identical, top-%d %s, chunks %lld",
+				  name, diff, (long long) same, (long long) rows, TOP_N,
+				  top ? "same" : "DIFFERENT", (long long) ctx.chunks);
+		}
+	}
+	free(x);
+	free(ref);
+	free(cpu);
+	free(gpu);
+}
+
+/* Cancel callback state: answers true from poll number at_poll on. */
+typedef struct CancelProbe
+{
+	int			polls;
+	int			at_poll;
+} CancelProbe;
+
+/* OdpCancelFn for the cancel tests. */
+static bool
+cancel_cb(void *arg)
+{
+	CancelProbe *c = (CancelProbe *) arg;
+
+	c->polls++;
+	return c->polls >= c->at_poll;
+}
+
+/*
+ * Cancels a run at its at_poll-th poll, then checks that a following call
+ * on the same device succeeds and matches an uncancelled one.
+ */
+static void
+cancel_test(OdpDevice dev, int at_poll)
+{
+	const int64_t rows = 20000;
+	const int	dims = 8;
+	const int	k = 10;
+	float	   *x = make_data(GEN_UNIFORM, rows, dims);
+	double	   *a = xmalloc(sizeof(double) * rows);
+	double	   *b = xmalloc(sizeof(double) * rows);
+	const char *path = dev == ODP_DEVICE_GPU ? "gpu" : "cpu";
+	CancelProbe probe = {0, at_poll};
+	OdpContext	ctx = make_ctx(dev);
+	OdpStatus	st;
+
+	ctx.cancel = cancel_cb;
+	ctx.cancel_arg = &probe;
+	st = run_path(&ctx, x, rows, dims, ODP_METRIC_EUCLIDEAN, k, a);
+	if (st == ODP_OK && probe.polls < at_poll)
+		check(true, "%s cancel at poll %d: skipped, the run polled only %d times",
+			  path, at_poll, probe.polls);
+	else
+		check(st == ODP_ERR_CANCELLED && ctx.message[0] != '\0',
+			  "%s cancel at poll %d: status \"%s\", message \"%s\"",
+			  path, at_poll, odp_status_name(st), ctx.message);
+
+	ctx = make_ctx(dev);
+	st = run_path(&ctx, x, rows, dims, ODP_METRIC_EUCLIDEAN, k, a);
+	check(st == ODP_OK, "%s call after a cancel succeeds: %s %s", path,
+		  odp_status_name(st), ctx.message);
+	ctx = make_ctx(dev);
+	st = run_path(&ctx, x, rows, dims, ODP_METRIC_EUCLIDEAN, k, b);
+	check(st == ODP_OK && memcmp(a, b, sizeof(double) * rows) == 0,
+		  "%s repeated call gives identical scores", path);
+	free(x);
+	free(a);
+	free(b);
+}
+
+/* Argument errors: each must come back as ODP_ERR_INVALID_ARGUMENT. */
+static void
+argument_tests(OdpDevice dev)
+{
+	const int64_t rows = 5000;
+	float	   *x = make_data(GEN_UNIFORM, rows, 1);
+	double	   *s = xmalloc(sizeof(double) * rows);
+	const char *path = dev == ODP_DEVICE_GPU ? "gpu" : "cpu";
+	struct
+	{
+		int64_t		rows;
+		int			k;
+		const char *what;
+	}			cases[] = {
+		{rows, 0, "k = 0"},
+		{100, 100, "k = rows"},
+		{100, 150, "k > rows"},
+		{rows, ODP_MAX_K + 1, "k > ODP_MAX_K"},
+		{rows, -3, "k < 0"},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+	{
+		OdpContext	ctx = make_ctx(dev);
+		OdpStatus	st = run_path(&ctx, x, cases[i].rows, 1, ODP_METRIC_EUCLIDEAN,
+								  cases[i].k, s);
+
+		check(st == ODP_ERR_INVALID_ARGUMENT && ctx.message[0] != '\0',
+			  "%s %s: status \"%s\", message \"%s\"", path, cases[i].what,
+			  odp_status_name(st), ctx.message);
+	}
+	free(x);
+	free(s);
+}
+
+/*
+ * GPU-only checks: chunked runs equal the unchunked one, memory limits and
+ * a bad device id fail cleanly, and the GPU works again afterwards.
+ */
+static void
+gpu_special_tests(void)
+{
+	struct
+	{
+		Gen			gen;
+		int64_t		rows;
+		int			dims;
+		int			k;
+		OdpMetric	metric;
+		size_t		limit;
+		const char *what;
+	}			chunked[] = {
+		{GEN_UNIFORM, 5000, 10, 50, ODP_METRIC_EUCLIDEAN, 1 << 20, "query chunks"},
+		{GEN_UNIFORM, 5000, 10, 50, ODP_METRIC_COSINE, 1 << 20, "query chunks"},
+		{GEN_UNIFORM, 5000, 10, 50, ODP_METRIC_EUCLIDEAN, 256 << 10, "query x candidate chunks"},
+		{GEN_DUPLICATES, 5000, 10, 50, ODP_METRIC_MANHATTAN, 256 << 10, "query x candidate chunks"},
+		{GEN_UNIFORM, 3000, 37, 20, ODP_METRIC_CHEBYSHEV, 256 << 10, "query x candidate chunks"},
+		{GEN_UNIFORM, 1200, 4, 300, ODP_METRIC_SQEUCLIDEAN, 1 << 20, "query chunks, large k"},
+	};
+
+	for (size_t i = 0; i < sizeof(chunked) / sizeof(chunked[0]); i++)
+	{
+		float	   *x = make_data(chunked[i].gen, chunked[i].rows, chunked[i].dims);
+		double	   *a = xmalloc(sizeof(double) * chunked[i].rows);
+		double	   *b = xmalloc(sizeof(double) * chunked[i].rows);
+		OdpContext	ca = make_ctx(ODP_DEVICE_GPU);
+		OdpContext	cb = make_ctx(ODP_DEVICE_GPU);
+		OdpStatus	sa;
+		OdpStatus	sb;
+		int64_t		same;
+		double		diff;
+
+		sa = run_path(&ca, x, chunked[i].rows, chunked[i].dims,
+					  chunked[i].metric, chunked[i].k, a);
+		cb.gpu_memory_limit = chunked[i].limit;
+		sb = run_path(&cb, x, chunked[i].rows, chunked[i].dims,
+					  chunked[i].metric, chunked[i].k, b);
+		if (sa != ODP_OK || sb != ODP_OK)
+		{
+			check(false, "gpu chunked (%s) %s: %s / %s: %s %s",
+				  chunked[i].what, gen_names[chunked[i].gen],
+				  odp_status_name(sa), odp_status_name(sb), ca.message, cb.message);
+		}
+		else
+		{
+			diff = max_rel_diff(a, b, chunked[i].rows, &same);
+			check(same == chunked[i].rows && cb.chunks >= 4 && ca.chunks == 1,
+				  "gpu chunked (%s) %s rows=%lld dims=%d k=%d %s limit=%zu: %lld chunks vs 1, max rel diff %.3g, %lld/%lld bit-identical",
+				  chunked[i].what, gen_names[chunked[i].gen],
+				  (long long) chunked[i].rows, chunked[i].dims, chunked[i].k,
+				  odp_metric_name(chunked[i].metric), chunked[i].limit,
+				  (long long) cb.chunks, diff, (long long) same,
+				  (long long) chunked[i].rows);
+		}
+		free(x);
+		free(a);
+		free(b);
+	}
+
+	/* a budget far too small: a clean error with a message, no crash */
+	{
+		float	   *x = make_data(GEN_UNIFORM, 5000, 10);
+		double	   *s = xmalloc(sizeof(double) * 5000);
+		OdpContext	ctx = make_ctx(ODP_DEVICE_GPU);
+		OdpStatus	st;
+
+		ctx.gpu_memory_limit = 1024;
+		st = run_path(&ctx, x, 5000, 10, ODP_METRIC_EUCLIDEAN, 50, s);
+		check((st == ODP_ERR_GPU_OOM || st == ODP_ERR_LIMIT) && ctx.message[0] != '\0',
+			  "gpu memory limit of 1 kB: status \"%s\", message \"%s\"",
+			  odp_status_name(st), ctx.message);
+
+		ctx = make_ctx(ODP_DEVICE_GPU);
+		ctx.gpu_id = 999;
+		st = run_path(&ctx, x, 5000, 10, ODP_METRIC_EUCLIDEAN, 50, s);
+		check(st == ODP_ERR_INVALID_ARGUMENT && ctx.message[0] != '\0',
+			  "gpu_id 999: status \"%s\", message \"%s\"",
+			  odp_status_name(st), ctx.message);
+
+		ctx = make_ctx(ODP_DEVICE_GPU);
+		st = run_path(&ctx, x, 5000, 10, ODP_METRIC_EUCLIDEAN, 50, s);
+		check(st == ODP_OK, "gpu works after the failures: %s %s",
+			  odp_status_name(st), ctx.message);
+		free(x);
+		free(s);
+	}
+}
+
+/* Probes the GPU and reports what was found. */
+static void
+probe_gpu(void)
+{
+	OdpContext	ctx = make_ctx(ODP_DEVICE_GPU);
+	int			count = 0;
+	int			driver = 0;
+	int			runtime = 0;
+	OdpStatus	st;
+
+	if (!odp_gpu_compiled())
+	{
+		snprintf(gpu_reason, sizeof(gpu_reason), "built without CUDA");
+		return;
+	}
+	st = odp_gpu_probe(&ctx, &count, &driver, &runtime);
+	if (st != ODP_OK)
+	{
+		check(st == ODP_ERR_NO_GPU && ctx.message[0] != '\0',
+			  "gpu probe without a usable GPU: status \"%s\", message \"%s\"",
+			  odp_status_name(st), ctx.message);
+		snprintf(gpu_reason, sizeof(gpu_reason), "%s", ctx.message);
+		return;
+	}
+	gpu_ok = true;
+	check(count >= 1 && runtime > 0,
+		  "gpu probe: %d device(s), driver %d, runtime %d, built with %d",
+		  count, driver, runtime, odp_gpu_build_version());
+	for (int i = 0; i < count; i++)
+	{
+		OdpGpuInfo	info;
+
+		st = odp_gpu_device_info(&ctx, i, &info);
+		check(st == ODP_OK, "gpu %d: %s, cc %d.%d, %d SMs, %.1f of %.1f GiB free",
+			  i, st == ODP_OK ? info.name : ctx.message, info.cc_major,
+			  info.cc_minor, info.multiprocessors,
+			  info.free_memory / 1073741824.0, info.total_memory / 1073741824.0);
+	}
+}
+
+/* --bench: times the GPU (twice; the first call also creates the context). */
+static int
+bench(int argc, char **argv)
+{
+	int64_t		rows = atoll(argv[2]);
+	int			dims = argc > 3 ? atoi(argv[3]) : 10;
+	int			k = argc > 4 ? atoi(argv[4]) : 50;
+	OdpMetric	metric = ODP_METRIC_EUCLIDEAN;
+	float	   *x;
+	double	   *g;
+	OdpContext	ctx;
+	OdpStatus	st = ODP_OK;
+
+	if (argc > 5 && !odp_metric_from_name(argv[5], &metric))
+	{
+		fprintf(stderr, "unknown metric %s\n", argv[5]);
+		return 2;
+	}
+	x = make_data(GEN_UNIT, rows, dims);
+	g = xmalloc(sizeof(double) * rows);
+	for (int run = 0; run < 2; run++)
+	{
+		double		t0 = odp_now_ms();
+
+		ctx = make_ctx(ODP_DEVICE_GPU);
+		st = run_path(&ctx, x, rows, dims, metric, k, g);
+		printf("bench gpu rows=%lld dims=%d k=%d %s run %d: %s, total %.1f ms, transfer %.1f ms, compute %.1f ms, chunks %lld %s\n",
+			   (long long) rows, dims, k, odp_metric_name(metric), run,
+			   odp_status_name(st), odp_now_ms() - t0, ctx.transfer_ms,
+			   ctx.compute_ms, (long long) ctx.chunks, ctx.message);
+		fflush(stdout);
+		if (st != ODP_OK)
+			return 1;
+	}
+	if (rows <= 200000 && getenv("ODP_BENCH_NO_CPU") == NULL)
+	{
+		double	   *c = xmalloc(sizeof(double) * rows);
+		double		t0 = odp_now_ms();
+		int64_t		same;
+		double		diff;
+
+		ctx = make_ctx(ODP_DEVICE_CPU);
+		ctx.cpu_threads = (int) sysconf(_SC_NPROCESSORS_ONLN);
+		st = run_path(&ctx, x, rows, dims, metric, k, c);
+		diff = max_rel_diff(g, c, rows, &same);
+		printf("bench cpu (%d threads): %s, total %.1f ms; gpu vs cpu max rel diff %.3g, %lld/%lld bit-identical, top-%d %s\n",
+			   ctx.cpu_threads, odp_status_name(st), odp_now_ms() - t0, diff,
+			   (long long) same, (long long) rows, TOP_N,
+			   same_top_n(g, c, rows) ? "same" : "DIFFERENT");
+		free(c);
+	}
+	free(x);
+	free(g);
+	return st == ODP_OK ? 0 : 1;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct
+	{
+		Gen			gen;
+		int64_t		rows;
+		int			dims;
+		int			k;
+	}			cases[] = {
+		{GEN_UNIFORM, 200, 3, 5},
+		{GEN_UNIFORM, 513, 17, 10},		/* two dimension chunks on the GPU */
+		{GEN_UNIFORM, 1000, 1, 7},		/* D = 1 */
+		{GEN_UNIFORM, 300, 1000, 20},	/* D = 1000 */
+		{GEN_UNIFORM, 2049, 33, 64},	/* largest k of the smallest bucket */
+		{GEN_UNIFORM, 700, 5, 100},		/* second bucket */
+		{GEN_UNIFORM, 600, 4, 200},		/* large-k path */
+		{GEN_UNIFORM, 51, 6, 50},		/* N = k + 1 */
+		{GEN_UNIFORM, 400, 8, 1},		/* k = 1 */
+		{GEN_UNIFORM, 2, 3, 1},			/* smallest input */
+		{GEN_DUPLICATES, 600, 4, 40},	/* 20 rows, 30 copies each */
+		{GEN_TIES, 500, 2, 15},			/* many equal distances */
+		{GEN_CONSTANT_COLUMNS, 400, 6, 10},
+		{GEN_IDENTICAL, 300, 5, 10},	/* all distances 0 */
+		{GEN_UNIFORM, 5000, 10, 50},	/* the larger case */
+	};
+
+	if (argc >= 3 && strcmp(argv[1], "--bench") == 0)
+		return bench(argc, argv);
+
+	probe_gpu();
+	if (!gpu_ok)
+	{
+		float	   *x = make_data(GEN_UNIFORM, 100, 3);
+		double		s[100];
+		OdpContext	ctx = make_ctx(ODP_DEVICE_GPU);
+		OdpStatus	st = run_path(&ctx, x, 100, 3, ODP_METRIC_EUCLIDEAN, 5, s);
+
+		check(st == ODP_ERR_NO_GPU && ctx.message[0] != '\0',
+			  "gpu path without a usable GPU: status \"%s\", message \"%s\"",
+			  odp_status_name(st), ctx.message);
+		free(x);
+		printf("GPU tests skipped: %s\n", gpu_reason);
+	}
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
+		for (int m = 0; m < ODP_METRIC_COUNT; m++)
+			run_case(cases[c].gen, cases[c].rows, cases[c].dims, cases[c].k,
+					 (OdpMetric) m);
+	/* the largest k, on its own: heavy for the reference */
+	run_case(GEN_UNIFORM, 4200, 2, ODP_MAX_K, ODP_METRIC_EUCLIDEAN);
+
+	argument_tests(ODP_DEVICE_CPU);
+	cancel_test(ODP_DEVICE_CPU, 1);
+	cancel_test(ODP_DEVICE_CPU, 2);
+	if (gpu_ok)
+	{
+		argument_tests(ODP_DEVICE_GPU);
+		cancel_test(ODP_DEVICE_GPU, 1);
+		cancel_test(ODP_DEVICE_GPU, 2);
+		gpu_special_tests();
+	}
+
+	printf("%d passed, %d failed\n", n_passed, n_failed);
+	return n_failed == 0 ? 0 : 1;
+}
