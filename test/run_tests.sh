@@ -52,6 +52,7 @@ fi
 # 3. cancellation of a long CPU run (the GPU suite repeats this on a GPU)
 odp_log "cancellation checks"
 psql -X -q -v ON_ERROR_STOP=1 >/dev/null <<'SQL'
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS odp_gpu;
 DROP TABLE IF EXISTS odp_cancel_data;
 CREATE TABLE odp_cancel_data AS
