@@ -18,6 +18,22 @@ EXCEPTION WHEN object_not_in_prerequisite_state THEN
 	RAISE NOTICE 'error %: %', SQLSTATE, SQLERRM;
 END $$;
 SELECT selected FROM odp_gpu_info() ORDER BY device;
+-- a GPU memory cap too small for even one chunk of these rows: out of GPU
+-- memory (53200) with a GPU, no usable GPU (55000) without one
+CREATE TABLE w (id int PRIMARY KEY, f real[]);
+INSERT INTO w SELECT i, array_fill(i::real, ARRAY[16384]) FROM generate_series(1, 100) i;
+SET odp_gpu.gpu_memory_limit = '1MB';
+DO $$
+BEGIN
+	PERFORM * FROM odp_top_outliers('w', k => 2, n => 2);
+	RAISE NOTICE 'no error';
+EXCEPTION WHEN out_of_memory OR object_not_in_prerequisite_state THEN
+	RAISE NOTICE 'error %: %', SQLSTATE, SQLERRM;
+END $$;
+-- the next call works, on the GPU where there is one
 RESET ALL;
-DROP TABLE t;
+SET odp_gpu.gpu_min_rows = 0;
+SELECT rank, id, score FROM odp_top_outliers('w', k => 2, n => 2);
+RESET ALL;
+DROP TABLE t, w;
 DROP EXTENSION odp_gpu;

@@ -22,29 +22,69 @@
 #include <math.h>
 
 #include "engine_glue.h"
-#include "odp_distance.h"
 #include "miscadmin.h"
+#include "odp_distance.h"
 #include "settings.h"
+#include "storage/procsignal.h"
 
-/* Engine cancel callback: stop for a cancel, a timeout or termination. */
+/*
+ * State of one engine call's cancel callback.  An error raised while the
+ * callback absorbs a barrier cannot be thrown through the engine; it is
+ * kept here and re-thrown once the engine has cleaned up.
+ */
+typedef struct GlueCancelState
+{
+	MemoryContext error_context;
+	ErrorData  *pending_error;
+} GlueCancelState;
+
+/*
+ * Engine cancel callback: stop for a cancel, a timeout or termination.
+ *
+ * It also absorbs ProcSignalBarriers (PostgreSQL 15 emits them for DROP
+ * DATABASE, among others, and waits until every backend has), which a
+ * backend otherwise does only in CHECK_FOR_INTERRUPTS: without this a long
+ * run would block such commands in other sessions until it ends.  The
+ * engine holds no PostgreSQL resources, so absorbing here is safe.
+ */
 static bool
 GlueCancelRequested(void *arg)
 {
-	(void) arg;
-	return QueryCancelPending || ProcDiePending;
+	GlueCancelState *state = (GlueCancelState *) arg;
+
+	if (ProcSignalBarrierPending && state->pending_error == NULL)
+	{
+		MemoryContext old = CurrentMemoryContext;
+
+		PG_TRY();
+		{
+			ProcessProcSignalBarrier();
+		}
+		PG_CATCH();
+		{
+			MemoryContextSwitchTo(state->error_context);
+			state->pending_error = CopyErrorData();
+			FlushErrorState();
+			MemoryContextSwitchTo(old);
+		}
+		PG_END_TRY();
+	}
+	return QueryCancelPending || ProcDiePending || state->pending_error != NULL;
 }
 
 /* Fills an engine context from the current settings. */
 static void
-GlueInitContext(OdpContext *ctx, bool on_gpu)
+GlueInitContext(OdpContext *ctx, bool on_gpu, GlueCancelState *cancel)
 {
 	memset(ctx, 0, sizeof(*ctx));
 	ctx->device = on_gpu ? ODP_DEVICE_GPU : ODP_DEVICE_CPU;
 	ctx->gpu_id = odp_device_id;
 	ctx->gpu_memory_limit = (size_t) odp_gpu_memory_limit_mb * 1024 * 1024;
 	ctx->cpu_threads = odp_cpu_threads;
+	cancel->error_context = CurrentMemoryContext;
+	cancel->pending_error = NULL;
 	ctx->cancel = GlueCancelRequested;
-	ctx->cancel_arg = NULL;
+	ctx->cancel_arg = cancel;
 }
 
 /*
@@ -52,13 +92,16 @@ GlueInitContext(OdpContext *ctx, bool on_gpu)
  * pending interrupt throw its own error (cancel, timeout, termination).
  */
 static void
-GlueReportFailure(OdpStatus status, const OdpContext *ctx)
+GlueReportFailure(OdpStatus status, const OdpContext *ctx,
+				  const GlueCancelState *cancel)
 {
 	switch (status)
 	{
 		case ODP_OK:
 			break;
 		case ODP_ERR_CANCELLED:
+			if (cancel->pending_error != NULL)
+				ReThrowError(cancel->pending_error);
 			CHECK_FOR_INTERRUPTS();
 			ereport(ERROR,
 					(errcode(ERRCODE_QUERY_CANCELED),
@@ -225,17 +268,18 @@ OdpComputeOutlierScores(const OdpInput *in, OdpMetric metric, int32 k,
 						double *scores, OdpRunInfo *info)
 {
 	OdpContext	ctx;
+	GlueCancelState cancel;
 	OdpMatrix	m;
 	OdpStatus	status;
 
 	info->on_gpu = OdpChooseGpu(in->rows);
-	GlueInitContext(&ctx, info->on_gpu);
+	GlueInitContext(&ctx, info->on_gpu, &cancel);
 	m.data = in->data;
 	m.rows = in->rows;
 	m.dims = in->dims;
 	status = odp_compute_outlier_scores(&ctx, &m, metric, k, scores);
 	if (status != ODP_OK)
-		GlueReportFailure(status, &ctx);
+		GlueReportFailure(status, &ctx, &cancel);
 	GlueEnsureFiniteScores(in, scores);
 	info->transfer_ms = ctx.transfer_ms;
 	info->compute_ms = ctx.compute_ms;

@@ -47,11 +47,19 @@ SQL
 			"free before $((free_before / 1048576)) MB, after $((free_after / 1048576)) MB"
 	fi
 
-	# pg_cancel_backend from another session
+	# DROP DATABASE elsewhere waits for every backend to absorb a barrier:
+	# a long run must not block it; then pg_cancel_backend from another session
+	psql -X -q -c "DROP DATABASE IF EXISTS odp_barrier_check" -c "CREATE DATABASE odp_barrier_check" >/dev/null
 	psql -X -At -c "SET application_name = 'odp_cancel_me'" -c "SET odp_gpu.device = $dev" -c "$q" \
 		>/tmp/odp_cancel.$$ 2>&1 &
 	pid=$!
 	sleep 1
+	t0=$(odp_now)
+	psql -X -q -c "DROP DATABASE odp_barrier_check" >/dev/null
+	t1=$(odp_now)
+	el=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
+	awk -v e="$el" 'BEGIN { exit !(e < 2.0) }'
+	odp_check "$dev: DROP DATABASE elsewhere is not blocked by a run" $? "took $el s"
 	t0=$(odp_now)
 	psql -X -At -c "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = 'odp_cancel_me' AND state = 'active'" >/dev/null
 	wait $pid || true

@@ -2,7 +2,8 @@
 -- in 4 dimensions, plus 5 planted outliers (ids 900001 .. 900005) far
 -- from every cluster.  Deterministic (setseed).
 CREATE EXTENSION IF NOT EXISTS odp_gpu;
-SELECT setseed(0.42);
+SET client_min_messages = warning;
+SELECT setseed(0.42) \g /dev/null
 DROP TABLE IF EXISTS points;
 CREATE TABLE points (id bigint PRIMARY KEY, features real[] NOT NULL);
 INSERT INTO points
