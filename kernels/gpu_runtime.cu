@@ -19,6 +19,8 @@
  *
  *-------------------------------------------------------------------------
  */
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -111,6 +113,31 @@ odp_gpu_build_version(void)
 }
 
 /*
+ * Blocks every signal in the calling thread, saving the old mask in *old.
+ *
+ * CUDA starts helper threads when it loads the driver and when it creates
+ * a device's context; they inherit the creating thread's signal mask.
+ * Creating them with every signal blocked keeps the host program's signal
+ * handlers (in PostgreSQL: cancel, terminate, latch wake-ups) on the host
+ * program's own threads.
+ */
+static void
+OdpSignalsBlock(sigset_t *old)
+{
+	sigset_t	all;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, old);
+}
+
+/* Restores the mask saved by OdpSignalsBlock. */
+static void
+OdpSignalsRestore(const sigset_t *old)
+{
+	pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
+/*
  * Runs the real probe once and fills probe_cache.  The message explains
  * in words why no GPU is usable, with the CUDA error name for searching.
  */
@@ -120,6 +147,7 @@ OdpProbeOnce(void)
 	OdpProbeCache *pc = &probe_cache;
 	cudaError_t err;
 	int			count = 0;
+	sigset_t	old_mask;
 
 	pc->done = true;
 	pc->status = ODP_OK;
@@ -128,6 +156,7 @@ OdpProbeOnce(void)
 	pc->driver_version = 0;
 	pc->runtime_version = 0;
 
+	OdpSignalsBlock(&old_mask);
 	/* both work without a driver; the driver version is then 0 */
 	if (cudaDriverGetVersion(&pc->driver_version) != cudaSuccess)
 		pc->driver_version = 0;
@@ -137,6 +166,7 @@ OdpProbeOnce(void)
 
 	err = cudaGetDeviceCount(&count);
 	(void) cudaGetLastError();
+	OdpSignalsRestore(&old_mask);
 	if (err == cudaSuccess && count > 0)
 	{
 		pc->count = count;
@@ -229,8 +259,13 @@ odp_gpu_device_info(OdpContext *ctx, int index, OdpGpuInfo *info)
 	ODP_CUDA_RETURN(ctx, cudaSetDevice(index), "selecting the GPU");
 	status = ODP_OK;
 	{
-		cudaError_t err = cudaMemGetInfo(&free_b, &total_b);
+		cudaError_t err;
+		sigset_t	old_mask;
 
+		/* the first call on a device creates its context */
+		OdpSignalsBlock(&old_mask);
+		err = cudaMemGetInfo(&free_b, &total_b);
+		OdpSignalsRestore(&old_mask);
 		if (err != cudaSuccess)
 			status = OdpGpuFail(ctx, err, "reading the GPU's free memory",
 								__FILE__, __LINE__);
@@ -257,6 +292,8 @@ OdpGpuBegin(OdpContext *ctx, OdpGpuDevice *dev)
 	OdpStatus	status;
 	cudaDeviceProp prop;
 	size_t		share;
+	sigset_t	old_mask;
+	cudaError_t err;
 
 	memset(dev, 0, sizeof(*dev));
 	status = OdpGpuCheckIndex(ctx, ctx->gpu_id, "gpu_id");
@@ -266,8 +303,11 @@ OdpGpuBegin(OdpContext *ctx, OdpGpuDevice *dev)
 	ODP_CUDA_RETURN(ctx, cudaSetDevice(ctx->gpu_id), "selecting the GPU");
 	ODP_CUDA_RETURN(ctx, cudaGetDeviceProperties(&prop, ctx->gpu_id),
 					"reading the GPU's properties");
-	ODP_CUDA_RETURN(ctx, cudaMemGetInfo(&dev->free_memory, &dev->total_memory),
-					"reading the GPU's free memory");
+	/* the first call on a device creates its context */
+	OdpSignalsBlock(&old_mask);
+	err = cudaMemGetInfo(&dev->free_memory, &dev->total_memory);
+	OdpSignalsRestore(&old_mask);
+	ODP_CUDA_RETURN(ctx, err, "reading the GPU's free memory");
 
 	dev->id = ctx->gpu_id;
 	dev->sm_count = prop.multiProcessorCount;
