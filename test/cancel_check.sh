@@ -49,7 +49,8 @@ SQL
 
 	# DROP DATABASE elsewhere waits for every backend to absorb a barrier:
 	# a long run must not block it; then pg_cancel_backend from another session
-	psql -X -q -c "DROP DATABASE IF EXISTS odp_barrier_check" -c "CREATE DATABASE odp_barrier_check" >/dev/null
+	psql -X -q -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS odp_barrier_check" \
+		-c "CREATE DATABASE odp_barrier_check" >/dev/null
 	psql -X -At -c "SET application_name = 'odp_cancel_me'" -c "SET odp_gpu.device = $dev" -c "$q" \
 		>/tmp/odp_cancel.$$ 2>&1 &
 	pid=$!

@@ -16,7 +16,7 @@ cpu_threads=${ODP_BENCH_CPU_THREADS:-1}
 paths=${ODP_BENCH_PATHS:-"gpu cpu"}
 dims=10
 k=50
-psql -X -q -v ON_ERROR_STOP=1 -c "CREATE EXTENSION IF NOT EXISTS odp_gpu" >/dev/null
+psql -X -q -v ON_ERROR_STOP=1 -c "SET client_min_messages = warning" -c "CREATE EXTENSION IF NOT EXISTS odp_gpu" >/dev/null
 
 for n in $sizes; do
 	psql -X -q -v ON_ERROR_STOP=1 >/dev/null <<SQL
