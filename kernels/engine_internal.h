@@ -71,6 +71,54 @@ extern OdpStatus odp_gpu_outlier_scores(OdpContext *ctx, const OdpMatrix *m,
 										OdpMetric metric, int32_t k,
 										const float *norms, double *scores);
 
+/*
+ * SolvingSet backend: the two distance-heavy steps of one candidate batch,
+ * done by the CPU (cpu_solvingset.c) or the GPU (gpu_solvingset.cu).  The
+ * driver (solvingset.c) owns everything else, so pruning, candidate choice
+ * and the solving set are the same on both paths.
+ *
+ * Candidates are given as ascending-or-not row indexes cand[0 .. nc).
+ */
+typedef struct OdpSsBackend
+{
+	void	   *self;
+
+	/*
+	 * Exact weight of every candidate: the sum, ascending, in float64
+	 * (odp_sum_ascending), of its k smallest distances to all other rows.
+	 * Writes weight[i] for cand[i].  Adds the distance evaluations it
+	 * performed to *distances.
+	 */
+	OdpStatus	(*exact) (void *self, const int64_t *cand, int32_t nc,
+						  double *weight, int64_t *distances);
+
+	/*
+	 * Merges the distances from every row p to every candidate (p not a
+	 * candidate itself) into p's partial list of its k smallest distances
+	 * seen so far, kept across calls, then writes upper[p] for every row:
+	 * odp_sum_ascending of p's partial list when it holds k distances, +inf
+	 * otherwise.  Rows with active[p] == 0 may be skipped (their upper[] is
+	 * then left as is).  Adds its distance evaluations to *distances.
+	 */
+	OdpStatus	(*update) (void *self, const int64_t *cand, int32_t nc,
+						   const uint8_t *active, double *upper,
+						   int64_t *distances);
+
+	/* Frees everything the backend holds; called once, on every path. */
+	void		(*release) (void *self);
+} OdpSsBackend;
+
+/*
+ * Backend constructors: prepare for matrix m (norms as in the per-path
+ * functions above) and k; on failure nothing is left allocated.
+ */
+extern OdpStatus odp_cpu_ss_backend(OdpContext *ctx, const OdpMatrix *m,
+									OdpMetric metric, int32_t k,
+									const float *norms, OdpSsBackend *backend);
+extern OdpStatus odp_gpu_ss_backend(OdpContext *ctx, const OdpMatrix *m,
+									OdpMetric metric, int32_t k,
+									const float *norms, OdpSsBackend *backend);
+
 #ifdef __cplusplus
 }
 #endif

@@ -129,6 +129,49 @@ extern OdpStatus odp_compute_outlier_scores(OdpContext *ctx, const OdpMatrix *m,
 											OdpMetric metric, int32_t k,
 											double *scores);
 
+/* How odp_compute_top_outliers finds the top n. */
+typedef enum OdpOutlierMethod
+{
+	ODP_METHOD_AUTO = 0,		/* whichever is expected to be faster */
+	ODP_METHOD_BRUTEFORCE,		/* every row's score, then the n best */
+	ODP_METHOD_SOLVINGSET		/* SolvingSet (seeds 000, 001): prunes rows */
+} OdpOutlierMethod;
+
+/* What a top-n outlier computation did. */
+typedef struct OdpTopOutliersStats
+{
+	OdpOutlierMethod method;	/* the method that ran (never AUTO) */
+	int64_t		distances;		/* distance evaluations performed */
+	int64_t		solving_set_size;	/* rows whose exact score was computed */
+	int32_t		iterations;		/* SolvingSet candidate batches */
+	int32_t		batch_size;		/* SolvingSet candidates per batch (m) */
+} OdpTopOutliersStats;
+
+/*
+ * Top-n outliers: the min(n, rows) rows with the highest outlier scores
+ * (as odp_compute_outlier_scores defines them), best first, ties by
+ * smaller row index.  Writes their row indexes into order and their exact
+ * scores into scores (both min(n, rows) long) and returns the count in
+ * *count.  Every method returns exactly the same rows, order and scores.
+ *
+ * If solving_set is not NULL it must hold rows entries; the rows whose
+ * exact score the computation established (the solving set, seed 001
+ * Definition 3.3, for SolvingSet; every row for brute force) are written
+ * there in ascending row order with their scores in solving_scores, and
+ * stats->solving_set_size says how many.  The solving set is the same on
+ * both paths.
+ *
+ * Requires 1 <= k < rows, k < ODP_MAX_K for SolvingSet, n >= 1.
+ */
+extern OdpStatus odp_compute_top_outliers(OdpContext *ctx, const OdpMatrix *m,
+										  OdpMetric metric, int32_t k,
+										  int64_t n, OdpOutlierMethod method,
+										  int64_t *order, double *scores,
+										  int64_t *count,
+										  int64_t *solving_set,
+										  double *solving_scores,
+										  OdpTopOutliersStats *stats);
+
 /*
  * Selects the n highest scores, ties by smaller id (ids may be NULL: then
  * by smaller index).  Writes min(n, rows) row indexes into order, best
