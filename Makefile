@@ -9,16 +9,17 @@ PGFILEDESC = "odp_gpu - distance-based outliers and k-NN on the GPU"
 DATA = $(wildcard sql/odp_gpu--*.sql)
 
 SRC_OBJS = src/odp_gpu.o src/settings.o src/args.o src/input.o src/engine_glue.o \
-	src/outliers.o src/gpu_info.o
+	src/outliers.o src/aggregates.o src/gpu_info.o
 ENGINE_C_OBJS = kernels/engine_common.o kernels/outliers.o \
-	kernels/cpu_knn.o kernels/topn.o
+	kernels/cpu_knn.o kernels/topn.o kernels/solvingset.o \
+	kernels/cpu_solvingset.o
 # WITH_CUDA=no builds a CPU-only library (no CUDA toolkit needed).
 WITH_CUDA ?= yes
 ifeq ($(WITH_CUDA),no)
 ENGINE_CU_OBJS = kernels/gpu_disabled.o
 else
 ENGINE_CU_OBJS = kernels/gpu_runtime.o kernels/gpu_knn.o \
-	kernels/gpu_outliers.o
+	kernels/gpu_outliers.o kernels/gpu_solvingset.o
 endif
 OBJS = $(SRC_OBJS) $(ENGINE_C_OBJS) $(ENGINE_CU_OBJS)
 
@@ -51,7 +52,7 @@ else
 SHLIB_LINK += -L$(CUDA_HOME)/lib64 -lcudart_static -lstdc++ -lpthread -ldl -lrt -lm
 endif
 
-EXTRA_CLEAN = test/engine/test_engine kernels/*.o src/*.o
+EXTRA_CLEAN = test/engine/test_engine test/bench/ss_bench kernels/*.o src/*.o
 
 override with_llvm = no
 
@@ -75,3 +76,8 @@ test/engine/test_engine: $(ENGINE_TEST_SRCS) $(ENGINE_C_OBJS) $(ENGINE_CU_OBJS)
 .PHONY: engine-test
 engine-test: test/engine/test_engine
 	test/engine/test_engine
+
+# SolvingSet benchmark and exactness check (no server; GPU part needs a GPU).
+test/bench/ss_bench: test/bench/ss_bench.c $(ENGINE_C_OBJS) $(ENGINE_CU_OBJS)
+	$(CC) -std=c11 -O2 -Wall -Ikernels $(ENGINE_CFLAGS) -o $@ $< \
+		$(ENGINE_C_OBJS) $(ENGINE_CU_OBJS) $(SHLIB_LINK)

@@ -10,6 +10,10 @@
  * index order and only a strictly better pair enters a full heap, so among
  * equal distances the smaller index wins, as on the GPU path.
  *
+ * A query can be excluded from its own candidates: by position
+ * (self_join, queries == candidates) or by a global row index per query
+ * (query_rows, queries gathered from the candidate matrix).
+ *
  * Threads: with cpu_threads > 1 the caller's thread and cpu_threads - 1
  * POSIX threads take query blocks from a shared counter.  Only the
  * caller's thread polls the cancel callback (it may touch the host
@@ -200,7 +204,8 @@ knn_query_block(CpuKnnJob *job, OdpMetric metric, int64_t q0, int64_t q1,
 		{
 			const float *qrow = a->queries->data + q * dims;
 			float		qnorm = a->query_norms ? a->query_norms[q] : 0.0f;
-			int64_t		self = a->self_join ? q - c0 : -1;
+			int64_t		self = a->query_rows ? a->query_rows[q] - c0 :
+				(a->self_join ? q - c0 : -1);
 			float	   *qd = sc->hd + (q - q0) * k;
 			int64_t    *qi = sc->hi + (q - q0) * k;
 			int32_t    *size = &sc->sizes[q - q0];

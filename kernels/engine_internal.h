@@ -53,11 +53,22 @@ typedef struct OdpCpuKnnArgs
 	OdpMetric	metric;
 	int32_t		k;
 	bool		self_join;		/* queries == candidates: skip the pair (i, i) */
+	const int64_t *query_rows;	/* or NULL; else query q is candidate row
+								 * query_rows[q], and that pair is skipped */
 	OdpKnnEmitFn emit;
 	void	   *emit_arg;
 } OdpCpuKnnArgs;
 
 extern OdpStatus odp_cpu_knn(const OdpCpuKnnArgs *args);
+
+/*
+ * Shared argument checks of the outlier analytics (outliers.c): resets
+ * ctx's outputs, validates m, k and metric, and for cosine returns every
+ * row's norm in a new array *norms (else NULL) that the caller frees.
+ */
+extern OdpStatus odp_outlier_prepare(OdpContext *ctx, const OdpMatrix *m,
+									 OdpMetric metric, int32_t k,
+									 float **norms);
 
 /*
  * Per-path implementations; arguments already validated by the dispatcher
@@ -107,6 +118,13 @@ typedef struct OdpSsBackend
 	/* Frees everything the backend holds; called once, on every path. */
 	void		(*release) (void *self);
 } OdpSsBackend;
+
+/*
+ * Test hook of the SolvingSet driver: when > 0, the batch size m used
+ * instead of the default (still at least n, at most rows), on both paths.
+ * Only the engine tests set it.
+ */
+extern int64_t odp_ss_test_batch_size;
 
 /*
  * Backend constructors: prepare for matrix m (norms as in the per-path

@@ -62,3 +62,16 @@ odp_gpu_outlier_scores(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 	(void) scores;
 	return odp_fail(ctx, ODP_ERR_NO_GPU, NO_CUDA_MESSAGE);
 }
+
+/* Cannot run; the SolvingSet driver only gets here when the caller forced it. */
+OdpStatus
+odp_gpu_ss_backend(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
+				   int32_t k, const float *norms, OdpSsBackend *backend)
+{
+	(void) m;
+	(void) metric;
+	(void) k;
+	(void) norms;
+	(void) backend;
+	return odp_fail(ctx, ODP_ERR_NO_GPU, NO_CUDA_MESSAGE);
+}

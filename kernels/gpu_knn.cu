@@ -57,6 +57,13 @@
  * of count (plus 256 * 12 bytes of buffer for k > 128).  Shared memory per
  * block: about 95 kB for k <= 64 and D <= 16 (two blocks per H100 SM).
  *
+ * Candidate-range split (OdpKnnProblem.cand_split): a query set too small
+ * to fill the GPU (SolvingSet's exact step: a few thousand queries against
+ * all rows) is stacked in copies by the caller, and the block of a copy
+ * only visits that copy's slice of the candidates (KnnBlockRange); the
+ * caller merges the copies' lists.  Off (0) for everything else, where
+ * the kernel does exactly what it did before.
+ *
  * Launches are bounded: the host splits the work into query-block slices
  * and candidate ranges of about KNN_LAUNCH_WORK pair-dimensions, at least
  * one full wave of blocks each, synchronises after each and polls the
@@ -201,6 +208,9 @@ struct KnnArgs
 	int64_t		q_end;			/* queries in the state */
 	int64_t		c_begin;		/* local candidate range of this launch */
 	int64_t		c_end;
+	int64_t		c_split;		/* > 0: candidates per query slice (see */
+	int64_t		qb_split;		/* OdpKnnProblem), query blocks per slice */
+	int64_t		c_total;		/* candidates of the problem */
 	int			dims;
 	int			dc;				/* dimensions per staged chunk (<= 16) */
 	int			nchunks;		/* ceil(dims / dc) */
@@ -561,6 +571,29 @@ KnnStageRows(const float *src, int valid, int rows, int dn, int dims,
 }
 
 /*
+ * The local candidate range [*lo, *hi) of this block in this launch: the
+ * launch's range, or with a split (a.c_split > 0) that range shifted to
+ * the block's query slice and clipped to it and to the candidates.
+ */
+static __device__ __forceinline__ void
+KnnBlockRange(const KnnArgs &a, int64_t *lo, int64_t *hi)
+{
+	if (a.c_split > 0)
+	{
+		const int64_t base = ((int64_t) blockIdx.x + a.q_begin / KNN_BQ) /
+			a.qb_split * a.c_split;
+
+		*lo = base + a.c_begin;
+		*hi = min(base + a.c_end, a.c_total);
+	}
+	else
+	{
+		*lo = a.c_begin;
+		*hi = a.c_end;
+	}
+}
+
+/*
  * Starts staging work item (tile, chunk): the tile's candidate rows for
  * the chunk's dimensions (and their norms for cosine) into stage, and the
  * block's query rows when load_q.
@@ -568,12 +601,13 @@ KnnStageRows(const float *src, int valid, int rows, int dn, int dims,
 template <bool COSINE>
 static __device__ __forceinline__ void
 KnnLoadItem(const KnnArgs &a, const KnnLayout &L, unsigned char *smem,
-			int64_t qblock, int tile, int chunk, int stage, bool load_q)
+			int64_t qblock, int64_t c_lo, int64_t c_hi, int tile, int chunk,
+			int stage, bool load_q)
 {
 	const int	d0 = chunk * a.dc;
 	const int	dn = min(a.dc, a.dims - d0);
-	const int64_t c0 = a.c_begin + (int64_t) tile * KNN_BC;
-	const int	crows = (int) min((int64_t) KNN_BC, a.c_end - c0);
+	const int64_t c0 = c_lo + (int64_t) tile * KNN_BC;
+	const int	crows = (int) min((int64_t) KNN_BC, c_hi - c0);
 
 	KnnStageRows(a.c + c0 * a.dims + d0, crows, KNN_BC, dn, a.dims,
 				 (float *) (smem + L.cand) + (size_t) stage * a.dc * KNN_CSTRIDE,
@@ -630,7 +664,8 @@ KnnDimStep(float (&acc)[KNN_TQ][KNN_TC], const float *qp, const float *cp)
 /*
  * The fused kernel.  Grid: one block per 64 queries starting at local
  * query a.q_begin (the last block may be partial); 256 threads.  Merges
- * candidates [a.c_begin, a.c_end) into the state of its queries.  Shared
+ * candidates [a.c_begin, a.c_end) (with a split: that range within the
+ * block's slice, KnnBlockRange) into the state of its queries.  Shared
  * memory: a.L.total bytes (KnnMakeLayout<KCAP, IPT>).
  * KCAP > 0 keeps lists of up to KCAP entries (k <= KCAP) and buffers in
  * shared memory, IPT must then be 1; KCAP == 0 keeps them in the state
@@ -653,9 +688,10 @@ KnnTileKernel(const __grid_constant__ KnnArgs a)
 	int64_t    *meta_i = (int64_t *) (smem + L.meta_i);
 	int		   *meta_n = (int *) (smem + L.meta_n);
 	int		   *meta_len = (int *) (smem + L.meta_len);
-	/* the host keeps a launch's item count within int */
-	const int	ntiles = (int) ((a.c_end - a.c_begin + KNN_BC - 1) / KNN_BC);
-	const int	nitems = ntiles * a.nchunks;
+	int64_t		c_lo;
+	int64_t		c_hi;
+	int			ntiles;
+	int			nitems;
 	float		thk[KNN_TQ];
 	float		acc[KNN_TQ][KNN_TC];
 	int			tile = 0;
@@ -664,8 +700,16 @@ KnnTileKernel(const __grid_constant__ KnnArgs a)
 	static_assert(KCAP == 0 ? CAP == ODP_KNN_GLOBAL_CAP : CAP == KNN_FAST_CAP,
 				  "buffer capacity");
 
+	/* a split can leave a block of the last slice nothing in this launch */
+	KnnBlockRange(a, &c_lo, &c_hi);
+	if (c_lo >= c_hi)
+		return;
+	/* the host keeps a launch's item count within int */
+	ntiles = (int) ((c_hi - c_lo + KNN_BC - 1) / KNN_BC);
+	nitems = ntiles * a.nchunks;
+
 	/* Start staging the first item while the state loads. */
-	KnnLoadItem<COSINE>(a, L, smem, qblock, 0, 0, 0, true);
+	KnnLoadItem<COSINE>(a, L, smem, qblock, c_lo, c_hi, 0, 0, 0, true);
 	__pipeline_commit();
 
 	/* Load this warp's queries' state and thresholds. */
@@ -741,8 +785,8 @@ KnnTileKernel(const __grid_constant__ KnnArgs a)
 				nchunk = 0;
 				ntile++;
 			}
-			KnnLoadItem<COSINE>(a, L, smem, qblock, ntile, nchunk, stage ^ 1,
-								a.nchunks > 1);
+			KnnLoadItem<COSINE>(a, L, smem, qblock, c_lo, c_hi, ntile, nchunk,
+								stage ^ 1, a.nchunks > 1);
 			__pipeline_commit();
 			__pipeline_wait_prior(1);
 		}
@@ -774,7 +818,7 @@ KnnTileKernel(const __grid_constant__ KnnArgs a)
 
 		if (chunk == a.nchunks - 1)
 		{
-			const int64_t tile_c0 = a.c_begin + (int64_t) tile * KNN_BC;
+			const int64_t tile_c0 = c_lo + (int64_t) tile * KNN_BC;
 			unsigned	pm = 0;
 			unsigned	wm;
 
@@ -817,7 +861,7 @@ KnnTileKernel(const __grid_constant__ KnnArgs a)
 					const int	cl = KNN_COLUMN(lane, j);
 					const int64_t cloc = tile_c0 + cl;
 					const int64_t cg = a.c_base + cloc;
-					const bool	in_range = cloc < a.c_end;
+					const bool	in_range = cloc < c_hi;
 
 #pragma unroll
 					for (int i = 0; i < KNN_TQ; i++)
@@ -1125,6 +1169,7 @@ OdpKnnAccumulate(OdpContext *ctx, const OdpGpuDevice *dev,
 	int64_t		pair_cost;
 	int64_t		qblocks;
 	int64_t		cslice;
+	int64_t		span;
 	double		t0 = odp_now_ms();
 
 	/* inner checks: the public entry points validated these already */
@@ -1132,7 +1177,10 @@ OdpKnnAccumulate(OdpContext *ctx, const OdpGpuDevice *dev,
 		state->k < 1 || state->k > ODP_MAX_K ||
 		p->dims < 1 || p->dims > ODP_MAX_DIMS ||
 		(p->metric == ODP_METRIC_COSINE && (!p->query_norms || !p->cand_norms)) ||
-		(state->k > ODP_KNN_FAST_MAX_K && (!state->buf_dist || !state->buf_index)))
+		(state->k > ODP_KNN_FAST_MAX_K && (!state->buf_dist || !state->buf_index)) ||
+		p->cand_split < 0 ||
+		(p->cand_split > 0 && (p->split_queries <= 0 ||
+							   p->split_queries % KNN_BQ != 0)))
 		return odp_fail(ctx, ODP_ERR_INTERNAL,
 						"invalid k-NN problem (nq %lld, nc %lld, state rows %lld, k %d, dims %d)",
 						(long long) p->nq, (long long) p->nc,
@@ -1165,6 +1213,14 @@ OdpKnnAccumulate(OdpContext *ctx, const OdpGpuDevice *dev,
 	args.bd = state->buf_dist;
 	args.bi = state->buf_index;
 	args.L = cfg.layout;
+	args.c_total = p->nc;
+	if (p->cand_split > 0 && p->cand_split < p->nc)
+	{
+		args.c_split = p->cand_split;
+		args.qb_split = p->split_queries / KNN_BQ;
+	}
+	/* candidates one query sees, which the launches below cover */
+	span = args.c_split > 0 ? args.c_split : p->nc;
 
 	/*
 	 * Launch sizing: whole waves of blocks over all candidates when that
@@ -1174,14 +1230,14 @@ OdpKnnAccumulate(OdpContext *ctx, const OdpGpuDevice *dev,
 	wave = (int64_t) cfg.blocks_per_sm * dev->sm_count;
 	pair_cost = KnnPairCost(p->metric, p->dims);
 	{
-		double		per_block = (double) KNN_BQ * (double) p->nc * (double) pair_cost;
+		double		per_block = (double) KNN_BQ * (double) span * (double) pair_cost;
 
 		qblocks = (int64_t) ((double) KNN_LAUNCH_WORK / per_block);
 	}
 	if (qblocks >= wave)
 	{
 		qblocks = qblocks / wave * wave;
-		cslice = p->nc;
+		cslice = span;
 	}
 	else
 	{
@@ -1190,8 +1246,8 @@ OdpKnnAccumulate(OdpContext *ctx, const OdpGpuDevice *dev,
 		cslice = cslice / KNN_BC * KNN_BC;
 		if (cslice < KNN_BC)
 			cslice = KNN_BC;
-		if (cslice > p->nc)
-			cslice = p->nc;
+		if (cslice > span)
+			cslice = span;
 	}
 	/* the kernel counts a launch's tiles x chunks in an int */
 	if (cslice / KNN_BC + 1 > INT_MAX / cfg.nchunks)
@@ -1210,7 +1266,7 @@ OdpKnnAccumulate(OdpContext *ctx, const OdpGpuDevice *dev,
 	{
 		const int64_t nb = blocks_total - qb < qblocks ? blocks_total - qb : qblocks;
 
-		for (int64_t c0 = 0; c0 < p->nc; c0 += cslice)
+		for (int64_t c0 = 0; c0 < span; c0 += cslice)
 		{
 			/* the previous launch has finished: a cancel leaves no work */
 			if (odp_cancel_requested(ctx))
@@ -1221,7 +1277,7 @@ OdpKnnAccumulate(OdpContext *ctx, const OdpGpuDevice *dev,
 			}
 			args.q_begin = qb * KNN_BQ;
 			args.c_begin = c0;
-			args.c_end = p->nc - c0 < cslice ? p->nc : c0 + cslice;
+			args.c_end = span - c0 < cslice ? span : c0 + cslice;
 			cfg.fn<<<(unsigned) nb, KNN_THREADS, cfg.smem, stream>>>(args);
 			ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the k-NN distance kernel");
 			ODP_CUDA_TRY(ctx, cudaStreamSynchronize(stream),

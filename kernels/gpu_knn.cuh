@@ -59,6 +59,17 @@ typedef struct OdpKnnProblem
 	int32_t		dims;			/* 1 .. ODP_MAX_DIMS */
 	OdpMetric	metric;
 	bool		exclude_self;	/* skip pairs whose global indices are equal */
+
+	/*
+	 * Candidate-range split, for query sets too small to fill the GPU: 0
+	 * (the default) lets every query see every candidate.  Otherwise
+	 * query i sees only candidates [s * cand_split, (s + 1) * cand_split)
+	 * with s = i / split_queries, so a caller can stack copies of its
+	 * queries, one per candidate range, and merge their lists afterwards.
+	 * split_queries must be a multiple of ODP_KNN_BLOCK_QUERIES.
+	 */
+	int64_t		cand_split;
+	int64_t		split_queries;
 } OdpKnnProblem;
 
 /*

@@ -59,22 +59,23 @@ odp_cpu_outlier_scores(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 }
 
 /*
- * Checks the arguments, computes row norms for cosine, and runs the path
- * ctx->device names.  See odp_engine.h for the contract.
+ * Resets ctx's outputs, checks the arguments every outlier analytic shares
+ * (matrix, k, metric) and, for cosine, computes every row's norm into a
+ * new array returned in *norms (NULL for the other metrics).  On success
+ * the caller must free(*norms); on failure nothing is left allocated and
+ * ctx->message says why.  ctx must not be NULL.
  */
 OdpStatus
-odp_compute_outlier_scores(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
-				   int32_t k, double *scores)
+odp_outlier_prepare(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
+					int32_t k, float **norms_out)
 {
 	float	   *norms = NULL;
-	OdpStatus	status;
 
-	if (ctx == NULL)
-		return ODP_ERR_INVALID_ARGUMENT;
+	*norms_out = NULL;
 	ctx->message[0] = '\0';
 	ctx->transfer_ms = ctx->compute_ms = 0.0;
 	ctx->chunks = 0;
-	if (m == NULL || m->data == NULL || scores == NULL)
+	if (m == NULL || m->data == NULL)
 		return odp_fail(ctx, ODP_ERR_INVALID_ARGUMENT, "missing input or output buffer");
 	if (m->dims < 1 || m->dims > ODP_MAX_DIMS)
 		return odp_fail(ctx, ODP_ERR_LIMIT, "dimension %d is out of range 1 .. %d",
@@ -116,6 +117,33 @@ odp_compute_outlier_scores(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric
 			}
 		}
 	}
+	*norms_out = norms;
+	return ODP_OK;
+}
+
+/*
+ * Checks the arguments, computes row norms for cosine, and runs the path
+ * ctx->device names.  See odp_engine.h for the contract.
+ */
+OdpStatus
+odp_compute_outlier_scores(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
+				   int32_t k, double *scores)
+{
+	float	   *norms = NULL;
+	OdpStatus	status;
+
+	if (ctx == NULL)
+		return ODP_ERR_INVALID_ARGUMENT;
+	if (scores == NULL)
+	{
+		ctx->message[0] = '\0';
+		ctx->transfer_ms = ctx->compute_ms = 0.0;
+		ctx->chunks = 0;
+		return odp_fail(ctx, ODP_ERR_INVALID_ARGUMENT, "missing input or output buffer");
+	}
+	status = odp_outlier_prepare(ctx, m, metric, k, &norms);
+	if (status != ODP_OK)
+		return status;
 
 	if (ctx->device == ODP_DEVICE_GPU)
 		status = odp_gpu_outlier_scores(ctx, m, metric, k, norms, scores);

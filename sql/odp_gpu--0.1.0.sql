@@ -31,13 +31,84 @@ CREATE FUNCTION odp_top_outliers(
 	n integer DEFAULT 10,
 	id_column text DEFAULT NULL,
 	features text[] DEFAULT NULL,
-	metric text DEFAULT 'euclidean')
+	metric text DEFAULT 'euclidean',
+	method text DEFAULT 'auto')
 RETURNS TABLE (rank integer, id bigint, score double precision)
 AS 'MODULE_PATHNAME', 'odp_top_outliers'
 LANGUAGE C STABLE PARALLEL RESTRICTED;
 
-COMMENT ON FUNCTION odp_top_outliers(text, integer, integer, text, text[], text) IS
-'the n rows of source with the highest outlier scores (sum of distances to the k nearest neighbours), best first, ties by smaller id (exact)';
+COMMENT ON FUNCTION odp_top_outliers(text, integer, integer, text, text[], text, text) IS
+'the n rows of source with the highest outlier scores (sum of distances to the k nearest neighbours), best first, ties by smaller id (exact); method auto, bruteforce or solvingset changes only the speed';
+
+CREATE FUNCTION odp_solving_set(
+	source text,
+	k integer DEFAULT 50,
+	n integer DEFAULT 10,
+	id_column text DEFAULT NULL,
+	features text[] DEFAULT NULL,
+	metric text DEFAULT 'euclidean')
+RETURNS TABLE (id bigint, score double precision)
+AS 'MODULE_PATHNAME', 'odp_solving_set'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION odp_solving_set(text, integer, integer, text, text[], text) IS
+'the solving set SolvingSet builds for the top n outliers of source (the rows whose exact outlier score it computed, in id order, with those scores): it contains the top-n outliers, and a new point can be predicted an outlier or an inlier by comparing the sum of its distances to its k nearest neighbours in the set with the n-th best score, without reading the whole source';
+
+-- One top-n outlier of an aggregate's result.
+CREATE TYPE odp_outlier AS (rank integer, id bigint, score double precision);
+
+COMMENT ON TYPE odp_outlier IS
+'one top-n outlier: its rank (1 = highest score), its id and its outlier score';
+
+-- The aggregates: not STRICT (a null id or vector is an error, as in the
+-- table functions), no combine function (so not PARALLEL SAFE), and the
+-- final function orders the state in place (FINALFUNC_MODIFY = READ_WRITE).
+-- VOLATILE support functions: they keep state between calls.
+CREATE FUNCTION odp_top_outliers_agg_transfn(internal, bigint, real[], integer, integer)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'odp_top_outliers_agg_transfn'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION odp_top_outliers_agg_transfn(internal, bigint, real[], integer, integer) IS
+'transition function of odp_top_outliers_agg(bigint, real[], integer, integer)';
+
+CREATE FUNCTION odp_top_outliers_agg_transfn(internal, bigint, double precision[], integer, integer)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'odp_top_outliers_agg_transfn'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION odp_top_outliers_agg_transfn(internal, bigint, double precision[], integer, integer) IS
+'transition function of odp_top_outliers_agg(bigint, double precision[], integer, integer)';
+
+CREATE FUNCTION odp_top_outliers_agg_finalfn(internal)
+RETURNS odp_outlier[]
+AS 'MODULE_PATHNAME', 'odp_top_outliers_agg_finalfn'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION odp_top_outliers_agg_finalfn(internal) IS
+'final function of odp_top_outliers_agg';
+
+CREATE AGGREGATE odp_top_outliers_agg(id bigint, features real[], k integer, n integer) (
+	SFUNC = odp_top_outliers_agg_transfn,
+	STYPE = internal,
+	FINALFUNC = odp_top_outliers_agg_finalfn,
+	FINALFUNC_MODIFY = READ_WRITE,
+	PARALLEL = RESTRICTED
+);
+
+COMMENT ON AGGREGATE odp_top_outliers_agg(bigint, real[], integer, integer) IS
+'the n rows of each group with the highest outlier scores (sum of euclidean distances to the k nearest neighbours in the group), best first, ties by smaller id (exact); NULL over no rows';
+
+CREATE AGGREGATE odp_top_outliers_agg(id bigint, features double precision[], k integer, n integer) (
+	SFUNC = odp_top_outliers_agg_transfn,
+	STYPE = internal,
+	FINALFUNC = odp_top_outliers_agg_finalfn,
+	FINALFUNC_MODIFY = READ_WRITE,
+	PARALLEL = RESTRICTED
+);
+
+COMMENT ON AGGREGATE odp_top_outliers_agg(bigint, double precision[], integer, integer) IS
+'the n rows of each group with the highest outlier scores (sum of euclidean distances to the k nearest neighbours in the group), best first, ties by smaller id (exact); NULL over no rows';
 
 -- VOLATILE: free memory and device state change between calls.
 CREATE FUNCTION odp_gpu_info(

@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * args.c
- *	  Checks of SQL arguments shared by every analytic: NULLs, k, n and
- *	  metric names.  Each runs before any table is read or memory taken.
+ *	  Checks of SQL arguments shared by every analytic: NULLs, k, n,
+ *	  metric and method names.  Each runs before any table is read or memory taken.
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -42,6 +42,30 @@ OdpArgMetric(FunctionCallInfo fcinfo, int argno)
 				 errhint("Use one of euclidean, sqeuclidean, manhattan, chebyshev or cosine.")));
 	pfree(name);
 	return metric;
+}
+
+/* Parses an outlier method name; unknown names list the known ones. */
+OdpOutlierMethod
+OdpArgMethod(FunctionCallInfo fcinfo, int argno)
+{
+	char	   *name;
+	OdpOutlierMethod method;
+
+	OdpArgNotNull(fcinfo, argno, "method");
+	name = text_to_cstring(PG_GETARG_TEXT_PP(argno));
+	if (strcmp(name, "auto") == 0)
+		method = ODP_METHOD_AUTO;
+	else if (strcmp(name, "bruteforce") == 0)
+		method = ODP_METHOD_BRUTEFORCE;
+	else if (strcmp(name, "solvingset") == 0)
+		method = ODP_METHOD_SOLVINGSET;
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unknown method \"%s\"", name),
+				 errhint("Use one of auto, bruteforce or solvingset.")));
+	pfree(name);
+	return method;
 }
 
 /* Ensures k is given, at least 1 and within the engine's limit. */
@@ -90,4 +114,16 @@ OdpCheckKAgainstRows(int32 k, int64 rows, const char *source_desc)
 				 errdetail("Each row needs k neighbours other than itself in %s.",
 						   source_desc),
 				 errhint("Use a smaller k or a larger source.")));
+}
+
+/* Ensures SolvingSet can run with k (it needs k below the engine's maximum). */
+void
+OdpCheckKForMethod(int32 k, OdpOutlierMethod method)
+{
+	if (method == ODP_METHOD_SOLVINGSET && k >= ODP_MAX_K)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("k = %d is too large for method solvingset", k),
+				 errdetail("SolvingSet supports k up to %d.", ODP_MAX_K - 1),
+				 errhint("Use a smaller k, or method => 'bruteforce'.")));
 }

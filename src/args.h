@@ -18,8 +18,11 @@
 
 extern void OdpArgNotNull(FunctionCallInfo fcinfo, int argno, const char *name);
 extern OdpMetric OdpArgMetric(FunctionCallInfo fcinfo, int argno);
+extern OdpOutlierMethod OdpArgMethod(FunctionCallInfo fcinfo, int argno);
 extern int32 OdpArgK(FunctionCallInfo fcinfo, int argno);
 extern int32 OdpArgPositive(FunctionCallInfo fcinfo, int argno, const char *name);
 extern void OdpCheckKAgainstRows(int32 k, int64 rows, const char *source_desc);
+
+extern void OdpCheckKForMethod(int32 k, OdpOutlierMethod method);
 
 #endif							/* ODP_ARGS_H */

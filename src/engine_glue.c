@@ -245,21 +245,54 @@ OdpCheckCosineRows(const OdpInput *in, OdpMetric metric)
 /*
  * Ensures no score overflowed: distances are float32, so features near
  * 1e19 and beyond make squared distances infinite, and an infinite score
- * ranks nothing.
+ * ranks nothing.  scores has count entries, for the rows with the given
+ * indexes (rows NULL: rows 0 .. count-1).
  */
 static void
-GlueEnsureFiniteScores(const OdpInput *in, const double *scores)
+GlueEnsureFiniteScores(const OdpInput *in, const double *scores,
+					   const int64 *rows, int64 count)
 {
-	for (int64 i = 0; i < in->rows; i++)
+	for (int64 i = 0; i < count; i++)
 	{
 		if (!isfinite(scores[i]))
 			ereport(ERROR,
 					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 					 errmsg("distances from the row with id " INT64_FORMAT " overflow single precision",
-							in->ids[i]),
+							in->ids[rows ? rows[i] : i]),
 					 errdetail("odp_gpu computes distances in float32, whose largest value is about 3.4e38."),
 					 errhint("Scale the features down, for example by dividing them by their standard deviation.")));
 	}
+}
+
+/*
+ * Prepares one engine call on in: picks the path, fills the context and
+ * the matrix, and resets info.  Pair with GlueEnd.
+ */
+static void
+GlueBegin(const OdpInput *in, OdpContext *ctx, GlueCancelState *cancel,
+		  OdpMatrix *m, OdpRunInfo *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->on_gpu = OdpChooseGpu(in->rows);
+	GlueInitContext(ctx, info->on_gpu, cancel);
+	m->data = in->data;
+	m->rows = in->rows;
+	m->dims = in->dims;
+}
+
+/*
+ * Finishes one engine call: reports a failure (never returning), else
+ * copies the context's timings into info.
+ */
+static void
+GlueEnd(OdpStatus status, const OdpContext *ctx, const GlueCancelState *cancel,
+		OdpRunInfo *info)
+{
+	if (status != ODP_OK)
+		GlueReportFailure(status, ctx, cancel);
+	info->transfer_ms = ctx->transfer_ms;
+	info->compute_ms = ctx->compute_ms;
+	info->chunks = ctx->chunks;
 }
 
 /* Computes every row's outlier score into scores (in->rows doubles). */
@@ -270,33 +303,106 @@ OdpComputeOutlierScores(const OdpInput *in, OdpMetric metric, int32 k,
 	OdpContext	ctx;
 	GlueCancelState cancel;
 	OdpMatrix	m;
-	OdpStatus	status;
 
-	info->on_gpu = OdpChooseGpu(in->rows);
-	GlueInitContext(&ctx, info->on_gpu, &cancel);
-	m.data = in->data;
-	m.rows = in->rows;
-	m.dims = in->dims;
-	status = odp_compute_outlier_scores(&ctx, &m, metric, k, scores);
-	if (status != ODP_OK)
-		GlueReportFailure(status, &ctx, &cancel);
-	GlueEnsureFiniteScores(in, scores);
-	info->transfer_ms = ctx.transfer_ms;
-	info->compute_ms = ctx.compute_ms;
-	info->chunks = ctx.chunks;
+	GlueBegin(in, &ctx, &cancel, &m, info);
+	GlueEnd(odp_compute_outlier_scores(&ctx, &m, metric, k, scores),
+			&ctx, &cancel, info);
+	GlueEnsureFiniteScores(in, scores, NULL, in->rows);
 }
 
-/* Emits the per-phase NOTICE when odp_gpu.report_timing is on. */
+/*
+ * Computes the top-n outliers of in with the given method (see
+ * odp_compute_top_outliers).  order and scores must hold min(n, rows)
+ * entries; *count receives how many were written, best first.  If
+ * solving_set is not NULL, it and solving_scores must hold in->rows
+ * entries and receive the solving set (row indexes, ascending) and its
+ * scores, and *solving_count its size.  The caller has checked k against
+ * the rows and, for SolvingSet, against ODP_MAX_K.
+ */
+void
+OdpComputeTopOutliers(const OdpInput *in, OdpMetric metric, int32 k, int64 n,
+					  OdpOutlierMethod method, int64 *order, double *scores,
+					  int64 *count, int64 *solving_set,
+					  double *solving_scores, int64 *solving_count,
+					  OdpRunInfo *info)
+{
+	OdpContext	ctx;
+	GlueCancelState cancel;
+	OdpMatrix	m;
+	OdpTopOutliersStats stats;
+	OdpStatus	status;
+
+	GlueBegin(in, &ctx, &cancel, &m, info);
+	memset(&stats, 0, sizeof(stats));
+	*count = 0;
+	status = odp_compute_top_outliers(&ctx, &m, metric, k, n, method,
+									  order, scores, count,
+									  solving_set, solving_scores, &stats);
+	GlueEnd(status, &ctx, &cancel, info);
+
+	/*
+	 * The best score is the largest, so an overflow anywhere shows in
+	 * scores[0]; its row is the one to name.
+	 */
+	GlueEnsureFiniteScores(in, scores, order, *count);
+	if (solving_set != NULL)
+	{
+		*solving_count = stats.solving_set_size;
+		GlueEnsureFiniteScores(in, solving_scores, solving_set, *solving_count);
+	}
+	info->has_method = true;
+	info->method = stats.method;
+	info->distances = stats.distances;
+	info->solving_set_size = stats.solving_set_size;
+	info->iterations = stats.iterations;
+}
+
+/* Returns the SQL name of an outlier method. */
+const char *
+OdpOutlierMethodName(OdpOutlierMethod method)
+{
+	switch (method)
+	{
+		case ODP_METHOD_AUTO:
+			return "auto";
+		case ODP_METHOD_BRUTEFORCE:
+			return "bruteforce";
+		case ODP_METHOD_SOLVINGSET:
+			return "solvingset";
+	}
+	return "unknown";
+}
+
+/*
+ * Emits the per-phase NOTICE when odp_gpu.report_timing is on.  Scripts
+ * parse its key=value pairs: keep the existing keys and their order, and
+ * append new ones at the end.
+ */
 void
 OdpReportTiming(const char *what, const OdpInput *in, const OdpRunInfo *info,
 				double output_ms)
 {
+	const char *extra = "";
+
 	if (!odp_report_timing)
 		return;
+	if (info->has_method)
+	{
+		/* N^2 as a double: it overflows int64 from about 3e9 rows */
+		double		all_pairs = (double) in->rows * (double) in->rows;
+
+		extra = psprintf(" method=%s distances=" INT64_FORMAT " (%.4f of N^2) "
+						 "solving_set=" INT64_FORMAT " iterations=%d",
+						 OdpOutlierMethodName(info->method), info->distances,
+						 all_pairs > 0 ? (double) info->distances / all_pairs : 0.0,
+						 info->solving_set_size, info->iterations);
+	}
 	ereport(NOTICE,
 			(errmsg("odp_gpu timing: %s path=%s rows=" INT64_FORMAT " dims=%d "
-					"read=%.1f ms (%s) transfer=%.1f ms compute=%.1f ms output=%.1f ms chunks=" INT64_FORMAT,
+					"read=%.1f ms (%s) transfer=%.1f ms compute=%.1f ms output=%.1f ms chunks=" INT64_FORMAT "%s",
 					what, info->on_gpu ? "gpu" : "cpu", in->rows, in->dims,
-					in->read_ms, in->heap_scan ? "heap" : "spi",
-					info->transfer_ms, info->compute_ms, output_ms, info->chunks)));
+					in->read_ms,
+					in->heap_scan ? "heap" : (in->aggregate ? "aggregate" : "spi"),
+					info->transfer_ms, info->compute_ms, output_ms, info->chunks,
+					extra)));
 }

@@ -23,6 +23,13 @@ typedef struct OdpRunInfo
 	double		transfer_ms;
 	double		compute_ms;
 	int64		chunks;
+
+	/* set by OdpComputeTopOutliers only */
+	bool		has_method;
+	OdpOutlierMethod method;	/* the method that ran */
+	int64		distances;		/* distance evaluations */
+	int64		solving_set_size;
+	int32		iterations;		/* SolvingSet candidate batches */
 } OdpRunInfo;
 
 extern bool OdpGpuUsable(char **why);
@@ -31,6 +38,12 @@ extern void OdpCheckCosineRows(const OdpInput *in, OdpMetric metric);
 extern void OdpComputeOutlierScores(const OdpInput *in, OdpMetric metric,
 									int32 k, double *scores,
 									OdpRunInfo *info);
+extern void OdpComputeTopOutliers(const OdpInput *in, OdpMetric metric,
+								  int32 k, int64 n, OdpOutlierMethod method,
+								  int64 *order, double *scores, int64 *count,
+								  int64 *solving_set, double *solving_scores,
+								  int64 *solving_count, OdpRunInfo *info);
+extern const char *OdpOutlierMethodName(OdpOutlierMethod method);
 extern void OdpReportTiming(const char *what, const OdpInput *in,
 							const OdpRunInfo *info, double output_ms);
 

@@ -38,7 +38,9 @@ typedef struct OdpInput
 	int64	   *ids;			/* rows, strictly ascending (unique) */
 	char	   *source_desc;	/* for messages, e.g. "table \"public\".\"points\""
 								 * or "query" */
-	bool		heap_scan;		/* read by a direct heap scan (else SPI) */
+	bool		heap_scan;		/* read by a direct heap scan */
+	bool		aggregate;		/* given row by row to an aggregate (neither
+								 * heap scan nor SPI) */
 	double		read_ms;		/* wall time of OdpReadInput */
 } OdpInput;
 
@@ -49,5 +51,20 @@ typedef struct OdpInput
  * SQL-callable function does).
  */
 extern void OdpReadInput(const OdpInputSpec *spec, OdpInput *out);
+
+/*
+ * Rows given one at a time, as an aggregate receives them: (id bigint,
+ * real[] or float8[] vector) pairs checked, sorted and de-duplicated
+ * exactly as OdpReadInput does.  See input.c for each function's contract.
+ */
+typedef struct OdpRowAccum OdpRowAccum;
+
+extern OdpRowAccum *OdpRowAccumCreate(MemoryContext cxt, const char *id_name,
+									  const char *vector_name, Oid elemtype);
+extern void OdpRowAccumAdd(OdpRowAccum *acc, Datum id, bool id_isnull,
+						   Datum vector, bool vector_isnull);
+extern int64 OdpRowAccumRows(const OdpRowAccum *acc);
+extern void OdpRowAccumFinish(OdpRowAccum *acc, const char *source_desc,
+							  OdpInput *out);
 
 #endif							/* ODP_INPUT_H */

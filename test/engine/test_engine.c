@@ -43,33 +43,23 @@
 
 #include "odp_distance.h"
 #include "odp_engine.h"
+#include "test_util.h"
 
 #define TOLERANCE		1e-5	/* relative, GPU vs CPU and paths vs reference */
 #define TOP_N			20
 
-/* Kinds of generated data. */
-typedef enum Gen
-{
-	GEN_UNIFORM,				/* uniform in [-1, 1) */
-	GEN_UNIT,					/* uniform in [0, 1), as the benchmark */
-	GEN_DUPLICATES,				/* copies of a few prototype rows */
-	GEN_TIES,					/* small integers: many equal distances */
-	GEN_CONSTANT_COLUMNS,		/* every third column constant */
-	GEN_IDENTICAL				/* all rows equal */
-} Gen;
-
-static const char *const gen_names[] = {
+const char *const gen_names[] = {
 	"uniform", "unit", "duplicates", "ties", "constant-columns", "identical"
 };
 
 static int	n_passed = 0;
 static int	n_failed = 0;
-static bool gpu_ok = false;
-static char gpu_reason[ODP_MESSAGE_LEN];
+bool		gpu_ok = false;
+char		gpu_reason[ODP_MESSAGE_LEN];
 static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
 
 /* Records one check and prints its line. */
-static void
+void
 check(bool ok, const char *fmt,...)
 {
 	va_list		ap;
@@ -87,7 +77,7 @@ check(bool ok, const char *fmt,...)
 }
 
 /* xorshift64*: small, fast, reproducible across platforms. */
-static uint64_t
+uint64_t
 rng_next(void)
 {
 	rng_state ^= rng_state >> 12;
@@ -97,14 +87,14 @@ rng_next(void)
 }
 
 /* Uniform float in [0, 1) with 24 random bits. */
-static float
+float
 rng_unit(void)
 {
 	return (float) (rng_next() >> 40) * (1.0f / 16777216.0f);
 }
 
 /* Allocates or dies: the test has no use for running out of memory. */
-static void *
+void *
 xmalloc(size_t n)
 {
 	void	   *p = malloc(n ? n : 1);
@@ -121,7 +111,7 @@ xmalloc(size_t n)
  * Makes rows x dims data of the given kind; the caller frees it.  No row
  * is a zero vector, so that every metric, cosine included, accepts it.
  */
-static float *
+float *
 make_data(Gen gen, int64_t rows, int dims)
 {
 	float	   *x = xmalloc(sizeof(float) * (size_t) rows * dims);
@@ -180,7 +170,7 @@ cmp_float(const void *a, const void *b)
 }
 
 /* The naive reference: all distances, sorted per row, k smallest summed. */
-static void
+void
 reference_scores(const float *x, int64_t rows, int dims, OdpMetric metric,
 				 int k, double *scores)
 {
@@ -237,7 +227,7 @@ same_top_n(const double *a, const double *b, int64_t rows)
 }
 
 /* A context for device dev with sane defaults. */
-static OdpContext
+OdpContext
 make_ctx(OdpDevice dev)
 {
 	OdpContext	ctx;
@@ -662,6 +652,7 @@ main(int argc, char **argv)
 		cancel_test(ODP_DEVICE_GPU, 2);
 		gpu_special_tests();
 	}
+	run_solvingset_tests();
 
 	printf("%d passed, %d failed\n", n_passed, n_failed);
 	return n_failed == 0 ? 0 : 1;

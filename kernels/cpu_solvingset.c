@@ -1,0 +1,507 @@
+/*-------------------------------------------------------------------------
+ *
+ * cpu_solvingset.c
+ *	  CPU backend of the SolvingSet driver (solvingset.c): the exact
+ *	  weights of a candidate batch and the upper-bound update of every
+ *	  active row.
+ *
+ * exact() gathers the candidate rows and runs the shared k-NN primitive
+ * (cpu_knn.c) with them as queries against the whole matrix, each query
+ * excluding its own row by index, so each weight is the same float64 sum
+ * of the same k smallest floats that brute force computes.
+ *
+ * update() keeps, for every row, a max-heap of the k smallest distances
+ * to the candidates seen so far (rows x k floats, allocated once).  For
+ * every active row p that is not a candidate it computes the distances to
+ * the batch, blocked and transposed as in cpu_knn.c so that the inner loop
+ * vectorises without changing any bit, merges them into p's heap and, if
+ * the heap changed, rewrites upper[p]: the ascending float64 sum of a
+ * sorted copy (odp_sum_ascending), or +inf while it holds fewer than k.
+ *
+ * Threads: with cpu_threads > 1, the caller's thread and cpu_threads - 1
+ * POSIX threads (all signals blocked) take blocks of rows from a shared
+ * counter; only the caller's thread polls the cancel callback.
+ *
+ * Copyright (c) 2026, odp_gpu developers
+ *
+ * IDENTIFICATION
+ *	  kernels/cpu_solvingset.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_internal.h"
+#include "odp_distance.h"
+
+#define SS_CAND_BLOCK_MAX	1024
+#define SS_CAND_BLOCK_MIN	16
+#define SS_BLOCK_FLOATS		16384	/* transposed candidate block, ~64 kB */
+#define SS_ROW_BLOCK		64		/* rows per unit of update work */
+#define SS_MAX_THREADS		256
+
+/* The backend's state (OdpSsBackend.self). */
+typedef struct CpuSs
+{
+	OdpContext *ctx;
+	const OdpMatrix *m;
+	OdpMetric	metric;
+	int32_t		k;
+	const float *norms;			/* cosine only, else NULL */
+
+	float	   *heap;			/* rows x k: per row, max-heap of distances */
+	int32_t    *hsize;			/* rows: entries in each heap */
+	uint8_t    *is_cand;		/* rows: 1 for the rows of the current batch */
+	int			cand_block;		/* candidates per transposed block */
+
+	/* per-batch buffers, grown on demand */
+	int64_t		cap;			/* candidates the buffers below hold */
+	float	   *gq;				/* cap x dims gathered candidate rows */
+	float	   *gnorm;			/* cap gathered norms (cosine) */
+	float	   *ct;				/* blocks of dims x cand_block, transposed */
+	float	   *ctnorm;			/* cap norms in block order (cosine) */
+} CpuSs;
+
+/* One update() call, shared by its threads. */
+typedef struct CpuSsJob
+{
+	CpuSs	   *ss;
+	int32_t		nc;
+	const uint8_t *active;
+	double	   *upper;
+	int64_t		nblocks;
+	atomic_llong next_block;
+	atomic_llong distances;
+	atomic_int	stop;
+	atomic_int	oom;
+} CpuSsJob;
+
+/* Emit callback of exact(): the weight of query q into weights[q]. */
+static void
+ss_exact_emit(void *arg, int64_t query, const float *dist,
+			  const int64_t *index, int32_t count)
+{
+	double	   *weights = (double *) arg;
+
+	(void) index;
+	weights[query] = odp_sum_ascending(dist, count);
+}
+
+/*
+ * Makes the per-batch buffers hold at least nc candidates.  Returns false
+ * when out of memory (the old buffers are then still owned by ss).
+ */
+static bool
+ss_reserve(CpuSs *ss, int64_t nc)
+{
+	int			dims = ss->m->dims;
+	int64_t		nblk;
+	float	   *p;
+
+	if (nc <= ss->cap)
+		return true;
+	nblk = (nc + ss->cand_block - 1) / ss->cand_block;
+	p = realloc(ss->gq, sizeof(float) * (size_t) nc * dims);
+	if (p == NULL)
+		return false;
+	ss->gq = p;
+	p = realloc(ss->gnorm, sizeof(float) * (size_t) nc);
+	if (p == NULL)
+		return false;
+	ss->gnorm = p;
+	p = realloc(ss->ct, sizeof(float) * (size_t) nblk * ss->cand_block * dims);
+	if (p == NULL)
+		return false;
+	ss->ct = p;
+	p = realloc(ss->ctnorm, sizeof(float) * (size_t) nblk * ss->cand_block);
+	if (p == NULL)
+		return false;
+	ss->ctnorm = p;
+	ss->cap = nc;
+	return true;
+}
+
+/*
+ * OdpSsBackend.exact: the exact weight of every candidate against all
+ * other rows, through the k-NN primitive.
+ */
+static OdpStatus
+ss_exact(void *self, const int64_t *cand, int32_t nc, double *weight,
+		 int64_t *distances)
+{
+	CpuSs	   *ss = (CpuSs *) self;
+	const OdpMatrix *m = ss->m;
+	OdpMatrix	q;
+	OdpCpuKnnArgs args = {0};
+	OdpStatus	status;
+
+	if (nc <= 0)
+		return ODP_OK;
+	if (!ss_reserve(ss, nc))
+		return odp_fail(ss->ctx, ODP_ERR_HOST_OOM,
+						"out of host memory for %d SolvingSet candidates", (int) nc);
+	for (int32_t i = 0; i < nc; i++)
+	{
+		memcpy(ss->gq + (size_t) i * m->dims, m->data + cand[i] * m->dims,
+			   sizeof(float) * m->dims);
+		ss->gnorm[i] = ss->norms ? ss->norms[cand[i]] : 0.0f;
+	}
+	q.data = ss->gq;
+	q.rows = nc;
+	q.dims = m->dims;
+	args.ctx = ss->ctx;
+	args.queries = &q;
+	args.candidates = m;
+	args.query_norms = ss->norms ? ss->gnorm : NULL;
+	args.cand_norms = ss->norms;
+	args.metric = ss->metric;
+	args.k = ss->k;
+	args.self_join = false;
+	args.query_rows = cand;
+	args.emit = ss_exact_emit;
+	args.emit_arg = weight;
+	status = odp_cpu_knn(&args);
+	if (status == ODP_OK)
+		*distances += (int64_t) nc * (m->rows - 1);
+	return status;
+}
+
+/* Pushes d into p's max-heap of at most k distances; true if it changed. */
+static inline bool
+ss_heap_offer(float *h, int32_t *size, int32_t k, float d)
+{
+	int32_t		i;
+
+	if (*size < k)
+	{
+		i = (*size)++;
+		while (i > 0)
+		{
+			int32_t		p = (i - 1) / 2;
+
+			if (h[p] >= d)
+				break;
+			h[i] = h[p];
+			i = p;
+		}
+		h[i] = d;
+		return true;
+	}
+	if (!(d < h[0]))
+		return false;
+	i = 0;
+	for (;;)
+	{
+		int32_t		l = 2 * i + 1,
+					r = l + 1,
+					w = l;
+
+		if (l >= k)
+			break;
+		if (r < k && h[r] > h[l])
+			w = r;
+		if (h[w] <= d)
+			break;
+		h[i] = h[w];
+		i = w;
+	}
+	h[i] = d;
+	return true;
+}
+
+/* Sorts a max-heap of n floats ascending in place (heap sort). */
+static void
+ss_heap_sort(float *h, int32_t n)
+{
+	for (int32_t end = n - 1; end > 0; end--)
+	{
+		float		d = h[end];
+		int32_t		i = 0;
+
+		h[end] = h[0];
+		for (;;)
+		{
+			int32_t		l = 2 * i + 1,
+						r = l + 1,
+						w = l;
+
+			if (l >= end)
+				break;
+			if (r < end && h[r] > h[l])
+				w = r;
+			if (h[w] <= d)
+				break;
+			h[i] = h[w];
+			i = w;
+		}
+		h[i] = d;
+	}
+}
+
+/*
+ * Updates rows [r0, r1) against the current batch (already transposed in
+ * ss->ct).  acc and tmp are the thread's scratch (cand_block and k
+ * floats).  Inlined with a constant metric so the switch folds away.
+ * Returns the number of distances computed.
+ */
+static inline __attribute__((always_inline)) int64_t
+ss_update_rows(CpuSsJob *job, OdpMetric metric, int64_t r0, int64_t r1,
+			   float *acc, float *tmp)
+{
+	CpuSs	   *ss = job->ss;
+	const int	dims = ss->m->dims;
+	const int32_t k = ss->k;
+	const int	cb = ss->cand_block;
+	const int32_t nc = job->nc;
+	int64_t		count = 0;
+
+	for (int64_t p = r0; p < r1; p++)
+	{
+		const float *prow = ss->m->data + p * dims;
+		float		pnorm = ss->norms ? ss->norms[p] : 0.0f;
+		float	   *h = ss->heap + p * k;
+		int32_t    *size = &ss->hsize[p];
+		bool		changed = false;
+
+		if (!job->active[p] || ss->is_cand[p])
+			continue;
+		for (int32_t c0 = 0; c0 < nc; c0 += cb)
+		{
+			int			n = c0 + cb < nc ? cb : nc - c0;
+			const float *ct = ss->ct + (size_t) c0 * dims;
+			const float *cn = ss->ctnorm + c0;
+
+			for (int c = 0; c < n; c++)
+				acc[c] = 0.0f;
+			for (int d = 0; d < dims; d++)
+			{
+				const float pv = prow[d];
+				const float *col = ct + (size_t) d * cb;
+
+				for (int c = 0; c < n; c++)
+					acc[c] = odp_dist_step(metric, acc[c], pv, col[c]);
+			}
+			for (int c = 0; c < n; c++)
+				acc[c] = odp_dist_finish(metric, acc[c], pnorm, cn[c]);
+			for (int c = 0; c < n; c++)
+				if (*size < k || acc[c] < h[0])
+					changed |= ss_heap_offer(h, size, k, acc[c]);
+		}
+		count += nc;
+		if (*size < k)
+			job->upper[p] = INFINITY;
+		else if (changed)
+		{
+			memcpy(tmp, h, sizeof(float) * k);
+			ss_heap_sort(tmp, k);
+			job->upper[p] = odp_sum_ascending(tmp, k);
+		}
+	}
+	return count;
+}
+
+/* Takes row blocks until none is left; poll says whether to ask cancel. */
+static void
+ss_update_loop(CpuSsJob *job, bool poll)
+{
+	CpuSs	   *ss = job->ss;
+	const int64_t rows = ss->m->rows;
+	float	   *acc = malloc(sizeof(float) * ss->cand_block);
+	float	   *tmp = malloc(sizeof(float) * ss->k);
+	int64_t		count = 0;
+
+	if (acc == NULL || tmp == NULL)
+	{
+		atomic_store(&job->oom, 1);
+		atomic_store(&job->stop, 1);
+		goto done;
+	}
+	for (;;)
+	{
+		int64_t		b = atomic_fetch_add(&job->next_block, 1);
+		int64_t		r0 = b * SS_ROW_BLOCK;
+		int64_t		r1 = r0 + SS_ROW_BLOCK < rows ? r0 + SS_ROW_BLOCK : rows;
+
+		if (b >= job->nblocks || atomic_load_explicit(&job->stop, memory_order_relaxed))
+			break;
+		switch (ss->metric)
+		{
+			case ODP_METRIC_EUCLIDEAN:
+				count += ss_update_rows(job, ODP_METRIC_EUCLIDEAN, r0, r1, acc, tmp);
+				break;
+			case ODP_METRIC_SQEUCLIDEAN:
+				count += ss_update_rows(job, ODP_METRIC_SQEUCLIDEAN, r0, r1, acc, tmp);
+				break;
+			case ODP_METRIC_MANHATTAN:
+				count += ss_update_rows(job, ODP_METRIC_MANHATTAN, r0, r1, acc, tmp);
+				break;
+			case ODP_METRIC_CHEBYSHEV:
+				count += ss_update_rows(job, ODP_METRIC_CHEBYSHEV, r0, r1, acc, tmp);
+				break;
+			case ODP_METRIC_COSINE:
+				count += ss_update_rows(job, ODP_METRIC_COSINE, r0, r1, acc, tmp);
+				break;
+		}
+		if (poll && odp_cancel_requested(ss->ctx))
+		{
+			atomic_store(&job->stop, 1);
+			break;
+		}
+	}
+done:
+	atomic_fetch_add(&job->distances, count);
+	free(acc);
+	free(tmp);
+}
+
+/* pthread entry: an update worker that never polls the cancel callback. */
+static void *
+ss_update_thread(void *arg)
+{
+	ss_update_loop((CpuSsJob *) arg, false);
+	return NULL;
+}
+
+/*
+ * OdpSsBackend.update: merges every active non-candidate row's distances
+ * to the batch into its heap and rewrites its upper bound where it
+ * changed.
+ */
+static OdpStatus
+ss_update(void *self, const int64_t *cand, int32_t nc, const uint8_t *active,
+		  double *upper, int64_t *distances)
+{
+	CpuSs	   *ss = (CpuSs *) self;
+	const int	dims = ss->m->dims;
+	const int	cb = ss->cand_block;
+	CpuSsJob	job;
+	int			nthreads = ss->ctx->cpu_threads > 1 ? ss->ctx->cpu_threads : 1;
+	pthread_t	threads[SS_MAX_THREADS];
+	int			started = 0;
+
+	if (nc <= 0)
+		return ODP_OK;
+	if (!ss_reserve(ss, nc))
+		return odp_fail(ss->ctx, ODP_ERR_HOST_OOM,
+						"out of host memory for %d SolvingSet candidates", (int) nc);
+	if (nthreads > SS_MAX_THREADS)
+		nthreads = SS_MAX_THREADS;
+
+	/* transpose the batch: block b is dims x cb, candidates contiguous */
+	for (int32_t i = 0; i < nc; i++)
+	{
+		const float *row = ss->m->data + cand[i] * dims;
+		float	   *blk = ss->ct + (size_t) (i / cb) * cb * dims;
+		int			c = i % cb;
+
+		for (int d = 0; d < dims; d++)
+			blk[(size_t) d * cb + c] = row[d];
+		ss->ctnorm[i] = ss->norms ? ss->norms[cand[i]] : 0.0f;
+		ss->is_cand[cand[i]] = 1;
+	}
+
+	job.ss = ss;
+	job.nc = nc;
+	job.active = active;
+	job.upper = upper;
+	job.nblocks = (ss->m->rows + SS_ROW_BLOCK - 1) / SS_ROW_BLOCK;
+	atomic_init(&job.next_block, 0);
+	atomic_init(&job.distances, 0);
+	atomic_init(&job.stop, 0);
+	atomic_init(&job.oom, 0);
+
+	if (nthreads > 1)
+	{
+		sigset_t	all,
+					old;
+
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		for (int t = 0; t < nthreads - 1; t++)
+		{
+			if (pthread_create(&threads[t], NULL, ss_update_thread, &job) != 0)
+				break;			/* run with fewer threads */
+			started++;
+		}
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+	ss_update_loop(&job, true);
+	for (int t = 0; t < started; t++)
+		pthread_join(threads[t], NULL);
+
+	for (int32_t i = 0; i < nc; i++)
+		ss->is_cand[cand[i]] = 0;
+	*distances += atomic_load(&job.distances);
+	if (atomic_load(&job.oom))
+		return odp_fail(ss->ctx, ODP_ERR_HOST_OOM,
+						"out of host memory for SolvingSet scratch buffers");
+	if (atomic_load(&job.stop))
+		return odp_fail(ss->ctx, ODP_ERR_CANCELLED, "canceled");
+	return ODP_OK;
+}
+
+/* OdpSsBackend.release: frees the state; self may be NULL. */
+static void
+ss_release(void *self)
+{
+	CpuSs	   *ss = (CpuSs *) self;
+
+	if (ss == NULL)
+		return;
+	free(ss->heap);
+	free(ss->hsize);
+	free(ss->is_cand);
+	free(ss->gq);
+	free(ss->gnorm);
+	free(ss->ct);
+	free(ss->ctnorm);
+	free(ss);
+}
+
+/*
+ * Builds the CPU backend for matrix m (validated by the caller; norms
+ * NULL unless cosine) and k.  The caller must call backend->release once
+ * on success; on failure nothing is left allocated.  The matrix, norms and
+ * ctx must outlive the backend.
+ */
+OdpStatus
+odp_cpu_ss_backend(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
+				   int32_t k, const float *norms, OdpSsBackend *backend)
+{
+	CpuSs	   *ss = calloc(1, sizeof(CpuSs));
+
+	if (ss == NULL)
+		return odp_fail(ctx, ODP_ERR_HOST_OOM, "out of host memory for the SolvingSet backend");
+	ss->ctx = ctx;
+	ss->m = m;
+	ss->metric = metric;
+	ss->k = k;
+	ss->norms = norms;
+	ss->cand_block = SS_BLOCK_FLOATS / m->dims;
+	if (ss->cand_block > SS_CAND_BLOCK_MAX)
+		ss->cand_block = SS_CAND_BLOCK_MAX;
+	if (ss->cand_block < SS_CAND_BLOCK_MIN)
+		ss->cand_block = SS_CAND_BLOCK_MIN;
+	ss->heap = malloc(sizeof(float) * (size_t) m->rows * k);
+	ss->hsize = calloc((size_t) m->rows, sizeof(int32_t));
+	ss->is_cand = calloc((size_t) m->rows, 1);
+	if (ss->heap == NULL || ss->hsize == NULL || ss->is_cand == NULL)
+	{
+		ss_release(ss);
+		return odp_fail(ctx, ODP_ERR_HOST_OOM,
+						"out of host memory for %lld x %d SolvingSet neighbour distances",
+						(long long) m->rows, (int) k);
+	}
+	backend->self = ss;
+	backend->exact = ss_exact;
+	backend->update = ss_update;
+	backend->release = ss_release;
+	return ODP_OK;
+}

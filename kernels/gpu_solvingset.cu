@@ -1,0 +1,674 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpu_solvingset.cu
+ *	  GPU backend of SolvingSet (seed 001, section 3.5): the two
+ *	  distance-heavy steps of a candidate batch, on the shared k-NN
+ *	  primitive (gpu_knn.cu).
+ *
+ * The driver (solvingset.c) owns pruning, candidate choice and the
+ * solving set; this file only answers exact() and update() of the
+ * OdpSsBackend contract (engine_internal.h).
+ *
+ * Design, re-thought for a modern GPU rather than the paper's Fermi-era
+ * kernels (per-thread heaps, an m x N distance matrix in device memory):
+ *	- The matrix stays resident in device memory for the whole
+ *	  computation, and so does the update state: every row's k smallest
+ *	  distances to the candidates seen so far (an OdpKnnState over all
+ *	  rows, reset once, accumulated across batches).  No distance matrix
+ *	  is ever stored: the primitive fuses distances and selection.
+ *	- exact(): the candidate rows are gathered on the device from an
+ *	  uploaded index list, and the primitive runs with them as queries
+ *	  against all rows, keeping k + 1 neighbours and no self-exclusion
+ *	  (the gathered queries have no contiguous global indexes).  The
+ *	  (k + 1)-list of all rows, minus the row itself where it occurs, is
+ *	  exactly the k-list of the other rows, ties and duplicates included,
+ *	  so the weight kernel skips the entry whose index is the candidate's
+ *	  own and sums the first k others with odp_sum_ascending's loop: the
+ *	  same doubles as the CPU path.  A batch of a few thousand queries is
+ *	  a fraction of one wave of thread blocks, so the candidate rows are
+ *	  split into ranges, each served by its own copy of the queries
+ *	  (OdpKnnProblem.cand_split), and the weight kernel merges the
+ *	  per-range lists, which are sorted by (distance, index) and
+ *	  disjoint, into the global order.
+ *	- update(): queries are all rows, candidates the gathered batch, with
+ *	  global candidate indexes made unique across batches by a running
+ *	  base (the primitive's merge needs unique keys; the upper bound only
+ *	  needs the distances).  A kernel then writes upper[p] for every row.
+ *	  A candidate's own list receives its distance 0 to itself, which is
+ *	  harmless: it is in the solving set and its upper bound is unused.
+ *	- Inactive rows are dropped from the update queries once they are a
+ *	  quarter of them (SsCompact): the active rows' states move into a
+ *	  second state buffer and their rows into a query buffer, and their
+ *	  upper bounds are scattered back on the host.  The driver never
+ *	  reactivates a row, so nothing dropped is needed again.
+ *
+ * Memory: rows x dims floats of input, rows x (12 k + 4) bytes of update
+ * state, and per batch slot a few hundred bytes.  When that exceeds the
+ * budget the constructor fails with ODP_ERR_GPU_OOM, and the driver falls
+ * back to brute force, which chunks.
+ *
+ * Copyright (c) 2026, odp_gpu developers
+ *
+ * IDENTIFICATION
+ *	  kernels/gpu_solvingset.cu
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime.h>
+
+#include "engine_internal.h"
+#include "gpu_check.cuh"
+#include "gpu_knn.cuh"
+#include "gpu_runtime.cuh"
+#include "odp_distance.h"
+
+/* Candidates handled per primitive call; larger batches are chunked. */
+#define SS_MAX_BATCH	32768
+
+/* Most candidate ranges the exact step splits all rows into. */
+#define SS_MAX_SPLIT	16
+
+/*
+ * Candidate-range split of the exact step: -1 chooses by occupancy, 0 or
+ * 1 disables it, larger values force that many ranges.  A tuning knob for
+ * the benchmark harness (test/bench/ss_bench.c), not an interface.
+ */
+extern "C" int odp_gpu_ss_split;
+int			odp_gpu_ss_split = -1;
+
+/*
+ * Compaction of the update step's queries to the active rows: when the
+ * active rows fall to this share of the rows it updates, it keeps only
+ * them (0 disables; a tuning knob for the harness like the one above).
+ */
+extern "C" double odp_gpu_ss_compact;
+double		odp_gpu_ss_compact = 0.75;
+
+/* Everything the backend holds between calls. */
+typedef struct GpuSs
+{
+	OdpContext *ctx;
+	OdpGpuDevice dev;
+	OdpGpuArena arena;
+	cudaStream_t stream;
+	int64_t		rows;
+	int32_t		dims;
+	int32_t		k;
+	OdpMetric	metric;
+	bool		cosine;
+	int32_t		cap;			/* candidates per primitive call */
+	int64_t		qcap;			/* query rows the exact buffers hold */
+	float	   *d_data;			/* rows x dims, resident */
+	float	   *d_norms;		/* rows, cosine only */
+	int64_t    *d_cand;			/* cap candidate row indexes */
+	float	   *d_gather;		/* qcap x dims */
+	float	   *d_gnorm;		/* qcap, cosine only */
+	OdpKnnState exact_state;	/* qcap rows, k + 1 */
+	double	   *d_weight;		/* cap */
+	OdpKnnState upd_state;		/* nq used rows, k, persistent */
+	OdpKnnState alt_state;		/* rows, k: compaction target, then swapped */
+	int64_t		nq;				/* rows the update step serves */
+	bool		compacted;		/* queries are d_q, row ids in h_qrow */
+	int64_t    *h_qrow;			/* nq row ids of the update queries */
+	int64_t    *h_pos;			/* compaction: kept entries' old positions */
+	double	   *h_upper;		/* nq upper bounds, before scattering */
+	int64_t    *d_qrow;			/* rows: row ids, then old positions */
+	float	   *d_q;			/* rows x dims: compacted query rows */
+	float	   *d_qnorm;		/* rows, cosine only */
+	double	   *d_upper;		/* rows */
+	int		   *d_bad;			/* set by a kernel when an invariant fails */
+	int64_t		cand_seen;		/* running base of update candidate indexes */
+	bool		upd_ready;		/* upd_state was reset */
+} GpuSs;
+
+/* Runs a step that returns a status; on failure jumps to cleanup. */
+#define SS_TRY(expr) \
+	do { \
+		status = (expr); \
+		if (status != ODP_OK) \
+			goto cleanup; \
+	} while (0)
+
+/* Rounds n up to whole thread blocks of queries of the primitive. */
+static int64_t
+SsPad(int64_t n)
+{
+	return (n + ODP_KNN_BLOCK_QUERIES - 1) / ODP_KNN_BLOCK_QUERIES * ODP_KNN_BLOCK_QUERIES;
+}
+
+/*
+ * Copies the rows cand[0 .. nc) of data (and their norms) into copies
+ * consecutive blocks of pad rows each of dst; rows nc .. pad-1 of every
+ * block repeat row cand[0] (they are computed and never read).  One
+ * thread per (copy, row, dimension).
+ */
+static __global__ void
+SsGatherKernel(const float *data, const float *norms, int dims,
+			   const int64_t *cand, int64_t nc, int64_t pad, int copies,
+			   float *dst, float *dst_norms)
+{
+	const int64_t t = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+	const int64_t per_copy = pad * dims;
+	int64_t		r;
+	int			d;
+	int64_t		src;
+
+	if (t >= per_copy * copies)
+		return;
+	r = (t % per_copy) / dims;
+	d = (int) (t % dims);
+	src = cand[r < nc ? r : 0];
+	dst[t] = data[src * dims + d];
+	if (norms != NULL && d == 0)
+		dst_norms[t / dims] = norms[src];
+}
+
+/*
+ * Exact weight of query i: merges its copies' (k + 1)-lists (copy s at
+ * state row s * pad + i, each sorted by (distance, index), the copies'
+ * index ranges disjoint), skips the entry of the row itself and sums the
+ * first k others in order, as odp_sum_ascending does.  Sets *bad when a
+ * list is short of what its candidate range guarantees.
+ */
+static __global__ void
+SsWeightKernel(const float *dist, const int64_t *index, const int32_t *count,
+			   const int64_t *cand, int64_t nc, int64_t pad, int copies,
+			   int k, double *weight, int *bad)
+{
+	const int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+	const int	k1 = k + 1;
+	int			pos[SS_MAX_SPLIT];
+	int			len[SS_MAX_SPLIT];
+	int64_t		self;
+	double		s = 0.0;
+	int			taken = 0;
+
+	if (i >= nc)
+		return;
+	self = cand[i];
+	for (int c = 0; c < copies; c++)
+	{
+		pos[c] = 0;
+		len[c] = count[(c * pad + i)];
+	}
+	while (taken < k)
+	{
+		int			best = -1;
+		float		bd = 0.0f;
+		int64_t		bi = 0;
+
+		for (int c = 0; c < copies; c++)
+		{
+			if (pos[c] < len[c])
+			{
+				const int64_t at = (c * pad + i) * k1 + pos[c];
+				const float d = dist[at];
+				const int64_t ix = index[at];
+
+				if (best < 0 || d < bd || (d == bd && ix < bi))
+				{
+					best = c;
+					bd = d;
+					bi = ix;
+				}
+			}
+		}
+		if (best < 0)
+		{
+			atomicExch(bad, 1);
+			weight[i] = 0.0;
+			return;
+		}
+		pos[best]++;
+		if (bi == self)
+			continue;
+		s += (double) bd;
+		taken++;
+	}
+	weight[i] = s;
+}
+
+/*
+ * Upper bound of every row: the ascending sum of its partial k-list when
+ * it is full, +inf otherwise.
+ */
+static __global__ void
+SsUpperKernel(const float *dist, const int32_t *count, int64_t rows, int k,
+			  double *upper)
+{
+	const int64_t p = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (p >= rows)
+		return;
+	upper[p] = count[p] == k ? odp_sum_ascending(dist + p * k, k) : INFINITY;
+}
+
+/*
+ * Moves state entry pos[j] of src to entry j of dst, for j < n (the
+ * update queries kept by a compaction).
+ */
+static __global__ void
+SsCompactKernel(const float *sd, const int64_t *si, const int32_t *sn,
+				const int64_t *pos, int64_t n, int k,
+				float *dd, int64_t *di, int32_t *dn)
+{
+	const int64_t t = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+	int64_t		j;
+	int			e;
+
+	if (t >= n * k)
+		return;
+	j = t / k;
+	e = (int) (t % k);
+	dd[t] = sd[pos[j] * k + e];
+	di[t] = si[pos[j] * k + e];
+	if (e == 0)
+		dn[j] = sn[pos[j]];
+}
+
+/*
+ * Keeps only the active rows among the update queries when they are few
+ * enough (odp_gpu_ss_compact): copies their state into the other state
+ * buffer, gathers their rows into d_q, and swaps.  The discarded rows are
+ * inactive for good (the driver never reactivates a row), so their upper
+ * bounds are no longer needed.
+ */
+static OdpStatus
+SsCompact(GpuSs *ss, const uint8_t *active)
+{
+	OdpContext *ctx = ss->ctx;
+	OdpStatus	status = ODP_OK;
+	int64_t		n = 0;
+	OdpKnnState tmp;
+	double		t0 = odp_now_ms();
+
+	for (int64_t j = 0; j < ss->nq; j++)
+	{
+		const int64_t r = ss->compacted ? ss->h_qrow[j] : j;
+
+		if (active[r])
+		{
+			ss->h_pos[n] = j;
+			ss->h_qrow[n] = r;	/* n <= j: never overwrites an unread id */
+			n++;
+		}
+	}
+	if (n == ss->nq)
+		return ODP_OK;
+	ss->compacted = true;
+	ss->nq = n;
+	if (n == 0)
+		return ODP_OK;
+	/* old positions first: the state moves before the ids replace them */
+	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(ss->d_qrow, ss->h_pos, (size_t) n * sizeof(int64_t),
+									  cudaMemcpyHostToDevice, ss->stream),
+				 "copying SolvingSet active rows to the GPU");
+	SsCompactKernel<<<(unsigned) ((n * ss->k + 255) / 256), 256, 0, ss->stream>>>(ss->upd_state.dist, ss->upd_state.index, ss->upd_state.count, ss->d_qrow, n, ss->k, ss->alt_state.dist, ss->alt_state.index, ss->alt_state.count);
+	ODP_CUDA_TRY_LAUNCH(ctx, ss->stream, "launching the SolvingSet compaction kernel");
+	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(ss->d_qrow, ss->h_qrow, (size_t) n * sizeof(int64_t),
+									  cudaMemcpyHostToDevice, ss->stream),
+				 "copying SolvingSet active rows to the GPU");
+	SsGatherKernel<<<(unsigned) ((n * ss->dims + 255) / 256), 256, 0, ss->stream>>>(ss->d_data, ss->d_norms, ss->dims, ss->d_qrow, n, n, 1, ss->d_q, ss->d_qnorm);
+	ODP_CUDA_TRY_LAUNCH(ctx, ss->stream, "launching the SolvingSet gather kernel");
+	/* the host buffers are rewritten before the next use: wait for them */
+	ODP_CUDA_TRY(ctx, cudaStreamSynchronize(ss->stream),
+				 "compacting the SolvingSet state");
+	tmp = ss->upd_state;
+	ss->upd_state = ss->alt_state;
+	ss->alt_state = tmp;
+	ss->alt_state.rows = ss->rows;
+cleanup:
+	ctx->compute_ms += odp_now_ms() - t0;
+	return status;
+}
+
+/*
+ * Uploads cand[0 .. nc) and gathers those rows into copies blocks of the
+ * gather buffer.
+ */
+static OdpStatus
+SsGather(GpuSs *ss, const int64_t *cand, int64_t nc, int64_t pad, int copies)
+{
+	OdpContext *ctx = ss->ctx;
+	OdpStatus	status = ODP_OK;
+	const int64_t total = pad * ss->dims * copies;
+	double		t0 = odp_now_ms();
+
+	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(ss->d_cand, cand, (size_t) nc * sizeof(int64_t),
+									  cudaMemcpyHostToDevice, ss->stream),
+				 "copying SolvingSet candidates to the GPU");
+	SsGatherKernel<<<(unsigned) ((total + 255) / 256), 256, 0, ss->stream>>>(ss->d_data, ss->d_norms, ss->dims, ss->d_cand, nc, pad, copies, ss->d_gather, ss->d_gnorm);
+	ODP_CUDA_TRY_LAUNCH(ctx, ss->stream, "launching the SolvingSet gather kernel");
+cleanup:
+	ctx->transfer_ms += odp_now_ms() - t0;
+	return status;
+}
+
+/*
+ * How many candidate ranges the exact step uses for nq queries: enough
+ * query blocks for at most one full wave of the primitive (two blocks per
+ * multiprocessor), each range at least a few thousand rows.
+ */
+static int
+SsSplitFor(const GpuSs *ss, int64_t nq)
+{
+	int64_t		blocks = SsPad(nq) / ODP_KNN_BLOCK_QUERIES;
+	int64_t		want = 2 * (int64_t) ss->dev.sm_count;
+	int			s;
+
+	if (odp_gpu_ss_split >= 0)
+		s = odp_gpu_ss_split < 1 ? 1 : odp_gpu_ss_split;
+	else
+		s = (int) (want / blocks);	/* whole waves: a partial one costs a full one */
+	if (s > SS_MAX_SPLIT)
+		s = SS_MAX_SPLIT;
+	if (s > ss->qcap / SsPad(nq))
+		s = (int) (ss->qcap / SsPad(nq));
+	while (s > 1 && ss->rows / s < 4096)
+		s--;
+	return s < 1 ? 1 : s;
+}
+
+/* See OdpSsBackend.exact in engine_internal.h. */
+static OdpStatus
+SsExact(void *self, const int64_t *cand, int32_t nc_all, double *weight,
+		int64_t *distances)
+{
+	GpuSs	   *ss = (GpuSs *) self;
+	OdpContext *ctx = ss->ctx;
+	OdpStatus	status = ODP_OK;
+	int			bad = 0;
+
+	ODP_CUDA_RETURN(ctx, cudaSetDevice(ss->dev.id), "selecting the GPU");
+	for (int32_t c0 = 0; c0 < nc_all; c0 += ss->cap)
+	{
+		const int64_t nc = nc_all - c0 < ss->cap ? nc_all - c0 : ss->cap;
+		const int64_t pad = SsPad(nc);
+		const int	copies = SsSplitFor(ss, nc);
+		const int64_t range = (ss->rows + copies - 1) / copies;
+		OdpKnnProblem prob;
+		double		t0;
+
+		SS_TRY(SsGather(ss, cand + c0, nc, pad, copies));
+		ss->exact_state.rows = pad * copies;
+		SS_TRY(OdpKnnStateReset(ctx, ss->stream, &ss->exact_state));
+
+		memset(&prob, 0, sizeof(prob));
+		prob.queries = ss->d_gather;
+		prob.query_norms = ss->d_gnorm;
+		prob.query_base = 0;
+		prob.nq = pad * copies;
+		prob.cands = ss->d_data;
+		prob.cand_norms = ss->d_norms;
+		prob.cand_base = 0;
+		prob.nc = ss->rows;
+		prob.dims = ss->dims;
+		prob.metric = ss->metric;
+		prob.exclude_self = false;
+		if (copies > 1)
+		{
+			prob.cand_split = range;
+			prob.split_queries = pad;
+		}
+		SS_TRY(OdpKnnAccumulate(ctx, &ss->dev, ss->stream, &prob,
+								&ss->exact_state, &ctx->compute_ms));
+		ctx->chunks++;
+		*distances += nc * ss->rows;
+
+		t0 = odp_now_ms();
+		SsWeightKernel<<<(unsigned) ((nc + 127) / 128), 128, 0, ss->stream>>>(ss->exact_state.dist, ss->exact_state.index, ss->exact_state.count, ss->d_cand, nc, pad, copies, ss->k, ss->d_weight, ss->d_bad);
+		ODP_CUDA_TRY_LAUNCH(ctx, ss->stream, "launching the SolvingSet weight kernel");
+		ODP_CUDA_TRY(ctx, cudaMemcpyAsync(weight + c0, ss->d_weight,
+										  (size_t) nc * sizeof(double),
+										  cudaMemcpyDeviceToHost, ss->stream),
+					 "copying SolvingSet weights from the GPU");
+		ODP_CUDA_TRY(ctx, cudaMemcpyAsync(&bad, ss->d_bad, sizeof(int),
+										  cudaMemcpyDeviceToHost, ss->stream),
+					 "copying SolvingSet weights from the GPU");
+		ODP_CUDA_TRY(ctx, cudaStreamSynchronize(ss->stream),
+					 "computing SolvingSet weights");
+		ctx->compute_ms += odp_now_ms() - t0;
+		if (bad != 0)
+			return odp_fail(ctx, ODP_ERR_INTERNAL,
+							"a SolvingSet candidate kept fewer than k = %d neighbours on the GPU",
+							ss->k);
+	}
+cleanup:
+	return status;
+}
+
+/* See OdpSsBackend.update in engine_internal.h. */
+static OdpStatus
+SsUpdate(void *self, const int64_t *cand, int32_t nc_all,
+		 const uint8_t *active, double *upper, int64_t *distances)
+{
+	GpuSs	   *ss = (GpuSs *) self;
+	OdpContext *ctx = ss->ctx;
+	OdpStatus	status = ODP_OK;
+	double		t0;
+
+	ODP_CUDA_TRY(ctx, cudaSetDevice(ss->dev.id), "selecting the GPU");
+	if (!ss->upd_ready)
+	{
+		SS_TRY(OdpKnnStateReset(ctx, ss->stream, &ss->upd_state));
+		ss->upd_ready = true;
+	}
+	else if (odp_gpu_ss_compact > 0.0)
+	{
+		int64_t		nact = 0;
+
+		/* compact only when it pays: the copy costs about one batch */
+		for (int64_t j = 0; j < ss->nq; j++)
+			nact += active[ss->compacted ? ss->h_qrow[j] : j] != 0;
+		if ((double) nact <= odp_gpu_ss_compact * (double) ss->nq)
+			SS_TRY(SsCompact(ss, active));
+	}
+	if (ss->nq == 0)
+		return ODP_OK;			/* no active row is left to update */
+	ss->upd_state.rows = ss->nq;
+	for (int32_t c0 = 0; c0 < nc_all; c0 += ss->cap)
+	{
+		const int64_t nc = nc_all - c0 < ss->cap ? nc_all - c0 : ss->cap;
+		OdpKnnProblem prob;
+
+		SS_TRY(SsGather(ss, cand + c0, nc, nc, 1));
+		memset(&prob, 0, sizeof(prob));
+		prob.queries = ss->compacted ? ss->d_q : ss->d_data;
+		prob.query_norms = ss->compacted ? ss->d_qnorm : ss->d_norms;
+		prob.query_base = 0;
+		prob.nq = ss->nq;
+		prob.cands = ss->d_gather;
+		prob.cand_norms = ss->d_gnorm;
+		prob.cand_base = ss->cand_seen;
+		prob.nc = nc;
+		prob.dims = ss->dims;
+		prob.metric = ss->metric;
+		prob.exclude_self = false;
+		SS_TRY(OdpKnnAccumulate(ctx, &ss->dev, ss->stream, &prob,
+								&ss->upd_state, &ctx->compute_ms));
+		ctx->chunks++;
+		ss->cand_seen += nc;
+		*distances += nc * ss->nq;
+	}
+
+	t0 = odp_now_ms();
+	SsUpperKernel<<<(unsigned) ((ss->nq + 255) / 256), 256, 0, ss->stream>>>(ss->upd_state.dist, ss->upd_state.count, ss->nq, ss->k, ss->d_upper);
+	ODP_CUDA_TRY_LAUNCH(ctx, ss->stream, "launching the SolvingSet upper bound kernel");
+	ODP_CUDA_TRY(ctx, cudaStreamSynchronize(ss->stream),
+				 "computing SolvingSet upper bounds");
+	ctx->compute_ms += odp_now_ms() - t0;
+	t0 = odp_now_ms();
+	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(ss->compacted ? ss->h_upper : upper, ss->d_upper,
+									  (size_t) ss->nq * sizeof(double),
+									  cudaMemcpyDeviceToHost, ss->stream),
+				 "copying SolvingSet upper bounds from the GPU");
+	ODP_CUDA_TRY(ctx, cudaStreamSynchronize(ss->stream),
+				 "copying SolvingSet upper bounds from the GPU");
+	if (ss->compacted)
+		for (int64_t j = 0; j < ss->nq; j++)
+			upper[ss->h_qrow[j]] = ss->h_upper[j];
+	ctx->transfer_ms += odp_now_ms() - t0;
+cleanup:
+	return status;
+}
+
+/* See OdpSsBackend.release in engine_internal.h. */
+static void
+SsRelease(void *self)
+{
+	GpuSs	   *ss = (GpuSs *) self;
+
+	if (ss == NULL)
+		return;
+	(void) cudaSetDevice(ss->dev.id);
+	if (ss->stream != NULL)
+	{
+		/* nothing may still write into memory we are about to free */
+		(void) cudaStreamSynchronize(ss->stream);
+		(void) cudaStreamDestroy(ss->stream);
+	}
+	OdpGpuArenaRelease(&ss->arena);
+	(void) cudaGetLastError();
+	free(ss->h_qrow);
+	free(ss->h_pos);
+	free(ss->h_upper);
+	free(ss);
+}
+
+/*
+ * GPU SolvingSet backend for m; arguments validated by the driver
+ * (1 <= k < rows, k < ODP_MAX_K, norms set exactly for cosine).  Uploads
+ * the matrix and allocates every buffer now, so that the batches cannot
+ * fail for memory; on failure nothing stays allocated.
+ */
+extern "C" OdpStatus
+odp_gpu_ss_backend(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
+				   int32_t k, const float *norms, OdpSsBackend *backend)
+{
+	OdpStatus	status = ODP_OK;
+	GpuSs	   *ss;
+	size_t		need;
+	size_t		row_bytes;
+	int64_t		cap_pad;
+	double		t0;
+
+	memset(backend, 0, sizeof(*backend));
+	if ((metric == ODP_METRIC_COSINE) != (norms != NULL) ||
+		k < 1 || k >= ODP_MAX_K || k >= m->rows)
+		return odp_fail(ctx, ODP_ERR_INTERNAL,
+						"invalid SolvingSet backend arguments (k %d, rows %lld)",
+						k, (long long) m->rows);
+	ss = (GpuSs *) calloc(1, sizeof(GpuSs));
+	if (ss == NULL)
+		return odp_fail(ctx, ODP_ERR_HOST_OOM,
+						"out of host memory for the GPU SolvingSet backend");
+	ss->ctx = ctx;
+	ss->rows = m->rows;
+	ss->dims = m->dims;
+	ss->k = k;
+	ss->metric = metric;
+	ss->cosine = (metric == ODP_METRIC_COSINE);
+	OdpGpuArenaInit(&ss->arena, 0);
+	memset(&ss->exact_state, 0, sizeof(ss->exact_state));
+	memset(&ss->upd_state, 0, sizeof(ss->upd_state));
+
+	status = OdpGpuBegin(ctx, &ss->dev);
+	if (status != ODP_OK)
+	{
+		free(ss);
+		return status;
+	}
+	ss->arena.budget = ss->dev.budget;
+	ss->nq = m->rows;
+	ss->h_qrow = (int64_t *) malloc(sizeof(int64_t) * (size_t) m->rows);
+	ss->h_pos = (int64_t *) malloc(sizeof(int64_t) * (size_t) m->rows);
+	ss->h_upper = (double *) malloc(sizeof(double) * (size_t) m->rows);
+	if (!ss->h_qrow || !ss->h_pos || !ss->h_upper)
+	{
+		status = odp_fail(ctx, ODP_ERR_HOST_OOM,
+						  "out of host memory for the GPU SolvingSet backend");
+		goto cleanup;
+	}
+	ss->cap = m->rows < SS_MAX_BATCH ? (int32_t) m->rows : SS_MAX_BATCH;
+	cap_pad = SsPad(ss->cap);
+	ss->qcap = cap_pad;
+
+	/* check the plan against the budget first, for a clear message */
+	row_bytes = (size_t) m->dims * sizeof(float) + (ss->cosine ? sizeof(float) : 0);
+	need = (size_t) m->rows * (2 * row_bytes + 2 * OdpKnnStateBytesPerRow(k) +
+							   sizeof(double) + sizeof(int64_t)) +
+		(size_t) ss->qcap * (row_bytes + OdpKnnStateBytesPerRow(k + 1)) +
+		(size_t) ss->cap * (sizeof(int64_t) + sizeof(double)) +
+		16 * ODP_GPU_ALLOC_ALIGN;
+	if (need > ss->dev.budget)
+	{
+		status = odp_fail(ctx, ODP_ERR_GPU_OOM,
+						"GPU memory budget of %zu bytes is too small for SolvingSet on %lld rows of %d dimensions with k = %d: %zu bytes are needed (brute force needs less)",
+						ss->dev.budget, (long long) m->rows, m->dims, k, need);
+		goto cleanup;
+	}
+
+	ODP_CUDA_TRY(ctx, cudaStreamCreateWithFlags(&ss->stream, cudaStreamNonBlocking),
+				 "creating a CUDA stream");
+	SS_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, (size_t) m->rows * m->dims * sizeof(float),
+							"the input rows", (void **) &ss->d_data));
+	if (ss->cosine)
+		SS_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, (size_t) m->rows * sizeof(float),
+								"the row norms", (void **) &ss->d_norms));
+	SS_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, (size_t) ss->cap * sizeof(int64_t),
+							"the SolvingSet candidates", (void **) &ss->d_cand));
+	SS_TRY(OdpGpuArenaAlloc(ctx, &ss->arena,
+							(size_t) ss->qcap * m->dims * sizeof(float),
+							"the SolvingSet candidate rows", (void **) &ss->d_gather));
+	if (ss->cosine)
+		SS_TRY(OdpGpuArenaAlloc(ctx, &ss->arena,
+								(size_t) ss->qcap * sizeof(float),
+								"the SolvingSet candidate norms", (void **) &ss->d_gnorm));
+	SS_TRY(OdpKnnStateAlloc(ctx, &ss->arena, ss->qcap, k + 1,
+							&ss->exact_state));
+	SS_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, (size_t) ss->cap * sizeof(double),
+							"the SolvingSet weights", (void **) &ss->d_weight));
+	SS_TRY(OdpKnnStateAlloc(ctx, &ss->arena, m->rows, k, &ss->upd_state));
+	SS_TRY(OdpKnnStateAlloc(ctx, &ss->arena, m->rows, k, &ss->alt_state));
+	SS_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, (size_t) m->rows * sizeof(int64_t),
+							"the SolvingSet active rows", (void **) &ss->d_qrow));
+	SS_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, (size_t) m->rows * m->dims * sizeof(float),
+							"the SolvingSet active row data", (void **) &ss->d_q));
+	if (ss->cosine)
+		SS_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, (size_t) m->rows * sizeof(float),
+								"the SolvingSet active row norms", (void **) &ss->d_qnorm));
+	SS_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, (size_t) m->rows * sizeof(double),
+							"the SolvingSet upper bounds", (void **) &ss->d_upper));
+	SS_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, sizeof(int), "an error flag",
+							(void **) &ss->d_bad));
+	ODP_CUDA_TRY(ctx, cudaMemsetAsync(ss->d_bad, 0, sizeof(int), ss->stream),
+				 "clearing an error flag");
+
+	t0 = odp_now_ms();
+	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(ss->d_data, m->data,
+									  (size_t) m->rows * m->dims * sizeof(float),
+									  cudaMemcpyHostToDevice, ss->stream),
+				 "copying the input rows to the GPU");
+	if (ss->cosine)
+		ODP_CUDA_TRY(ctx, cudaMemcpyAsync(ss->d_norms, norms,
+										  (size_t) m->rows * sizeof(float),
+										  cudaMemcpyHostToDevice, ss->stream),
+					 "copying the row norms to the GPU");
+	ODP_CUDA_TRY(ctx, cudaStreamSynchronize(ss->stream),
+				 "copying the input rows to the GPU");
+	ctx->transfer_ms += odp_now_ms() - t0;
+
+	backend->self = ss;
+	backend->exact = SsExact;
+	backend->update = SsUpdate;
+	backend->release = SsRelease;
+	return ODP_OK;
+
+cleanup:
+	SsRelease(ss);
+	return status;
+}

@@ -1,0 +1,460 @@
+/*-------------------------------------------------------------------------
+ *
+ * solvingset.c
+ *	  Top-n distance-based outliers: the dispatcher of
+ *	  odp_compute_top_outliers (brute force or SolvingSet) and the
+ *	  device-independent SolvingSet driver (seed 001, Section 3 and
+ *	  Definition 3.3; seed 000, chapter 2).
+ *
+ * SolvingSet.  The driver keeps, for every row p, a flag "active" (p may
+ * still be a top-n outlier and has not had its exact weight computed) and
+ * an upper bound upper[p] of its weight; the backend (CPU: cpu_solvingset.c,
+ * GPU: gpu_solvingset.cu) does the distance work of each batch:
+ *
+ *	  C = a pseudo-random m-subset of the rows (fixed seed); S = {};
+ *	  every row active; upper[] = +inf.
+ *	  while C is not empty:
+ *		  exact(C): the weight of every candidate against all other rows;
+ *		  S += C; the candidates become inactive;
+ *		  Top = the n best rows of S by (weight desc, row index asc);
+ *		  update(C): every active row merges its distances to C into its
+ *			  partial list of k smallest distances; upper[p] = the sum of
+ *			  that list (+inf while it holds fewer than k);
+ *		  if Top holds n rows, minOUT = the weight of its n-th row, and every
+ *			  active row with upper[p] < minOUT (strictly) becomes inactive;
+ *		  C = the m active rows with the largest upper, ties by smaller index.
+ *
+ * S is then a solving set (Definition 3.3) and Top the top-n outliers.
+ *
+ * Why the result equals brute force, rows, order and bits:
+ *	- upper[p] >= weight(p) always: p's partial list holds real distances
+ *	  from p to distinct other rows, so its i-th smallest is >= the i-th
+ *	  smallest of all p's distances; summing ascending in float64 is
+ *	  monotone in every term (rounding is monotone), so the sums compare
+ *	  the same way.  The distances are bit-symmetric (odp_distance.h:
+ *	  (a-b)^2, |a-b|, max|a-b| and the products of cosine do not depend on
+ *	  the order of a and b), so it does not matter from which side the
+ *	  backend computes them.
+ *	- minOUT <= w*, the true n-th weight: Top holds n distinct rows with
+ *	  exact weights, so its n-th weight is at most the n-th largest of all.
+ *	- A row r of the true top-n (by weight desc, index asc) is never made
+ *	  inactive: upper[r] >= weight(r) >= w* >= minOUT, so upper[r] < minOUT
+ *	  never holds.  Rows stay active until they are candidates, and every
+ *	  batch takes at least one active row while any is left, so r becomes a
+ *	  candidate and gets its exact weight.  A row pruned has weight <
+ *	  minOUT, strictly below n rows of Top, so it cannot be in the top-n;
+ *	  the strict comparison keeps rows that tie with minOUT, which may still
+ *	  win by a smaller index.
+ *	- Hence the true top-n lie in S and Top, chosen from S by the same
+ *	  order that odp_top_n uses, is exactly brute force's top-n.  exact()
+ *	  sums the same k smallest floats ascending (odp_sum_ascending) as
+ *	  brute force, so the weights are bit-identical.
+ *	- Everything that decides S (initial subset, Top, pruning, candidate
+ *	  choice) runs here on the host from exact weights and upper bounds
+ *	  that both backends compute bit-identically, so S is the same on both
+ *	  paths.
+ *
+ * Copyright (c) 2026, odp_gpu developers
+ *
+ * IDENTIFICATION
+ *	  kernels/solvingset.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_internal.h"
+
+/*
+ * Candidates per batch (m), by default.  One place, independent of the
+ * device, so that both paths build the same solving set.
+ */
+#ifndef ODP_SS_BATCH_DEFAULT	/* -D for benchmark builds only */
+#define ODP_SS_BATCH_DEFAULT	4096
+#endif
+
+/* AUTO picks SolvingSet when rows >= ODP_SS_AUTO_FACTOR * m. */
+#define ODP_SS_AUTO_FACTOR		4
+
+/* Seed of the initial candidate subset (fixed: runs are reproducible). */
+#define ODP_SS_SEED				UINT64_C(0x5eed5017d5e7c0de)
+
+/* See engine_internal.h: a test hook, 0 in production. */
+int64_t		odp_ss_test_batch_size = 0;
+
+/*
+ * Returns the SolvingSet batch size m for the given input: the default,
+ * raised to n (Top must be able to fill in the first batch) and capped at
+ * rows.  The caller passes rows >= 2 and n >= 1.
+ */
+static int64_t
+odp_ss_batch_size(int64_t rows, int32_t k, int64_t n)
+{
+	int64_t		m = ODP_SS_BATCH_DEFAULT;
+
+	(void) k;
+	if (odp_ss_test_batch_size > 0)
+		m = odp_ss_test_batch_size;
+	if (m < n)
+		m = n;
+	if (m > rows)
+		m = rows;
+	return m;
+}
+
+/* splitmix64: advances *state and returns the next pseudo-random value. */
+static uint64_t
+ss_splitmix64(uint64_t *state)
+{
+	uint64_t	z = (*state += UINT64_C(0x9e3779b97f4a7c15));
+
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return z ^ (z >> 31);
+}
+
+/* qsort comparator: ascending int64. */
+static int
+ss_cmp_int64(const void *a, const void *b)
+{
+	int64_t		x = *(const int64_t *) a;
+	int64_t		y = *(const int64_t *) b;
+
+	return (x > y) - (x < y);
+}
+
+/* Weight table for the Top comparator (qsort has no context argument). */
+typedef struct SsRanked
+{
+	double		weight;
+	int64_t		row;
+} SsRanked;
+
+/* qsort comparator: weight descending, then row ascending. */
+static int
+ss_cmp_ranked(const void *a, const void *b)
+{
+	const SsRanked *x = (const SsRanked *) a;
+	const SsRanked *y = (const SsRanked *) b;
+
+	if (x->weight != y->weight)
+		return x->weight > y->weight ? -1 : 1;
+	return (x->row > y->row) - (x->row < y->row);
+}
+
+/*
+ * The SolvingSet driver.  Arguments are validated; norms as for the
+ * per-path functions; n <= rows; m from odp_ss_batch_size.  Writes the
+ * results as odp_compute_top_outliers documents and frees everything it
+ * allocated, the backend included, on every path.
+ */
+static OdpStatus
+ss_run(OdpContext *ctx, const OdpMatrix *mat, OdpMetric metric, int32_t k,
+	   const float *norms, int64_t n, int64_t m, int64_t *order,
+	   double *scores, int64_t *count, int64_t *solving_set,
+	   double *solving_scores, OdpTopOutliersStats *st)
+{
+	const int64_t rows = mat->rows;
+	OdpSsBackend be;
+	bool		have_backend = false;
+	uint8_t    *active = NULL;
+	uint8_t    *in_s = NULL;
+	double	   *upper = NULL;
+	double	   *weight = NULL;
+	int64_t    *cand = NULL;
+	int64_t    *perm = NULL;
+	double	   *cw = NULL;
+	SsRanked   *top = NULL;
+	int64_t    *act_rows = NULL;
+	double	   *act_upper = NULL;
+	int64_t		ntop = 0;
+	int64_t		nc;
+	int64_t		s_size = 0;
+	OdpStatus	status;
+
+	memset(&be, 0, sizeof(be));
+	active = malloc((size_t) rows);
+	in_s = calloc((size_t) rows, 1);
+	upper = malloc(sizeof(double) * (size_t) rows);
+	weight = malloc(sizeof(double) * (size_t) rows);
+	cand = malloc(sizeof(int64_t) * (size_t) m);
+	cw = malloc(sizeof(double) * (size_t) m);
+	top = malloc(sizeof(SsRanked) * (size_t) (n + m));
+	perm = malloc(sizeof(int64_t) * (size_t) rows);
+	if (!active || !in_s || !upper || !weight || !cand || !cw || !top || !perm)
+	{
+		status = odp_fail(ctx, ODP_ERR_HOST_OOM,
+						  "out of host memory for the SolvingSet state of %lld rows",
+						  (long long) rows);
+		goto done;
+	}
+	memset(active, 1, (size_t) rows);
+	for (int64_t i = 0; i < rows; i++)
+		upper[i] = INFINITY;
+
+	/* initial candidates: partial Fisher-Yates with a fixed seed */
+	{
+		uint64_t	rng = ODP_SS_SEED;
+
+		for (int64_t i = 0; i < rows; i++)
+			perm[i] = i;
+		for (int64_t i = 0; i < m; i++)
+		{
+			int64_t		j = i + (int64_t) (ss_splitmix64(&rng) % (uint64_t) (rows - i));
+			int64_t		t = perm[i];
+
+			perm[i] = perm[j];
+			perm[j] = t;
+			cand[i] = perm[i];
+		}
+		nc = m;
+		qsort(cand, (size_t) nc, sizeof(int64_t), ss_cmp_int64);
+	}
+	/* perm is reused below as the positions chosen among active rows */
+
+	if (ctx->device == ODP_DEVICE_GPU)
+		status = odp_gpu_ss_backend(ctx, mat, metric, k, norms, &be);
+	else
+		status = odp_cpu_ss_backend(ctx, mat, metric, k, norms, &be);
+	if (status != ODP_OK)
+		goto done;
+	have_backend = true;
+
+	act_rows = malloc(sizeof(int64_t) * (size_t) rows);
+	act_upper = malloc(sizeof(double) * (size_t) rows);
+	if (!act_rows || !act_upper)
+	{
+		status = odp_fail(ctx, ODP_ERR_HOST_OOM,
+						  "out of host memory for the SolvingSet state of %lld rows",
+						  (long long) rows);
+		goto done;
+	}
+
+	while (nc > 0)
+	{
+		int64_t		nact = 0;
+
+		if (odp_cancel_requested(ctx))
+		{
+			status = odp_fail(ctx, ODP_ERR_CANCELLED, "canceled");
+			goto done;
+		}
+		st->iterations++;
+
+		status = be.exact(be.self, cand, (int32_t) nc, cw, &st->distances);
+		if (status != ODP_OK)
+			goto done;
+
+		/* S += C; Top = the n best of Top + C */
+		for (int64_t i = 0; i < nc; i++)
+		{
+			int64_t		r = cand[i];
+
+			if (in_s[r] || !active[r])
+			{
+				status = odp_fail(ctx, ODP_ERR_INTERNAL,
+								  "SolvingSet chose row %lld twice", (long long) r);
+				goto done;
+			}
+			in_s[r] = 1;
+			active[r] = 0;
+			weight[r] = cw[i];
+			top[ntop + i].weight = cw[i];
+			top[ntop + i].row = r;
+		}
+		s_size += nc;
+		qsort(top, (size_t) (ntop + nc), sizeof(SsRanked), ss_cmp_ranked);
+		ntop = ntop + nc < n ? ntop + nc : n;
+
+		if (odp_cancel_requested(ctx))
+		{
+			status = odp_fail(ctx, ODP_ERR_CANCELLED, "canceled");
+			goto done;
+		}
+
+		/* every row merges its distances to C: new upper bounds */
+		status = be.update(be.self, cand, (int32_t) nc, active, upper,
+						   &st->distances);
+		if (status != ODP_OK)
+			goto done;
+
+		/* prune, and gather the rows still active */
+		{
+			bool		prune = ntop == n;
+			double		min_out = prune ? top[n - 1].weight : 0.0;
+
+			for (int64_t p = 0; p < rows; p++)
+			{
+				if (!active[p])
+					continue;
+				if (prune && upper[p] < min_out)
+				{
+					active[p] = 0;
+					continue;
+				}
+				act_rows[nact] = p;
+				act_upper[nact] = upper[p];
+				nact++;
+			}
+		}
+
+		/* next C: the m active rows of largest upper, ties by smaller row */
+		nc = odp_top_n(act_upper, act_rows, nact, m, perm);
+		for (int64_t i = 0; i < nc; i++)
+			cand[i] = act_rows[perm[i]];
+		qsort(cand, (size_t) nc, sizeof(int64_t), ss_cmp_int64);
+	}
+
+	/* results */
+	for (int64_t i = 0; i < ntop; i++)
+	{
+		order[i] = top[i].row;
+		scores[i] = top[i].weight;
+	}
+	*count = ntop;
+	st->solving_set_size = s_size;
+	if (solving_set != NULL)
+	{
+		int64_t		j = 0;
+
+		for (int64_t r = 0; r < rows; r++)
+		{
+			if (!in_s[r])
+				continue;
+			solving_set[j] = r;
+			if (solving_scores != NULL)
+				solving_scores[j] = weight[r];
+			j++;
+		}
+	}
+	status = ODP_OK;
+
+done:
+	if (have_backend)
+		be.release(be.self);
+	free(active);
+	free(in_s);
+	free(upper);
+	free(weight);
+	free(cand);
+	free(cw);
+	free(top);
+	free(perm);
+	free(act_rows);
+	free(act_upper);
+	return status;
+}
+
+/*
+ * Brute force: every row's score on ctx->device, then the n best.  n <=
+ * rows; arguments validated.  Frees what it allocates.
+ */
+static OdpStatus
+bf_run(OdpContext *ctx, const OdpMatrix *mat, OdpMetric metric, int32_t k,
+	   const float *norms, int64_t n, int64_t *order, double *scores,
+	   int64_t *count, int64_t *solving_set, double *solving_scores,
+	   OdpTopOutliersStats *st)
+{
+	const int64_t rows = mat->rows;
+	double	   *all = malloc(sizeof(double) * (size_t) rows);
+	OdpStatus	status;
+
+	if (all == NULL)
+		return odp_fail(ctx, ODP_ERR_HOST_OOM,
+						"out of host memory for %lld scores", (long long) rows);
+	if (ctx->device == ODP_DEVICE_GPU)
+		status = odp_gpu_outlier_scores(ctx, mat, metric, k, norms, all);
+	else
+		status = odp_cpu_outlier_scores(ctx, mat, metric, k, norms, all);
+	if (status == ODP_OK)
+	{
+		*count = odp_top_n(all, NULL, rows, n, order);
+		for (int64_t i = 0; i < *count; i++)
+			scores[i] = all[order[i]];
+		if (solving_set != NULL)
+		{
+			for (int64_t r = 0; r < rows; r++)
+			{
+				solving_set[r] = r;
+				if (solving_scores != NULL)
+					solving_scores[r] = all[r];
+			}
+		}
+		st->distances = rows * (rows - 1);
+		st->solving_set_size = rows;
+	}
+	free(all);
+	return status;
+}
+
+/*
+ * Top-n outliers by brute force or SolvingSet; see odp_engine.h for the
+ * contract.  stats may be NULL.  Checks the arguments, picks the method
+ * for AUTO, computes cosine norms once and runs on ctx->device.
+ */
+OdpStatus
+odp_compute_top_outliers(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
+						 int32_t k, int64_t n, OdpOutlierMethod method,
+						 int64_t *order, double *scores, int64_t *count,
+						 int64_t *solving_set, double *solving_scores,
+						 OdpTopOutliersStats *stats)
+{
+	OdpTopOutliersStats local;
+	OdpTopOutliersStats *st = stats != NULL ? stats : &local;
+	float	   *norms = NULL;
+	int64_t		batch;
+	double		start = odp_now_ms();
+	OdpStatus	status;
+
+	if (ctx == NULL)
+		return ODP_ERR_INVALID_ARGUMENT;
+	memset(st, 0, sizeof(*st));
+	if (count != NULL)
+		*count = 0;
+	status = odp_outlier_prepare(ctx, m, metric, k, &norms);
+	if (status != ODP_OK)
+		return status;
+	if (order == NULL || scores == NULL || count == NULL)
+		status = odp_fail(ctx, ODP_ERR_INVALID_ARGUMENT, "missing input or output buffer");
+	else if (n < 1)
+		status = odp_fail(ctx, ODP_ERR_INVALID_ARGUMENT,
+						  "n = %lld: the number of outliers must be at least 1",
+						  (long long) n);
+	else if (method != ODP_METHOD_AUTO && method != ODP_METHOD_BRUTEFORCE &&
+			 method != ODP_METHOD_SOLVINGSET)
+		status = odp_fail(ctx, ODP_ERR_INVALID_ARGUMENT, "unknown method %d", (int) method);
+	else if (method == ODP_METHOD_SOLVINGSET && k >= ODP_MAX_K)
+		status = odp_fail(ctx, ODP_ERR_INVALID_ARGUMENT,
+						  "k = %d: SolvingSet needs k < %d (brute force allows %d)",
+						  (int) k, ODP_MAX_K, ODP_MAX_K);
+	if (status != ODP_OK)
+	{
+		free(norms);
+		return status;
+	}
+
+	if (n > m->rows)
+		n = m->rows;
+	batch = odp_ss_batch_size(m->rows, k, n);
+	if (method == ODP_METHOD_AUTO)
+		method = (m->rows >= ODP_SS_AUTO_FACTOR * batch && k < ODP_MAX_K)
+			? ODP_METHOD_SOLVINGSET : ODP_METHOD_BRUTEFORCE;
+	st->method = method;
+
+	if (method == ODP_METHOD_SOLVINGSET)
+	{
+		st->batch_size = (int32_t) batch;
+		status = ss_run(ctx, m, metric, k, norms, n, batch, order, scores,
+						count, solving_set, solving_scores, st);
+		ctx->compute_ms = odp_now_ms() - start - ctx->transfer_ms;
+	}
+	else
+		status = bf_run(ctx, m, metric, k, norms, n, order, scores, count,
+						solving_set, solving_scores, st);
+	if (status != ODP_OK)
+		*count = 0;
+	free(norms);
+	return status;
+}

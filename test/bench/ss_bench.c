@@ -1,0 +1,346 @@
+/*-------------------------------------------------------------------------
+ *
+ * ss_bench.c
+ *	  Benchmark and exactness check of SolvingSet top-n outliers on the
+ *	  engine (no PostgreSQL): generated data sets, SolvingSet against brute
+ *	  force, GPU against CPU.
+ *
+ * Usage: ss_bench DATASET [options]
+ *	DATASET: poker (random 5-card hands, UCI Poker encoding: S1,C1,..,S5,C5),
+ *			 g2d (2-d standard Gaussian), unif10 (10-d uniform [0,1))
+ *	--rows N (1000000)  --k K (50)  --n N (10)  --reps R (1)
+ *	--metric M	euclidean (default), sqeuclidean, manhattan, chebyshev, cosine
+ *	--bf		also run GPU brute force and compare rows, order and bits
+ *	--cpu		also run CPU SolvingSet and compare result and solving set
+ *	--split S	GPU exact-step candidate split (-1 auto, 1 off)
+ *	--compact F	GPU update compaction at active share F (0 off)
+ *	--threads T	CPU threads (16)
+ *
+ * Copyright (c) 2026, odp_gpu developers
+ *
+ * IDENTIFICATION
+ *	  test/bench/ss_bench.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "odp_engine.h"
+
+/*
+ * Tuning knobs of kernels/gpu_solvingset.cu; weak, so that a CPU-only
+ * build (WITH_CUDA=no), which lacks them, still links.
+ */
+extern int	odp_gpu_ss_split __attribute__((weak));
+extern double odp_gpu_ss_compact __attribute__((weak));
+
+/* One result of odp_compute_top_outliers, with what it cost. */
+typedef struct Run
+{
+	int64_t		order[64];
+	double		scores[64];
+	int64_t		count;
+	int64_t    *ss;
+	double	   *ss_scores;
+	OdpTopOutliersStats st;
+	double		wall_ms;
+	double		transfer_ms;
+	double		compute_ms;
+} Run;
+
+static OdpMetric metric = ODP_METRIC_EUCLIDEAN;
+
+static uint64_t rng_state = UINT64_C(0x0123456789abcdef);
+
+/* splitmix64: the harness's fixed-seed generator. */
+static uint64_t
+next_u64(void)
+{
+	uint64_t	z = (rng_state += UINT64_C(0x9e3779b97f4a7c15));
+
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return z ^ (z >> 31);
+}
+
+/* Uniform double in [0, 1). */
+static double
+next_unit(void)
+{
+	return (double) (next_u64() >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* Fills data (rows x dims) with the named data set; returns dims or -1. */
+static int
+generate(const char *name, int64_t rows, float **data)
+{
+	int			dims;
+	float	   *x;
+
+	if (strcmp(name, "poker") == 0)
+		dims = 10;
+	else if (strcmp(name, "g2d") == 0)
+		dims = 2;
+	else if (strcmp(name, "unif10") == 0)
+		dims = 10;
+	else
+		return -1;
+	x = malloc(sizeof(float) * (size_t) rows * dims);
+	if (x == NULL)
+		return -1;
+	for (int64_t r = 0; r < rows; r++)
+	{
+		float	   *row = x + r * dims;
+
+		if (dims == 10 && name[0] == 'p')
+		{
+			/* 5 distinct cards of 52, in dealt order: suit 1-4, rank 1-13 */
+			int			cards[5];
+
+			for (int c = 0; c < 5; c++)
+			{
+				bool		dup;
+
+				do
+				{
+					cards[c] = (int) (next_u64() % 52);
+					dup = false;
+					for (int e = 0; e < c; e++)
+						dup |= cards[e] == cards[c];
+				} while (dup);
+				row[2 * c] = (float) (cards[c] / 13 + 1);
+				row[2 * c + 1] = (float) (cards[c] % 13 + 1);
+			}
+		}
+		else if (dims == 2)
+		{
+			/* Box-Muller */
+			double		u = next_unit();
+			double		v = next_unit();
+			double		rad = sqrt(-2.0 * log(1.0 - u));
+
+			row[0] = (float) (rad * cos(6.283185307179586 * v));
+			row[1] = (float) (rad * sin(6.283185307179586 * v));
+		}
+		else
+		{
+			for (int d = 0; d < dims; d++)
+				row[d] = (float) next_unit();
+		}
+	}
+	*data = x;
+	return dims;
+}
+
+/* Runs one top-n computation; exits on failure. */
+static void
+run_top(OdpDevice device, int threads, const OdpMatrix *m, int k, int64_t n,
+		OdpOutlierMethod method, bool want_ss, Run *out)
+{
+	OdpContext	ctx;
+	OdpStatus	st;
+	double		t0;
+
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.device = device;
+	ctx.cpu_threads = threads;
+	out->ss = NULL;
+	out->ss_scores = NULL;
+	if (want_ss)
+	{
+		out->ss = malloc(sizeof(int64_t) * (size_t) m->rows);
+		out->ss_scores = malloc(sizeof(double) * (size_t) m->rows);
+	}
+	memset(&out->st, 0, sizeof(out->st));
+	t0 = odp_now_ms();
+	st = odp_compute_top_outliers(&ctx, m, metric, k, n, method,
+								  out->order, out->scores, &out->count,
+								  out->ss, out->ss_scores, &out->st);
+	out->wall_ms = odp_now_ms() - t0;
+	out->transfer_ms = ctx.transfer_ms;
+	out->compute_ms = ctx.compute_ms;
+	if (st != ODP_OK)
+	{
+		fprintf(stderr, "odp_compute_top_outliers failed: %s: %s\n",
+				odp_status_name(st), ctx.message);
+		exit(1);
+	}
+}
+
+/* Prints one run's line. */
+static void
+report(const char *label, const Run *r, int64_t rows)
+{
+	printf("%-10s %9.1f ms (transfer %.1f, compute %.1f)  iters %d  m %d  |S| %lld  dist %lld (%.4f%% of N^2)\n",
+		   label, r->wall_ms, r->transfer_ms, r->compute_ms, r->st.iterations,
+		   r->st.batch_size, (long long) r->st.solving_set_size,
+		   (long long) r->st.distances,
+		   100.0 * (double) r->st.distances / ((double) rows * (double) rows));
+}
+
+/* Compares two results: rows, order, score bits.  Returns true if equal. */
+static bool
+same_top(const Run *a, const Run *b)
+{
+	if (a->count != b->count)
+		return false;
+	for (int64_t i = 0; i < a->count; i++)
+		if (a->order[i] != b->order[i] ||
+			memcmp(&a->scores[i], &b->scores[i], sizeof(double)) != 0)
+			return false;
+	return true;
+}
+
+/* Benchmarks one data set as the options say. */
+int
+main(int argc, char **argv)
+{
+	const char *name;
+	int64_t		rows = 1000000;
+	int			k = 50;
+	int64_t		n = 10;
+	int			reps = 1;
+	int			threads = 16;
+	bool		bf = false;
+	bool		cpu = false;
+	float	   *data = NULL;
+	int			dims;
+	OdpMatrix	m;
+	Run			gs;
+	Run			other;
+	int			failures = 0;
+
+	if (argc < 2)
+	{
+		fprintf(stderr, "usage: ss_bench poker|g2d|unif10 [--rows N] [--k K] [--n N] [--reps R] [--bf] [--cpu] [--split S] [--threads T]\n");
+		return 2;
+	}
+	name = argv[1];
+	for (int i = 2; i < argc; i++)
+	{
+		if (strcmp(argv[i], "--rows") == 0 && i + 1 < argc)
+			rows = atoll(argv[++i]);
+		else if (strcmp(argv[i], "--k") == 0 && i + 1 < argc)
+			k = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--n") == 0 && i + 1 < argc)
+			n = atoll(argv[++i]);
+		else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
+			reps = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--split") == 0 && i + 1 < argc)
+		{
+			i++;
+			if (&odp_gpu_ss_split != NULL)
+				odp_gpu_ss_split = atoi(argv[i]);
+		}
+		else if (strcmp(argv[i], "--compact") == 0 && i + 1 < argc)
+		{
+			i++;
+			if (&odp_gpu_ss_compact != NULL)
+				odp_gpu_ss_compact = atof(argv[i]);
+		}
+		else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
+			threads = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--metric") == 0 && i + 1 < argc)
+		{
+			if (!odp_metric_from_name(argv[++i], &metric))
+			{
+				fprintf(stderr, "unknown metric %s\n", argv[i]);
+				return 2;
+			}
+		}
+		else if (strcmp(argv[i], "--bf") == 0)
+			bf = true;
+		else if (strcmp(argv[i], "--cpu") == 0)
+			cpu = true;
+		else
+		{
+			fprintf(stderr, "unknown option %s\n", argv[i]);
+			return 2;
+		}
+	}
+	if (n > 64)
+		n = 64;
+	dims = generate(name, rows, &data);
+	if (dims < 0)
+	{
+		fprintf(stderr, "unknown data set %s\n", name);
+		return 2;
+	}
+	m.data = data;
+	m.rows = rows;
+	m.dims = dims;
+	printf("== %s (%s): %lld rows x %d dims, k %d, n %lld, split %d, compact %.2f\n", name,
+		   odp_metric_name(metric), (long long) rows, dims, k, (long long) n,
+		   &odp_gpu_ss_split != NULL ? odp_gpu_ss_split : 0,
+		   &odp_gpu_ss_compact != NULL ? odp_gpu_ss_compact : 0.0);
+
+	/* warm the CUDA context so that no timing includes its creation */
+	{
+		OdpMatrix	w = m;
+
+		w.rows = rows < 2000 ? rows : 2000;
+		run_top(ODP_DEVICE_GPU, threads, &w, k < (int) w.rows ? k : 1, 1,
+				ODP_METHOD_BRUTEFORCE, false, &other);
+	}
+
+	for (int r = 0; r < reps; r++)
+	{
+		run_top(ODP_DEVICE_GPU, threads, &m, k, n, ODP_METHOD_SOLVINGSET,
+				cpu && r == 0, &gs);
+		report("gpu-ss", &gs, rows);
+		if (r + 1 < reps)
+		{
+			free(gs.ss);
+			free(gs.ss_scores);
+		}
+	}
+	for (int64_t i = 0; i < gs.count; i++)
+		printf("  top %2lld: row %8lld score %.17g\n", (long long) i + 1,
+			   (long long) gs.order[i], gs.scores[i]);
+
+	if (bf)
+	{
+		run_top(ODP_DEVICE_GPU, threads, &m, k, n, ODP_METHOD_BRUTEFORCE,
+				false, &other);
+		report("gpu-bf", &other, rows);
+		if (same_top(&gs, &other))
+			printf("CHECK gpu-ss == gpu-bf: rows, order, score bits equal\n");
+		else
+		{
+			printf("CHECK FAILED gpu-ss != gpu-bf\n");
+			for (int64_t i = 0; i < other.count; i++)
+				printf("  bf %2lld: row %8lld score %.17g\n", (long long) i + 1,
+					   (long long) other.order[i], other.scores[i]);
+			failures++;
+		}
+	}
+	if (cpu)
+	{
+		bool		ss_equal;
+
+		/* gs here is the last repetition; its solving set was kept only for r == 0 */
+		if (reps > 1)
+			run_top(ODP_DEVICE_GPU, threads, &m, k, n, ODP_METHOD_SOLVINGSET,
+					true, &gs);
+		run_top(ODP_DEVICE_CPU, threads, &m, k, n, ODP_METHOD_SOLVINGSET,
+				true, &other);
+		report("cpu-ss", &other, rows);
+		ss_equal = gs.st.solving_set_size == other.st.solving_set_size &&
+			memcmp(gs.ss, other.ss, sizeof(int64_t) * (size_t) gs.st.solving_set_size) == 0 &&
+			memcmp(gs.ss_scores, other.ss_scores,
+				   sizeof(double) * (size_t) gs.st.solving_set_size) == 0;
+		if (same_top(&gs, &other) && ss_equal)
+			printf("CHECK gpu-ss == cpu-ss: top-n and solving set (rows, score bits) equal\n");
+		else
+		{
+			printf("CHECK FAILED gpu-ss != cpu-ss (top equal %d, solving set equal %d)\n",
+				   same_top(&gs, &other), ss_equal);
+			failures++;
+		}
+	}
+	free(data);
+	return failures == 0 ? 0 : 1;
+}

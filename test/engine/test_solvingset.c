@@ -1,0 +1,486 @@
+/*-------------------------------------------------------------------------
+ *
+ * test_solvingset.c
+ *	  Engine tests of odp_compute_top_outliers: SolvingSet against brute
+ *	  force (same rows, order and bit-identical scores), on data built to
+ *	  defeat pruning as well as on easy data, for every metric; CPU against
+ *	  GPU solving sets; cancellation; argument errors.
+ *
+ * Most cases use a small batch size (the driver's test hook) so that small
+ * inputs go through many batches and much pruning; a few use the default
+ * batch size and AUTO just above its threshold.
+ *
+ * Copyright (c) 2026, odp_gpu developers
+ *
+ * IDENTIFICATION
+ *	  test/engine/test_solvingset.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_internal.h"
+#include "test_util.h"
+
+/* Extra data kinds for these tests. */
+typedef enum SsGen
+{
+	SS_CLUSTERS,				/* gaussian clusters plus planted outliers */
+	SS_ONE_HOT,					/* one-hot rows: all pairs equidistant */
+	SS_ONE_CLUSTER,				/* one tight cluster, nothing else */
+	SS_BASE						/* + Gen: make_data() */
+} SsGen;
+
+/* One computation's results. */
+typedef struct SsResult
+{
+	OdpStatus	status;
+	char		message[ODP_MESSAGE_LEN];
+	int64_t		count;
+	int64_t    *order;
+	double	   *scores;
+	int64_t    *set;
+	double	   *set_scores;
+	OdpTopOutliersStats stats;
+	double		ms;
+} SsResult;
+
+/* Standard normal deviate (Box-Muller). */
+static float
+ss_gauss(void)
+{
+	float		u = rng_unit() + 1e-7f;
+	float		v = rng_unit();
+
+	return sqrtf(-2.0f * logf(u)) * cosf(6.2831853f * v);
+}
+
+/*
+ * Makes rows x dims data of kind g (SsGen, or SS_BASE + Gen); the caller
+ * frees it.  No row is a zero vector.
+ */
+static float *
+ss_make(int g, int64_t rows, int dims)
+{
+	float	   *x;
+
+	if (g >= SS_BASE)
+		return make_data((Gen) (g - SS_BASE), rows, dims);
+	x = xmalloc(sizeof(float) * (size_t) rows * dims);
+	if (g == SS_CLUSTERS)
+	{
+		float		centres[8][64];
+
+		for (int c = 0; c < 8; c++)
+			for (int d = 0; d < dims && d < 64; d++)
+				centres[c][d] = 20.0f * rng_unit() - 10.0f;
+		for (int64_t i = 0; i < rows; i++)
+		{
+			float	   *r = x + i * dims;
+			int			c = (int) (rng_next() % 8);
+			bool		outlier = rng_next() % 100 == 0;
+
+			for (int d = 0; d < dims; d++)
+				r[d] = outlier ? 40.0f * rng_unit() - 20.0f
+					: centres[c][d % 64] + 0.5f * ss_gauss();
+		}
+	}
+	else if (g == SS_ONE_HOT)
+	{
+		memset(x, 0, sizeof(float) * (size_t) rows * dims);
+		for (int64_t i = 0; i < rows; i++)
+			x[i * dims + i % dims] = 1.0f;
+	}
+	else
+	{
+		for (int64_t i = 0; i < rows; i++)
+			for (int d = 0; d < dims; d++)
+				x[i * dims + d] = 3.0f + 1e-3f * rng_unit();
+	}
+	return x;
+}
+
+/* Name of data kind g. */
+static const char *
+ss_gen_name(int g)
+{
+	static const char *const names[] = {"clusters", "one-hot", "one-cluster"};
+
+	return g >= SS_BASE ? gen_names[g - SS_BASE] : names[g];
+}
+
+/* Frees a result's buffers. */
+static void
+ss_free(SsResult *r)
+{
+	free(r->order);
+	free(r->scores);
+	free(r->set);
+	free(r->set_scores);
+}
+
+/* Runs odp_compute_top_outliers into a fresh result (free with ss_free). */
+static SsResult
+ss_run(OdpDevice dev, const float *x, int64_t rows, int dims, OdpMetric metric,
+	   int k, int64_t n, OdpOutlierMethod method)
+{
+	SsResult	r;
+	OdpContext	ctx = make_ctx(dev);
+	OdpMatrix	m;
+	int64_t		cap = n < rows ? n : rows;
+	double		t0 = odp_now_ms();
+
+	memset(&r, 0, sizeof(r));
+	r.order = xmalloc(sizeof(int64_t) * (size_t) cap);
+	r.scores = xmalloc(sizeof(double) * (size_t) cap);
+	r.set = xmalloc(sizeof(int64_t) * (size_t) rows);
+	r.set_scores = xmalloc(sizeof(double) * (size_t) rows);
+	ctx.cpu_threads = 2;
+	m.data = x;
+	m.rows = rows;
+	m.dims = dims;
+	r.status = odp_compute_top_outliers(&ctx, &m, metric, k, n, method,
+										r.order, r.scores, &r.count,
+										r.set, r.set_scores, &r.stats);
+	r.ms = odp_now_ms() - t0;
+	snprintf(r.message, sizeof(r.message), "%s", ctx.message);
+	return r;
+}
+
+/*
+ * Checks SolvingSet result s against brute-force result b: same rows, order
+ * and bits; the solving set ascending, containing every top-n row with its
+ * exact score.  Returns whether all held; writes what failed into why.
+ */
+static bool
+ss_same(const SsResult *s, const SsResult *b, char *why, size_t len)
+{
+	if (s->status != ODP_OK)
+		return snprintf(why, len, "%s: %s", odp_status_name(s->status), s->message), false;
+	if (s->count != b->count)
+		return snprintf(why, len, "count %lld vs %lld", (long long) s->count,
+						(long long) b->count), false;
+	for (int64_t i = 0; i < s->count; i++)
+		if (s->order[i] != b->order[i] || s->scores[i] != b->scores[i])
+			return snprintf(why, len, "position %lld: row %lld score %.17g vs row %lld score %.17g",
+							(long long) i, (long long) s->order[i], s->scores[i],
+							(long long) b->order[i], b->scores[i]), false;
+	if (s->stats.solving_set_size < s->count)
+		return snprintf(why, len, "solving set of %lld rows", (long long) s->stats.solving_set_size), false;
+	for (int64_t i = 1; i < s->stats.solving_set_size; i++)
+		if (s->set[i - 1] >= s->set[i])
+			return snprintf(why, len, "solving set not ascending at %lld", (long long) i), false;
+	for (int64_t i = 0; i < s->count; i++)
+	{
+		/* binary search of order[i] in the solving set */
+		int64_t		lo = 0,
+					hi = s->stats.solving_set_size;
+
+		while (lo < hi)
+		{
+			int64_t		mid = (lo + hi) / 2;
+
+			if (s->set[mid] < s->order[i])
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo == s->stats.solving_set_size || s->set[lo] != s->order[i] ||
+			s->set_scores[lo] != s->scores[i])
+			return snprintf(why, len, "top row %lld missing from the solving set",
+							(long long) s->order[i]), false;
+	}
+	return true;
+}
+
+/*
+ * One case: brute force on the CPU, SolvingSet on the CPU (and on the GPU
+ * when usable) with batch size batch (0 = default), compared.
+ */
+static void
+ss_case(int g, int64_t rows, int dims, OdpMetric metric, int k, int64_t n,
+		int64_t batch, OdpOutlierMethod method)
+{
+	float	   *x = ss_make(g, rows, dims);
+	SsResult	b,
+				c;
+	char		name[200];
+	char		why[ODP_MESSAGE_LEN + 100] = "";
+	bool		ok;
+
+	snprintf(name, sizeof(name), "%s rows=%lld dims=%d k=%d n=%lld %s m=%lld%s",
+			 ss_gen_name(g), (long long) rows, dims, k, (long long) n,
+			 odp_metric_name(metric), (long long) batch,
+			 method == ODP_METHOD_AUTO ? " auto" : "");
+	b = ss_run(ODP_DEVICE_CPU, x, rows, dims, metric, k, n, ODP_METHOD_BRUTEFORCE);
+	odp_ss_test_batch_size = batch;
+	c = ss_run(ODP_DEVICE_CPU, x, rows, dims, metric, k, n, method);
+	if (b.status != ODP_OK)
+		check(false, "solvingset %s: brute force failed: %s", name, b.message);
+	else
+	{
+		ok = ss_same(&c, &b, why, sizeof(why)) &&
+			c.stats.method == ODP_METHOD_SOLVINGSET;
+		check(ok, "solvingset cpu %s: %s; solving set %lld, %d batches of %d, %.3g distances (brute force %.3g), %.0f vs %.0f ms",
+			  name, ok ? "same as brute force" : (why[0] ? why : "method not SolvingSet"),
+			  (long long) c.stats.solving_set_size, (int) c.stats.iterations,
+			  (int) c.stats.batch_size, (double) c.stats.distances,
+			  (double) b.stats.distances, c.ms, b.ms);
+	}
+	if (gpu_ok && b.status == ODP_OK)
+	{
+		SsResult	gr = ss_run(ODP_DEVICE_GPU, x, rows, dims, metric, k, n, method);
+
+		ok = ss_same(&gr, &b, why, sizeof(why));
+		if (ok && c.status == ODP_OK)
+		{
+			ok = gr.stats.solving_set_size == c.stats.solving_set_size &&
+				memcmp(gr.set, c.set, sizeof(int64_t) * (size_t) c.stats.solving_set_size) == 0 &&
+				memcmp(gr.set_scores, c.set_scores, sizeof(double) * (size_t) c.stats.solving_set_size) == 0 &&
+				gr.stats.iterations == c.stats.iterations;
+			if (!ok)
+				snprintf(why, sizeof(why), "solving set differs from the CPU's (%lld vs %lld rows)",
+						 (long long) gr.stats.solving_set_size,
+						 (long long) c.stats.solving_set_size);
+		}
+		check(ok, "solvingset gpu %s: %s; %.0f ms", name,
+			  ok ? "same as brute force, same solving set as the CPU" : why, gr.ms);
+		ss_free(&gr);
+	}
+	odp_ss_test_batch_size = 0;
+	ss_free(&b);
+	ss_free(&c);
+	free(x);
+}
+
+/* Cancel callback state: true from poll at_poll on. */
+typedef struct SsCancel
+{
+	int			polls;
+	int			at_poll;
+} SsCancel;
+
+/* OdpCancelFn of the cancel test. */
+static bool
+ss_cancel_cb(void *arg)
+{
+	SsCancel   *c = (SsCancel *) arg;
+
+	return ++c->polls >= c->at_poll;
+}
+
+/*
+ * Runs SolvingSet on m with a cancel callback that answers true from poll
+ * at_poll on (never when at_poll is 0); returns the status, the polls in
+ * *polls and the message in ctx.
+ */
+static OdpStatus
+ss_cancel_run(OdpContext *ctx, const OdpMatrix *m, int at_poll, int *polls,
+			  int64_t *count)
+{
+	SsCancel	probe = {0, at_poll > 0 ? at_poll : 1 << 30};
+	int64_t		order[10];
+	double		scores[10];
+	OdpStatus	st;
+
+	ctx->cancel = ss_cancel_cb;
+	ctx->cancel_arg = &probe;
+	st = odp_compute_top_outliers(ctx, m, ODP_METRIC_EUCLIDEAN, 10, 10,
+								  ODP_METHOD_SOLVINGSET, order, scores, count,
+								  NULL, NULL, NULL);
+	*polls = probe.polls;
+	return st;
+}
+
+/*
+ * Cancels a SolvingSet run at its second poll (inside the first exact
+ * step) and a third of the way; each must stop with
+ * ODP_ERR_CANCELLED, and the next call must work and repeat itself.
+ */
+static void
+ss_cancel_test(OdpDevice dev)
+{
+	const int64_t rows = 20000;
+	const int	dims = 8;
+	float	   *x = make_data(GEN_UNIFORM, rows, dims);
+	const char *path = dev == ODP_DEVICE_GPU ? "gpu" : "cpu";
+	OdpMatrix	m = {x, rows, dims};
+	OdpContext	ctx = make_ctx(dev);
+	int			total = 0;
+	int			polls;
+	int64_t		count = -1;
+	OdpStatus	st;
+	SsResult	a,
+				b;
+
+	st = ss_cancel_run(&ctx, &m, 0, &total, &count);
+	check(st == ODP_OK && total >= 2, "solvingset %s uncancelled run: %s, %d polls",
+		  path, odp_status_name(st), total);
+	/* how often the caller's thread polls varies with thread scheduling */
+	for (int i = 0; i < 2 && total >= 2; i++)
+	{
+		int			at = i == 0 ? 2 : total / 3;
+
+		ctx = make_ctx(dev);
+		st = ss_cancel_run(&ctx, &m, at, &polls, &count);
+		if (st == ODP_OK && polls < at)
+			check(true, "solvingset %s cancel at poll %d: skipped, the run polled only %d times",
+				  path, at, polls);
+		else
+			check(st == ODP_ERR_CANCELLED && ctx.message[0] != '\0' && count == 0 &&
+				  polls == at,
+				  "solvingset %s cancel at poll %d of about %d: status \"%s\", message \"%s\", count %lld",
+				  path, at, total, odp_status_name(st), ctx.message, (long long) count);
+	}
+	a = ss_run(dev, x, rows, dims, ODP_METRIC_EUCLIDEAN, 10, 10, ODP_METHOD_SOLVINGSET);
+	b = ss_run(dev, x, rows, dims, ODP_METRIC_EUCLIDEAN, 10, 10, ODP_METHOD_SOLVINGSET);
+	check(a.status == ODP_OK && b.status == ODP_OK && a.count == 10 &&
+		  memcmp(a.order, b.order, sizeof(int64_t) * 10) == 0 &&
+		  memcmp(a.scores, b.scores, sizeof(double) * 10) == 0,
+		  "solvingset %s call after a cancel succeeds and repeats: %s %s",
+		  path, odp_status_name(a.status), a.message);
+	ss_free(&a);
+	ss_free(&b);
+	free(x);
+}
+
+/* Argument errors of odp_compute_top_outliers. */
+static void
+ss_argument_tests(void)
+{
+	const int64_t rows = 5000;
+	float	   *x = make_data(GEN_UNIFORM, rows, 2);
+	OdpMatrix	m = {x, rows, 2};
+	int64_t		order[8];
+	double		scores[8];
+	int64_t		count;
+	struct
+	{
+		int			k;
+		int64_t		n;
+		int			method;
+		bool		null_order;
+		const char *what;
+	}			cases[] = {
+		{10, 0, ODP_METHOD_AUTO, false, "n = 0"},
+		{10, -5, ODP_METHOD_SOLVINGSET, false, "n < 0"},
+		{0, 5, ODP_METHOD_SOLVINGSET, false, "k = 0"},
+		{5000, 5, ODP_METHOD_BRUTEFORCE, false, "k = rows"},
+		{ODP_MAX_K, 5, ODP_METHOD_SOLVINGSET, false, "SolvingSet with k = ODP_MAX_K"},
+		{10, 5, 99, false, "unknown method"},
+		{10, 5, ODP_METHOD_SOLVINGSET, true, "NULL order"},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+	{
+		OdpContext	ctx = make_ctx(ODP_DEVICE_CPU);
+		OdpStatus	st;
+
+		st = odp_compute_top_outliers(&ctx, &m, ODP_METRIC_EUCLIDEAN, cases[i].k,
+									  cases[i].n, (OdpOutlierMethod) cases[i].method,
+									  cases[i].null_order ? NULL : order, scores,
+									  &count, NULL, NULL, NULL);
+		check(st == ODP_ERR_INVALID_ARGUMENT && ctx.message[0] != '\0',
+			  "top outliers %s: status \"%s\", message \"%s\"", cases[i].what,
+			  odp_status_name(st), ctx.message);
+	}
+	free(x);
+}
+
+/* Brute force against the naive reference, and its stats. */
+static void
+ss_bruteforce_test(void)
+{
+	const int64_t rows = 700;
+	const int	dims = 5;
+	const int	k = 12;
+	float	   *x = make_data(GEN_UNIFORM, rows, dims);
+	double	   *ref = xmalloc(sizeof(double) * rows);
+	int64_t		want[25];
+	SsResult	b;
+	bool		ok;
+
+	reference_scores(x, rows, dims, ODP_METRIC_MANHATTAN, k, ref);
+	odp_top_n(ref, NULL, rows, 25, want);
+	b = ss_run(ODP_DEVICE_CPU, x, rows, dims, ODP_METRIC_MANHATTAN, k, 25,
+			   ODP_METHOD_AUTO);
+	ok = b.status == ODP_OK && b.count == 25 &&
+		b.stats.method == ODP_METHOD_BRUTEFORCE &&
+		b.stats.solving_set_size == rows && b.stats.distances == rows * (rows - 1);
+	for (int i = 0; ok && i < 25; i++)
+		ok = b.order[i] == want[i] && b.scores[i] == ref[want[i]];
+	for (int64_t i = 0; ok && i < rows; i++)
+		ok = b.set[i] == i && b.set_scores[i] == ref[i];
+	check(ok, "top outliers auto on %lld rows runs brute force, equal to the reference: %s %s",
+		  (long long) rows, odp_status_name(b.status), b.message);
+	ss_free(&b);
+	free(x);
+	free(ref);
+}
+
+/*
+ * All SolvingSet tests; called from test_engine.c's main after the GPU
+ * probe (gpu_ok says whether to run the GPU side).
+ */
+void
+run_solvingset_tests(void)
+{
+	static const struct
+	{
+		int			g;
+		int64_t		rows;
+		int			dims;
+		int			k;
+		int64_t		n;
+		int64_t		batch;
+	}			cases[] = {
+		{SS_BASE + GEN_UNIFORM, 2000, 4, 10, 10, 64},
+		{SS_CLUSTERS, 3000, 8, 20, 15, 100},
+		{SS_BASE + GEN_UNIT, 1500, 10, 5, 5, 50},	/* hypercube, 10-d */
+		{SS_ONE_HOT, 400, 400, 5, 10, 32},	/* every pair equidistant */
+		{SS_BASE + GEN_DUPLICATES, 2000, 4, 10, 10, 64},	/* ~100 copies each */
+		{SS_BASE + GEN_DUPLICATES, 2000, 4, 150, 10, 64},	/* k > copies */
+		{SS_ONE_CLUSTER, 1500, 3, 8, 10, 64},
+		{SS_BASE + GEN_IDENTICAL, 600, 3, 10, 10, 32},	/* constant rows */
+		{SS_BASE + GEN_TIES, 1500, 2, 15, 20, 64},	/* many equal distances */
+		{SS_BASE + GEN_CONSTANT_COLUMNS, 1200, 6, 10, 10, 64},
+		{SS_BASE + GEN_UNIFORM, 300, 3, 3, 500, 64},	/* n > rows */
+		{SS_BASE + GEN_UNIFORM, 1000, 3, 1, 1, 16},	/* n = 1, k = 1 */
+		{SS_BASE + GEN_UNIFORM, 200, 3, 199, 5, 16},	/* k = rows - 1 */
+		{SS_BASE + GEN_UNIFORM, 1000, 3, 7, 100, 16},	/* m raised to n */
+	};
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
+		for (int m = 0; m < ODP_METRIC_COUNT; m++)
+			ss_case(cases[c].g, cases[c].rows, cases[c].dims, (OdpMetric) m,
+					cases[c].k, cases[c].n, cases[c].batch, ODP_METHOD_SOLVINGSET);
+
+	/* the default batch size: AUTO just above its threshold, and larger */
+	ss_case(SS_BASE + GEN_UNIFORM, 4 * 4096 + 1, 3, ODP_METRIC_EUCLIDEAN, 10, 10, 0,
+			ODP_METHOD_AUTO);
+	ss_case(SS_CLUSTERS, 20000, 6, ODP_METRIC_MANHATTAN, 20, 10, 0, ODP_METHOD_AUTO);
+	ss_case(SS_BASE + GEN_UNIT, 20000, 10, ODP_METRIC_EUCLIDEAN, 50, 10, 0,
+			ODP_METHOD_SOLVINGSET);
+
+	ss_bruteforce_test();
+	ss_argument_tests();
+	ss_cancel_test(ODP_DEVICE_CPU);
+	if (gpu_ok)
+		ss_cancel_test(ODP_DEVICE_GPU);
+	else
+	{
+		float	   *x = make_data(GEN_UNIFORM, 100, 3);
+		SsResult	r = ss_run(ODP_DEVICE_GPU, x, 100, 3, ODP_METRIC_EUCLIDEAN,
+							   5, 5, ODP_METHOD_SOLVINGSET);
+
+		check(r.status == ODP_ERR_NO_GPU && r.message[0] != '\0',
+			  "solvingset on the gpu without a usable GPU: status \"%s\", message \"%s\"",
+			  odp_status_name(r.status), r.message);
+		ss_free(&r);
+		free(x);
+		printf("SolvingSet GPU tests skipped: %s\n", gpu_reason);
+	}
+}

@@ -1,0 +1,64 @@
+/*-------------------------------------------------------------------------
+ *
+ * test_util.h
+ *	  Helpers shared by the engine unit tests (defined in test_engine.c):
+ *	  checks, reproducible random data, the naive reference and contexts.
+ *
+ * Copyright (c) 2026, odp_gpu developers
+ *
+ * IDENTIFICATION
+ *	  test/engine/test_util.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef ODP_TEST_UTIL_H
+#define ODP_TEST_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "odp_engine.h"
+
+/* Kinds of generated data. */
+typedef enum Gen
+{
+	GEN_UNIFORM,				/* uniform in [-1, 1) */
+	GEN_UNIT,					/* uniform in [0, 1), as the benchmark */
+	GEN_DUPLICATES,				/* copies of a few prototype rows */
+	GEN_TIES,					/* small integers: many equal distances */
+	GEN_CONSTANT_COLUMNS,		/* every third column constant */
+	GEN_IDENTICAL				/* all rows equal */
+} Gen;
+
+extern const char *const gen_names[];
+
+/* Whether odp_gpu_probe found a usable GPU, and why not otherwise. */
+extern bool gpu_ok;
+extern char gpu_reason[ODP_MESSAGE_LEN];
+
+/* Records one check and prints its line ("ok   - ..." or "FAIL - ..."). */
+extern void check(bool ok, const char *fmt,...)
+			__attribute__((format(printf, 2, 3)));
+
+/* Reproducible pseudo-random numbers: 64 bits, or a float in [0, 1). */
+extern uint64_t rng_next(void);
+extern float rng_unit(void);
+
+/* Allocates or exits: the tests have no use for running out of memory. */
+extern void *xmalloc(size_t n);
+
+/* rows x dims data of the given kind, no zero row; the caller frees it. */
+extern float *make_data(Gen gen, int64_t rows, int dims);
+
+/* The naive reference scores (every distance, sorted, k smallest summed). */
+extern void reference_scores(const float *x, int64_t rows, int dims,
+							 OdpMetric metric, int k, double *scores);
+
+/* A context for device dev with sane defaults (4 CPU threads). */
+extern OdpContext make_ctx(OdpDevice dev);
+
+/* The SolvingSet tests (test_solvingset.c). */
+extern void run_solvingset_tests(void);
+
+#endif							/* ODP_TEST_UTIL_H */
