@@ -419,6 +419,7 @@ odp_compute_top_outliers(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 	OdpTopOutliersStats *st = stats != NULL ? stats : &local;
 	float	   *norms = NULL;
 	int64_t		batch;
+	bool		chosen;
 	double		start = odp_now_ms();
 	OdpStatus	status;
 
@@ -452,7 +453,8 @@ odp_compute_top_outliers(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 	if (n > m->rows)
 		n = m->rows;
 	batch = odp_ss_batch_size(m->rows, k, n);
-	if (method == ODP_METHOD_AUTO)
+	chosen = method == ODP_METHOD_AUTO;
+	if (chosen)
 		method = (m->rows >= ODP_SS_AUTO_FACTOR * batch && k < ODP_MAX_K)
 			? ODP_METHOD_SOLVINGSET : ODP_METHOD_BRUTEFORCE;
 	st->method = method;
@@ -463,8 +465,22 @@ odp_compute_top_outliers(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 		status = ss_run(ctx, m, metric, k, norms, n, batch, order, scores,
 						count, solving_set, solving_scores, st);
 		ctx->compute_ms = odp_now_ms() - start - ctx->transfer_ms;
+
+		/*
+		 * The GPU backend keeps the whole input and every row's list on
+		 * the device; brute force works in chunks of any size.  So when
+		 * AUTO's choice does not fit the GPU memory budget, brute force
+		 * gives the same answer instead of an error.
+		 */
+		if (chosen && status == ODP_ERR_GPU_OOM)
+		{
+			memset(st, 0, sizeof(*st));
+			st->method = method = ODP_METHOD_BRUTEFORCE;
+			ctx->message[0] = '\0';
+			ctx->transfer_ms = ctx->compute_ms = 0.0;
+		}
 	}
-	else
+	if (method == ODP_METHOD_BRUTEFORCE)
 		status = bf_run(ctx, m, metric, k, norms, n, order, scores, count,
 						solving_set, solving_scores, st);
 	if (status != ODP_OK)
