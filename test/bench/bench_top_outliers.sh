@@ -99,6 +99,7 @@ for s in $sets; do
 		done
 		grep "^peer $s [a-z]* $k " "$work/peers.txt" 2>/dev/null | while read -r _ _ peer _ ms ids; do
 			if [ "$ms" = "-" ]; then echo "k=$k peer $peer: unavailable"; continue; fi
+			if [ "$ids" = "-" ]; then echo "k=$k peer $peer: $ms ms (stopped)"; continue; fi
 			[ -f "$ref" ] && { [ "$ids" = "$(cat "$ref")" ] && r=same || r="differ (float64 / matrix-product distances)"; }
 			echo "k=$k peer $peer: $ms ms (all k from one pass), top $n ids ${r:-?} as odp_gpu"
 		done

@@ -11,9 +11,12 @@ One k-NN pass with the largest k serves every k (prefix sums).  Prints one
 line per data set, peer and k: the time and the top-n ids, so that the
 benchmark can compare them with odp_gpu's.
 
-Usage: peers.py DATADIR NAME [NAME ...]   (env: PEERS="torch sklearn", KS="5 10 50", N=10)
+Usage: peers.py DATADIR NAME [NAME ...]
+  (env: PEERS="torch sklearn", KS="5 10 50", N=10, PEER_LIMIT_S=120: a peer
+  still running then is reported as slower than that)
 """
 import os
+import signal
 import sys
 import time
 
@@ -22,6 +25,11 @@ import numpy as np
 KS = [int(k) for k in os.environ.get("KS", "5 10 50").split()]
 N = int(os.environ.get("N", "10"))
 PEERS = os.environ.get("PEERS", "torch sklearn").split()
+LIMIT = int(os.environ.get("PEER_LIMIT_S", "120"))   # per peer and data set
+
+
+def _expired(signum, frame):
+    raise TimeoutError(f"over {LIMIT} s")
 
 
 def top_ids(weights, n):
@@ -65,11 +73,19 @@ def main():
             continue
         x = np.load(path)
         for peer in PEERS:
+            signal.signal(signal.SIGALRM, _expired)
+            signal.alarm(LIMIT)
             try:
                 secs, csum = (torch_peer if peer == "torch" else sklearn_peer)(x, kmax)
+            except TimeoutError:
+                for k in KS:
+                    print(f"peer {name} {peer} {k} >{LIMIT * 1000} -", flush=True)
+                continue
             except Exception as e:          # a missing peer is reported, not fatal
                 print(f"peer {name} {peer} - unavailable: {type(e).__name__}: {e}", flush=True)
                 continue
+            finally:
+                signal.alarm(0)
             for k in KS:
                 ids = top_ids(csum[:, k - 1], N)
                 print(f"peer {name} {peer} {k} {secs * 1000:.1f} {','.join(map(str, ids))}", flush=True)
