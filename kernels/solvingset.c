@@ -83,8 +83,13 @@
 #define ODP_SS_BATCH_MAX			16384
 #define ODP_SS_ROWS_PER_CANDIDATE	64
 
-/* AUTO picks SolvingSet when rows >= ODP_SS_AUTO_FACTOR * m. */
-#define ODP_SS_AUTO_FACTOR		4
+/*
+ * AUTO picks SolvingSet when rows >= ODP_SS_AUTO_FACTOR * m, i.e. when one
+ * batch is at most 1/64 of the rows (262,144 rows and up by default): a
+ * batch costs about 2 m N distances, so coarser batches leave SolvingSet
+ * too few iterations to prune before it has spent what brute force would.
+ */
+#define ODP_SS_AUTO_FACTOR		64
 
 /* Seed of the initial candidate subset (fixed: runs are reproducible). */
 #define ODP_SS_SEED				UINT64_C(0x5eed5017d5e7c0de)
@@ -163,12 +168,16 @@ ss_cmp_ranked(const void *a, const void *b)
  * per-path functions; n <= rows; m from odp_ss_batch_size.  Writes the
  * results as odp_compute_top_outliers documents and frees everything it
  * allocated, the backend included, on every path.
+ *
+ * With give_up_at > 0 it stops, sets *gave_up and returns ODP_OK without
+ * results as soon as it has evaluated that many distances: the caller
+ * then answers by brute force.
  */
 static OdpStatus
 ss_run(OdpContext *ctx, const OdpMatrix *mat, OdpMetric metric, int32_t k,
-	   const float *norms, int64_t n, int64_t m, int64_t *order,
-	   double *scores, int64_t *count, int64_t *solving_set,
-	   double *solving_scores, OdpTopOutliersStats *st)
+	   const float *norms, int64_t n, int64_t m, int64_t give_up_at,
+	   int64_t *order, double *scores, int64_t *count, int64_t *solving_set,
+	   double *solving_scores, OdpTopOutliersStats *st, bool *gave_up)
 {
 	const int64_t rows = mat->rows;
 	OdpSsBackend be;
@@ -253,6 +262,12 @@ ss_run(OdpContext *ctx, const OdpMatrix *mat, OdpMetric metric, int32_t k,
 		if (odp_cancel_requested(ctx))
 		{
 			status = odp_fail(ctx, ODP_ERR_CANCELLED, "canceled");
+			goto done;
+		}
+		if (give_up_at > 0 && st->distances >= give_up_at)
+		{
+			*gave_up = true;
+			status = ODP_OK;
 			goto done;
 		}
 		st->iterations++;
@@ -420,6 +435,7 @@ odp_compute_top_outliers(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 	float	   *norms = NULL;
 	int64_t		batch;
 	bool		chosen;
+	int64_t		wasted = 0;
 	double		start = odp_now_ms();
 	OdpStatus	status;
 
@@ -461,9 +477,19 @@ odp_compute_top_outliers(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 
 	if (method == ODP_METHOD_SOLVINGSET)
 	{
+		bool		gave_up = false;
+
+		/*
+		 * AUTO bounds SolvingSet's cost on data it cannot prune (all
+		 * weights alike): past half of brute force's distance count it
+		 * hands over to brute force, so AUTO costs at most about that
+		 * much more than brute force, never several times it.
+		 */
 		st->batch_size = (int32_t) batch;
-		status = ss_run(ctx, m, metric, k, norms, n, batch, order, scores,
-						count, solving_set, solving_scores, st);
+		status = ss_run(ctx, m, metric, k, norms, n, batch,
+						chosen ? m->rows * (m->rows - 1) / 2 : 0,
+						order, scores, count, solving_set, solving_scores,
+						st, &gave_up);
 		ctx->compute_ms = odp_now_ms() - start - ctx->transfer_ms;
 
 		/*
@@ -472,17 +498,28 @@ odp_compute_top_outliers(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 		 * AUTO's choice does not fit the GPU memory budget, brute force
 		 * gives the same answer instead of an error.
 		 */
-		if (chosen && status == ODP_ERR_GPU_OOM)
+		if (chosen && (gave_up || status == ODP_ERR_GPU_OOM))
 		{
+			wasted = st->distances;
 			memset(st, 0, sizeof(*st));
-			st->method = method = ODP_METHOD_BRUTEFORCE;
+			method = ODP_METHOD_BRUTEFORCE;
 			ctx->message[0] = '\0';
-			ctx->transfer_ms = ctx->compute_ms = 0.0;
+			status = ODP_OK;
 		}
 	}
 	if (method == ODP_METHOD_BRUTEFORCE)
+	{
+		double		ss_transfer = ctx->transfer_ms;
+		double		ss_compute = ctx->compute_ms;
+
 		status = bf_run(ctx, m, metric, k, norms, n, order, scores, count,
 						solving_set, solving_scores, st);
+		/* what an abandoned SolvingSet spent counts too */
+		st->method = ODP_METHOD_BRUTEFORCE;
+		st->distances += wasted;
+		ctx->transfer_ms += ss_transfer;
+		ctx->compute_ms += ss_compute;
+	}
 	if (status != ODP_OK)
 		*count = 0;
 	free(norms);

@@ -94,7 +94,7 @@ SELECT * FROM odp_top_outliers('SELECT * FROM (VALUES (1, 0.0), (2, 3.0)) v(id, 
 SELECT * FROM odp_solving_set('SELECT * FROM (VALUES (1, 0.0), (2, 3.0)) v(id, x)',
 							  k => 1, n => 1);
 
--- Large enough (rows >= 4 batches of candidates) that auto runs SolvingSet.
+-- Large enough for SolvingSet to prune (auto runs it from 262,144 rows on).
 CREATE TABLE big AS
 	SELECT i AS id, ARRAY[((i * 7919) % 1000)::real / 10,
 						  ((i * 104729) % 997)::real / 10] AS f

@@ -422,6 +422,39 @@ ss_bruteforce_test(void)
 }
 
 /*
+ * AUTO on data SolvingSet cannot prune (one-hot rows: every weight is the
+ * same) above its row threshold: it must hand over to brute force after
+ * half of brute force's distances, and still return brute force's answer.
+ */
+static void
+ss_give_up_test(OdpDevice device)
+{
+	const int64_t rows = 64 * 256 + 100;	/* AUTO's threshold with m = 256 */
+	const int	dims = 8;		/* 8 distinct rows, each ~2000 times: weights 0 */
+	float	   *x = ss_make(SS_ONE_HOT, rows, dims);
+	SsResult	b = ss_run(ODP_DEVICE_CPU, x, rows, dims, ODP_METRIC_EUCLIDEAN, 10, 10,
+						   ODP_METHOD_BRUTEFORCE);
+	SsResult	a;
+
+	odp_ss_test_batch_size = 256;
+	a = ss_run(device, x, rows, dims, ODP_METRIC_EUCLIDEAN, 10, 10, ODP_METHOD_AUTO);
+	odp_ss_test_batch_size = 0;
+	char		why[ODP_MESSAGE_LEN + 100] = "";
+	bool		ok;
+
+	ok = b.status == ODP_OK && ss_same(&a, &b, why, sizeof(why)) &&
+		a.stats.method == ODP_METHOD_BRUTEFORCE &&
+		a.stats.distances >= rows * (rows - 1) + rows * (rows - 1) / 2;
+	check(ok, "%s auto on %lld unprunable rows hands over to brute force: %s; %.3g distances, %.0f ms (brute force alone %.0f ms)",
+		  device == ODP_DEVICE_GPU ? "gpu" : "cpu", (long long) rows,
+		  ok ? "same answer" : (why[0] ? why : "method or distance count wrong"),
+		  (double) a.stats.distances, a.ms, b.ms);
+	ss_free(&a);
+	ss_free(&b);
+	free(x);
+}
+
+/*
  * All SolvingSet tests; called from test_engine.c's main after the GPU
  * probe (gpu_ok says whether to run the GPU side).
  */
@@ -459,13 +492,17 @@ run_solvingset_tests(void)
 					cases[c].k, cases[c].n, cases[c].batch, ODP_METHOD_SOLVINGSET);
 
 	/* the default batch size: AUTO just above its threshold, and larger */
-	ss_case(SS_BASE + GEN_UNIFORM, 4 * 4096 + 1, 3, ODP_METRIC_EUCLIDEAN, 10, 10, 0,
+	/* AUTO just above its threshold (64 batches; a small batch keeps it cheap) */
+	ss_case(SS_CLUSTERS, 64 * 256 + 1, 3, ODP_METRIC_EUCLIDEAN, 10, 10, 256,
 			ODP_METHOD_AUTO);
-	ss_case(SS_CLUSTERS, 20000, 6, ODP_METRIC_MANHATTAN, 20, 10, 0, ODP_METHOD_AUTO);
+	ss_case(SS_CLUSTERS, 20000, 6, ODP_METRIC_MANHATTAN, 20, 10, 0, ODP_METHOD_SOLVINGSET);
 	ss_case(SS_BASE + GEN_UNIT, 20000, 10, ODP_METRIC_EUCLIDEAN, 50, 10, 0,
 			ODP_METHOD_SOLVINGSET);
 
 	ss_bruteforce_test();
+	ss_give_up_test(ODP_DEVICE_CPU);
+	if (gpu_ok)
+		ss_give_up_test(ODP_DEVICE_GPU);
 	ss_argument_tests();
 	ss_cancel_test(ODP_DEVICE_CPU);
 	if (gpu_ok)
