@@ -335,6 +335,43 @@ knn_thread_main(void *arg)
 }
 
 /*
+ * Starts nthreads - 1 POSIX threads running fn(arg), every signal blocked
+ * in them so that the host program's signal handlers keep running on the
+ * caller's thread.  Returns how many started (fewer if the system refuses
+ * some: the work then runs on fewer threads).  The caller does its own
+ * share of the work, then calls odp_cpu_workers_join.
+ */
+int
+odp_cpu_workers_start(pthread_t *threads, int nthreads, void *(*fn) (void *),
+					  void *arg)
+{
+	sigset_t	all,
+				old;
+	int			started = 0;
+
+	if (nthreads <= 1)
+		return 0;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	for (int t = 0; t < nthreads - 1; t++)
+	{
+		if (pthread_create(&threads[t], NULL, fn, arg) != 0)
+			break;
+		started++;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return started;
+}
+
+/* Waits for the threads odp_cpu_workers_start started. */
+void
+odp_cpu_workers_join(pthread_t *threads, int started)
+{
+	for (int t = 0; t < started; t++)
+		pthread_join(threads[t], NULL);
+}
+
+/*
  * Computes each query's k nearest candidates (fewer if there are fewer
  * candidates) and hands them to args->emit, sorted ascending by
  * (distance, index).  emit may run on several threads at once, each time
@@ -366,25 +403,9 @@ odp_cpu_knn(const OdpCpuKnnArgs *args)
 	atomic_init(&job.stop, 0);
 	job.worker_status = ODP_OK;
 
-	if (nthreads > 1)
-	{
-		sigset_t	all,
-					old;
-
-		sigfillset(&all);
-		pthread_sigmask(SIG_SETMASK, &all, &old);
-		for (int t = 0; t < nthreads - 1; t++)
-		{
-			if (pthread_create(&threads[t], NULL, knn_thread_main, &job) != 0)
-				break;			/* run with fewer threads */
-			started++;
-		}
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-	}
-
+	started = odp_cpu_workers_start(threads, nthreads, knn_thread_main, &job);
 	status = knn_worker_loop(&job, true);
-	for (int t = 0; t < started; t++)
-		pthread_join(threads[t], NULL);
+	odp_cpu_workers_join(threads, started);
 
 	if (status == ODP_OK && job.worker_status != ODP_OK)
 		status = job.worker_status;

@@ -173,6 +173,33 @@ ss_exact(void *self, const int64_t *cand, int32_t nc, double *weight,
 	return status;
 }
 
+/*
+ * Puts d in place of the root of max-heap h[0 .. size) and sifts it down.
+ * The caller has checked that d belongs in the heap.
+ */
+static inline void
+ss_heap_sift_down(float *h, int32_t size, float d)
+{
+	int32_t		i = 0;
+
+	for (;;)
+	{
+		int32_t		l = 2 * i + 1,
+					r = l + 1,
+					w = l;
+
+		if (l >= size)
+			break;
+		if (r < size && h[r] > h[l])
+			w = r;
+		if (h[w] <= d)
+			break;
+		h[i] = h[w];
+		i = w;
+	}
+	h[i] = d;
+}
+
 /* Pushes d into p's max-heap of at most k distances; true if it changed. */
 static inline bool
 ss_heap_offer(float *h, int32_t *size, int32_t k, float d)
@@ -196,23 +223,7 @@ ss_heap_offer(float *h, int32_t *size, int32_t k, float d)
 	}
 	if (!(d < h[0]))
 		return false;
-	i = 0;
-	for (;;)
-	{
-		int32_t		l = 2 * i + 1,
-					r = l + 1,
-					w = l;
-
-		if (l >= k)
-			break;
-		if (r < k && h[r] > h[l])
-			w = r;
-		if (h[w] <= d)
-			break;
-		h[i] = h[w];
-		i = w;
-	}
-	h[i] = d;
+	ss_heap_sift_down(h, k, d);
 	return true;
 }
 
@@ -223,25 +234,9 @@ ss_heap_sort(float *h, int32_t n)
 	for (int32_t end = n - 1; end > 0; end--)
 	{
 		float		d = h[end];
-		int32_t		i = 0;
 
 		h[end] = h[0];
-		for (;;)
-		{
-			int32_t		l = 2 * i + 1,
-						r = l + 1,
-						w = l;
-
-			if (l >= end)
-				break;
-			if (r < end && h[r] > h[l])
-				w = r;
-			if (h[w] <= d)
-				break;
-			h[i] = h[w];
-			i = w;
-		}
-		h[i] = d;
+		ss_heap_sift_down(h, end, d);
 	}
 }
 
@@ -417,24 +412,9 @@ ss_update(void *self, const int64_t *cand, int32_t nc, const uint8_t *active,
 	atomic_init(&job.stop, 0);
 	atomic_init(&job.oom, 0);
 
-	if (nthreads > 1)
-	{
-		sigset_t	all,
-					old;
-
-		sigfillset(&all);
-		pthread_sigmask(SIG_SETMASK, &all, &old);
-		for (int t = 0; t < nthreads - 1; t++)
-		{
-			if (pthread_create(&threads[t], NULL, ss_update_thread, &job) != 0)
-				break;			/* run with fewer threads */
-			started++;
-		}
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-	}
+	started = odp_cpu_workers_start(threads, nthreads, ss_update_thread, &job);
 	ss_update_loop(&job, true);
-	for (int t = 0; t < started; t++)
-		pthread_join(threads[t], NULL);
+	odp_cpu_workers_join(threads, started);
 
 	for (int32_t i = 0; i < nc; i++)
 		ss->is_cand[cand[i]] = 0;

@@ -14,6 +14,8 @@
 #ifndef ODP_ENGINE_INTERNAL_H
 #define ODP_ENGINE_INTERNAL_H
 
+#include <pthread.h>
+
 #include "odp_engine.h"
 
 #ifdef __cplusplus
@@ -60,6 +62,11 @@ typedef struct OdpCpuKnnArgs
 } OdpCpuKnnArgs;
 
 extern OdpStatus odp_cpu_knn(const OdpCpuKnnArgs *args);
+
+/* Worker threads of the CPU path (cpu_knn.c): see there. */
+extern int	odp_cpu_workers_start(pthread_t *threads, int nthreads,
+								  void *(*fn) (void *), void *arg);
+extern void odp_cpu_workers_join(pthread_t *threads, int started);
 
 /*
  * Shared argument checks of the outlier analytics (outliers.c): resets
