@@ -89,6 +89,13 @@ extern OdpStatus odp_gpu_outlier_scores(OdpContext *ctx, const OdpMatrix *m,
 										OdpMetric metric, int32_t k,
 										const float *norms, double *scores);
 
+/* Brute-force scores on ctx->device, after odp_outlier_prepare (outliers.c). */
+extern OdpStatus odp_outlier_scores_on_device(OdpContext *ctx,
+											  const OdpMatrix *m,
+											  OdpMetric metric, int32_t k,
+											  const float *norms,
+											  double *scores);
+
 /*
  * SolvingSet backend: the two distance-heavy steps of one candidate batch,
  * done by the CPU (cpu_solvingset.c) or the GPU (gpu_solvingset.cu).  The

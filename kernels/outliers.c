@@ -145,10 +145,21 @@ odp_compute_outlier_scores(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric
 	if (status != ODP_OK)
 		return status;
 
-	if (ctx->device == ODP_DEVICE_GPU)
-		status = odp_gpu_outlier_scores(ctx, m, metric, k, norms, scores);
-	else
-		status = odp_cpu_outlier_scores(ctx, m, metric, k, norms, scores);
+	status = odp_outlier_scores_on_device(ctx, m, metric, k, norms, scores);
 	free(norms);
 	return status;
+}
+
+/*
+ * Computes every row's score on the path ctx->device names; arguments and
+ * norms as odp_outlier_prepare left them.
+ */
+OdpStatus
+odp_outlier_scores_on_device(OdpContext *ctx, const OdpMatrix *m,
+							 OdpMetric metric, int32_t k, const float *norms,
+							 double *scores)
+{
+	if (ctx->device == ODP_DEVICE_GPU)
+		return odp_gpu_outlier_scores(ctx, m, metric, k, norms, scores);
+	return odp_cpu_outlier_scores(ctx, m, metric, k, norms, scores);
 }

@@ -393,10 +393,7 @@ bf_run(OdpContext *ctx, const OdpMatrix *mat, OdpMetric metric, int32_t k,
 	if (all == NULL)
 		return odp_fail(ctx, ODP_ERR_HOST_OOM,
 						"out of host memory for %lld scores", (long long) rows);
-	if (ctx->device == ODP_DEVICE_GPU)
-		status = odp_gpu_outlier_scores(ctx, mat, metric, k, norms, all);
-	else
-		status = odp_cpu_outlier_scores(ctx, mat, metric, k, norms, all);
+	status = odp_outlier_scores_on_device(ctx, mat, metric, k, norms, all);
 	if (status == ODP_OK)
 	{
 		*count = odp_top_n(all, NULL, rows, n, order);

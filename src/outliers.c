@@ -37,7 +37,7 @@ PG_FUNCTION_INFO_V1(odp_solving_set);
 #define TOP_OUTLIERS_COLS	3
 #define SOLVING_SET_COLS	2
 
-/* Arguments common to both functions, already checked. */
+/* Arguments common to the three functions, already checked. */
 typedef struct OutlierArgs
 {
 	OdpInputSpec spec;
@@ -84,6 +84,51 @@ OutlierScoresCompute(const OutlierArgs *args, OdpInput *in, OdpRunInfo *info)
 											   sizeof(double) * (Size) in->rows);
 	OdpComputeOutlierScores(in, args->metric, args->k, scores, info);
 	return scores;
+}
+
+/* What odp_top_outliers and odp_solving_set compute. */
+typedef struct OutlierTop
+{
+	OdpInput	in;
+	OdpRunInfo	info;
+	int64	   *order;			/* count row indexes, best first */
+	double	   *scores;			/* their scores */
+	int64		count;
+	int64	   *members;		/* solving set rows (want_set), else NULL */
+	double	   *member_scores;
+	int64		nmembers;
+} OutlierTop;
+
+/*
+ * Reads the source and finds its top n by method; with want_set also the
+ * solving set.  Allocates in the current memory context.
+ */
+static void
+OutlierTopCompute(const OutlierArgs *args, int32 n, OdpOutlierMethod method,
+				  bool want_set, OutlierTop *top)
+{
+	OdpInput   *in = &top->in;
+
+	OutlierReadSource(args, in);
+	top->count = Min((int64) n, in->rows);
+	top->order = (int64 *) MemoryContextAllocHuge(CurrentMemoryContext,
+												  sizeof(int64) * (Size) top->count);
+	top->scores = (double *) MemoryContextAllocHuge(CurrentMemoryContext,
+													sizeof(double) * (Size) top->count);
+	top->members = NULL;
+	top->member_scores = NULL;
+	top->nmembers = 0;
+	if (want_set)
+	{
+		top->members = (int64 *) MemoryContextAllocHuge(CurrentMemoryContext,
+														sizeof(int64) * (Size) in->rows);
+		top->member_scores = (double *) MemoryContextAllocHuge(CurrentMemoryContext,
+															   sizeof(double) * (Size) in->rows);
+	}
+	OdpComputeTopOutliers(in, args->metric, args->k, n, method, top->order,
+						  top->scores, &top->count, top->members,
+						  top->member_scores, want_set ? &top->nmembers : NULL,
+						  &top->info);
 }
 
 /*
@@ -140,14 +185,10 @@ odp_top_outliers(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	OutlierArgs args;
-	OdpInput	in;
-	OdpRunInfo	info;
+	OutlierTop	top;
 	OdpOutlierMethod method;
 	MemoryContext work,
 				old;
-	double	   *scores;
-	int64	   *order;
-	int64		count;
 	int32		n;
 	double		start;
 
@@ -161,26 +202,21 @@ odp_top_outliers(PG_FUNCTION_ARGS)
 	work = AllocSetContextCreate(CurrentMemoryContext, "odp_gpu top outliers",
 								 ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(work);
-	OutlierReadSource(&args, &in);
-	count = Min((int64) n, in.rows);
-	order = (int64 *) MemoryContextAllocHuge(work, sizeof(int64) * (Size) count);
-	scores = (double *) MemoryContextAllocHuge(work, sizeof(double) * (Size) count);
-	OdpComputeTopOutliers(&in, args.metric, args.k, n, method, order, scores,
-						  &count, NULL, NULL, NULL, &info);
+	OutlierTopCompute(&args, n, method, false, &top);
 	MemoryContextSwitchTo(old);
 
 	start = odp_now_ms();
-	for (int64 r = 0; r < count; r++)
+	for (int64 r = 0; r < top.count; r++)
 	{
 		Datum		values[TOP_OUTLIERS_COLS];
 		bool		nulls[TOP_OUTLIERS_COLS] = {false, false, false};
 
 		values[0] = Int32GetDatum((int32) (r + 1));
-		values[1] = Int64GetDatum(in.ids[order[r]]);
-		values[2] = Float8GetDatum(scores[r]);
+		values[1] = Int64GetDatum(top.in.ids[top.order[r]]);
+		values[2] = Float8GetDatum(top.scores[r]);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
-	OdpReportTiming("odp_top_outliers", &in, &info, odp_now_ms() - start);
+	OdpReportTiming("odp_top_outliers", &top.in, &top.info, odp_now_ms() - start);
 	MemoryContextDelete(work);
 	return (Datum) 0;
 }
@@ -196,16 +232,9 @@ odp_solving_set(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	OutlierArgs args;
-	OdpInput	in;
-	OdpRunInfo	info;
+	OutlierTop	top;
 	MemoryContext work,
 				old;
-	double	   *scores;
-	int64	   *order;
-	int64	   *members;
-	double	   *member_scores;
-	int64		count;
-	int64		nmembers = 0;
 	int32		n;
 	double		start;
 
@@ -218,22 +247,14 @@ odp_solving_set(PG_FUNCTION_ARGS)
 	work = AllocSetContextCreate(CurrentMemoryContext, "odp_gpu solving set",
 								 ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(work);
-	OutlierReadSource(&args, &in);
-	count = Min((int64) n, in.rows);
-	order = (int64 *) MemoryContextAllocHuge(work, sizeof(int64) * (Size) count);
-	scores = (double *) MemoryContextAllocHuge(work, sizeof(double) * (Size) count);
-	members = (int64 *) MemoryContextAllocHuge(work, sizeof(int64) * (Size) in.rows);
-	member_scores = (double *) MemoryContextAllocHuge(work, sizeof(double) * (Size) in.rows);
-	OdpComputeTopOutliers(&in, args.metric, args.k, n, ODP_METHOD_SOLVINGSET,
-						  order, scores, &count, members, member_scores,
-						  &nmembers, &info);
+	OutlierTopCompute(&args, n, ODP_METHOD_SOLVINGSET, true, &top);
 	MemoryContextSwitchTo(old);
 
-	if (nmembers < 0 || nmembers > in.rows)
+	if (top.nmembers < 0 || top.nmembers > top.in.rows)
 		elog(ERROR, "odp_gpu engine returned a solving set of " INT64_FORMAT " rows out of " INT64_FORMAT,
-			 nmembers, in.rows);
+			 top.nmembers, top.in.rows);
 	start = odp_now_ms();
-	for (int64 i = 0; i < nmembers; i++)
+	for (int64 i = 0; i < top.nmembers; i++)
 	{
 		Datum		values[SOLVING_SET_COLS];
 		bool		nulls[SOLVING_SET_COLS] = {false, false};
@@ -241,11 +262,11 @@ odp_solving_set(PG_FUNCTION_ARGS)
 		/* a solving set can be most of a large table */
 		if ((i & 0xFFFF) == 0)
 			CHECK_FOR_INTERRUPTS();
-		values[0] = Int64GetDatum(in.ids[members[i]]);
-		values[1] = Float8GetDatum(member_scores[i]);
+		values[0] = Int64GetDatum(top.in.ids[top.members[i]]);
+		values[1] = Float8GetDatum(top.member_scores[i]);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
-	OdpReportTiming("odp_solving_set", &in, &info, odp_now_ms() - start);
+	OdpReportTiming("odp_solving_set", &top.in, &top.info, odp_now_ms() - start);
 	MemoryContextDelete(work);
 	return (Datum) 0;
 }
