@@ -482,6 +482,7 @@ odp_cpu_ss_backend(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 	backend->self = ss;
 	backend->exact = ss_exact;
 	backend->update = ss_update;
+	backend->exact_update = NULL;	/* the driver calls the two in turn */
 	backend->release = ss_release;
 	return ODP_OK;
 }

@@ -129,6 +129,17 @@ typedef struct OdpSsBackend
 						   const uint8_t *active, double *upper,
 						   int64_t *distances);
 
+	/*
+	 * Optional (NULL: the driver calls exact, then update): both steps of
+	 * one batch at once, with the same results, so that a backend can
+	 * compute each (row, candidate) distance once for both.  active
+	 * already marks the candidates inactive; upper holds the bounds of
+	 * the previous batch on entry (+inf before the first).
+	 */
+	OdpStatus	(*exact_update) (void *self, const int64_t *cand, int32_t nc,
+								 const uint8_t *active, double *weight,
+								 double *upper, int64_t *distances);
+
 	/* Frees everything the backend holds; called once, on every path. */
 	void		(*release) (void *self);
 } OdpSsBackend;

@@ -218,11 +218,19 @@ struct KnnArgs
 	int			lpr_log2;		/* log2 of staging threads per row, 2^x >= dc */
 	int			k;
 	int			exclude_self;
+	int			strict;			/* ascending candidates: ties never enter */
 	float	   *sd;				/* state: q_end x k distances */
 	int64_t    *si;				/* state: q_end x k indices */
 	int32_t    *sn;				/* state: q_end counts */
 	float	   *bd;				/* large-k buffers: q_end x 256 */
 	int64_t    *bi;
+	const uint8_t *q_active;	/* CSIDE: query rows with 0 skip the state */
+	const float *c_limit;		/* CSIDE: per local candidate, prefilter */
+	const float *c_bound;		/* ... exact bound, strict */
+	const int64_t *c_self;		/* ... global query index excluded */
+	int32_t    *c_count;		/* ... appended distances */
+	float	   *c_buf;			/* ... c_cap distances each */
+	int			c_cap;
 	KnnLayout	L;				/* shared memory offsets */
 };
 
@@ -291,6 +299,20 @@ KnnPrefilterLimit(float t)
 	while (a < FLT_MAX && sqrtf(nextafterf(a, INFINITY)) <= t)
 		a = nextafterf(a, INFINITY);
 	return a;
+}
+
+/*
+ * The prefilter limit for a query whose exact k-th distance is t: with
+ * a.strict (ascending candidates, see OdpKnnProblem) only distances
+ * strictly below a finite t can enter, else those at or below t.
+ */
+template <OdpMetric M>
+static __device__ __forceinline__ float
+KnnQueryLimit(const KnnArgs &a, float t)
+{
+	if (a.strict && t < INFINITY)
+		t = nextafterf(t, -INFINITY);
+	return KnnPrefilterLimit<M>(t);
 }
 
 /* Counts the entries of sorted (d, i)[0..n) that are less than key. */
@@ -537,7 +559,7 @@ KnnFlushQuery(const KnnArgs *a, unsigned char *smem, int warp, int i)
 		meta_i[slot] = ti;
 	}
 	__syncwarp();
-	return KnnPrefilterLimit<M>(td);
+	return KnnQueryLimit<M>(*a, td);
 }
 
 /*
@@ -662,6 +684,53 @@ KnnDimStep(float (&acc)[KNN_TQ][KNN_TC], const float *qp, const float *cp)
 }
 
 /*
+ * Candidate side of column j of a lane's register tile (see
+ * OdpKnnProblem.cand_bound): appends the distances of its queries that
+ * are strictly under the candidate's bound.  lim is the candidate's
+ * prefilter limit, inclusive, so it lets through every strict passer.
+ */
+template <OdpMetric M>
+static __device__ __forceinline__ void
+KnnCandidateSide(const KnnArgs &a, const float (&acc)[KNN_TQ][KNN_TC], int j,
+				 int64_t cloc, int64_t qwarp, float lim)
+{
+	const float bound = a.c_bound[cloc];
+	const int64_t self = a.c_self[cloc];
+
+#pragma unroll
+	for (int i = 0; i < KNN_TQ; i++)
+	{
+		const int64_t ql = qwarp + i;
+		float		dist;
+
+		if (!(acc[i][j] <= lim) || ql >= a.q_end || a.q_base + ql == self)
+			continue;
+		dist = (M == ODP_METRIC_EUCLIDEAN) ? sqrtf(acc[i][j]) : acc[i][j];
+		if (dist < bound)
+		{
+			const int	pos = atomicAdd(a.c_count + cloc, 1);
+
+			if (pos < a.c_cap)
+				a.c_buf[cloc * a.c_cap + pos] = dist;
+		}
+	}
+}
+
+/*
+ * Candidate-side prefilter limits: limit[c] lets through every
+ * accumulator whose distance is at most bound[c].
+ */
+template <OdpMetric M>
+static __global__ void
+KnnLimitKernel(const float *bound, int64_t n, float *limit)
+{
+	const int64_t c = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (c < n)
+		limit[c] = KnnPrefilterLimit<M>(bound[c]);
+}
+
+/*
  * The fused kernel.  Grid: one block per 64 queries starting at local
  * query a.q_begin (the last block may be partial); 256 threads.  Merges
  * candidates [a.c_begin, a.c_end) (with a split: that range within the
@@ -671,7 +740,7 @@ KnnDimStep(float (&acc)[KNN_TQ][KNN_TC], const float *qp, const float *cp)
  * shared memory, IPT must then be 1; KCAP == 0 keeps them in the state
  * arrays, IPT must be ODP_KNN_GLOBAL_CAP / 32.
  */
-template <OdpMetric M, int KCAP, int IPT>
+template <OdpMetric M, int KCAP, int IPT, bool CSIDE>
 static __global__ void __launch_bounds__(KNN_THREADS, KNN_MIN_BLOCKS)
 KnnTileKernel(const __grid_constant__ KnnArgs a)
 {
@@ -723,7 +792,7 @@ KnnTileKernel(const __grid_constant__ KnnArgs a)
 		int64_t		ti = INT64_MAX;
 
 		thk[i] = -INFINITY;		/* rows past the end never pass */
-		if (ql < a.q_end)
+		if (ql < a.q_end && (!CSIDE || a.q_active == NULL || a.q_active[ql]))
 		{
 			const float *sd = a.sd + ql * a.k;
 			const int64_t *si = a.si + ql * a.k;
@@ -745,7 +814,7 @@ KnnTileKernel(const __grid_constant__ KnnArgs a)
 				td = sd[a.k - 1];
 				ti = si[a.k - 1];
 			}
-			thk[i] = KnnPrefilterLimit<M>(td);
+			thk[i] = KnnQueryLimit<M>(a, td);
 		}
 		if (lane == 0)
 		{
@@ -914,6 +983,29 @@ KnnTileKernel(const __grid_constant__ KnnArgs a)
 				}
 			}
 
+			/*
+			 * Candidate side: the lane's own columns, against each
+			 * candidate's bound; passers are rare and go to the
+			 * candidate's buffer one atomic at a time, so lanes diverge
+			 * freely here.
+			 */
+			if (CSIDE)
+			{
+#pragma unroll
+				for (int j = 0; j < KNN_TC; j++)
+				{
+					const int64_t cloc = tile_c0 + KNN_COLUMN(lane, j);
+					const float lim = cloc < c_hi ? __ldg(a.c_limit + cloc) : -INFINITY;
+					float		mn = acc[0][j];
+
+#pragma unroll
+					for (int i = 1; i < KNN_TQ; i++)
+						mn = fminf(mn, acc[i][j]);
+					if (mn <= lim)
+						KnnCandidateSide<M>(a, acc, j, cloc, qwarp, lim);
+				}
+			}
+
 #pragma unroll
 			for (int i = 0; i < KNN_TQ; i++)
 #pragma unroll
@@ -936,7 +1028,7 @@ KnnTileKernel(const __grid_constant__ KnnArgs a)
 		const int	slot = warp * KNN_TQ + i;
 		const int64_t ql = qwarp + i;
 
-		if (ql >= a.q_end)
+		if (ql >= a.q_end || (CSIDE && a.q_active != NULL && !a.q_active[ql]))
 			continue;
 		if (meta_n[slot] > 0)
 			(void) KnnFlushQuery<M, KCAP, IPT>(&a, smem, warp, i);
@@ -960,6 +1052,7 @@ KnnTileKernel(const __grid_constant__ KnnArgs a)
 /* ---- host side ---- */
 
 typedef void (*KnnKernelFn) (KnnArgs);
+typedef void (*KnnLimitFn) (const float *, int64_t, float *);
 
 /* A compiled configuration: kernel, its smem layout size, and k range. */
 typedef struct KnnConfig
@@ -972,23 +1065,46 @@ typedef struct KnnConfig
 	int			blocks_per_sm;
 } KnnConfig;
 
-/* Returns the kernel for metric m with the given storage template. */
-template <int KCAP, int IPT>
+/*
+ * Returns the kernel for metric m with the given storage template, with
+ * or without the candidate side.
+ */
+template <int KCAP, int IPT, bool CSIDE>
 static KnnKernelFn
 KnnKernelFor(OdpMetric m)
 {
 	switch (m)
 	{
 		case ODP_METRIC_EUCLIDEAN:
-			return KnnTileKernel<ODP_METRIC_EUCLIDEAN, KCAP, IPT>;
+			return KnnTileKernel<ODP_METRIC_EUCLIDEAN, KCAP, IPT, CSIDE>;
 		case ODP_METRIC_SQEUCLIDEAN:
-			return KnnTileKernel<ODP_METRIC_SQEUCLIDEAN, KCAP, IPT>;
+			return KnnTileKernel<ODP_METRIC_SQEUCLIDEAN, KCAP, IPT, CSIDE>;
 		case ODP_METRIC_MANHATTAN:
-			return KnnTileKernel<ODP_METRIC_MANHATTAN, KCAP, IPT>;
+			return KnnTileKernel<ODP_METRIC_MANHATTAN, KCAP, IPT, CSIDE>;
 		case ODP_METRIC_CHEBYSHEV:
-			return KnnTileKernel<ODP_METRIC_CHEBYSHEV, KCAP, IPT>;
+			return KnnTileKernel<ODP_METRIC_CHEBYSHEV, KCAP, IPT, CSIDE>;
 		case ODP_METRIC_COSINE:
-			return KnnTileKernel<ODP_METRIC_COSINE, KCAP, IPT>;
+			return KnnTileKernel<ODP_METRIC_COSINE, KCAP, IPT, CSIDE>;
+	}
+	return NULL;
+}
+
+/* The candidate-side limit kernel for metric m. */
+static KnnLimitFn
+KnnLimitFor(OdpMetric m)
+{
+	switch (m)
+	{
+		case ODP_METRIC_EUCLIDEAN:
+			return KnnLimitKernel<ODP_METRIC_EUCLIDEAN>;
+		case ODP_METRIC_SQEUCLIDEAN:
+			return KnnLimitKernel<ODP_METRIC_SQEUCLIDEAN>;
+		case ODP_METRIC_MANHATTAN:
+			return KnnLimitKernel<ODP_METRIC_MANHATTAN>;
+		case ODP_METRIC_CHEBYSHEV:
+			return KnnLimitKernel<ODP_METRIC_CHEBYSHEV>;
+		case ODP_METRIC_COSINE:
+			return KnnLimitKernel<ODP_METRIC_COSINE>;
 	}
 	return NULL;
 }
@@ -997,7 +1113,7 @@ KnnKernelFor(OdpMetric m)
  * Fills *cfg for one storage template and one chunk width limit; returns
  * false when the block does not fit the device's shared memory.
  */
-template <int KCAP, int IPT>
+template <int KCAP, int IPT, bool CSIDE>
 static bool
 KnnTryConfig(const OdpGpuDevice *dev, OdpMetric m, int dims, int dc_max,
 			 KnnConfig *cfg)
@@ -1007,7 +1123,7 @@ KnnTryConfig(const OdpGpuDevice *dev, OdpMetric m, int dims, int dc_max,
 	KnnLayout	L = KnnMakeLayout<KCAP, IPT>(dc, nchunks > 1 ? 2 : 1,
 											 m == ODP_METRIC_COSINE);
 
-	cfg->fn = KnnKernelFor<KCAP, IPT>(m);
+	cfg->fn = KnnKernelFor<KCAP, IPT, CSIDE>(m);
 	cfg->layout = L;
 	cfg->smem = (size_t) L.total;
 	cfg->dc = dc;
@@ -1025,7 +1141,7 @@ KnnTryConfig(const OdpGpuDevice *dev, OdpMetric m, int dims, int dc_max,
  */
 static OdpStatus
 KnnChooseConfig(OdpContext *ctx, const OdpGpuDevice *dev, OdpMetric m,
-				int k, int dims, KnnConfig *best)
+				int k, int dims, bool cside, KnnConfig *best)
 {
 	OdpStatus	status = ODP_OK;
 	KnnConfig	cand[4];
@@ -1037,18 +1153,20 @@ KnnChooseConfig(OdpContext *ctx, const OdpGpuDevice *dev, OdpMetric m,
 		bool		ok;
 
 		if (k <= 64)
-			ok = KnnTryConfig<64, 1>(dev, m, dims, dcs[t], &cand[ncand]);
+			ok = cside ? KnnTryConfig<64, 1, true>(dev, m, dims, dcs[t], &cand[ncand])
+				: KnnTryConfig<64, 1, false>(dev, m, dims, dcs[t], &cand[ncand]);
 		else if (k <= ODP_KNN_FAST_MAX_K)
-			ok = KnnTryConfig<ODP_KNN_FAST_MAX_K, 1>(dev, m, dims, dcs[t], &cand[ncand]);
+			ok = cside ? KnnTryConfig<ODP_KNN_FAST_MAX_K, 1, true>(dev, m, dims, dcs[t], &cand[ncand])
+				: KnnTryConfig<ODP_KNN_FAST_MAX_K, 1, false>(dev, m, dims, dcs[t], &cand[ncand]);
 		else
 			ok = false;
 		if (ok)
 			ncand++;
 	}
-	if (ncand == 0)
+	if (ncand == 0 && !cside)
 	{
 		for (int t = 0; t < 2; t++)
-			if (KnnTryConfig<0, ODP_KNN_GLOBAL_CAP / 32>(dev, m, dims, dcs[t], &cand[ncand]))
+			if (KnnTryConfig<0, ODP_KNN_GLOBAL_CAP / 32, false>(dev, m, dims, dcs[t], &cand[ncand]))
 				ncand++;
 	}
 	if (ncand == 0)
@@ -1180,13 +1298,18 @@ OdpKnnAccumulate(OdpContext *ctx, const OdpGpuDevice *dev,
 		(state->k > ODP_KNN_FAST_MAX_K && (!state->buf_dist || !state->buf_index)) ||
 		p->cand_split < 0 ||
 		(p->cand_split > 0 && (p->split_queries <= 0 ||
-							   p->split_queries % KNN_BQ != 0)))
+							   p->split_queries % KNN_BQ != 0)) ||
+		(p->cand_bound != NULL &&
+		 (state->k > ODP_KNN_FAST_MAX_K || p->cand_split > 0 ||
+		  !p->cand_self || !p->cand_limit || !p->cand_count ||
+		  !p->cand_buf || p->cand_cap < 1)))
 		return odp_fail(ctx, ODP_ERR_INTERNAL,
 						"invalid k-NN problem (nq %lld, nc %lld, state rows %lld, k %d, dims %d)",
 						(long long) p->nq, (long long) p->nc,
 						(long long) state->rows, state->k, p->dims);
 
-	status = KnnChooseConfig(ctx, dev, p->metric, state->k, p->dims, &cfg);
+	status = KnnChooseConfig(ctx, dev, p->metric, state->k, p->dims,
+							 p->cand_bound != NULL, &cfg);
 	if (status != ODP_OK)
 		return status;
 
@@ -1207,6 +1330,7 @@ OdpKnnAccumulate(OdpContext *ctx, const OdpGpuDevice *dev,
 		args.lpr_log2++;
 	args.k = state->k;
 	args.exclude_self = p->exclude_self ? 1 : 0;
+	args.strict = p->ascending_candidates ? 1 : 0;
 	args.sd = state->dist;
 	args.si = state->index;
 	args.sn = state->count;
@@ -1214,6 +1338,18 @@ OdpKnnAccumulate(OdpContext *ctx, const OdpGpuDevice *dev,
 	args.bi = state->buf_index;
 	args.L = cfg.layout;
 	args.c_total = p->nc;
+	if (p->cand_bound != NULL)
+	{
+		args.q_active = p->query_active;
+		args.c_limit = p->cand_limit;
+		args.c_bound = p->cand_bound;
+		args.c_self = p->cand_self;
+		args.c_count = p->cand_count;
+		args.c_buf = p->cand_buf;
+		args.c_cap = p->cand_cap;
+		KnnLimitFor(p->metric)<<<(unsigned) ((p->nc + 255) / 256), 256, 0, stream>>>(p->cand_bound, p->nc, p->cand_limit);
+		ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the k-NN candidate limit kernel");
+	}
 	if (p->cand_split > 0 && p->cand_split < p->nc)
 	{
 		args.c_split = p->cand_split;

@@ -61,6 +61,16 @@ typedef struct OdpKnnProblem
 	bool		exclude_self;	/* skip pairs whose global indices are equal */
 
 	/*
+	 * The caller promises that candidate global indexes ascend through
+	 * the problem and exceed every index already in the state (the
+	 * primitive visits candidates in ascending local order).  A candidate
+	 * that ties a query's k-th distance then can never enter, so the
+	 * prefilter lets only strictly smaller distances through: data with
+	 * many equal distances (integer grids) skips most exact checks.
+	 */
+	bool		ascending_candidates;
+
+	/*
 	 * Candidate-range split, for query sets too small to fill the GPU: 0
 	 * (the default) lets every query see every candidate.  Otherwise
 	 * query i sees only candidates [s * cand_split, (s + 1) * cand_split)
@@ -70,6 +80,26 @@ typedef struct OdpKnnProblem
 	 */
 	int64_t		cand_split;
 	int64_t		split_queries;
+
+	/*
+	 * Candidate side, for SolvingSet's single pass (gpu_solvingset.cu):
+	 * with cand_bound set, every pair (query q, candidate c) with
+	 * distance < cand_bound[c] (strictly), q < nq and query_base + q !=
+	 * cand_self[c] also appends its distance to candidate c's buffer,
+	 * cand_buf[c * cand_cap ...], counting in cand_count[c] (which the
+	 * caller zeroes; a count above cand_cap means the buffer overflowed and
+	 * holds only cand_cap of them, in no order).  cand_limit is nc floats of
+	 * scratch.  query_active (nq flags, or NULL) then limits the query side:
+	 * rows with 0 are neither read from nor written to the state.  Needs
+	 * k <= ODP_KNN_FAST_MAX_K and no cand_split.
+	 */
+	const float *cand_bound;	/* nc, or NULL: no candidate side */
+	const int64_t *cand_self;	/* nc global query indexes to skip */
+	float	   *cand_limit;		/* nc, scratch */
+	int32_t    *cand_count;		/* nc */
+	float	   *cand_buf;		/* nc x cand_cap */
+	int32_t		cand_cap;
+	const uint8_t *query_active;	/* nq, or NULL */
 } OdpKnnProblem;
 
 /*

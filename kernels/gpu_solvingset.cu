@@ -59,6 +59,7 @@
 #include <string.h>
 
 #include <cuda_runtime.h>
+#include <cub/block/block_radix_sort.cuh>
 
 #include "engine_internal.h"
 #include "gpu_check.cuh"
@@ -87,6 +88,35 @@ int			odp_gpu_ss_split = -1;
  */
 extern "C" double odp_gpu_ss_compact;
 double		odp_gpu_ss_compact = 0.75;
+
+/*
+ * Single pass (SsExactUpdate): distances a candidate's buffer holds.  -1
+ * picks SS_FUSED_CAP, 0 disables the single pass, a positive value (at
+ * most SS_FUSED_CAP) forces that capacity: the tests force small ones so
+ * that buffers overflow.  A tuning knob like the ones above.
+ */
+extern "C" int odp_gpu_ss_fused_cap;
+int			odp_gpu_ss_fused_cap = -1;
+
+/*
+ * Process-wide counts of single-pass batches and of candidates whose
+ * buffer overflowed, for the tests and the harness to see which way the
+ * work went.
+ */
+extern "C" int64_t odp_gpu_ss_fused_batches;
+extern "C" int64_t odp_gpu_ss_overflowed;
+int64_t		odp_gpu_ss_fused_batches = 0;
+int64_t		odp_gpu_ss_overflowed = 0;
+
+/* Largest candidate buffer of the single pass (SsBufferWeightKernel). */
+#define SS_FUSED_CAP		4096
+
+/* Candidates per single-pass primitive call. */
+#define SS_FUSED_BATCH		16384
+
+/* Threads of SsBufferWeightKernel, and its small sort (entries per thread). */
+#define SS_WEIGHT_THREADS	128
+#define SS_WEIGHT_SMALL		4
 
 /* Everything the backend holds between calls. */
 typedef struct GpuSs
@@ -123,7 +153,29 @@ typedef struct GpuSs
 	int		   *d_bad;			/* set by a kernel when an invariant fails */
 	int64_t		cand_seen;		/* running base of update candidate indexes */
 	bool		upd_ready;		/* upd_state was reset */
+
+	/* single pass (SsExactUpdate); fused false leaves all of these unset */
+	bool		fused;
+	int32_t		fcap;			/* distances per candidate buffer */
+	int32_t		fbatch;			/* candidates per call */
+	uint8_t    *d_active;		/* rows */
+	float	   *d_bound;		/* fbatch: each candidate's bound */
+	float	   *d_limit;		/* fbatch: scratch of the primitive */
+	int32_t    *d_fcount;		/* fbatch */
+	float	   *d_fbuf;			/* fbatch x fcap */
+	int32_t    *h_fcount;		/* fbatch */
+	int64_t    *h_over;			/* fbatch: overflowed candidates' rows */
+	double	   *h_overw;		/* fbatch: their weights */
+	int64_t    *h_overpos;		/* fbatch: their positions in the batch */
 } GpuSs;
+
+/* Per-step timings on stderr, for benchmark builds (-DODP_SS_TRACE). */
+#ifdef ODP_SS_TRACE
+#include <stdio.h>
+#define SS_TRACE(...) fprintf(stderr, __VA_ARGS__)
+#else
+#define SS_TRACE(...) ((void) 0)
+#endif
 
 /* Runs a step that returns a status; on failure jumps to cleanup. */
 #define SS_TRY(expr) \
@@ -245,6 +297,97 @@ SsUpperKernel(const float *dist, const int32_t *count, int64_t rows, int k,
 	if (p >= rows)
 		return;
 	upper[p] = count[p] == k ? odp_sum_ascending(dist + p * k, k) : INFINITY;
+}
+
+/*
+ * Single pass: the bound of candidate i is the largest distance of its
+ * partial k-list (full: the caller checked that its upper bound is
+ * finite).  Its k nearest other rows all lie at or under it.
+ */
+static __global__ void
+SsBoundKernel(const int64_t *cand, int64_t nc, const float *dist, int k,
+			  float *bound)
+{
+	const int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i < nc)
+		bound[i] = dist[cand[i] * k + k - 1];
+}
+
+/*
+ * Writes the first min(c, k) of the block's c <= SS_WEIGHT_THREADS *
+ * ITEMS buffered distances, ascending, to out.  All threads call it.
+ */
+template <int ITEMS>
+static __device__ __forceinline__ void
+SsSortedPrefix(const float *buf, int c, int k, float *out, void *temp)
+{
+	typedef cub::BlockRadixSort<float, SS_WEIGHT_THREADS, ITEMS> Sort;
+	float		keys[ITEMS];
+
+#pragma unroll
+	for (int t = 0; t < ITEMS; t++)
+	{
+		const int	e = threadIdx.x * ITEMS + t;
+
+		keys[t] = e < c ? buf[e] : INFINITY;
+	}
+	Sort(*(typename Sort::TempStorage *) temp).Sort(keys);
+#pragma unroll
+	for (int t = 0; t < ITEMS; t++)
+	{
+		const int	e = threadIdx.x * ITEMS + t;
+
+		if (e < c && e < k)
+			out[e] = keys[t];
+	}
+}
+
+/*
+ * Single pass: the exact weight of candidate blockIdx.x from its buffer,
+ * which holds its c distances strictly under its bound b to the other
+ * rows.  At least k other rows lie at or under b (its partial list), so
+ * its k smallest distances are the c buffered ones, ascending, followed by
+ * k - c copies of b when c < k; summed in that order as odp_sum_ascending
+ * does, that is the brute-force weight to the bit.  A buffer that
+ * overflowed (c > cap) is left to the caller.
+ */
+static __global__ void __launch_bounds__(SS_WEIGHT_THREADS)
+SsBufferWeightKernel(const float *buf, const int32_t *count,
+					 const float *bound, int cap, int k, double *weight)
+{
+	typedef cub::BlockRadixSort<float, SS_WEIGHT_THREADS, SS_WEIGHT_SMALL> SmallSort;
+	typedef cub::BlockRadixSort<float, SS_WEIGHT_THREADS,
+								SS_FUSED_CAP / SS_WEIGHT_THREADS> LargeSort;
+	__shared__ union
+	{
+		typename SmallSort::TempStorage small;
+		typename LargeSort::TempStorage large;
+	}			temp;
+	__shared__ float sorted[ODP_KNN_FAST_MAX_K];
+	const int64_t i = blockIdx.x;
+	const int	c = count[i];
+	const float *b = buf + i * (int64_t) cap;
+
+	if (c > cap)
+		return;
+	/* c is the same for the whole block: the barriers inside agree */
+	if (c <= SS_WEIGHT_THREADS * SS_WEIGHT_SMALL)
+		SsSortedPrefix<SS_WEIGHT_SMALL>(b, c, k, sorted, &temp.small);
+	else
+		SsSortedPrefix<SS_FUSED_CAP / SS_WEIGHT_THREADS>(b, c, k, sorted, &temp.large);
+	__syncthreads();
+	if (threadIdx.x == 0)
+	{
+		const int	take = c < k ? c : k;
+		double		s = 0.0;
+
+		for (int e = 0; e < take; e++)
+			s += (double) sorted[e];
+		for (int e = take; e < k; e++)
+			s += (double) bound[i];
+		weight[i] = s;
+	}
 }
 
 /*
@@ -409,6 +552,7 @@ SsExact(void *self, const int64_t *cand, int32_t nc_all, double *weight,
 		prob.dims = ss->dims;
 		prob.metric = ss->metric;
 		prob.exclude_self = false;
+		prob.ascending_candidates = true;
 		if (copies > 1)
 		{
 			prob.cand_split = range;
@@ -441,6 +585,37 @@ cleanup:
 	return status;
 }
 
+/*
+ * Computes the upper bound of every row the update state serves and
+ * copies them into upper (scattered to their rows when compacted).
+ */
+static OdpStatus
+SsUpperBounds(GpuSs *ss, double *upper)
+{
+	OdpContext *ctx = ss->ctx;
+	OdpStatus	status = ODP_OK;
+	double		t0 = odp_now_ms();
+
+	SsUpperKernel<<<(unsigned) ((ss->nq + 255) / 256), 256, 0, ss->stream>>>(ss->upd_state.dist, ss->upd_state.count, ss->nq, ss->k, ss->d_upper);
+	ODP_CUDA_TRY_LAUNCH(ctx, ss->stream, "launching the SolvingSet upper bound kernel");
+	ODP_CUDA_TRY(ctx, cudaStreamSynchronize(ss->stream),
+				 "computing SolvingSet upper bounds");
+	ctx->compute_ms += odp_now_ms() - t0;
+	t0 = odp_now_ms();
+	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(ss->compacted ? ss->h_upper : upper, ss->d_upper,
+									  (size_t) ss->nq * sizeof(double),
+									  cudaMemcpyDeviceToHost, ss->stream),
+				 "copying SolvingSet upper bounds from the GPU");
+	ODP_CUDA_TRY(ctx, cudaStreamSynchronize(ss->stream),
+				 "copying SolvingSet upper bounds from the GPU");
+	if (ss->compacted)
+		for (int64_t j = 0; j < ss->nq; j++)
+			upper[ss->h_qrow[j]] = ss->h_upper[j];
+	ctx->transfer_ms += odp_now_ms() - t0;
+cleanup:
+	return status;
+}
+
 /* See OdpSsBackend.update in engine_internal.h. */
 static OdpStatus
 SsUpdate(void *self, const int64_t *cand, int32_t nc_all,
@@ -449,7 +624,6 @@ SsUpdate(void *self, const int64_t *cand, int32_t nc_all,
 	GpuSs	   *ss = (GpuSs *) self;
 	OdpContext *ctx = ss->ctx;
 	OdpStatus	status = ODP_OK;
-	double		t0;
 
 	ODP_CUDA_TRY(ctx, cudaSetDevice(ss->dev.id), "selecting the GPU");
 	if (!ss->upd_ready)
@@ -457,7 +631,7 @@ SsUpdate(void *self, const int64_t *cand, int32_t nc_all,
 		SS_TRY(OdpKnnStateReset(ctx, ss->stream, &ss->upd_state));
 		ss->upd_ready = true;
 	}
-	else if (odp_gpu_ss_compact > 0.0)
+	else if (odp_gpu_ss_compact > 0.0 && !ss->fused)
 	{
 		int64_t		nact = 0;
 
@@ -488,6 +662,7 @@ SsUpdate(void *self, const int64_t *cand, int32_t nc_all,
 		prob.dims = ss->dims;
 		prob.metric = ss->metric;
 		prob.exclude_self = false;
+		prob.ascending_candidates = true;
 		SS_TRY(OdpKnnAccumulate(ctx, &ss->dev, ss->stream, &prob,
 								&ss->upd_state, &ctx->compute_ms));
 		ctx->chunks++;
@@ -495,23 +670,142 @@ SsUpdate(void *self, const int64_t *cand, int32_t nc_all,
 		*distances += nc * ss->nq;
 	}
 
+	status = SsUpperBounds(ss, upper);
+cleanup:
+	return status;
+}
+
+/*
+ * See OdpSsBackend.exact_update in engine_internal.h.  The single pass of
+ * seed 001 (Fig. 1, lines 13-21), re-thought for the primitive: queries
+ * are all rows, candidates the batch; the query side merges each active
+ * row's distances into its update list as SsUpdate does, and the
+ * candidate side (OdpKnnProblem.cand_bound) keeps, per candidate, only
+ * the distances strictly under its bound, the largest entry of its own
+ * partial list, which SsBufferWeightKernel turns into the exact weight.
+ * Each (row, candidate) distance is computed once instead of twice, and
+ * the candidate side costs a compare per pair.
+ *
+ * Every candidate needs a full partial list for its bound: the first
+ * batch (and any batch holding a candidate with an infinite upper bound)
+ * takes the two passes.  A candidate whose buffer overflows gets its
+ * weight from SsExact.  Both give the same bits, so the result does not
+ * depend on which way a candidate went.
+ */
+static OdpStatus
+SsExactUpdate(void *self, const int64_t *cand, int32_t nc_all,
+			  const uint8_t *active, double *weight, double *upper,
+			  int64_t *distances)
+{
+	GpuSs	   *ss = (GpuSs *) self;
+	OdpContext *ctx = ss->ctx;
+	OdpStatus	status = ODP_OK;
+	bool		bounded = ss->fused && ss->upd_ready;
+	double		t0;
+
+	for (int32_t i = 0; i < nc_all && bounded; i++)
+		bounded = isfinite(upper[cand[i]]);
+	if (!bounded)
+	{
+		t0 = odp_now_ms();
+		status = SsExact(self, cand, nc_all, weight, distances);
+		SS_TRACE("ss two-pass: %d candidates, exact %.2f ms\n", nc_all, odp_now_ms() - t0);
+		if (status == ODP_OK && odp_cancel_requested(ctx))
+			status = odp_fail(ctx, ODP_ERR_CANCELLED, "canceled");
+		t0 = odp_now_ms();
+		if (status == ODP_OK)
+			status = SsUpdate(self, cand, nc_all, active, upper, distances);
+		SS_TRACE("ss two-pass: update %.2f ms\n", odp_now_ms() - t0);
+		return status;
+	}
+
+	ODP_CUDA_TRY(ctx, cudaSetDevice(ss->dev.id), "selecting the GPU");
+	odp_gpu_ss_fused_batches++;
 	t0 = odp_now_ms();
-	SsUpperKernel<<<(unsigned) ((ss->nq + 255) / 256), 256, 0, ss->stream>>>(ss->upd_state.dist, ss->upd_state.count, ss->nq, ss->k, ss->d_upper);
-	ODP_CUDA_TRY_LAUNCH(ctx, ss->stream, "launching the SolvingSet upper bound kernel");
-	ODP_CUDA_TRY(ctx, cudaStreamSynchronize(ss->stream),
-				 "computing SolvingSet upper bounds");
-	ctx->compute_ms += odp_now_ms() - t0;
-	t0 = odp_now_ms();
-	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(ss->compacted ? ss->h_upper : upper, ss->d_upper,
-									  (size_t) ss->nq * sizeof(double),
-									  cudaMemcpyDeviceToHost, ss->stream),
-				 "copying SolvingSet upper bounds from the GPU");
-	ODP_CUDA_TRY(ctx, cudaStreamSynchronize(ss->stream),
-				 "copying SolvingSet upper bounds from the GPU");
-	if (ss->compacted)
-		for (int64_t j = 0; j < ss->nq; j++)
-			upper[ss->h_qrow[j]] = ss->h_upper[j];
+	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(ss->d_active, active, (size_t) ss->rows,
+									  cudaMemcpyHostToDevice, ss->stream),
+				 "copying SolvingSet active rows to the GPU");
 	ctx->transfer_ms += odp_now_ms() - t0;
+	for (int32_t c0 = 0; c0 < nc_all; c0 += ss->fbatch)
+	{
+		const int64_t nc = nc_all - c0 < ss->fbatch ? nc_all - c0 : ss->fbatch;
+		OdpKnnProblem prob;
+		int64_t		nover = 0;
+
+		SS_TRY(SsGather(ss, cand + c0, nc, nc, 1));
+		t0 = odp_now_ms();
+		SsBoundKernel<<<(unsigned) ((nc + 255) / 256), 256, 0, ss->stream>>>(ss->d_cand, nc, ss->upd_state.dist, ss->k, ss->d_bound);
+		ODP_CUDA_TRY_LAUNCH(ctx, ss->stream, "launching the SolvingSet bound kernel");
+		ODP_CUDA_TRY(ctx, cudaMemsetAsync(ss->d_fcount, 0, (size_t) nc * sizeof(int32_t),
+										  ss->stream),
+					 "clearing the SolvingSet candidate buffers");
+		ctx->compute_ms += odp_now_ms() - t0;
+
+		memset(&prob, 0, sizeof(prob));
+		prob.queries = ss->d_data;
+		prob.query_norms = ss->d_norms;
+		prob.query_base = 0;
+		prob.nq = ss->rows;
+		prob.cands = ss->d_gather;
+		prob.cand_norms = ss->d_gnorm;
+		prob.cand_base = ss->cand_seen;
+		prob.nc = nc;
+		prob.dims = ss->dims;
+		prob.metric = ss->metric;
+		prob.exclude_self = false;
+		prob.ascending_candidates = true;
+		prob.cand_bound = ss->d_bound;
+		prob.cand_self = ss->d_cand;
+		prob.cand_limit = ss->d_limit;
+		prob.cand_count = ss->d_fcount;
+		prob.cand_buf = ss->d_fbuf;
+		prob.cand_cap = ss->fcap;
+		prob.query_active = ss->d_active;
+		SS_TRACE("ss fused: %lld candidates, prepared in %.2f ms\n", (long long) nc, odp_now_ms() - t0);
+		t0 = odp_now_ms();
+		SS_TRY(OdpKnnAccumulate(ctx, &ss->dev, ss->stream, &prob,
+								&ss->upd_state, &ctx->compute_ms));
+		SS_TRACE("ss fused: single pass %.2f ms\n", odp_now_ms() - t0);
+		ctx->chunks++;
+		ss->cand_seen += nc;
+		*distances += nc * ss->rows;
+
+		t0 = odp_now_ms();
+		SsBufferWeightKernel<<<(unsigned) nc, SS_WEIGHT_THREADS, 0, ss->stream>>>(ss->d_fbuf, ss->d_fcount, ss->d_bound, ss->fcap, ss->k, ss->d_weight);
+		ODP_CUDA_TRY_LAUNCH(ctx, ss->stream, "launching the SolvingSet buffer weight kernel");
+		ODP_CUDA_TRY(ctx, cudaMemcpyAsync(weight + c0, ss->d_weight, (size_t) nc * sizeof(double),
+										  cudaMemcpyDeviceToHost, ss->stream),
+					 "copying SolvingSet weights from the GPU");
+		ODP_CUDA_TRY(ctx, cudaMemcpyAsync(ss->h_fcount, ss->d_fcount, (size_t) nc * sizeof(int32_t),
+										  cudaMemcpyDeviceToHost, ss->stream),
+					 "copying SolvingSet weights from the GPU");
+		ODP_CUDA_TRY(ctx, cudaStreamSynchronize(ss->stream),
+					 "computing SolvingSet weights");
+		ctx->compute_ms += odp_now_ms() - t0;
+		SS_TRACE("ss fused: weights %.2f ms\n", odp_now_ms() - t0);
+
+		/* overflowed buffers: those candidates the two-pass way */
+		for (int64_t i = 0; i < nc; i++)
+		{
+			if (ss->h_fcount[i] > ss->fcap)
+			{
+				ss->h_overpos[nover] = c0 + i;
+				ss->h_over[nover++] = cand[c0 + i];
+			}
+		}
+		odp_gpu_ss_overflowed += nover;
+		if (nover > 0)
+		{
+			t0 = odp_now_ms();
+			SS_TRY(SsExact(self, ss->h_over, (int32_t) nover, ss->h_overw, distances));
+			SS_TRACE("ss fused: %lld overflowed, exact in %.2f ms\n", (long long) nover, odp_now_ms() - t0);
+			for (int64_t j = 0; j < nover; j++)
+				weight[ss->h_overpos[j]] = ss->h_overw[j];
+		}
+	}
+	t0 = odp_now_ms();
+	status = SsUpperBounds(ss, upper);
+	SS_TRACE("ss fused: upper bounds %.2f ms\n", odp_now_ms() - t0);
 cleanup:
 	return status;
 }
@@ -536,6 +830,10 @@ SsRelease(void *self)
 	free(ss->h_qrow);
 	free(ss->h_pos);
 	free(ss->h_upper);
+	free(ss->h_fcount);
+	free(ss->h_over);
+	free(ss->h_overw);
+	free(ss->h_overpos);
 	free(ss);
 }
 
@@ -604,6 +902,21 @@ odp_gpu_ss_backend(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 		(size_t) ss->qcap * (row_bytes + OdpKnnStateBytesPerRow(k + 1)) +
 		(size_t) ss->cap * (sizeof(int64_t) + sizeof(double)) +
 		16 * ODP_GPU_ALLOC_ALIGN;
+	/* the single pass, when k allows and its buffers fit beside the rest */
+	if (k <= ODP_KNN_FAST_MAX_K && odp_gpu_ss_fused_cap != 0)
+	{
+		size_t		fneed;
+
+		ss->fcap = odp_gpu_ss_fused_cap < 0 || odp_gpu_ss_fused_cap > SS_FUSED_CAP ?
+			SS_FUSED_CAP : odp_gpu_ss_fused_cap;
+		ss->fbatch = ss->cap < SS_FUSED_BATCH ? ss->cap : SS_FUSED_BATCH;
+		fneed = (size_t) m->rows +
+			(size_t) ss->fbatch * ((size_t) ss->fcap * sizeof(float) + 3 * sizeof(float)) +
+			4 * ODP_GPU_ALLOC_ALIGN;
+		ss->fused = need + fneed <= ss->dev.budget;
+		if (ss->fused)
+			need += fneed;
+	}
 	if (need > ss->dev.budget)
 	{
 		status = odp_fail(ctx, ODP_ERR_GPU_OOM,
@@ -645,6 +958,30 @@ odp_gpu_ss_backend(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 							"the SolvingSet upper bounds", (void **) &ss->d_upper));
 	SS_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, sizeof(int), "an error flag",
 							(void **) &ss->d_bad));
+	if (ss->fused)
+	{
+		ss->h_fcount = (int32_t *) malloc(sizeof(int32_t) * (size_t) ss->fbatch);
+		ss->h_over = (int64_t *) malloc(sizeof(int64_t) * (size_t) ss->fbatch);
+		ss->h_overw = (double *) malloc(sizeof(double) * (size_t) ss->fbatch);
+		ss->h_overpos = (int64_t *) malloc(sizeof(int64_t) * (size_t) ss->fbatch);
+		if (!ss->h_fcount || !ss->h_over || !ss->h_overw || !ss->h_overpos)
+		{
+			status = odp_fail(ctx, ODP_ERR_HOST_OOM,
+							  "out of host memory for the GPU SolvingSet backend");
+			goto cleanup;
+		}
+		SS_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, (size_t) m->rows,
+								"the SolvingSet active flags", (void **) &ss->d_active));
+		SS_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, (size_t) ss->fbatch * sizeof(float),
+								"the SolvingSet candidate bounds", (void **) &ss->d_bound));
+		SS_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, (size_t) ss->fbatch * sizeof(float),
+								"the SolvingSet candidate limits", (void **) &ss->d_limit));
+		SS_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, (size_t) ss->fbatch * sizeof(int32_t),
+								"the SolvingSet candidate counts", (void **) &ss->d_fcount));
+		SS_TRY(OdpGpuArenaAlloc(ctx, &ss->arena,
+								(size_t) ss->fbatch * ss->fcap * sizeof(float),
+								"the SolvingSet candidate buffers", (void **) &ss->d_fbuf));
+	}
 	ODP_CUDA_TRY(ctx, cudaMemsetAsync(ss->d_bad, 0, sizeof(int), ss->stream),
 				 "clearing an error flag");
 
@@ -665,6 +1002,7 @@ odp_gpu_ss_backend(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 	backend->self = ss;
 	backend->exact = SsExact;
 	backend->update = SsUpdate;
+	backend->exact_update = SsExactUpdate;
 	backend->release = SsRelease;
 	return ODP_OK;
 

@@ -62,6 +62,9 @@
  *-------------------------------------------------------------------------
  */
 #include <math.h>
+#ifdef ODP_SS_TRACE
+#include <stdio.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -255,6 +258,10 @@ ss_run(OdpContext *ctx, const OdpMatrix *mat, OdpMetric metric, int32_t k,
 		goto done;
 	}
 
+#ifdef ODP_SS_TRACE
+	double		trace_t0 = odp_now_ms();
+#endif
+
 	while (nc > 0)
 	{
 		int64_t		nact = 0;
@@ -272,11 +279,7 @@ ss_run(OdpContext *ctx, const OdpMatrix *mat, OdpMetric metric, int32_t k,
 		}
 		st->iterations++;
 
-		status = be.exact(be.self, cand, (int32_t) nc, cw, &st->distances);
-		if (status != ODP_OK)
-			goto done;
-
-		/* S += C; Top = the n best of Top + C */
+		/* S += C: the candidates leave the active rows */
 		for (int64_t i = 0; i < nc; i++)
 		{
 			int64_t		r = cand[i];
@@ -289,25 +292,43 @@ ss_run(OdpContext *ctx, const OdpMatrix *mat, OdpMetric metric, int32_t k,
 			}
 			in_s[r] = 1;
 			active[r] = 0;
-			weight[r] = cw[i];
-			top[ntop + i].weight = cw[i];
-			top[ntop + i].row = r;
 		}
 		s_size += nc;
-		qsort(top, (size_t) (ntop + nc), sizeof(SsRanked), ss_cmp_ranked);
-		ntop = ntop + nc < n ? ntop + nc : n;
 
-		if (odp_cancel_requested(ctx))
+		/*
+		 * The candidates' exact weights, and every active row merges its
+		 * distances to C into new upper bounds.
+		 */
+		if (be.exact_update != NULL)
+			status = be.exact_update(be.self, cand, (int32_t) nc, active, cw,
+									 upper, &st->distances);
+		else
 		{
-			status = odp_fail(ctx, ODP_ERR_CANCELLED, "canceled");
-			goto done;
+			status = be.exact(be.self, cand, (int32_t) nc, cw, &st->distances);
+			if (status == ODP_OK && odp_cancel_requested(ctx))
+				status = odp_fail(ctx, ODP_ERR_CANCELLED, "canceled");
+			if (status == ODP_OK)
+				status = be.update(be.self, cand, (int32_t) nc, active, upper,
+								   &st->distances);
 		}
-
-		/* every row merges its distances to C: new upper bounds */
-		status = be.update(be.self, cand, (int32_t) nc, active, upper,
-						   &st->distances);
 		if (status != ODP_OK)
 			goto done;
+
+#ifdef ODP_SS_TRACE
+		fprintf(stderr, "ss driver: batch %d of %lld candidates, %.2f ms since the last\n",
+				st->iterations, (long long) nc, odp_now_ms() - trace_t0);
+		trace_t0 = odp_now_ms();
+#endif
+
+		/* Top = the n best of Top + C */
+		for (int64_t i = 0; i < nc; i++)
+		{
+			weight[cand[i]] = cw[i];
+			top[ntop + i].weight = cw[i];
+			top[ntop + i].row = cand[i];
+		}
+		qsort(top, (size_t) (ntop + nc), sizeof(SsRanked), ss_cmp_ranked);
+		ntop = ntop + nc < n ? ntop + nc : n;
 
 		/* prune, and gather the rows still active */
 		{
@@ -334,6 +355,11 @@ ss_run(OdpContext *ctx, const OdpMatrix *mat, OdpMetric metric, int32_t k,
 		for (int64_t i = 0; i < nc; i++)
 			cand[i] = act_rows[perm[i]];
 		qsort(cand, (size_t) nc, sizeof(int64_t), ss_cmp_int64);
+#ifdef ODP_SS_TRACE
+		fprintf(stderr, "ss driver: %lld active, host step %.2f ms\n",
+				(long long) nact, odp_now_ms() - trace_t0);
+		trace_t0 = odp_now_ms();
+#endif
 	}
 
 	/* results */

@@ -15,6 +15,9 @@
  *	--split S	GPU exact-step candidate split (-1 auto, 1 off)
  *	--compact F	GPU update compaction at active share F (0 off)
  *	--threads T	CPU threads (16)
+ *	--batch M	SolvingSet batch size (default: the engine's rule)
+ *	--fused-cap C	GPU single-pass buffer (-1 auto, 0 two passes)
+ *	--device D	gpu (default) or cpu for the SolvingSet runs
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -36,6 +39,13 @@
  */
 extern int	odp_gpu_ss_split __attribute__((weak));
 extern double odp_gpu_ss_compact __attribute__((weak));
+
+extern int	odp_gpu_ss_fused_cap __attribute__((weak));
+extern int64_t odp_gpu_ss_fused_batches __attribute__((weak));
+extern int64_t odp_gpu_ss_overflowed __attribute__((weak));
+
+/* SolvingSet batch size override of kernels/solvingset.c (0: the rule). */
+extern int64_t odp_ss_test_batch_size;
 
 /* One result of odp_compute_top_outliers, with what it cost. */
 typedef struct Run
@@ -206,6 +216,7 @@ main(int argc, char **argv)
 	int			threads = 16;
 	bool		bf = false;
 	bool		cpu = false;
+	OdpDevice	device = ODP_DEVICE_GPU;
 	float	   *data = NULL;
 	int			dims;
 	OdpMatrix	m;
@@ -215,7 +226,7 @@ main(int argc, char **argv)
 
 	if (argc < 2)
 	{
-		fprintf(stderr, "usage: ss_bench poker|g2d|unif10 [--rows N] [--k K] [--n N] [--reps R] [--bf] [--cpu] [--split S] [--threads T]\n");
+		fprintf(stderr, "usage: ss_bench poker|g2d|unif10 [--rows N] [--k K] [--n N] [--reps R] [--bf] [--cpu] [--split S] [--threads T] [--batch M] [--device cpu|gpu]\n");
 		return 2;
 	}
 	name = argv[1];
@@ -240,6 +251,19 @@ main(int argc, char **argv)
 			i++;
 			if (&odp_gpu_ss_compact != NULL)
 				odp_gpu_ss_compact = atof(argv[i]);
+		}
+		else if (strcmp(argv[i], "--fused-cap") == 0 && i + 1 < argc)
+		{
+			i++;
+			if (&odp_gpu_ss_fused_cap != NULL)
+				odp_gpu_ss_fused_cap = atoi(argv[i]);
+		}
+		else if (strcmp(argv[i], "--batch") == 0 && i + 1 < argc)
+			odp_ss_test_batch_size = atoll(argv[++i]);
+		else if (strcmp(argv[i], "--device") == 0 && i + 1 < argc)
+		{
+			i++;
+			device = strcmp(argv[i], "cpu") == 0 ? ODP_DEVICE_CPU : ODP_DEVICE_GPU;
 		}
 		else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
 			threads = atoi(argv[++i]);
@@ -278,6 +302,7 @@ main(int argc, char **argv)
 		   &odp_gpu_ss_compact != NULL ? odp_gpu_ss_compact : 0.0);
 
 	/* warm the CUDA context so that no timing includes its creation */
+	if (device == ODP_DEVICE_GPU)
 	{
 		OdpMatrix	w = m;
 
@@ -288,9 +313,12 @@ main(int argc, char **argv)
 
 	for (int r = 0; r < reps; r++)
 	{
-		run_top(ODP_DEVICE_GPU, threads, &m, k, n, ODP_METHOD_SOLVINGSET,
+		run_top(device, threads, &m, k, n, ODP_METHOD_SOLVINGSET,
 				cpu && r == 0, &gs);
-		report("gpu-ss", &gs, rows);
+		report(device == ODP_DEVICE_GPU ? "gpu-ss" : "cpu-ss", &gs, rows);
+		if (&odp_gpu_ss_fused_batches != NULL)
+			printf("           single-pass batches so far %lld, overflowed candidates %lld\n",
+				   (long long) odp_gpu_ss_fused_batches, (long long) odp_gpu_ss_overflowed);
 		if (r + 1 < reps)
 		{
 			free(gs.ss);

@@ -226,6 +226,76 @@ same_top_n(const double *a, const double *b, int64_t rows)
 	return na == nb && memcmp(oa, ob, sizeof(int64_t) * (size_t) na) == 0;
 }
 
+/* qsort context of top_ref_cmp. */
+static const double *top_ref_scores;
+static const int64_t *top_ref_ids;
+
+/* The ranking odp_top_n documents: higher score first, then smaller id. */
+static int
+top_ref_cmp(const void *pa, const void *pb)
+{
+	const int64_t a = *(const int64_t *) pa;
+	const int64_t b = *(const int64_t *) pb;
+	const double sa = top_ref_scores[a];
+	const double sb = top_ref_scores[b];
+	const int64_t ia = top_ref_ids ? top_ref_ids[a] : a;
+	const int64_t ib = top_ref_ids ? top_ref_ids[b] : b;
+
+	if (sa != sb)
+		return sa > sb ? -1 : 1;
+	return (ia > ib) - (ia < ib);
+}
+
+/*
+ * odp_top_n against a full sort, for small n (heap) and large n (radix
+ * select), on scores with many ties, signed zeros, infinities and
+ * negative values, with and without ids.
+ */
+static void
+top_n_tests(void)
+{
+	const int64_t rows = 60000;
+	const int64_t ns[] = {1, 10, 1023, 1024, 5000, 59999, 60000, 70000};
+	double	   *sc = malloc(sizeof(double) * rows);
+	int64_t    *ids = malloc(sizeof(int64_t) * rows);
+	int64_t    *ref = malloc(sizeof(int64_t) * rows);
+	int64_t    *got = malloc(sizeof(int64_t) * rows);
+	uint64_t	seed = 12345;
+
+	for (int64_t i = 0; i < rows; i++)
+	{
+		static const double special[] = {0.0, -0.0, INFINITY, -INFINITY, -3.5, 1e300};
+		uint64_t	r;
+
+		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+		r = seed >> 33;
+		sc[i] = r % 7 == 0 ? special[r % 6] : (double) (r % 997) / 8.0 + 100.0;
+		ids[i] = rows - 1 - i;	/* unique, descending */
+	}
+	for (int with_ids = 0; with_ids < 2; with_ids++)
+	{
+		for (size_t t = 0; t < sizeof(ns) / sizeof(ns[0]); t++)
+		{
+			const int64_t want = ns[t] < rows ? ns[t] : rows;
+			int64_t		n;
+
+			for (int64_t i = 0; i < rows; i++)
+				ref[i] = i;
+			top_ref_scores = sc;
+			top_ref_ids = with_ids ? ids : NULL;
+			qsort(ref, (size_t) rows, sizeof(int64_t), top_ref_cmp);
+			n = odp_top_n(sc, with_ids ? ids : NULL, rows, ns[t], got);
+			check(n == want && memcmp(got, ref, sizeof(int64_t) * (size_t) want) == 0,
+				  "odp_top_n n=%lld of %lld rows (%s ids, ties, signed zeros, infinities): same as a full sort",
+				  (long long) ns[t], (long long) rows, with_ids ? "with" : "without");
+		}
+	}
+	free(sc);
+	free(ids);
+	free(ref);
+	free(got);
+}
+
 /* A context for device dev with sane defaults. */
 OdpContext
 make_ctx(OdpDevice dev)
@@ -652,6 +722,7 @@ main(int argc, char **argv)
 		cancel_test(ODP_DEVICE_GPU, 2);
 		gpu_special_tests();
 	}
+	top_n_tests();
 	run_solvingset_tests();
 
 	printf("%d passed, %d failed\n", n_passed, n_failed);

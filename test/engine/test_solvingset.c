@@ -25,6 +25,33 @@
 #include "engine_internal.h"
 #include "test_util.h"
 
+/*
+ * Knobs and counters of kernels/gpu_solvingset.cu; weak, so that a
+ * CPU-only build (WITH_CUDA=no), which lacks them, still links.
+ */
+extern int	odp_gpu_ss_fused_cap __attribute__((weak));
+extern int64_t odp_gpu_ss_fused_batches __attribute__((weak));
+extern int64_t odp_gpu_ss_overflowed __attribute__((weak));
+
+static void
+set_gpu_fused_cap(int cap)
+{
+	if (&odp_gpu_ss_fused_cap != NULL)
+		odp_gpu_ss_fused_cap = cap;
+}
+
+static int64_t
+gpu_fused_batches(void)
+{
+	return &odp_gpu_ss_fused_batches != NULL ? odp_gpu_ss_fused_batches : 0;
+}
+
+static int64_t
+gpu_overflowed(void)
+{
+	return &odp_gpu_ss_overflowed != NULL ? odp_gpu_ss_overflowed : 0;
+}
+
 /* Extra data kinds for these tests. */
 typedef enum SsGen
 {
@@ -230,9 +257,22 @@ ss_case(int g, int64_t rows, int dims, OdpMetric metric, int k, int64_t n,
 			  (int) c.stats.batch_size, (double) c.stats.distances,
 			  (double) b.stats.distances, c.ms, b.ms);
 	}
-	if (gpu_ok && b.status == ODP_OK)
+	/*
+	 * The GPU three ways: its default single pass; buffers of 8 distances,
+	 * so that most candidates overflow into the two-pass fallback; and
+	 * the two passes alone.
+	 */
+	for (int way = 0; way < 3 && gpu_ok && b.status == ODP_OK; way++)
 	{
-		SsResult	gr = ss_run(ODP_DEVICE_GPU, x, rows, dims, metric, k, n, method);
+		static const int caps[3] = {-1, 8, 0};
+		static const char *const ways[3] = {"", " (buffers of 8)", " (two passes)"};
+		int64_t		fused0 = gpu_fused_batches();
+		int64_t		over0 = gpu_overflowed();
+		SsResult	gr;
+
+		set_gpu_fused_cap(caps[way]);
+		gr = ss_run(ODP_DEVICE_GPU, x, rows, dims, metric, k, n, method);
+		set_gpu_fused_cap(-1);
 
 		ok = ss_same(&gr, &b, why, sizeof(why));
 		if (ok && c.status == ODP_OK)
@@ -246,8 +286,11 @@ ss_case(int g, int64_t rows, int dims, OdpMetric metric, int k, int64_t n,
 						 (long long) gr.stats.solving_set_size,
 						 (long long) c.stats.solving_set_size);
 		}
-		check(ok, "solvingset gpu %s: %s; %.0f ms", name,
-			  ok ? "same as brute force, same solving set as the CPU" : why, gr.ms);
+		check(ok, "solvingset gpu%s %s: %s; %.0f ms, %lld single-pass batches, %lld overflowed",
+			  ways[way], name,
+			  ok ? "same as brute force, same solving set as the CPU" : why, gr.ms,
+			  (long long) (gpu_fused_batches() - fused0),
+			  (long long) (gpu_overflowed() - over0));
 		ss_free(&gr);
 	}
 	odp_ss_test_batch_size = 0;
@@ -498,6 +541,20 @@ run_solvingset_tests(void)
 	ss_case(SS_CLUSTERS, 20000, 6, ODP_METRIC_MANHATTAN, 20, 10, 0, ODP_METHOD_SOLVINGSET);
 	ss_case(SS_BASE + GEN_UNIT, 20000, 10, ODP_METRIC_EUCLIDEAN, 50, 10, 0,
 			ODP_METHOD_SOLVINGSET);
+
+	/* the GPU's single pass and its overflow fallback both ran above */
+	if (gpu_ok)
+	{
+		int64_t		fused0 = gpu_fused_batches();
+		int64_t		over0 = gpu_overflowed();
+
+		ss_case(SS_CLUSTERS, 20000, 6, ODP_METRIC_EUCLIDEAN, 20, 10, 512,
+				ODP_METHOD_SOLVINGSET);
+		check(gpu_fused_batches() > fused0 && gpu_overflowed() > over0,
+			  "solvingset gpu: the single pass ran (%lld batches) and buffers overflowed (%lld candidates)",
+			  (long long) (gpu_fused_batches() - fused0),
+			  (long long) (gpu_overflowed() - over0));
+	}
 
 	ss_bruteforce_test();
 	ss_give_up_test(ODP_DEVICE_CPU);
