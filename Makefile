@@ -66,6 +66,7 @@ kernels/%.o: kernels/%.cu kernels/*.h $(wildcard kernels/*.cuh)
 	$(NVCC) $(NVCCFLAGS) -c -o $@ $<
 
 $(OBJS): kernels/odp_engine.h
+$(ENGINE_C_OBJS) kernels/gpu_disabled.o: $(wildcard kernels/*.h)
 
 # Engine unit tests: no server needed; the GPU part runs where a GPU is.
 ENGINE_TEST_SRCS = $(wildcard test/engine/*.c)

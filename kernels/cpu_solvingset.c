@@ -483,6 +483,7 @@ odp_cpu_ss_backend(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 	backend->exact = ss_exact;
 	backend->update = ss_update;
 	backend->exact_update = NULL;	/* the driver calls the two in turn */
+	backend->select = NULL;		/* and selects on the host */
 	backend->release = ss_release;
 	return ODP_OK;
 }

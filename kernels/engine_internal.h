@@ -133,12 +133,24 @@ typedef struct OdpSsBackend
 	 * Optional (NULL: the driver calls exact, then update): both steps of
 	 * one batch at once, with the same results, so that a backend can
 	 * compute each (row, candidate) distance once for both.  active
-	 * already marks the candidates inactive; upper holds the bounds of
-	 * the previous batch on entry (+inf before the first).
+	 * already marks the candidates inactive.
 	 */
 	OdpStatus	(*exact_update) (void *self, const int64_t *cand, int32_t nc,
 								 const uint8_t *active, double *weight,
 								 double *upper, int64_t *distances);
+
+	/*
+	 * Optional (NULL, or *done set false: the driver does it on the host
+	 * from upper[]): right after a batch's exact_update, makes every
+	 * active row with upper bound < min_out inactive (when prune), then
+	 * writes the at most m active rows with the largest upper bounds,
+	 * ties by smaller row, into cand in ascending order and their number
+	 * into *nc, and updates active[] to match.  When it does this, the
+	 * backend need not have written upper[] for the batch.
+	 */
+	OdpStatus	(*select) (void *self, bool prune, double min_out, int64_t m,
+						   uint8_t *active, int64_t *cand, int64_t *nc,
+						   bool *done);
 
 	/* Frees everything the backend holds; called once, on every path. */
 	void		(*release) (void *self);

@@ -60,6 +60,7 @@
 
 #include <cuda_runtime.h>
 #include <cub/block/block_radix_sort.cuh>
+#include <cub/device/device_radix_sort.cuh>
 
 #include "engine_internal.h"
 #include "gpu_check.cuh"
@@ -167,6 +168,12 @@ typedef struct GpuSs
 	int64_t    *h_over;			/* fbatch: overflowed candidates' rows */
 	double	   *h_overw;		/* fbatch: their weights */
 	int64_t    *h_overpos;		/* fbatch: their positions in the batch */
+	int		   *d_unbounded;	/* set when a candidate's list is short */
+	double	   *d_keys;			/* rows x 2: selection keys in and out */
+	int64_t    *d_rowid;		/* rows x 2: row ids in (ascending) and out */
+	void	   *d_sort_tmp;		/* CUB's temporary storage */
+	size_t		sort_tmp_bytes;
+	int32_t    *d_nact;			/* active rows after pruning */
 } GpuSs;
 
 /* Per-step timings on stderr, for benchmark builds (-DODP_SS_TRACE). */
@@ -184,6 +191,16 @@ typedef struct GpuSs
 		if (status != ODP_OK) \
 			goto cleanup; \
 	} while (0)
+
+/* qsort order of row ids. */
+static int
+SsCmpRow(const void *a, const void *b)
+{
+	const int64_t x = *(const int64_t *) a;
+	const int64_t y = *(const int64_t *) b;
+
+	return (x > y) - (x < y);
+}
 
 /* Rounds n up to whole thread blocks of queries of the primitive. */
 static int64_t
@@ -305,13 +322,55 @@ SsUpperKernel(const float *dist, const int32_t *count, int64_t rows, int k,
  * finite).  Its k nearest other rows all lie at or under it.
  */
 static __global__ void
-SsBoundKernel(const int64_t *cand, int64_t nc, const float *dist, int k,
-			  float *bound)
+SsBoundKernel(const int64_t *cand, int64_t nc, const float *dist,
+			  const int32_t *count, int k, float *bound, int *unbounded)
 {
 	const int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
 
-	if (i < nc)
+	if (i >= nc)
+		return;
+	if (count[cand[i]] == k)
 		bound[i] = dist[cand[i] * k + k - 1];
+	else
+	{
+		bound[i] = INFINITY;
+		*unbounded = 1;
+	}
+}
+
+/*
+ * Selection on the GPU (SsSelect): prunes active rows whose upper bound
+ * is under min_out (when prune) and writes the sort keys, the upper bound
+ * of each active row and -inf for the others (upper bounds are sums of
+ * distances or +inf, never -inf); counts the active rows into *nact.
+ */
+static __global__ void
+SsPruneKernel(uint8_t *active, const double *upper, int64_t rows, int prune,
+			  double min_out, double *keys, int32_t *nact)
+{
+	const int64_t p = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+	bool		a = false;
+	unsigned	n;
+
+	if (p < rows)
+	{
+		a = active[p] != 0 && !(prune && upper[p] < min_out);
+		active[p] = a ? 1 : 0;
+		keys[p] = a ? upper[p] : -INFINITY;
+	}
+	n = __popc(__ballot_sync(0xffffffffu, a));
+	if ((threadIdx.x & 31) == 0 && n > 0)
+		atomicAdd(nact, (int32_t) n);
+}
+
+/* Fills ids[p] = p: the row ids that the selection sorts. */
+static __global__ void
+SsIotaKernel(int64_t *ids, int64_t rows)
+{
+	const int64_t p = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (p < rows)
+		ids[p] = p;
 }
 
 /*
@@ -586,8 +645,9 @@ cleanup:
 }
 
 /*
- * Computes the upper bound of every row the update state serves and
- * copies them into upper (scattered to their rows when compacted).
+ * Computes the upper bound of every row the update state serves into
+ * d_upper and copies them into upper (scattered to their rows when
+ * compacted), unless upper is NULL.
  */
 static OdpStatus
 SsUpperBounds(GpuSs *ss, double *upper)
@@ -601,6 +661,8 @@ SsUpperBounds(GpuSs *ss, double *upper)
 	ODP_CUDA_TRY(ctx, cudaStreamSynchronize(ss->stream),
 				 "computing SolvingSet upper bounds");
 	ctx->compute_ms += odp_now_ms() - t0;
+	if (upper == NULL)
+		return ODP_OK;			/* SsSelect reads them on the device */
 	t0 = odp_now_ms();
 	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(ss->compacted ? ss->h_upper : upper, ss->d_upper,
 									  (size_t) ss->nq * sizeof(double),
@@ -700,11 +762,32 @@ SsExactUpdate(void *self, const int64_t *cand, int32_t nc_all,
 	GpuSs	   *ss = (GpuSs *) self;
 	OdpContext *ctx = ss->ctx;
 	OdpStatus	status = ODP_OK;
-	bool		bounded = ss->fused && ss->upd_ready;
+	bool		bounded = ss->fused && ss->upd_ready && nc_all <= ss->fbatch;
 	double		t0;
 
-	for (int32_t i = 0; i < nc_all && bounded; i++)
-		bounded = isfinite(upper[cand[i]]);
+	/*
+	 * Every candidate's partial list must be full: the device knows (the
+	 * host's upper[] is stale when SsSelect runs).
+	 */
+	if (bounded)
+	{
+		int			unbounded = 0;
+
+		ODP_CUDA_TRY(ctx, cudaSetDevice(ss->dev.id), "selecting the GPU");
+		SS_TRY(SsGather(ss, cand, nc_all, nc_all, 1));
+		t0 = odp_now_ms();
+		ODP_CUDA_TRY(ctx, cudaMemsetAsync(ss->d_unbounded, 0, sizeof(int), ss->stream),
+					 "clearing a SolvingSet flag");
+		SsBoundKernel<<<(unsigned) ((nc_all + 255) / 256), 256, 0, ss->stream>>>(ss->d_cand, nc_all, ss->upd_state.dist, ss->upd_state.count, ss->k, ss->d_bound, ss->d_unbounded);
+		ODP_CUDA_TRY_LAUNCH(ctx, ss->stream, "launching the SolvingSet bound kernel");
+		ODP_CUDA_TRY(ctx, cudaMemcpyAsync(&unbounded, ss->d_unbounded, sizeof(int),
+										  cudaMemcpyDeviceToHost, ss->stream),
+					 "copying a SolvingSet flag from the GPU");
+		ODP_CUDA_TRY(ctx, cudaStreamSynchronize(ss->stream),
+					 "computing SolvingSet candidate bounds");
+		ctx->compute_ms += odp_now_ms() - t0;
+		bounded = unbounded == 0;
+	}
 	if (!bounded)
 	{
 		t0 = odp_now_ms();
@@ -726,16 +809,14 @@ SsExactUpdate(void *self, const int64_t *cand, int32_t nc_all,
 									  cudaMemcpyHostToDevice, ss->stream),
 				 "copying SolvingSet active rows to the GPU");
 	ctx->transfer_ms += odp_now_ms() - t0;
-	for (int32_t c0 = 0; c0 < nc_all; c0 += ss->fbatch)
+	/* one chunk: the rows, bounds and ids of the candidates are in place */
 	{
-		const int64_t nc = nc_all - c0 < ss->fbatch ? nc_all - c0 : ss->fbatch;
+		const int64_t c0 = 0;
+		const int64_t nc = nc_all;
 		OdpKnnProblem prob;
 		int64_t		nover = 0;
 
-		SS_TRY(SsGather(ss, cand + c0, nc, nc, 1));
 		t0 = odp_now_ms();
-		SsBoundKernel<<<(unsigned) ((nc + 255) / 256), 256, 0, ss->stream>>>(ss->d_cand, nc, ss->upd_state.dist, ss->k, ss->d_bound);
-		ODP_CUDA_TRY_LAUNCH(ctx, ss->stream, "launching the SolvingSet bound kernel");
 		ODP_CUDA_TRY(ctx, cudaMemsetAsync(ss->d_fcount, 0, (size_t) nc * sizeof(int32_t),
 										  ss->stream),
 					 "clearing the SolvingSet candidate buffers");
@@ -804,8 +885,69 @@ SsExactUpdate(void *self, const int64_t *cand, int32_t nc_all,
 		}
 	}
 	t0 = odp_now_ms();
-	status = SsUpperBounds(ss, upper);
+	status = SsUpperBounds(ss, ss->fused ? NULL : upper);
 	SS_TRACE("ss fused: upper bounds %.2f ms\n", odp_now_ms() - t0);
+cleanup:
+	return status;
+}
+
+/*
+ * See OdpSsBackend.select in engine_internal.h.  In single-pass mode the
+ * upper bounds of all rows are on the device after every batch, so
+ * pruning and the choice of the next batch run there: a stable radix sort
+ * of (upper bound descending, row id), whose stability keeps equal bounds
+ * in ascending row order, replaces the host's pass over every row and its
+ * selection.  Only the active flags and the chosen rows come back.
+ */
+static OdpStatus
+SsSelect(void *self, bool prune, double min_out, int64_t m, uint8_t *active,
+		 int64_t *cand, int64_t *nc, bool *done)
+{
+	GpuSs	   *ss = (GpuSs *) self;
+	OdpContext *ctx = ss->ctx;
+	OdpStatus	status = ODP_OK;
+	int32_t		nact = 0;
+	size_t		tmp_bytes = ss->sort_tmp_bytes;
+	double		t0;
+
+	*done = false;
+	if (!ss->fused)
+		return ODP_OK;
+	ODP_CUDA_TRY(ctx, cudaSetDevice(ss->dev.id), "selecting the GPU");
+	t0 = odp_now_ms();
+	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(ss->d_active, active, (size_t) ss->rows,
+									  cudaMemcpyHostToDevice, ss->stream),
+				 "copying SolvingSet active rows to the GPU");
+	ODP_CUDA_TRY(ctx, cudaMemsetAsync(ss->d_nact, 0, sizeof(int32_t), ss->stream),
+				 "clearing a SolvingSet counter");
+	SsPruneKernel<<<(unsigned) ((ss->rows + 255) / 256), 256, 0, ss->stream>>>(ss->d_active, ss->d_upper, ss->rows, prune ? 1 : 0, min_out, ss->d_keys, ss->d_nact);
+	ODP_CUDA_TRY_LAUNCH(ctx, ss->stream, "launching the SolvingSet prune kernel");
+	ODP_CUDA_TRY(ctx, cub::DeviceRadixSort::SortPairsDescending(ss->d_sort_tmp, tmp_bytes,
+																ss->d_keys, ss->d_keys + ss->rows,
+																ss->d_rowid, ss->d_rowid + ss->rows,
+																ss->rows, 0, 64, ss->stream),
+				 "sorting SolvingSet upper bounds");
+	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(&nact, ss->d_nact, sizeof(int32_t),
+									  cudaMemcpyDeviceToHost, ss->stream),
+				 "copying SolvingSet active rows from the GPU");
+	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(active, ss->d_active, (size_t) ss->rows,
+									  cudaMemcpyDeviceToHost, ss->stream),
+				 "copying SolvingSet active rows from the GPU");
+	ODP_CUDA_TRY(ctx, cudaStreamSynchronize(ss->stream),
+				 "selecting SolvingSet candidates");
+	*nc = nact < m ? nact : m;
+	if (*nc > 0)
+	{
+		ODP_CUDA_TRY(ctx, cudaMemcpyAsync(cand, ss->d_rowid + ss->rows,
+										  (size_t) *nc * sizeof(int64_t),
+										  cudaMemcpyDeviceToHost, ss->stream),
+					 "copying SolvingSet candidates from the GPU");
+		ODP_CUDA_TRY(ctx, cudaStreamSynchronize(ss->stream),
+					 "copying SolvingSet candidates from the GPU");
+	}
+	qsort(cand, (size_t) *nc, sizeof(int64_t), SsCmpRow);
+	ctx->compute_ms += odp_now_ms() - t0;
+	*done = true;
 cleanup:
 	return status;
 }
@@ -910,9 +1052,17 @@ odp_gpu_ss_backend(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 		ss->fcap = odp_gpu_ss_fused_cap < 0 || odp_gpu_ss_fused_cap > SS_FUSED_CAP ?
 			SS_FUSED_CAP : odp_gpu_ss_fused_cap;
 		ss->fbatch = ss->cap < SS_FUSED_BATCH ? ss->cap : SS_FUSED_BATCH;
-		fneed = (size_t) m->rows +
+		/* the selection's sort needs about one more copy of its input */
+		ss->sort_tmp_bytes = 0;
+		if (cub::DeviceRadixSort::SortPairsDescending(NULL, ss->sort_tmp_bytes,
+													  (double *) NULL, (double *) NULL,
+													  (int64_t *) NULL, (int64_t *) NULL,
+													  m->rows, 0, 64) != cudaSuccess)
+			ss->sort_tmp_bytes = (size_t) m->rows * 32;
+		fneed = (size_t) m->rows * (1 + 2 * sizeof(double) + 2 * sizeof(int64_t)) +
+			ss->sort_tmp_bytes +
 			(size_t) ss->fbatch * ((size_t) ss->fcap * sizeof(float) + 3 * sizeof(float)) +
-			4 * ODP_GPU_ALLOC_ALIGN;
+			10 * ODP_GPU_ALLOC_ALIGN;
 		ss->fused = need + fneed <= ss->dev.budget;
 		if (ss->fused)
 			need += fneed;
@@ -981,6 +1131,18 @@ odp_gpu_ss_backend(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 		SS_TRY(OdpGpuArenaAlloc(ctx, &ss->arena,
 								(size_t) ss->fbatch * ss->fcap * sizeof(float),
 								"the SolvingSet candidate buffers", (void **) &ss->d_fbuf));
+		SS_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, sizeof(int), "a SolvingSet flag",
+								(void **) &ss->d_unbounded));
+		SS_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, sizeof(int32_t), "a SolvingSet counter",
+								(void **) &ss->d_nact));
+		SS_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, (size_t) m->rows * 2 * sizeof(double),
+								"the SolvingSet selection keys", (void **) &ss->d_keys));
+		SS_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, (size_t) m->rows * 2 * sizeof(int64_t),
+								"the SolvingSet selection rows", (void **) &ss->d_rowid));
+		SS_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, ss->sort_tmp_bytes > 0 ? ss->sort_tmp_bytes : 1,
+								"the SolvingSet selection sort", &ss->d_sort_tmp));
+		SsIotaKernel<<<(unsigned) ((m->rows + 255) / 256), 256, 0, ss->stream>>>(ss->d_rowid, m->rows);
+		ODP_CUDA_TRY_LAUNCH(ctx, ss->stream, "launching the SolvingSet selection setup");
 	}
 	ODP_CUDA_TRY(ctx, cudaMemsetAsync(ss->d_bad, 0, sizeof(int), ss->stream),
 				 "clearing an error flag");
@@ -1003,6 +1165,7 @@ odp_gpu_ss_backend(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 	backend->exact = SsExact;
 	backend->update = SsUpdate;
 	backend->exact_update = SsExactUpdate;
+	backend->select = SsSelect;
 	backend->release = SsRelease;
 	return ODP_OK;
 

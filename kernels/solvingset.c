@@ -330,34 +330,47 @@ ss_run(OdpContext *ctx, const OdpMatrix *mat, OdpMetric metric, int32_t k,
 		qsort(top, (size_t) (ntop + nc), sizeof(SsRanked), ss_cmp_ranked);
 		ntop = ntop + nc < n ? ntop + nc : n;
 
-		/* prune, and gather the rows still active */
+		/*
+		 * Prune; next C: the m active rows of largest upper, ties by
+		 * smaller row, ascending.  A backend may do it where the upper
+		 * bounds are.
+		 */
 		{
 			bool		prune = ntop == n;
 			double		min_out = prune ? top[n - 1].weight : 0.0;
+			bool		done = false;
 
-			for (int64_t p = 0; p < rows; p++)
+			if (be.select != NULL)
 			{
-				if (!active[p])
-					continue;
-				if (prune && upper[p] < min_out)
+				status = be.select(be.self, prune, min_out, m, active, cand,
+								   &nc, &done);
+				if (status != ODP_OK)
+					goto done;
+			}
+			if (!done)
+			{
+				for (int64_t p = 0; p < rows; p++)
 				{
-					active[p] = 0;
-					continue;
+					if (!active[p])
+						continue;
+					if (prune && upper[p] < min_out)
+					{
+						active[p] = 0;
+						continue;
+					}
+					act_rows[nact] = p;
+					act_upper[nact] = upper[p];
+					nact++;
 				}
-				act_rows[nact] = p;
-				act_upper[nact] = upper[p];
-				nact++;
+				nc = odp_top_n(act_upper, act_rows, nact, m, perm);
+				for (int64_t i = 0; i < nc; i++)
+					cand[i] = act_rows[perm[i]];
+				qsort(cand, (size_t) nc, sizeof(int64_t), ss_cmp_int64);
 			}
 		}
-
-		/* next C: the m active rows of largest upper, ties by smaller row */
-		nc = odp_top_n(act_upper, act_rows, nact, m, perm);
-		for (int64_t i = 0; i < nc; i++)
-			cand[i] = act_rows[perm[i]];
-		qsort(cand, (size_t) nc, sizeof(int64_t), ss_cmp_int64);
 #ifdef ODP_SS_TRACE
-		fprintf(stderr, "ss driver: %lld active, host step %.2f ms\n",
-				(long long) nact, odp_now_ms() - trace_t0);
+		fprintf(stderr, "ss driver: %lld next candidates, host step %.2f ms\n",
+				(long long) nc, odp_now_ms() - trace_t0);
 		trace_t0 = odp_now_ms();
 #endif
 	}
