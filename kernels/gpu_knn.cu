@@ -131,15 +131,6 @@
 #define KNN_FULL_MASK	0xffffffffu
 
 /*
- * Candidate side: appends staged per block in shared memory, written out
- * (one global atomic per entry, all threads at once) once KNN_CS_FLUSH
- * are waiting at the end of a tile; a full stage falls back to direct
- * appends.  Staging keeps the atomics' round trips off the tile loop.
- */
-#define KNN_CS_CAP		1024
-#define KNN_CS_FLUSH	512
-
-/*
  * Pair-dimensions per launch.  The H100 does about 5e12 per second: with
  * 2^37 the longest launch measured 29 ms there, so 2^36 keeps launches
  * near 15 ms on it and well under 100 ms on GPUs several times slower
@@ -201,9 +192,6 @@ struct KnnLayout
 	int			sort_d;			/* per warp: the sorted buffer */
 	int			sort_i;
 	int			sort_tmp;		/* per warp: WarpMergeSort storage */
-	int			cs_cand;		/* candidate side: KNN_CS_CAP local indexes */
-	int			cs_dist;		/* ... their distances */
-	int			cs_n;			/* ... entries staged */
 	int			total;
 };
 
@@ -263,7 +251,7 @@ KnnTake(size_t *off, size_t bytes)
  */
 template <int KCAP, int IPT>
 static KnnLayout
-KnnMakeLayout(int dc, int qstages, bool cosine, bool cside)
+KnnMakeLayout(int dc, int qstages, bool cosine)
 {
 	typedef cub::WarpMergeSort<KnnEntry, IPT, 32> Sort;
 	const size_t slots = KNN_WARPS * KNN_TQ;
@@ -285,9 +273,6 @@ KnnMakeLayout(int dc, int qstages, bool cosine, bool cside)
 	L.sort_d = KnnTake(&off, (size_t) KNN_WARPS * IPT * 32 * sizeof(float));
 	L.sort_i = KnnTake(&off, (size_t) KNN_WARPS * IPT * 32 * sizeof(int64_t));
 	L.sort_tmp = KnnTake(&off, KNN_WARPS * sizeof(typename Sort::TempStorage));
-	L.cs_cand = KnnTake(&off, cside ? KNN_CS_CAP * sizeof(int32_t) : 0);
-	L.cs_dist = KnnTake(&off, cside ? KNN_CS_CAP * sizeof(float) : 0);
-	L.cs_n = KnnTake(&off, cside ? sizeof(int) : 0);
 	L.total = (int) off;
 	return L;
 }
@@ -706,8 +691,7 @@ KnnDimStep(float (&acc)[KNN_TQ][KNN_TC], const float *qp, const float *cp)
  */
 template <OdpMetric M>
 static __device__ __forceinline__ void
-KnnCandidateSide(const KnnArgs &a, unsigned char *smem,
-				 const float (&acc)[KNN_TQ][KNN_TC], int j,
+KnnCandidateSide(const KnnArgs &a, const float (&acc)[KNN_TQ][KNN_TC], int j,
 				 int64_t cloc, int64_t qwarp, float lim)
 {
 	const float bound = a.c_bound[cloc];
@@ -724,48 +708,12 @@ KnnCandidateSide(const KnnArgs &a, unsigned char *smem,
 		dist = (M == ODP_METRIC_EUCLIDEAN) ? sqrtf(acc[i][j]) : acc[i][j];
 		if (dist < bound)
 		{
-			const int	sp = atomicAdd((int *) (smem + a.L.cs_n), 1);
+			const int	pos = atomicAdd(a.c_count + cloc, 1);
 
-			if (sp < KNN_CS_CAP)
-			{
-				((int32_t *) (smem + a.L.cs_cand))[sp] = (int32_t) cloc;
-				((float *) (smem + a.L.cs_dist))[sp] = dist;
-			}
-			else
-			{
-				const int	pos = atomicAdd(a.c_count + cloc, 1);
-
-				if (pos < a.c_cap)
-					a.c_buf[cloc * a.c_cap + pos] = dist;
-			}
+			if (pos < a.c_cap)
+				a.c_buf[cloc * a.c_cap + pos] = dist;
 		}
 	}
-}
-
-/*
- * Writes the block's staged candidate-side appends out and empties the
- * stage.  All threads call it, after a barrier that follows the appends.
- */
-static __device__ __noinline__ void
-KnnCandidateFlush(const KnnArgs &a, unsigned char *smem)
-{
-	int		   *cs_n = (int *) (smem + a.L.cs_n);
-	const int32_t *cs_cand = (const int32_t *) (smem + a.L.cs_cand);
-	const float *cs_dist = (const float *) (smem + a.L.cs_dist);
-	const int	n = min(*cs_n, KNN_CS_CAP);
-
-	for (int e = threadIdx.x; e < n; e += KNN_THREADS)
-	{
-		const int64_t c = cs_cand[e];
-		const int	pos = atomicAdd(a.c_count + c, 1);
-
-		if (pos < a.c_cap)
-			a.c_buf[c * a.c_cap + pos] = cs_dist[e];
-	}
-	__syncthreads();
-	if (threadIdx.x == 0)
-		*cs_n = 0;
-	__syncthreads();
 }
 
 /*
@@ -828,9 +776,6 @@ KnnTileKernel(const __grid_constant__ KnnArgs a)
 	/* the host keeps a launch's item count within int */
 	ntiles = (int) ((c_hi - c_lo + KNN_BC - 1) / KNN_BC);
 	nitems = ntiles * a.nchunks;
-
-	if (CSIDE && threadIdx.x == 0)
-		*(int *) (smem + L.cs_n) = 0;
 
 	/* Start staging the first item while the state loads. */
 	KnnLoadItem<COSINE>(a, L, smem, qblock, c_lo, c_hi, 0, 0, 0, true);
@@ -1057,7 +1002,7 @@ KnnTileKernel(const __grid_constant__ KnnArgs a)
 					for (int i = 1; i < KNN_TQ; i++)
 						mn = fminf(mn, acc[i][j]);
 					if (mn <= lim)
-						KnnCandidateSide<M>(a, smem, acc, j, cloc, qwarp, lim);
+						KnnCandidateSide<M>(a, acc, j, cloc, qwarp, lim);
 				}
 			}
 
@@ -1070,18 +1015,12 @@ KnnTileKernel(const __grid_constant__ KnnArgs a)
 
 		/* Nobody may overwrite this stage before everyone is done with it. */
 		__syncthreads();
-		if (CSIDE && chunk == a.nchunks - 1 &&
-			*(volatile int *) (smem + L.cs_n) >= KNN_CS_FLUSH)
-			KnnCandidateFlush(a, smem);
 		if (++chunk == a.nchunks)
 		{
 			chunk = 0;
 			tile++;
 		}
 	}
-
-	if (CSIDE)
-		KnnCandidateFlush(a, smem);
 
 	/* Merge what is still buffered and write the state back. */
 	for (int i = 0; i < KNN_TQ; i++)
@@ -1182,7 +1121,7 @@ KnnTryConfig(const OdpGpuDevice *dev, OdpMetric m, int dims, int dc_max,
 	const int	nchunks = (dims + dc_max - 1) / dc_max;
 	const int	dc = (dims + nchunks - 1) / nchunks;
 	KnnLayout	L = KnnMakeLayout<KCAP, IPT>(dc, nchunks > 1 ? 2 : 1,
-											 m == ODP_METRIC_COSINE, CSIDE);
+											 m == ODP_METRIC_COSINE);
 
 	cfg->fn = KnnKernelFor<KCAP, IPT, CSIDE>(m);
 	cfg->layout = L;
