@@ -1067,7 +1067,10 @@ odp_gpu_ss_backend(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 													  (double *) NULL, (double *) NULL,
 													  (int64_t *) NULL, (int64_t *) NULL,
 													  m->rows, 0, 64) != cudaSuccess)
+		{
+			(void) cudaGetLastError();	/* not sticky: keep it from later checks */
 			ss->sort_tmp_bytes = (size_t) m->rows * 32;
+		}
 		fneed = (size_t) m->rows * (1 + 2 * sizeof(double) + 2 * sizeof(int64_t)) +
 			ss->sort_tmp_bytes +
 			(size_t) ss->fbatch * ((size_t) ss->fcap * sizeof(float) + 3 * sizeof(float)) +
