@@ -131,6 +131,19 @@
 #define KNN_FULL_MASK	0xffffffffu
 
 /*
+ * Synchronised merging (shared-memory lists): once some buffer of the
+ * block holds KNN_SYNC_TRIGGER entries, every warp merges, at the end of
+ * the tile, each of its buffers holding at least KNN_SYNC_MIN.  A warp
+ * merging alone holds the other seven at the tile barrier; merging
+ * together turns that wait into work.  0 disables (benchmark builds).
+ */
+#ifndef KNN_SYNC_FLUSH
+#define KNN_SYNC_FLUSH		1
+#endif
+#define KNN_SYNC_TRIGGER	16
+#define KNN_SYNC_MIN		8
+
+/*
  * Pair-dimensions per launch.  The H100 does about 5e12 per second: with
  * 2^37 the longest launch measured 29 ms there, so 2^36 keeps launches
  * near 15 ms on it and well under 100 ms on GPUs several times slower
@@ -179,6 +192,8 @@ struct KnnLayout
 {
 	int			cand;			/* 2 x dc x KNN_CSTRIDE floats */
 	int			cnorm;			/* 2 x KNN_BC floats (cosine) */
+	int			climit;			/* 2 x KNN_BC floats (candidate side) */
+	int			cbound;			/* 2 x KNN_BC floats (candidate side) */
 	int			query;			/* qstages x dc x KNN_QSTRIDE floats */
 	int			qnorm;			/* KNN_BQ floats (cosine) */
 	int			meta_d;			/* per query slot: exact k-th distance */
@@ -192,6 +207,7 @@ struct KnnLayout
 	int			sort_d;			/* per warp: the sorted buffer */
 	int			sort_i;
 	int			sort_tmp;		/* per warp: WarpMergeSort storage */
+	int			sync_flag;		/* a buffer asks for a synchronised merge */
 	int			total;
 };
 
@@ -251,7 +267,7 @@ KnnTake(size_t *off, size_t bytes)
  */
 template <int KCAP, int IPT>
 static KnnLayout
-KnnMakeLayout(int dc, int qstages, bool cosine)
+KnnMakeLayout(int dc, int qstages, bool cosine, bool cside)
 {
 	typedef cub::WarpMergeSort<KnnEntry, IPT, 32> Sort;
 	const size_t slots = KNN_WARPS * KNN_TQ;
@@ -260,6 +276,8 @@ KnnMakeLayout(int dc, int qstages, bool cosine)
 
 	L.cand = KnnTake(&off, (size_t) 2 * dc * KNN_CSTRIDE * sizeof(float));
 	L.cnorm = KnnTake(&off, cosine ? 2 * KNN_BC * sizeof(float) : 0);
+	L.climit = KnnTake(&off, cside ? 2 * KNN_BC * sizeof(float) : 0);
+	L.cbound = KnnTake(&off, cside ? 2 * KNN_BC * sizeof(float) : 0);
 	L.query = KnnTake(&off, (size_t) qstages * dc * KNN_QSTRIDE * sizeof(float));
 	L.qnorm = KnnTake(&off, cosine ? KNN_BQ * sizeof(float) : 0);
 	L.meta_d = KnnTake(&off, slots * sizeof(float));
@@ -273,6 +291,7 @@ KnnMakeLayout(int dc, int qstages, bool cosine)
 	L.sort_d = KnnTake(&off, (size_t) KNN_WARPS * IPT * 32 * sizeof(float));
 	L.sort_i = KnnTake(&off, (size_t) KNN_WARPS * IPT * 32 * sizeof(int64_t));
 	L.sort_tmp = KnnTake(&off, KNN_WARPS * sizeof(typename Sort::TempStorage));
+	L.sync_flag = KnnTake(&off, sizeof(int));
 	L.total = (int) off;
 	return L;
 }
@@ -620,7 +639,7 @@ KnnBlockRange(const KnnArgs &a, int64_t *lo, int64_t *hi)
  * the chunk's dimensions (and their norms for cosine) into stage, and the
  * block's query rows when load_q.
  */
-template <bool COSINE>
+template <bool COSINE, bool CSIDE>
 static __device__ __forceinline__ void
 KnnLoadItem(const KnnArgs &a, const KnnLayout &L, unsigned char *smem,
 			int64_t qblock, int64_t c_lo, int64_t c_hi, int tile, int chunk,
@@ -644,6 +663,23 @@ KnnLoadItem(const KnnArgs &a, const KnnLayout &L, unsigned char *smem,
 				__pipeline_memcpy_async(cns + t, a.cn + c0 + t, sizeof(float));
 			else
 				cns[t] = 1.0f;
+		}
+	}
+	if (CSIDE)
+	{
+		/* every item, so that the tile's last chunk finds them in its stage */
+		float	   *lim = (float *) (smem + L.climit) + stage * KNN_BC;
+		float	   *bnd = (float *) (smem + L.cbound) + stage * KNN_BC;
+
+		for (int t = threadIdx.x; t < KNN_BC; t += KNN_THREADS)
+		{
+			if (t < crows)
+			{
+				__pipeline_memcpy_async(lim + t, a.c_limit + c0 + t, sizeof(float));
+				__pipeline_memcpy_async(bnd + t, a.c_bound + c0 + t, sizeof(float));
+			}
+			else
+				lim[t] = -INFINITY;	/* past the end: nothing passes */
 		}
 	}
 	if (load_q)
@@ -692,10 +728,10 @@ KnnDimStep(float (&acc)[KNN_TQ][KNN_TC], const float *qp, const float *cp)
 template <OdpMetric M>
 static __device__ __forceinline__ void
 KnnCandidateSide(const KnnArgs &a, const float (&acc)[KNN_TQ][KNN_TC], int j,
-				 int64_t cloc, int64_t qwarp, float lim)
+				 int64_t cloc, int64_t qwarp, float lim, float bound)
 {
-	const float bound = a.c_bound[cloc];
-	const int64_t self = a.c_self[cloc];
+	/* cosine only: elsewhere the pair with itself is exactly 0 (see gpu_knn.cuh) */
+	const int64_t self = M == ODP_METRIC_COSINE ? a.c_self[cloc] : -1;
 
 #pragma unroll
 	for (int i = 0; i < KNN_TQ; i++)
@@ -703,7 +739,8 @@ KnnCandidateSide(const KnnArgs &a, const float (&acc)[KNN_TQ][KNN_TC], int j,
 		const int64_t ql = qwarp + i;
 		float		dist;
 
-		if (!(acc[i][j] <= lim) || ql >= a.q_end || a.q_base + ql == self)
+		if (!(acc[i][j] <= lim) || ql >= a.q_end ||
+			(M == ODP_METRIC_COSINE && a.q_base + ql == self))
 			continue;
 		dist = (M == ODP_METRIC_EUCLIDEAN) ? sqrtf(acc[i][j]) : acc[i][j];
 		if (dist < bound)
@@ -777,8 +814,11 @@ KnnTileKernel(const __grid_constant__ KnnArgs a)
 	ntiles = (int) ((c_hi - c_lo + KNN_BC - 1) / KNN_BC);
 	nitems = ntiles * a.nchunks;
 
+	if (threadIdx.x == 0)
+		*(int *) (smem + L.sync_flag) = 0;
+
 	/* Start staging the first item while the state loads. */
-	KnnLoadItem<COSINE>(a, L, smem, qblock, c_lo, c_hi, 0, 0, 0, true);
+	KnnLoadItem<COSINE, CSIDE>(a, L, smem, qblock, c_lo, c_hi, 0, 0, 0, true);
 	__pipeline_commit();
 
 	/* Load this warp's queries' state and thresholds. */
@@ -854,7 +894,7 @@ KnnTileKernel(const __grid_constant__ KnnArgs a)
 				nchunk = 0;
 				ntile++;
 			}
-			KnnLoadItem<COSINE>(a, L, smem, qblock, c_lo, c_hi, ntile, nchunk,
+			KnnLoadItem<COSINE, CSIDE>(a, L, smem, qblock, c_lo, c_hi, ntile, nchunk,
 								stage ^ 1, a.nchunks > 1);
 			__pipeline_commit();
 			__pipeline_wait_prior(1);
@@ -977,7 +1017,12 @@ KnnTileKernel(const __grid_constant__ KnnArgs a)
 						}
 						__syncwarp();
 						if (lane == 0)
+						{
 							meta_n[slot] = n + __popc(b);
+							if (KNN_SYNC_FLUSH && KCAP > 0 &&
+								n + __popc(b) >= KNN_SYNC_TRIGGER)
+								*(volatile int *) (smem + L.sync_flag) = 1;
+						}
 						__syncwarp();
 					}
 				}
@@ -994,15 +1039,17 @@ KnnTileKernel(const __grid_constant__ KnnArgs a)
 #pragma unroll
 				for (int j = 0; j < KNN_TC; j++)
 				{
-					const int64_t cloc = tile_c0 + KNN_COLUMN(lane, j);
-					const float lim = cloc < c_hi ? __ldg(a.c_limit + cloc) : -INFINITY;
+					const int	col = stage * KNN_BC + KNN_COLUMN(lane, j);
+					const float lim = ((const float *) (smem + L.climit))[col];
 					float		mn = acc[0][j];
 
 #pragma unroll
 					for (int i = 1; i < KNN_TQ; i++)
 						mn = fminf(mn, acc[i][j]);
 					if (mn <= lim)
-						KnnCandidateSide<M>(a, acc, j, cloc, qwarp, lim);
+						KnnCandidateSide<M>(a, acc, j, tile_c0 + KNN_COLUMN(lane, j),
+											qwarp, lim,
+											((const float *) (smem + L.cbound))[col]);
 				}
 			}
 
@@ -1015,6 +1062,20 @@ KnnTileKernel(const __grid_constant__ KnnArgs a)
 
 		/* Nobody may overwrite this stage before everyone is done with it. */
 		__syncthreads();
+		if (KNN_SYNC_FLUSH && KCAP > 0 && chunk == a.nchunks - 1 &&
+			*(volatile int *) (smem + L.sync_flag) != 0)
+		{
+#pragma unroll
+			for (int i = 0; i < KNN_TQ; i++)
+			{
+				if (meta_n[warp * KNN_TQ + i] >= KNN_SYNC_MIN)
+					thk[i] = KnnFlushQuery<M, KCAP, IPT>(&a, smem, warp, i);
+			}
+			/* everyone has read the flag before it is cleared */
+			__syncthreads();
+			if (threadIdx.x == 0)
+				*(volatile int *) (smem + L.sync_flag) = 0;
+		}
 		if (++chunk == a.nchunks)
 		{
 			chunk = 0;
@@ -1121,7 +1182,7 @@ KnnTryConfig(const OdpGpuDevice *dev, OdpMetric m, int dims, int dc_max,
 	const int	nchunks = (dims + dc_max - 1) / dc_max;
 	const int	dc = (dims + nchunks - 1) / nchunks;
 	KnnLayout	L = KnnMakeLayout<KCAP, IPT>(dc, nchunks > 1 ? 2 : 1,
-											 m == ODP_METRIC_COSINE);
+											 m == ODP_METRIC_COSINE, CSIDE);
 
 	cfg->fn = KnnKernelFor<KCAP, IPT, CSIDE>(m);
 	cfg->layout = L;

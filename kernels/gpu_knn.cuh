@@ -84,11 +84,14 @@ typedef struct OdpKnnProblem
 	/*
 	 * Candidate side, for SolvingSet's single pass (gpu_solvingset.cu):
 	 * with cand_bound set, every pair (query q, candidate c) with
-	 * distance < cand_bound[c] (strictly), q < nq and query_base + q !=
-	 * cand_self[c] also appends its distance to candidate c's buffer,
+	 * distance < cand_bound[c] (strictly) and q < nq also appends its
+	 * distance to candidate c's buffer,
 	 * cand_buf[c * cand_cap ...], counting in cand_count[c] (which the
 	 * caller zeroes; a count above cand_cap means the buffer overflowed and
-	 * holds only cand_cap of them, in no order).  cand_limit is nc floats of
+	 * holds only cand_cap of them, in no order).  The pair of c with
+	 * itself (query_base + q == cand_self[c]) is skipped for cosine only;
+	 * for the other metrics it is exactly 0 and is appended when 0 <
+	 * cand_bound[c], and the caller discounts it.  cand_limit is nc floats of
 	 * scratch.  query_active (nq flags, or NULL) then limits the query side:
 	 * rows with 0 are neither read from nor written to the state.  Needs
 	 * k <= ODP_KNN_FAST_MAX_K and no cand_split.

@@ -383,12 +383,12 @@ SsIotaKernel(int64_t *ids, int64_t rows)
 }
 
 /*
- * Writes the first min(c, k) of the block's c <= SS_WEIGHT_THREADS *
+ * Writes the first min(c, n) of the block's c <= SS_WEIGHT_THREADS *
  * ITEMS buffered distances, ascending, to out.  All threads call it.
  */
 template <int ITEMS>
 static __device__ __forceinline__ void
-SsSortedPrefix(const float *buf, int c, int k, float *out, void *temp)
+SsSortedPrefix(const float *buf, int c, int n, float *out, void *temp)
 {
 	typedef cub::BlockRadixSort<float, SS_WEIGHT_THREADS, ITEMS> Sort;
 	float		keys[ITEMS];
@@ -406,7 +406,7 @@ SsSortedPrefix(const float *buf, int c, int k, float *out, void *temp)
 	{
 		const int	e = threadIdx.x * ITEMS + t;
 
-		if (e < c && e < k)
+		if (e < c && e < n)
 			out[e] = keys[t];
 	}
 }
@@ -414,15 +414,19 @@ SsSortedPrefix(const float *buf, int c, int k, float *out, void *temp)
 /*
  * Single pass: the exact weight of candidate blockIdx.x from its buffer,
  * which holds its c distances strictly under its bound b to the other
- * rows.  At least k other rows lie at or under b (its partial list), so
- * its k smallest distances are the c buffered ones, ascending, followed by
- * k - c copies of b when c < k; summed in that order as odp_sum_ascending
- * does, that is the brute-force weight to the bit.  A buffer that
- * overflowed (c > cap) is left to the caller.
+ * rows, and, except for cosine, its distance to itself when that is
+ * under b (the primitive does not spend a load per pair to skip it; see
+ * gpu_knn.cuh): one entry of that value is dropped here.  At least k
+ * other rows lie at or under b (its partial list), so its k smallest
+ * distances are the buffered ones, ascending, followed by copies of b
+ * up to k; summed in that order as odp_sum_ascending does, that is the
+ * brute-force weight to the bit.  A buffer that overflowed (c > cap) is
+ * left to the caller.  rows holds the candidates' rows, in batch order.
  */
 static __global__ void __launch_bounds__(SS_WEIGHT_THREADS)
 SsBufferWeightKernel(const float *buf, const int32_t *count,
-					 const float *bound, int cap, int k, double *weight)
+					 const float *bound, const float *rows, int dims,
+					 OdpMetric metric, int cap, int k, double *weight, int *bad)
 {
 	typedef cub::BlockRadixSort<float, SS_WEIGHT_THREADS, SS_WEIGHT_SMALL> SmallSort;
 	typedef cub::BlockRadixSort<float, SS_WEIGHT_THREADS,
@@ -432,7 +436,7 @@ SsBufferWeightKernel(const float *buf, const int32_t *count,
 		typename SmallSort::TempStorage small;
 		typename LargeSort::TempStorage large;
 	}			temp;
-	__shared__ float sorted[ODP_KNN_FAST_MAX_K];
+	__shared__ float sorted[ODP_KNN_FAST_MAX_K + 1];
 	const int64_t i = blockIdx.x;
 	const int	c = count[i];
 	const float *b = buf + i * (int64_t) cap;
@@ -441,18 +445,39 @@ SsBufferWeightKernel(const float *buf, const int32_t *count,
 		return;
 	/* c is the same for the whole block: the barriers inside agree */
 	if (c <= SS_WEIGHT_THREADS * SS_WEIGHT_SMALL)
-		SsSortedPrefix<SS_WEIGHT_SMALL>(b, c, k, sorted, &temp.small);
+		SsSortedPrefix<SS_WEIGHT_SMALL>(b, c, k + 1, sorted, &temp.small);
 	else
-		SsSortedPrefix<SS_FUSED_CAP / SS_WEIGHT_THREADS>(b, c, k, sorted, &temp.large);
+		SsSortedPrefix<SS_FUSED_CAP / SS_WEIGHT_THREADS>(b, c, k + 1, sorted, &temp.large);
 	__syncthreads();
 	if (threadIdx.x == 0)
 	{
-		const int	take = c < k ? c : k;
+		const int	have = c < k + 1 ? c : k + 1;
+		int			skip = -1;
+		int			taken = 0;
 		double		s = 0.0;
 
-		for (int e = 0; e < take; e++)
+		if (metric != ODP_METRIC_COSINE)
+		{
+			const float *row = rows + i * (int64_t) dims;
+			const float self = odp_distance(metric, row, row, dims, 1.0f, 1.0f);
+
+			if (self < bound[i])
+			{
+				for (int e = 0; e < have && skip < 0; e++)
+					if (sorted[e] == self)
+						skip = e;
+				if (skip < 0)
+					atomicExch(bad, 1);	/* the pass must have appended it */
+			}
+		}
+		for (int e = 0; e < have && taken < k; e++)
+		{
+			if (e == skip)
+				continue;
 			s += (double) sorted[e];
-		for (int e = take; e < k; e++)
+			taken++;
+		}
+		for (; taken < k; taken++)
 			s += (double) bound[i];
 		weight[i] = s;
 	}
@@ -824,6 +849,7 @@ SsExactUpdate(void *self, const int64_t *cand, int32_t nc_all,
 		const int64_t nc = nc_all;
 		OdpKnnProblem prob;
 		int64_t		nover = 0;
+		int			bad = 0;
 
 		t0 = odp_now_ms();
 		ODP_CUDA_TRY(ctx, cudaMemsetAsync(ss->d_fcount, 0, (size_t) nc * sizeof(int32_t),
@@ -861,7 +887,7 @@ SsExactUpdate(void *self, const int64_t *cand, int32_t nc_all,
 		*distances += nc * ss->rows;
 
 		t0 = odp_now_ms();
-		SsBufferWeightKernel<<<(unsigned) nc, SS_WEIGHT_THREADS, 0, ss->stream>>>(ss->d_fbuf, ss->d_fcount, ss->d_bound, ss->fcap, ss->k, ss->d_weight);
+		SsBufferWeightKernel<<<(unsigned) nc, SS_WEIGHT_THREADS, 0, ss->stream>>>(ss->d_fbuf, ss->d_fcount, ss->d_bound, ss->d_gather, ss->dims, ss->metric, ss->fcap, ss->k, ss->d_weight, ss->d_bad);
 		ODP_CUDA_TRY_LAUNCH(ctx, ss->stream, "launching the SolvingSet buffer weight kernel");
 		ODP_CUDA_TRY(ctx, cudaMemcpyAsync(weight + c0, ss->d_weight, (size_t) nc * sizeof(double),
 										  cudaMemcpyDeviceToHost, ss->stream),
@@ -869,8 +895,14 @@ SsExactUpdate(void *self, const int64_t *cand, int32_t nc_all,
 		ODP_CUDA_TRY(ctx, cudaMemcpyAsync(ss->h_fcount, ss->d_fcount, (size_t) nc * sizeof(int32_t),
 										  cudaMemcpyDeviceToHost, ss->stream),
 					 "copying SolvingSet weights from the GPU");
+		ODP_CUDA_TRY(ctx, cudaMemcpyAsync(&bad, ss->d_bad, sizeof(int),
+										  cudaMemcpyDeviceToHost, ss->stream),
+					 "copying SolvingSet weights from the GPU");
 		ODP_CUDA_TRY(ctx, cudaStreamSynchronize(ss->stream),
 					 "computing SolvingSet weights");
+		if (bad != 0)
+			return odp_fail(ctx, ODP_ERR_INTERNAL,
+							"a SolvingSet candidate's buffer lacks its distance to itself on the GPU");
 		ctx->compute_ms += odp_now_ms() - t0;
 		SS_TRACE("ss fused: weights %.2f ms\n", odp_now_ms() - t0);
 
