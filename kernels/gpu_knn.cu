@@ -64,6 +64,14 @@
  * caller merges the copies' lists.  Off (0) for everything else, where
  * the kernel does exactly what it did before.
  *
+ * Candidate side (OdpKnnProblem.cand_bound, SolvingSet's single pass): a
+ * second consumer of the same register tile.  Each lane compares its
+ * columns' minimum with the candidate's limit (staged in shared memory
+ * with the tile) and appends the rare passers to the candidate's buffer
+ * with one global atomic each; the query side runs as usual for the rows
+ * query_active marks.  A separate kernel template (CSIDE), so that the
+ * other callers' kernels are unchanged.
+ *
  * Launches are bounded: the host splits the work into query-block slices
  * and candidate ranges of about KNN_LAUNCH_WORK pair-dimensions, at least
  * one full wave of blocks each, synchronises after each and polls the
