@@ -18,6 +18,18 @@
  * the heap changed, rewrites upper[p]: the ascending float64 sum of a
  * sorted copy (odp_sum_ascending), or +inf while it holds fewer than k.
  *
+ * exact_update() is the single pass of seed 000 (each row-candidate
+ * distance once), used once every candidate's heap is full: every row
+ * computes its distances to the batch; active rows merge them into their
+ * heaps as update() does, and each distance under the candidate's bound
+ * (the largest entry of the candidate's own heap: at least k other rows
+ * lie at or under it) goes into the thread's max-heap of the k smallest
+ * for that candidate.  The threads' heaps are then merged; the k smallest
+ * other-row distances of a candidate are the merged ones under its bound,
+ * ascending, followed by copies of the bound, so the weight is brute
+ * force's to the bit.  The GPU backend computes the same weights the same
+ * way (gpu_solvingset.cu).
+ *
  * Threads: with cpu_threads > 1, the caller's thread and cpu_threads - 1
  * POSIX threads (all signals blocked) take blocks of rows from a shared
  * counter; only the caller's thread polls the cancel callback.
@@ -47,6 +59,16 @@
 #define SS_ROW_BLOCK		64		/* rows per unit of update work */
 #define SS_MAX_THREADS		256
 
+/* The single pass: largest k, and most bytes of per-thread candidate heaps. */
+#define SS_FUSED_MAX_K		128
+#define SS_FUSED_MAX_BYTES	((size_t) 512 << 20)
+
+/*
+ * 0 makes exact_update() always take the two passes: a knob for the tests,
+ * which check that both ways agree.
+ */
+int			odp_cpu_ss_fused = 1;
+
 /* The backend's state (OdpSsBackend.self). */
 typedef struct CpuSs
 {
@@ -67,6 +89,14 @@ typedef struct CpuSs
 	float	   *gnorm;			/* cap gathered norms (cosine) */
 	float	   *ct;				/* blocks of dims x cand_block, transposed */
 	float	   *ctnorm;			/* cap norms in block order (cosine) */
+
+	/* the single pass (exact_update) */
+	int32_t    *cand_pos;		/* rows: position in the batch, if is_cand */
+	float	   *bound;			/* cap: each candidate's bound */
+	float	   *th;				/* threads x cap x k: candidate heaps */
+	int32_t    *thsize;			/* threads x cap */
+	int64_t		th_cap;			/* candidates th holds per thread */
+	float	   *merge;			/* threads x k: merge scratch */
 } CpuSs;
 
 /* One update() call, shared by its threads. */
@@ -77,6 +107,9 @@ typedef struct CpuSsJob
 	const uint8_t *active;
 	double	   *upper;
 	int64_t		nblocks;
+	bool		fused;			/* single pass: every row, candidate heaps */
+	int			nthreads;
+	atomic_int	next_tid;
 	atomic_llong next_block;
 	atomic_llong distances;
 	atomic_int	stop;
@@ -248,7 +281,7 @@ ss_heap_sort(float *h, int32_t n)
  */
 static inline __attribute__((always_inline)) int64_t
 ss_update_rows(CpuSsJob *job, OdpMetric metric, int64_t r0, int64_t r1,
-			   float *acc, float *tmp)
+			   float *acc, float *tmp, float *th, int32_t *thsize)
 {
 	CpuSs	   *ss = job->ss;
 	const int	dims = ss->m->dims;
@@ -264,8 +297,10 @@ ss_update_rows(CpuSsJob *job, OdpMetric metric, int64_t r0, int64_t r1,
 		float	   *h = ss->heap + p * k;
 		int32_t    *size = &ss->hsize[p];
 		bool		changed = false;
+		const bool	row_side = job->active[p] && !ss->is_cand[p];
+		const int32_t self = ss->is_cand[p] ? ss->cand_pos[p] : -1;
 
-		if (!job->active[p] || ss->is_cand[p])
+		if (!row_side && !job->fused)
 			continue;
 		for (int32_t c0 = 0; c0 < nc; c0 += cb)
 		{
@@ -285,11 +320,19 @@ ss_update_rows(CpuSsJob *job, OdpMetric metric, int64_t r0, int64_t r1,
 			}
 			for (int c = 0; c < n; c++)
 				acc[c] = odp_dist_finish(metric, acc[c], pnorm, cn[c]);
-			for (int c = 0; c < n; c++)
-				if (*size < k || acc[c] < h[0])
-					changed |= ss_heap_offer(h, size, k, acc[c]);
+			if (row_side)
+				for (int c = 0; c < n; c++)
+					if (*size < k || acc[c] < h[0])
+						changed |= ss_heap_offer(h, size, k, acc[c]);
+			if (job->fused)
+				for (int c = 0; c < n; c++)
+					if (acc[c] < ss->bound[c0 + c] && c0 + c != self)
+						(void) ss_heap_offer(th + (size_t) (c0 + c) * k,
+											 &thsize[c0 + c], k, acc[c]);
 		}
 		count += nc;
+		if (!row_side)
+			continue;
 		if (*size < k)
 			job->upper[p] = INFINITY;
 		else if (changed)
@@ -311,6 +354,9 @@ ss_update_loop(CpuSsJob *job, bool poll)
 	float	   *acc = malloc(sizeof(float) * ss->cand_block);
 	float	   *tmp = malloc(sizeof(float) * ss->k);
 	int64_t		count = 0;
+	const int	tid = atomic_fetch_add(&job->next_tid, 1);
+	float	   *th = job->fused ? ss->th + (size_t) tid * ss->th_cap * ss->k : NULL;
+	int32_t    *thsize = job->fused ? ss->thsize + (size_t) tid * ss->th_cap : NULL;
 
 	if (acc == NULL || tmp == NULL)
 	{
@@ -329,19 +375,19 @@ ss_update_loop(CpuSsJob *job, bool poll)
 		switch (ss->metric)
 		{
 			case ODP_METRIC_EUCLIDEAN:
-				count += ss_update_rows(job, ODP_METRIC_EUCLIDEAN, r0, r1, acc, tmp);
+				count += ss_update_rows(job, ODP_METRIC_EUCLIDEAN, r0, r1, acc, tmp, th, thsize);
 				break;
 			case ODP_METRIC_SQEUCLIDEAN:
-				count += ss_update_rows(job, ODP_METRIC_SQEUCLIDEAN, r0, r1, acc, tmp);
+				count += ss_update_rows(job, ODP_METRIC_SQEUCLIDEAN, r0, r1, acc, tmp, th, thsize);
 				break;
 			case ODP_METRIC_MANHATTAN:
-				count += ss_update_rows(job, ODP_METRIC_MANHATTAN, r0, r1, acc, tmp);
+				count += ss_update_rows(job, ODP_METRIC_MANHATTAN, r0, r1, acc, tmp, th, thsize);
 				break;
 			case ODP_METRIC_CHEBYSHEV:
-				count += ss_update_rows(job, ODP_METRIC_CHEBYSHEV, r0, r1, acc, tmp);
+				count += ss_update_rows(job, ODP_METRIC_CHEBYSHEV, r0, r1, acc, tmp, th, thsize);
 				break;
 			case ODP_METRIC_COSINE:
-				count += ss_update_rows(job, ODP_METRIC_COSINE, r0, r1, acc, tmp);
+				count += ss_update_rows(job, ODP_METRIC_COSINE, r0, r1, acc, tmp, th, thsize);
 				break;
 		}
 		if (poll && odp_cancel_requested(ss->ctx))
@@ -365,19 +411,17 @@ ss_update_thread(void *arg)
 }
 
 /*
- * OdpSsBackend.update: merges every active non-candidate row's distances
- * to the batch into its heap and rewrites its upper bound where it
- * changed.
+ * One pass over the rows against the batch: update() (fused false), or
+ * the single pass of exact_update() (fused: every row, candidate heaps in
+ * ss->th, which the caller has prepared for nthreads threads).
  */
 static OdpStatus
-ss_update(void *self, const int64_t *cand, int32_t nc, const uint8_t *active,
-		  double *upper, int64_t *distances)
+ss_pass(CpuSs *ss, const int64_t *cand, int32_t nc, const uint8_t *active,
+		double *upper, int64_t *distances, bool fused, int nthreads)
 {
-	CpuSs	   *ss = (CpuSs *) self;
 	const int	dims = ss->m->dims;
 	const int	cb = ss->cand_block;
 	CpuSsJob	job;
-	int			nthreads = ss->ctx->cpu_threads > 1 ? ss->ctx->cpu_threads : 1;
 	pthread_t	threads[SS_MAX_THREADS];
 	int			started = 0;
 
@@ -386,8 +430,6 @@ ss_update(void *self, const int64_t *cand, int32_t nc, const uint8_t *active,
 	if (!ss_reserve(ss, nc))
 		return odp_fail(ss->ctx, ODP_ERR_HOST_OOM,
 						"out of host memory for %d SolvingSet candidates", (int) nc);
-	if (nthreads > SS_MAX_THREADS)
-		nthreads = SS_MAX_THREADS;
 
 	/* transpose the batch: block b is dims x cb, candidates contiguous */
 	for (int32_t i = 0; i < nc; i++)
@@ -400,12 +442,16 @@ ss_update(void *self, const int64_t *cand, int32_t nc, const uint8_t *active,
 			blk[(size_t) d * cb + c] = row[d];
 		ss->ctnorm[i] = ss->norms ? ss->norms[cand[i]] : 0.0f;
 		ss->is_cand[cand[i]] = 1;
+		ss->cand_pos[cand[i]] = i;
 	}
 
 	job.ss = ss;
 	job.nc = nc;
 	job.active = active;
 	job.upper = upper;
+	job.fused = fused;
+	job.nthreads = nthreads;
+	atomic_init(&job.next_tid, 0);
 	job.nblocks = (ss->m->rows + SS_ROW_BLOCK - 1) / SS_ROW_BLOCK;
 	atomic_init(&job.next_block, 0);
 	atomic_init(&job.distances, 0);
@@ -427,6 +473,120 @@ ss_update(void *self, const int64_t *cand, int32_t nc, const uint8_t *active,
 	return ODP_OK;
 }
 
+/* The threads a pass uses: cpu_threads, at least 1, at most SS_MAX_THREADS. */
+static int
+ss_threads(const CpuSs *ss)
+{
+	int			n = ss->ctx->cpu_threads > 1 ? ss->ctx->cpu_threads : 1;
+
+	return n > SS_MAX_THREADS ? SS_MAX_THREADS : n;
+}
+
+/*
+ * OdpSsBackend.update: merges every active non-candidate row's distances
+ * to the batch into its heap and rewrites its upper bound where it
+ * changed.
+ */
+static OdpStatus
+ss_update(void *self, const int64_t *cand, int32_t nc, const uint8_t *active,
+		  double *upper, int64_t *distances)
+{
+	CpuSs	   *ss = (CpuSs *) self;
+
+	return ss_pass(ss, cand, nc, active, upper, distances, false, ss_threads(ss));
+}
+
+/* qsort order of floats, ascending. */
+static int
+ss_cmp_float(const void *a, const void *b)
+{
+	const float x = *(const float *) a;
+	const float y = *(const float *) b;
+
+	return (x > y) - (x < y);
+}
+
+/* See OdpSsBackend.exact_update in engine_internal.h, and the top of the file. */
+static OdpStatus
+ss_exact_update(void *self, const int64_t *cand, int32_t nc,
+				const uint8_t *active, double *weight, double *upper,
+				int64_t *distances)
+{
+	CpuSs	   *ss = (CpuSs *) self;
+	const int32_t k = ss->k;
+	const int	nthreads = ss_threads(ss);
+	bool		fused = odp_cpu_ss_fused != 0 && k <= SS_FUSED_MAX_K && nc > 0 &&
+		(size_t) nthreads * nc * k * sizeof(float) <= SS_FUSED_MAX_BYTES;
+	OdpStatus	status;
+
+	for (int32_t i = 0; i < nc && fused; i++)
+		fused = ss->hsize[cand[i]] == k;
+	if (fused && nc > ss->th_cap)
+	{
+		free(ss->th);
+		free(ss->thsize);
+		free(ss->bound);
+		free(ss->merge);
+		ss->th = malloc(sizeof(float) * (size_t) nthreads * nc * k);
+		ss->thsize = malloc(sizeof(int32_t) * (size_t) nthreads * nc);
+		ss->bound = malloc(sizeof(float) * (size_t) nc);
+		ss->merge = malloc(sizeof(float) * (size_t) nthreads * k + sizeof(float) * k);
+		ss->th_cap = nc;
+		if (!ss->th || !ss->thsize || !ss->bound || !ss->merge)
+		{
+			/* the two passes need none of it */
+			free(ss->th);
+			free(ss->thsize);
+			free(ss->bound);
+			free(ss->merge);
+			ss->th = NULL;
+			ss->thsize = NULL;
+			ss->bound = NULL;
+			ss->merge = NULL;
+			ss->th_cap = 0;
+			fused = false;
+		}
+	}
+	if (!fused)
+	{
+		status = ss_exact(self, cand, nc, weight, distances);
+		if (status == ODP_OK && odp_cancel_requested(ss->ctx))
+			status = odp_fail(ss->ctx, ODP_ERR_CANCELLED, "canceled");
+		if (status == ODP_OK)
+			status = ss_update(self, cand, nc, active, upper, distances);
+		return status;
+	}
+
+	/* thread t's heaps are th[(t * th_cap + c) * k ...]; all empty */
+	for (int t = 0; t < nthreads; t++)
+		memset(ss->thsize + (size_t) t * ss->th_cap, 0, sizeof(int32_t) * (size_t) nc);
+	for (int32_t i = 0; i < nc; i++)
+		ss->bound[i] = ss->heap[cand[i] * k];	/* the root: the largest */
+	status = ss_pass(ss, cand, nc, active, upper, distances, true, nthreads);
+	if (status != ODP_OK)
+		return status;
+
+	for (int32_t i = 0; i < nc; i++)
+	{
+		float	   *all = ss->merge;
+		int32_t		n = 0;
+
+		for (int t = 0; t < nthreads; t++)
+		{
+			const int32_t sz = ss->thsize[(size_t) t * ss->th_cap + i];
+
+			memcpy(all + n, ss->th + ((size_t) t * ss->th_cap + i) * k,
+				   sizeof(float) * (size_t) sz);
+			n += sz;
+		}
+		qsort(all, (size_t) n, sizeof(float), ss_cmp_float);
+		for (int32_t e = n < k ? n : k; e < k; e++)
+			all[e] = ss->bound[i];
+		weight[i] = odp_sum_ascending(all, k);
+	}
+	return ODP_OK;
+}
+
 /* OdpSsBackend.release: frees the state; self may be NULL. */
 static void
 ss_release(void *self)
@@ -442,6 +602,11 @@ ss_release(void *self)
 	free(ss->gnorm);
 	free(ss->ct);
 	free(ss->ctnorm);
+	free(ss->cand_pos);
+	free(ss->bound);
+	free(ss->th);
+	free(ss->thsize);
+	free(ss->merge);
 	free(ss);
 }
 
@@ -472,7 +637,9 @@ odp_cpu_ss_backend(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 	ss->heap = malloc(sizeof(float) * (size_t) m->rows * k);
 	ss->hsize = calloc((size_t) m->rows, sizeof(int32_t));
 	ss->is_cand = calloc((size_t) m->rows, 1);
-	if (ss->heap == NULL || ss->hsize == NULL || ss->is_cand == NULL)
+	ss->cand_pos = calloc((size_t) m->rows, sizeof(int32_t));
+	if (ss->heap == NULL || ss->hsize == NULL || ss->is_cand == NULL ||
+		ss->cand_pos == NULL)
 	{
 		ss_release(ss);
 		return odp_fail(ctx, ODP_ERR_HOST_OOM,
@@ -482,7 +649,7 @@ odp_cpu_ss_backend(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 	backend->self = ss;
 	backend->exact = ss_exact;
 	backend->update = ss_update;
-	backend->exact_update = NULL;	/* the driver calls the two in turn */
+	backend->exact_update = ss_exact_update;
 	backend->select = NULL;		/* and selects on the host */
 	backend->release = ss_release;
 	return ODP_OK;

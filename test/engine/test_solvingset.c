@@ -29,6 +29,7 @@
  * Knobs and counters of kernels/gpu_solvingset.cu; weak, so that a
  * CPU-only build (WITH_CUDA=no), which lacks them, still links.
  */
+extern int	odp_cpu_ss_fused;	/* kernels/cpu_solvingset.c */
 extern int	odp_gpu_ss_fused_cap __attribute__((weak));
 extern int64_t odp_gpu_ss_fused_batches __attribute__((weak));
 extern int64_t odp_gpu_ss_overflowed __attribute__((weak));
@@ -256,6 +257,24 @@ ss_case(int g, int64_t rows, int dims, OdpMetric metric, int k, int64_t n,
 			  (long long) c.stats.solving_set_size, (int) c.stats.iterations,
 			  (int) c.stats.batch_size, (double) c.stats.distances,
 			  (double) b.stats.distances, c.ms, b.ms);
+	}
+	/* the CPU's two passes alone build the same solving set, weights to the bit */
+	if (c.status == ODP_OK)
+	{
+		SsResult	c2;
+
+		odp_cpu_ss_fused = 0;
+		c2 = ss_run(ODP_DEVICE_CPU, x, rows, dims, metric, k, n, method);
+		odp_cpu_ss_fused = 1;
+		ok = ss_same(&c2, &c, why, sizeof(why)) &&
+			c2.stats.solving_set_size == c.stats.solving_set_size &&
+			memcmp(c2.set, c.set, sizeof(int64_t) * (size_t) c.stats.solving_set_size) == 0 &&
+			memcmp(c2.set_scores, c.set_scores, sizeof(double) * (size_t) c.stats.solving_set_size) == 0 &&
+			c2.stats.iterations == c.stats.iterations;
+		check(ok, "solvingset cpu (two passes) %s: %s; %.3g distances against %.3g in the single pass",
+			  name, ok ? "same results and solving set as the single pass" : "differs from the single pass",
+			  (double) c2.stats.distances, (double) c.stats.distances);
+		ss_free(&c2);
 	}
 	/*
 	 * The GPU three ways: its default single pass; buffers of 8 distances,
