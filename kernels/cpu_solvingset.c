@@ -108,7 +108,6 @@ typedef struct CpuSsJob
 	double	   *upper;
 	int64_t		nblocks;
 	bool		fused;			/* single pass: every row, candidate heaps */
-	int			nthreads;
 	atomic_int	next_tid;
 	atomic_llong next_block;
 	atomic_llong distances;
@@ -450,7 +449,6 @@ ss_pass(CpuSs *ss, const int64_t *cand, int32_t nc, const uint8_t *active,
 	job.active = active;
 	job.upper = upper;
 	job.fused = fused;
-	job.nthreads = nthreads;
 	atomic_init(&job.next_tid, 0);
 	job.nblocks = (ss->m->rows + SS_ROW_BLOCK - 1) / SS_ROW_BLOCK;
 	atomic_init(&job.next_block, 0);

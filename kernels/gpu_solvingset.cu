@@ -679,6 +679,31 @@ cleanup:
 }
 
 /*
+ * The primitive problem of an update over a batch: queries (nq rows, and
+ * their norms for cosine) against the batch's nc candidate rows gathered
+ * in d_gather, whose global indexes continue from cand_seen, so that they
+ * ascend across batches (ascending_candidates holds).
+ */
+static void
+SsBatchProblem(const GpuSs *ss, const float *queries, const float *query_norms,
+			   int64_t nq, int64_t nc, OdpKnnProblem *prob)
+{
+	memset(prob, 0, sizeof(*prob));
+	prob->queries = queries;
+	prob->query_norms = query_norms;
+	prob->query_base = 0;
+	prob->nq = nq;
+	prob->cands = ss->d_gather;
+	prob->cand_norms = ss->d_gnorm;
+	prob->cand_base = ss->cand_seen;
+	prob->nc = nc;
+	prob->dims = ss->dims;
+	prob->metric = ss->metric;
+	prob->exclude_self = false;
+	prob->ascending_candidates = true;
+}
+
+/*
  * Computes the upper bound of every row the update state serves into
  * d_upper and copies them into upper (scattered to their rows when
  * compacted), unless upper is NULL.
@@ -746,19 +771,8 @@ SsUpdate(void *self, const int64_t *cand, int32_t nc_all,
 		OdpKnnProblem prob;
 
 		SS_TRY(SsGather(ss, cand + c0, nc, nc, 1));
-		memset(&prob, 0, sizeof(prob));
-		prob.queries = ss->compacted ? ss->d_q : ss->d_data;
-		prob.query_norms = ss->compacted ? ss->d_qnorm : ss->d_norms;
-		prob.query_base = 0;
-		prob.nq = ss->nq;
-		prob.cands = ss->d_gather;
-		prob.cand_norms = ss->d_gnorm;
-		prob.cand_base = ss->cand_seen;
-		prob.nc = nc;
-		prob.dims = ss->dims;
-		prob.metric = ss->metric;
-		prob.exclude_self = false;
-		prob.ascending_candidates = true;
+		SsBatchProblem(ss, ss->compacted ? ss->d_q : ss->d_data,
+					   ss->compacted ? ss->d_qnorm : ss->d_norms, ss->nq, nc, &prob);
 		SS_TRY(OdpKnnAccumulate(ctx, &ss->dev, ss->stream, &prob,
 								&ss->upd_state, &ctx->compute_ms));
 		ctx->chunks++;
@@ -845,7 +859,6 @@ SsExactUpdate(void *self, const int64_t *cand, int32_t nc_all,
 	ctx->transfer_ms += odp_now_ms() - t0;
 	/* one chunk: the rows, bounds and ids of the candidates are in place */
 	{
-		const int64_t c0 = 0;
 		const int64_t nc = nc_all;
 		OdpKnnProblem prob;
 		int64_t		nover = 0;
@@ -857,19 +870,7 @@ SsExactUpdate(void *self, const int64_t *cand, int32_t nc_all,
 					 "clearing the SolvingSet candidate buffers");
 		ctx->compute_ms += odp_now_ms() - t0;
 
-		memset(&prob, 0, sizeof(prob));
-		prob.queries = ss->d_data;
-		prob.query_norms = ss->d_norms;
-		prob.query_base = 0;
-		prob.nq = ss->rows;
-		prob.cands = ss->d_gather;
-		prob.cand_norms = ss->d_gnorm;
-		prob.cand_base = ss->cand_seen;
-		prob.nc = nc;
-		prob.dims = ss->dims;
-		prob.metric = ss->metric;
-		prob.exclude_self = false;
-		prob.ascending_candidates = true;
+		SsBatchProblem(ss, ss->d_data, ss->d_norms, ss->rows, nc, &prob);
 		prob.cand_bound = ss->d_bound;
 		prob.cand_self = ss->d_cand;
 		prob.cand_limit = ss->d_limit;
@@ -889,7 +890,7 @@ SsExactUpdate(void *self, const int64_t *cand, int32_t nc_all,
 		t0 = odp_now_ms();
 		SsBufferWeightKernel<<<(unsigned) nc, SS_WEIGHT_THREADS, 0, ss->stream>>>(ss->d_fbuf, ss->d_fcount, ss->d_bound, ss->d_gather, ss->dims, ss->metric, ss->fcap, ss->k, ss->d_weight, ss->d_bad);
 		ODP_CUDA_TRY_LAUNCH(ctx, ss->stream, "launching the SolvingSet buffer weight kernel");
-		ODP_CUDA_TRY(ctx, cudaMemcpyAsync(weight + c0, ss->d_weight, (size_t) nc * sizeof(double),
+		ODP_CUDA_TRY(ctx, cudaMemcpyAsync(weight, ss->d_weight, (size_t) nc * sizeof(double),
 										  cudaMemcpyDeviceToHost, ss->stream),
 					 "copying SolvingSet weights from the GPU");
 		ODP_CUDA_TRY(ctx, cudaMemcpyAsync(ss->h_fcount, ss->d_fcount, (size_t) nc * sizeof(int32_t),
@@ -911,8 +912,8 @@ SsExactUpdate(void *self, const int64_t *cand, int32_t nc_all,
 		{
 			if (ss->h_fcount[i] > ss->fcap)
 			{
-				ss->h_overpos[nover] = c0 + i;
-				ss->h_over[nover++] = cand[c0 + i];
+				ss->h_overpos[nover] = i;
+				ss->h_over[nover++] = cand[i];
 			}
 		}
 		odp_gpu_ss_overflowed += nover;
