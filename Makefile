@@ -10,7 +10,7 @@ DATA = $(wildcard sql/odp_gpu--*.sql)
 
 SRC_OBJS = src/odp_gpu.o src/settings.o src/args.o src/input.o src/engine_glue.o \
 	src/outliers.o src/aggregates.o src/gpu_info.o
-ENGINE_C_OBJS = kernels/engine_common.o kernels/outliers.o \
+ENGINE_C_OBJS = kernels/engine_common.o kernels/outliers.o kernels/knn.o \
 	kernels/cpu_knn.o kernels/topn.o kernels/solvingset.o \
 	kernels/cpu_solvingset.o
 # WITH_CUDA=no builds a CPU-only library (no CUDA toolkit needed).
@@ -18,8 +18,8 @@ WITH_CUDA ?= yes
 ifeq ($(WITH_CUDA),no)
 ENGINE_CU_OBJS = kernels/gpu_disabled.o
 else
-ENGINE_CU_OBJS = kernels/gpu_runtime.o kernels/gpu_knn.o \
-	kernels/gpu_outliers.o kernels/gpu_solvingset.o
+ENGINE_CU_OBJS = kernels/gpu_runtime.o kernels/gpu_knn.o kernels/gpu_knn_run.o \
+	kernels/gpu_knn_search.o kernels/gpu_outliers.o kernels/gpu_solvingset.o
 endif
 OBJS = $(SRC_OBJS) $(ENGINE_C_OBJS) $(ENGINE_CU_OBJS)
 

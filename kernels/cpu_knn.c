@@ -34,6 +34,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "engine_internal.h"
 #include "odp_distance.h"
@@ -63,7 +64,19 @@ typedef struct CpuKnnJob
 {
 	const OdpCpuKnnArgs *args;
 	int64_t		query_block;	/* queries per block */
-	int64_t		nblocks;
+	int64_t		nblocks;		/* work items: query blocks x ranges */
+
+	/*
+	 * Candidate ranges (few queries): item b covers query block b / ranges
+	 * and candidate range b % ranges, and leaves its sorted lists in
+	 * part_* (ranges x queries x k) for the merge; 1 = no split, items
+	 * emit directly.
+	 */
+	int			ranges;
+	int64_t		range_rows;		/* candidates per range */
+	float	   *part_d;
+	int64_t    *part_i;
+	int32_t    *part_n;
 	atomic_llong next_block;
 	atomic_int	stop;
 	OdpStatus	worker_status;	/* first worker failure, under stop */
@@ -176,18 +189,20 @@ heap_sort_ascending(float *hd, int64_t *hi, int32_t size)
  */
 static inline __attribute__((always_inline)) bool
 knn_query_block(CpuKnnJob *job, OdpMetric metric, int64_t q0, int64_t q1,
-				CpuKnnScratch *sc, bool poll)
+				int range, CpuKnnScratch *sc, bool poll)
 {
 	const OdpCpuKnnArgs *a = job->args;
 	const int	dims = a->queries->dims;
 	const int32_t k = a->k;
-	const int64_t ncand = a->candidates->rows;
+	const int64_t cfirst = (int64_t) range * job->range_rows;
+	const int64_t ncand = cfirst + job->range_rows < a->candidates->rows ?
+		cfirst + job->range_rows : a->candidates->rows;
 	const int	cb = sc->cand_block;
 
 	for (int64_t q = q0; q < q1; q++)
 		sc->sizes[q - q0] = 0;
 
-	for (int64_t c0 = 0; c0 < ncand; c0 += cb)
+	for (int64_t c0 = cfirst; c0 < ncand; c0 += cb)
 	{
 		int			nc = (int) (c0 + cb < ncand ? cb : ncand - c0);
 
@@ -248,7 +263,16 @@ knn_query_block(CpuKnnJob *job, OdpMetric metric, int64_t q0, int64_t q1,
 		int64_t    *qi = sc->hi + (q - q0) * k;
 
 		heap_sort_ascending(qd, qi, sc->sizes[q - q0]);
-		a->emit(a->emit_arg, q, qd, qi, sc->sizes[q - q0]);
+		if (job->ranges == 1)
+			a->emit(a->emit_arg, q, qd, qi, sc->sizes[q - q0]);
+		else
+		{
+			const size_t at = (size_t) range * a->queries->rows + q;
+
+			memcpy(job->part_d + at * k, qd, sizeof(float) * sc->sizes[q - q0]);
+			memcpy(job->part_i + at * k, qi, sizeof(int64_t) * sc->sizes[q - q0]);
+			job->part_n[at] = sc->sizes[q - q0];
+		}
 	}
 	return true;
 }
@@ -285,7 +309,8 @@ knn_worker_loop(CpuKnnJob *job, bool poll)
 	for (;;)
 	{
 		int64_t		b = atomic_fetch_add(&job->next_block, 1);
-		int64_t		q0 = b * qb,
+		int			range = (int) (b % job->ranges);
+		int64_t		q0 = b / job->ranges * qb,
 					q1;
 		bool		ok = true;
 
@@ -295,19 +320,22 @@ knn_worker_loop(CpuKnnJob *job, bool poll)
 		switch (a->metric)
 		{
 			case ODP_METRIC_EUCLIDEAN:
-				ok = knn_query_block(job, ODP_METRIC_EUCLIDEAN, q0, q1, &sc, poll);
+				ok = knn_query_block(job, ODP_METRIC_EUCLIDEAN, q0, q1, range, &sc, poll);
 				break;
 			case ODP_METRIC_SQEUCLIDEAN:
-				ok = knn_query_block(job, ODP_METRIC_SQEUCLIDEAN, q0, q1, &sc, poll);
+				ok = knn_query_block(job, ODP_METRIC_SQEUCLIDEAN, q0, q1, range, &sc, poll);
 				break;
 			case ODP_METRIC_MANHATTAN:
-				ok = knn_query_block(job, ODP_METRIC_MANHATTAN, q0, q1, &sc, poll);
+				ok = knn_query_block(job, ODP_METRIC_MANHATTAN, q0, q1, range, &sc, poll);
 				break;
 			case ODP_METRIC_CHEBYSHEV:
-				ok = knn_query_block(job, ODP_METRIC_CHEBYSHEV, q0, q1, &sc, poll);
+				ok = knn_query_block(job, ODP_METRIC_CHEBYSHEV, q0, q1, range, &sc, poll);
 				break;
 			case ODP_METRIC_COSINE:
-				ok = knn_query_block(job, ODP_METRIC_COSINE, q0, q1, &sc, poll);
+				ok = knn_query_block(job, ODP_METRIC_COSINE, q0, q1, range, &sc, poll);
+				break;
+			case ODP_METRIC_INNER_PRODUCT:
+				ok = knn_query_block(job, ODP_METRIC_INNER_PRODUCT, q0, q1, range, &sc, poll);
 				break;
 		}
 		if (!ok)
@@ -372,10 +400,60 @@ odp_cpu_workers_join(pthread_t *threads, int started)
 }
 
 /*
+ * Merges query q's sorted lists of the job's candidate ranges (disjoint,
+ * ascending index ranges) into its k smallest and emits them.
+ */
+static void
+knn_merge_ranges(CpuKnnJob *job, int64_t q, float *md, int64_t *mi)
+{
+	const OdpCpuKnnArgs *a = job->args;
+	const int32_t k = a->k;
+	int32_t		pos[CPU_MAX_THREADS] = {0};
+	int32_t		n = 0;
+
+	while (n < k)
+	{
+		int			best = -1;
+		float		bd = 0.0f;
+		int64_t		bi = 0;
+
+		for (int r = 0; r < job->ranges; r++)
+		{
+			const size_t at = (size_t) r * a->queries->rows + q;
+
+			if (pos[r] < job->part_n[at])
+			{
+				const float d = job->part_d[at * k + pos[r]];
+				const int64_t i = job->part_i[at * k + pos[r]];
+
+				if (best < 0 || d < bd || (d == bd && i < bi))
+				{
+					best = r;
+					bd = d;
+					bi = i;
+				}
+			}
+		}
+		if (best < 0)
+			break;
+		pos[best]++;
+		md[n] = bd;
+		mi[n] = bi;
+		n++;
+	}
+	a->emit(a->emit_arg, q, md, mi, n);
+}
+
+/*
  * Computes each query's k nearest candidates (fewer if there are fewer
  * candidates) and hands them to args->emit, sorted ascending by
  * (distance, index).  emit may run on several threads at once, each time
  * for a different query.
+ *
+ * Many queries are shared out by query blocks.  A few (fewer than four
+ * per thread, such as one k-NN query) would leave threads idle, so then
+ * every thread takes a range of the candidates for all of them, and the
+ * ranges' lists are merged at the end.
  */
 OdpStatus
 odp_cpu_knn(const OdpCpuKnnArgs *args)
@@ -386,18 +464,43 @@ odp_cpu_knn(const OdpCpuKnnArgs *args)
 	pthread_t	threads[CPU_MAX_THREADS];
 	int			started = 0;
 	OdpStatus	status;
+	const int64_t nq = args->queries->rows;
+	const int64_t ncand = args->candidates->rows;
 
 	if (nthreads > CPU_MAX_THREADS)
 		nthreads = CPU_MAX_THREADS;
 
+	memset(&job, 0, sizeof(job));
 	job.args = args;
+	job.ranges = 1;
+	job.range_rows = ncand;
 	/* queries per block: enough to reuse the cached candidate block */
 	job.query_block = 16;
-	job.nblocks = (args->queries->rows + job.query_block - 1) / job.query_block;
-	if (job.nblocks < nthreads * 4 && args->queries->rows >= nthreads * 4)
+	job.nblocks = (nq + job.query_block - 1) / job.query_block;
+	if (job.nblocks < nthreads * 4 && nq >= nthreads * 4)
 	{
-		job.query_block = (args->queries->rows + nthreads * 4 - 1) / (nthreads * 4);
-		job.nblocks = (args->queries->rows + job.query_block - 1) / job.query_block;
+		job.query_block = (nq + nthreads * 4 - 1) / (nthreads * 4);
+		job.nblocks = (nq + job.query_block - 1) / job.query_block;
+	}
+	else if (nq < nthreads * 4 && nthreads > 1 &&
+			 ncand >= (int64_t) nthreads * CPU_CAND_BLOCK_MAX)
+	{
+		job.ranges = nthreads;
+		job.range_rows = (ncand + nthreads - 1) / nthreads;
+		job.query_block = nq;
+		job.nblocks = nthreads;
+		job.part_d = malloc(sizeof(float) * (size_t) nthreads * nq * args->k);
+		job.part_i = malloc(sizeof(int64_t) * (size_t) nthreads * nq * args->k);
+		job.part_n = malloc(sizeof(int32_t) * (size_t) nthreads * nq);
+		if (!job.part_d || !job.part_i || !job.part_n)
+		{
+			free(job.part_d);
+			free(job.part_i);
+			free(job.part_n);
+			return odp_fail(ctx, ODP_ERR_HOST_OOM,
+							"out of host memory for %d partial neighbour lists of k = %d",
+							nthreads, (int) args->k);
+		}
 	}
 	atomic_init(&job.next_block, 0);
 	atomic_init(&job.stop, 0);
@@ -409,6 +512,22 @@ odp_cpu_knn(const OdpCpuKnnArgs *args)
 
 	if (status == ODP_OK && job.worker_status != ODP_OK)
 		status = job.worker_status;
+	if (status == ODP_OK && !atomic_load(&job.stop) && job.ranges > 1)
+	{
+		float	   *md = malloc(sizeof(float) * (size_t) args->k);
+		int64_t    *mi = malloc(sizeof(int64_t) * (size_t) args->k);
+
+		if (md == NULL || mi == NULL)
+			status = ODP_ERR_HOST_OOM;
+		else
+			for (int64_t q = 0; q < nq; q++)
+				knn_merge_ranges(&job, q, md, mi);
+		free(md);
+		free(mi);
+	}
+	free(job.part_d);
+	free(job.part_i);
+	free(job.part_n);
 	if (status == ODP_ERR_HOST_OOM)
 		return odp_fail(ctx, status, "out of host memory for %lld neighbour lists of k = %d",
 						(long long) job.query_block, (int) args->k);

@@ -388,6 +388,9 @@ ss_update_loop(CpuSsJob *job, bool poll)
 			case ODP_METRIC_COSINE:
 				count += ss_update_rows(job, ODP_METRIC_COSINE, r0, r1, acc, tmp, th, thsize);
 				break;
+			case ODP_METRIC_INNER_PRODUCT:
+				/* not a distance: odp_outlier_prepare refuses it */
+				break;
 		}
 		if (poll && odp_cancel_requested(ss->ctx))
 		{

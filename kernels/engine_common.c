@@ -18,10 +18,15 @@
 #include <string.h>
 #include <time.h>
 
+#include <math.h>
+#include <stdlib.h>
+
 #include "engine_internal.h"
+#include "odp_distance.h"
 
 static const char *const metric_names[ODP_METRIC_COUNT] = {
-	"euclidean", "sqeuclidean", "manhattan", "chebyshev", "cosine"
+	"euclidean", "sqeuclidean", "manhattan", "chebyshev", "cosine",
+	"inner_product"
 };
 
 /* Formats a message into ctx and returns status unchanged. */
@@ -77,6 +82,48 @@ odp_metric_name(OdpMetric metric)
 	if ((int) metric < 0 || (int) metric >= ODP_METRIC_COUNT)
 		return "unknown";
 	return metric_names[metric];
+}
+
+/* See odp_engine.h. */
+bool
+odp_metric_is_distance(OdpMetric metric)
+{
+	return metric != ODP_METRIC_INNER_PRODUCT;
+}
+
+/* See engine_internal.h. */
+OdpStatus
+odp_row_norms(OdpContext *ctx, const OdpMatrix *m, const char *what,
+			  float **norms_out)
+{
+	float	   *norms;
+
+	*norms_out = NULL;
+	norms = malloc(sizeof(float) * (size_t) m->rows);
+	if (norms == NULL)
+		return odp_fail(ctx, ODP_ERR_HOST_OOM, "out of host memory for %lld row norms",
+						(long long) m->rows);
+	for (int64_t i = 0; i < m->rows; i++)
+	{
+		norms[i] = odp_row_norm(m->data + i * m->dims, m->dims);
+		if (norms[i] == 0.0f)
+		{
+			free(norms);
+			return odp_fail(ctx, ODP_ERR_DATA,
+							"%s %lld is a zero vector, for which cosine distance is undefined",
+							what, (long long) i);
+		}
+		/* an infinite norm would make the distance NaN, which has no order */
+		if (isinf(norms[i]))
+		{
+			free(norms);
+			return odp_fail(ctx, ODP_ERR_DATA,
+							"the norm of %s %lld overflows single precision",
+							what, (long long) i);
+		}
+	}
+	*norms_out = norms;
+	return ODP_OK;
 }
 
 /* Returns a short English name for a status, for logs and tests. */

@@ -33,6 +33,14 @@ extern "C"
 extern OdpStatus odp_fail(OdpContext *ctx, OdpStatus status,
 						  const char *fmt,...) ODP_PRINTF(3, 4);
 
+/*
+ * Every row's norm (odp_row_norm) in a new array *norms that the caller
+ * frees, for cosine; a zero or infinite norm is ODP_ERR_DATA, naming the
+ * row as "<what> <index>".  Nothing is left allocated on failure.
+ */
+extern OdpStatus odp_row_norms(OdpContext *ctx, const OdpMatrix *m,
+							   const char *what, float **norms);
+
 /* Asks the caller's cancel callback; false when there is none. */
 extern bool odp_cancel_requested(OdpContext *ctx);
 
@@ -88,6 +96,16 @@ extern OdpStatus odp_cpu_outlier_scores(OdpContext *ctx, const OdpMatrix *m,
 extern OdpStatus odp_gpu_outlier_scores(OdpContext *ctx, const OdpMatrix *m,
 										OdpMetric metric, int32_t k,
 										const float *norms, double *scores);
+
+/*
+ * GPU path of odp_compute_knn (gpu_knn_search.cu), arguments checked;
+ * norms set exactly for cosine (qnorms == cnorms for a self join); dist
+ * receives the metric's ranking values (the inner product negated).
+ */
+extern OdpStatus odp_gpu_knn(OdpContext *ctx, const OdpMatrix *queries,
+							 const OdpMatrix *cands, const float *qnorms,
+							 const float *cnorms, OdpMetric metric, int32_t k,
+							 bool self_join, float *dist, int64_t *index);
 
 /* Brute-force scores on ctx->device, after odp_outlier_prepare (outliers.c). */
 extern OdpStatus odp_outlier_scores_on_device(OdpContext *ctx,

@@ -63,6 +63,24 @@ odp_gpu_outlier_scores(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 	return odp_fail(ctx, ODP_ERR_NO_GPU, NO_CUDA_MESSAGE);
 }
 
+/* Cannot run; the dispatcher only gets here when the caller forced it. */
+OdpStatus
+odp_gpu_knn(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
+			const float *qnorms, const float *cnorms, OdpMetric metric,
+			int32_t k, bool self_join, float *dist, int64_t *index)
+{
+	(void) queries;
+	(void) cands;
+	(void) qnorms;
+	(void) cnorms;
+	(void) metric;
+	(void) k;
+	(void) self_join;
+	(void) dist;
+	(void) index;
+	return odp_fail(ctx, ODP_ERR_NO_GPU, NO_CUDA_MESSAGE);
+}
+
 /* Cannot run; the SolvingSet driver only gets here when the caller forced it. */
 OdpStatus
 odp_gpu_ss_backend(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,

@@ -957,6 +957,8 @@ KnnTileKernel(const __grid_constant__ KnnArgs a)
 													qns[warp * KNN_TQ + i],
 													cns[KNN_COLUMN(lane, j)]);
 					}
+					else if (M == ODP_METRIC_INNER_PRODUCT)
+						acc[i][j] = odp_dist_finish(M, acc[i][j], 1.0f, 1.0f);
 					mn = fminf(mn, acc[i][j]);
 				}
 				if (mn <= thk[i])
@@ -1154,6 +1156,8 @@ KnnKernelFor(OdpMetric m)
 			return KnnTileKernel<ODP_METRIC_CHEBYSHEV, KCAP, IPT, CSIDE>;
 		case ODP_METRIC_COSINE:
 			return KnnTileKernel<ODP_METRIC_COSINE, KCAP, IPT, CSIDE>;
+		case ODP_METRIC_INNER_PRODUCT:
+			return CSIDE ? NULL : KnnTileKernel<ODP_METRIC_INNER_PRODUCT, KCAP, IPT, false>;
 	}
 	return NULL;
 }
@@ -1174,6 +1178,8 @@ KnnLimitFor(OdpMetric m)
 			return KnnLimitKernel<ODP_METRIC_CHEBYSHEV>;
 		case ODP_METRIC_COSINE:
 			return KnnLimitKernel<ODP_METRIC_COSINE>;
+		case ODP_METRIC_INNER_PRODUCT:
+			return KnnLimitKernel<ODP_METRIC_INNER_PRODUCT>;
 	}
 	return NULL;
 }

@@ -57,6 +57,7 @@ odp_dist_step(OdpMetric m, float acc, float a, float b)
 			t = fabsf(ODP_FSUB(a, b));
 			return t > acc ? t : acc;
 		case ODP_METRIC_COSINE:
+		case ODP_METRIC_INNER_PRODUCT:
 			return ODP_FADD(acc, ODP_FMUL(a, b));
 	}
 	return acc;
@@ -66,7 +67,9 @@ odp_dist_step(OdpMetric m, float acc, float a, float b)
  * Turns an accumulator into a distance.  norm_a and norm_b are the rows'
  * Euclidean norms (odp_row_norm), used by cosine only; they are never zero
  * there because the engine rejects zero vectors under cosine.  Cosine is
- * clamped to [0, 2] to absorb rounding.
+ * clamped to [0, 2] to absorb rounding.  The inner product is negated,
+ * so that "smaller first" ranks the largest inner product first (the
+ * engine's public entry points negate it back).
  */
 ODP_HD float
 odp_dist_finish(OdpMetric m, float acc, float norm_a, float norm_b)
@@ -84,6 +87,8 @@ odp_dist_finish(OdpMetric m, float acc, float norm_a, float norm_b)
 		case ODP_METRIC_COSINE:
 			d = ODP_FSUB(1.0f, acc / ODP_FMUL(norm_a, norm_b));
 			return d < 0.0f ? 0.0f : (d > 2.0f ? 2.0f : d);
+		case ODP_METRIC_INNER_PRODUCT:
+			return -acc;
 	}
 	return acc;
 }

@@ -67,10 +67,11 @@ typedef enum OdpMetric
 	ODP_METRIC_SQEUCLIDEAN,
 	ODP_METRIC_MANHATTAN,
 	ODP_METRIC_CHEBYSHEV,
-	ODP_METRIC_COSINE
+	ODP_METRIC_COSINE,
+	ODP_METRIC_INNER_PRODUCT	/* k-NN only: largest inner product first */
 } OdpMetric;
 
-#define ODP_METRIC_COUNT 5
+#define ODP_METRIC_COUNT 6
 
 typedef enum OdpDevice
 {
@@ -128,6 +129,26 @@ typedef struct OdpMatrix
 extern OdpStatus odp_compute_outlier_scores(OdpContext *ctx, const OdpMatrix *m,
 											OdpMetric metric, int32_t k,
 											double *scores);
+
+/*
+ * k nearest neighbours: for every row q of queries, the k rows of cands
+ * nearest to it, nearest first, ties by smaller row index.  Writes them to
+ * index[q * k .. q * k + k) and their distances to dist (same layout).
+ * For ODP_METRIC_INNER_PRODUCT "nearest" is "largest inner product" and
+ * dist holds the inner products, descending.  With self_join, queries
+ * must be cands (the same matrix) and row q is not its own neighbour.
+ *
+ * Requires 1 <= k <= ODP_MAX_K and k <= cands->rows (minus one for a self
+ * join): callers that want "all rows when k is larger" pass the smaller k.
+ * Distances are the float32 values odp_distance defines, on both paths.
+ */
+extern OdpStatus odp_compute_knn(OdpContext *ctx, const OdpMatrix *queries,
+								 const OdpMatrix *cands, OdpMetric metric,
+								 int32_t k, bool self_join, float *dist,
+								 int64_t *index);
+
+/* Whether a metric is a distance (every metric but the inner product). */
+extern bool odp_metric_is_distance(OdpMetric metric);
 
 /* How odp_compute_top_outliers finds the top n. */
 typedef enum OdpOutlierMethod

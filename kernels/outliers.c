@@ -69,8 +69,6 @@ OdpStatus
 odp_outlier_prepare(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 					int32_t k, float **norms_out)
 {
-	float	   *norms = NULL;
-
 	*norms_out = NULL;
 	ctx->message[0] = '\0';
 	ctx->transfer_ms = ctx->compute_ms = 0.0;
@@ -91,33 +89,12 @@ odp_outlier_prepare(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 	if ((int) metric < 0 || (int) metric >= ODP_METRIC_COUNT)
 		return odp_fail(ctx, ODP_ERR_INVALID_ARGUMENT, "unknown metric %d", (int) metric);
 
+	if (!odp_metric_is_distance(metric))
+		return odp_fail(ctx, ODP_ERR_INVALID_ARGUMENT,
+						"metric %s is not a distance: outlier scores need one",
+						odp_metric_name(metric));
 	if (metric == ODP_METRIC_COSINE)
-	{
-		norms = malloc(sizeof(float) * (size_t) m->rows);
-		if (norms == NULL)
-			return odp_fail(ctx, ODP_ERR_HOST_OOM, "out of host memory for %lld row norms",
-							(long long) m->rows);
-		for (int64_t i = 0; i < m->rows; i++)
-		{
-			norms[i] = odp_row_norm(m->data + i * m->dims, m->dims);
-			if (norms[i] == 0.0f)
-			{
-				free(norms);
-				return odp_fail(ctx, ODP_ERR_DATA,
-								"row %lld is a zero vector, for which cosine distance is undefined",
-								(long long) i);
-			}
-			/* an infinite norm would make the distance NaN, which has no order */
-			if (isinf(norms[i]))
-			{
-				free(norms);
-				return odp_fail(ctx, ODP_ERR_DATA,
-								"the norm of row %lld overflows single precision",
-								(long long) i);
-			}
-		}
-	}
-	*norms_out = norms;
+		return odp_row_norms(ctx, m, "row", norms_out);
 	return ODP_OK;
 }
 

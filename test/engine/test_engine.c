@@ -707,8 +707,11 @@ main(int argc, char **argv)
 
 	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
 		for (int m = 0; m < ODP_METRIC_COUNT; m++)
-			run_case(cases[c].gen, cases[c].rows, cases[c].dims, cases[c].k,
-					 (OdpMetric) m);
+		{
+			if (odp_metric_is_distance((OdpMetric) m))
+				run_case(cases[c].gen, cases[c].rows, cases[c].dims, cases[c].k,
+						 (OdpMetric) m);
+		}
 	/* the largest k, on its own: heavy for the reference */
 	run_case(GEN_UNIFORM, 4200, 2, ODP_MAX_K, ODP_METRIC_EUCLIDEAN);
 
@@ -724,6 +727,7 @@ main(int argc, char **argv)
 	}
 	top_n_tests();
 	run_solvingset_tests();
+	run_knn_tests();
 
 	printf("%d passed, %d failed\n", n_passed, n_failed);
 	return n_failed == 0 ? 0 : 1;

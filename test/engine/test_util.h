@@ -61,4 +61,7 @@ extern OdpContext make_ctx(OdpDevice dev);
 /* The SolvingSet tests (test_solvingset.c). */
 extern void run_solvingset_tests(void);
 
+/* The k-NN tests (test_knn.c). */
+extern void run_knn_tests(void);
+
 #endif							/* ODP_TEST_UTIL_H */

@@ -1,0 +1,59 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpu_knn_run.cuh
+ *	  Host driver of the shared GPU k-NN primitive: plans chunks under
+ *	  the memory budget, uploads rows, accumulates every query chunk
+ *	  against every candidate chunk and hands each finished query chunk's
+ *	  lists to the caller, still on the device.
+ *
+ * Serves the outlier scores (a self join whose lists become sums) and
+ * the k-NN query and join (lists copied back as they are).
+ *
+ * Copyright (c) 2026, odp_gpu developers
+ *
+ * IDENTIFICATION
+ *	  kernels/gpu_knn_run.cuh
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef ODP_GPU_KNN_RUN_CUH
+#define ODP_GPU_KNN_RUN_CUH
+
+#include "gpu_knn.cuh"
+
+/*
+ * Receives query rows [q0, q0 + nq) once every candidate has been merged:
+ * row i's list is dist/index[i * k ..], count[i] entries, ascending (device
+ * pointers, valid until the hook returns).  scratch is the hook's own
+ * device memory (OdpKnnRun.finish_bytes_per_row per query row of a
+ * chunk).  It may launch work and copy on stream, and must leave the
+ * stream idle when it returns.
+ */
+typedef OdpStatus (*OdpKnnFinishFn) (void *arg, OdpContext *ctx,
+									 cudaStream_t stream, int64_t q0,
+									 int64_t nq, const float *dist,
+									 const int64_t *index,
+									 const int32_t *count, void *scratch);
+
+typedef struct OdpKnnRun
+{
+	const OdpMatrix *queries;
+	const float *query_norms;	/* host, cosine only */
+	const OdpMatrix *cands;
+	const float *cand_norms;	/* host, cosine only */
+	bool		self_join;		/* queries == cands: skip the pair (i, i) */
+	OdpMetric	metric;
+	int32_t		k;				/* <= candidates (minus one for a self join) */
+	size_t		finish_bytes_per_row;
+	OdpKnnFinishFn finish;
+	void	   *finish_arg;
+} OdpKnnRun;
+
+/*
+ * Runs the whole computation on ctx's GPU (OdpGpuBegin inside); frees
+ * every device allocation before returning, on every path.  Adds to
+ * ctx->transfer_ms, compute_ms and chunks.
+ */
+extern OdpStatus OdpKnnRunAll(OdpContext *ctx, const OdpKnnRun *run);
+
+#endif							/* ODP_GPU_KNN_RUN_CUH */

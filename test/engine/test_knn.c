@@ -1,0 +1,240 @@
+/*-------------------------------------------------------------------------
+ *
+ * test_knn.c
+ *	  Engine tests of odp_compute_knn: both paths against a naive
+ *	  reference (every distance, sorted by distance then index), bit for
+ *	  bit, for every metric; k = 1 and k = N, duplicates and ties, D = 1
+ *	  and D = 2048, self joins, few queries (split candidate ranges on
+ *	  both paths), large k, chunking under a small GPU memory budget; and
+ *	  the argument checks.
+ *
+ * Copyright (c) 2026, odp_gpu developers
+ *
+ * IDENTIFICATION
+ *	  test/engine/test_knn.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "odp_distance.h"
+#include "test_util.h"
+
+/* One reference entry. */
+typedef struct RefEntry
+{
+	float		d;
+	int64_t		i;
+} RefEntry;
+
+/* qsort order of the reference: distance, then index. */
+static int
+cmp_entry(const void *a, const void *b)
+{
+	const RefEntry *x = (const RefEntry *) a;
+	const RefEntry *y = (const RefEntry *) b;
+
+	if (x->d != y->d)
+		return x->d < y->d ? -1 : 1;
+	return (x->i > y->i) - (x->i < y->i);
+}
+
+/*
+ * The naive reference of odp_compute_knn: every candidate's distance
+ * (odp_distance), sorted, the first k; inner products reported positive.
+ */
+static void
+reference_knn(const OdpMatrix *q, const OdpMatrix *c, OdpMetric metric,
+			  int k, bool self_join, float *dist, int64_t *index)
+{
+	RefEntry   *e = xmalloc(sizeof(RefEntry) * (size_t) c->rows);
+
+	for (int64_t a = 0; a < q->rows; a++)
+	{
+		const float *qa = q->data + a * q->dims;
+		const float qn = odp_row_norm(qa, q->dims);
+		int64_t		n = 0;
+
+		for (int64_t b = 0; b < c->rows; b++)
+		{
+			const float *cb = c->data + b * c->dims;
+
+			if (self_join && a == b)
+				continue;
+			e[n].d = odp_distance(metric, qa, cb, q->dims, qn,
+								  odp_row_norm(cb, c->dims));
+			e[n].i = b;
+			n++;
+		}
+		qsort(e, (size_t) n, sizeof(RefEntry), cmp_entry);
+		for (int r = 0; r < k; r++)
+		{
+			dist[a * k + r] = metric == ODP_METRIC_INNER_PRODUCT ? -e[r].d : e[r].d;
+			index[a * k + r] = e[r].i;
+		}
+	}
+	free(e);
+}
+
+/* Runs one case on dev and compares with the reference; returns mismatches. */
+static int64_t
+knn_compare(OdpDevice dev, const OdpMatrix *q, const OdpMatrix *c,
+			OdpMetric metric, int k, bool self_join, size_t gpu_limit,
+			const float *rd, const int64_t *ri, OdpStatus *status)
+{
+	OdpContext	ctx = make_ctx(dev);
+	float	   *d = xmalloc(sizeof(float) * (size_t) q->rows * k);
+	int64_t    *ix = xmalloc(sizeof(int64_t) * (size_t) q->rows * k);
+	int64_t		bad = 0;
+
+	ctx.gpu_memory_limit = gpu_limit;
+	*status = odp_compute_knn(&ctx, q, c, metric, k, self_join, d, ix);
+	if (*status != ODP_OK)
+		printf("# %s: %s\n", odp_status_name(*status), ctx.message);
+	else
+		for (int64_t t = 0; t < q->rows * k; t++)
+			if (ix[t] != ri[t] || memcmp(&d[t], &rd[t], sizeof(float)) != 0)
+				bad++;
+	free(d);
+	free(ix);
+	return bad;
+}
+
+/*
+ * One case: nq queries (or, for a self join, the candidates themselves)
+ * against nc candidates of kind gen, on the CPU and, where present, the
+ * GPU (also under a small memory budget when gpu_limit is set).
+ */
+static void
+knn_case(Gen gen, int64_t nq, int64_t nc, int dims, int k, bool self_join,
+		 OdpMetric metric, size_t gpu_limit, const char *what)
+{
+	float	   *cx = make_data(gen, nc, dims);
+	float	   *qx = self_join ? cx : make_data(gen, nq, dims);
+	OdpMatrix	c = {cx, nc, dims};
+	OdpMatrix	q = {qx, self_join ? nc : nq, dims};
+	float	   *rd = xmalloc(sizeof(float) * (size_t) q.rows * k);
+	int64_t    *ri = xmalloc(sizeof(int64_t) * (size_t) q.rows * k);
+	OdpStatus	st;
+	int64_t		bad;
+
+	reference_knn(&q, &c, metric, k, self_join, rd, ri);
+	bad = knn_compare(ODP_DEVICE_CPU, &q, &c, metric, k, self_join, 0, rd, ri, &st);
+	check(st == ODP_OK && bad == 0,
+		  "knn cpu %s %s %lld x %lld x %d k=%d%s (%s): %lld entries differ from the reference",
+		  gen_names[gen], odp_metric_name(metric), (long long) q.rows,
+		  (long long) nc, dims, k, self_join ? " self" : "", what, (long long) bad);
+	if (gpu_ok)
+	{
+		bad = knn_compare(ODP_DEVICE_GPU, &q, &c, metric, k, self_join, 0, rd, ri, &st);
+		check(st == ODP_OK && bad == 0,
+			  "knn gpu %s %s %lld x %lld x %d k=%d%s (%s): %lld entries differ from the reference",
+			  gen_names[gen], odp_metric_name(metric), (long long) q.rows,
+			  (long long) nc, dims, k, self_join ? " self" : "", what, (long long) bad);
+		if (gpu_limit > 0)
+		{
+			bad = knn_compare(ODP_DEVICE_GPU, &q, &c, metric, k, self_join,
+							  gpu_limit, rd, ri, &st);
+			check(st == ODP_OK && bad == 0,
+				  "knn gpu chunked (%zu bytes) %s %s k=%d%s: %lld entries differ",
+				  gpu_limit, gen_names[gen], odp_metric_name(metric), k,
+				  self_join ? " self" : "", (long long) bad);
+		}
+	}
+	if (!self_join)
+		free(qx);
+	free(cx);
+	free(rd);
+	free(ri);
+}
+
+/* Bad arguments are refused with the right status, on device dev. */
+static void
+knn_argument_tests(OdpDevice dev)
+{
+	const char *name = dev == ODP_DEVICE_GPU ? "gpu" : "cpu";
+	float	   *x = make_data(GEN_UNIFORM, 10, 3);
+	float	   *y = make_data(GEN_UNIFORM, 4, 2);
+	float		zero[3] = {0.0f, 0.0f, 0.0f};
+	OdpMatrix	m = {x, 10, 3};
+	OdpMatrix	m2 = {y, 4, 2};
+	OdpMatrix	z = {zero, 1, 3};
+	OdpMatrix	half = {x, 5, 3};
+	float		d[40];
+	int64_t		ix[40];
+	OdpContext	ctx = make_ctx(dev);
+	OdpStatus	st;
+
+	st = odp_compute_knn(&ctx, &m, &m, ODP_METRIC_EUCLIDEAN, 0, false, d, ix);
+	check(st == ODP_ERR_INVALID_ARGUMENT, "knn %s: k = 0 refused (%s)", name, ctx.message);
+	st = odp_compute_knn(&ctx, &m, &m, ODP_METRIC_EUCLIDEAN, 11, false, d, ix);
+	check(st == ODP_ERR_INVALID_ARGUMENT, "knn %s: k > candidates refused (%s)", name, ctx.message);
+	st = odp_compute_knn(&ctx, &m, &m, ODP_METRIC_EUCLIDEAN, 10, true, d, ix);
+	check(st == ODP_ERR_INVALID_ARGUMENT, "knn %s: self join k = rows refused (%s)", name, ctx.message);
+	st = odp_compute_knn(&ctx, &m2, &m, ODP_METRIC_EUCLIDEAN, 1, false, d, ix);
+	check(st == ODP_ERR_INVALID_ARGUMENT, "knn %s: dimension mismatch refused (%s)", name, ctx.message);
+	st = odp_compute_knn(&ctx, &half, &m, ODP_METRIC_EUCLIDEAN, 1, true, d, ix);
+	check(st == ODP_ERR_INVALID_ARGUMENT, "knn %s: self join of different matrices refused (%s)",
+		  name, ctx.message);
+	st = odp_compute_knn(&ctx, &z, &m, ODP_METRIC_COSINE, 1, false, d, ix);
+	check(st == ODP_ERR_DATA, "knn %s: zero query under cosine refused (%s)", name, ctx.message);
+	st = odp_compute_knn(&ctx, &m, &m, (OdpMetric) 99, 1, false, d, ix);
+	check(st == ODP_ERR_INVALID_ARGUMENT, "knn %s: unknown metric refused (%s)", name, ctx.message);
+	st = odp_compute_knn(&ctx, &m, &m, ODP_METRIC_EUCLIDEAN, 1, false, NULL, ix);
+	check(st == ODP_ERR_INVALID_ARGUMENT, "knn %s: missing output refused (%s)", name, ctx.message);
+	{
+		double		scores[10];
+
+		st = odp_compute_outlier_scores(&ctx, &m, ODP_METRIC_INNER_PRODUCT, 2, scores);
+		check(st == ODP_ERR_INVALID_ARGUMENT,
+			  "outlier scores %s: inner product refused (%s)", name, ctx.message);
+	}
+	free(x);
+	free(y);
+}
+
+/* Every k-NN test. */
+void
+run_knn_tests(void)
+{
+	static const struct
+	{
+		Gen			gen;
+		int64_t		nq;
+		int64_t		nc;
+		int			dims;
+		int			k;
+		bool		self_join;
+		size_t		gpu_limit;
+		const char *what;
+	}			cases[] = {
+		{GEN_UNIFORM, 200, 1000, 8, 10, false, 0, "batch"},
+		{GEN_DUPLICATES, 0, 700, 5, 7, true, 0, "self join, duplicates"},
+		{GEN_TIES, 150, 400, 3, 1, false, 0, "k = 1, ties"},
+		{GEN_TIES, 40, 300, 4, 300, false, 0, "k = N"},
+		{GEN_UNIFORM, 0, 200, 3, 199, true, 0, "self join, k = N - 1"},
+		{GEN_UNIFORM, 100, 1000, 1, 5, false, 0, "D = 1"},
+		{GEN_TIES, 100, 1000, 1, 9, false, 0, "D = 1, ties"},
+		{GEN_UNIFORM, 12, 300, 2048, 5, false, 0, "D = 2048"},
+		{GEN_IDENTICAL, 30, 500, 4, 20, false, 0, "identical rows"},
+		{GEN_UNIFORM, 1, 60000, 16, 10, false, 0, "one query"},
+		{GEN_TIES, 5, 40000, 6, 25, false, 0, "few queries, ties"},
+		{GEN_UNIFORM, 3000, 5000, 10, 20, false, 1 << 20, "chunks"},
+		{GEN_UNIFORM, 0, 3000, 10, 20, true, 1 << 20, "self join chunks"},
+	};
+
+	for (size_t t = 0; t < sizeof(cases) / sizeof(cases[0]); t++)
+		for (int m = 0; m < ODP_METRIC_COUNT; m++)
+			knn_case(cases[t].gen, cases[t].nq, cases[t].nc, cases[t].dims,
+					 cases[t].k, cases[t].self_join, (OdpMetric) m,
+					 cases[t].gpu_limit, cases[t].what);
+	/* large k: device-memory lists on the GPU; one metric keeps it cheap */
+	knn_case(GEN_UNIFORM, 70, 5000, 4, 1024, false, ODP_METRIC_EUCLIDEAN, 0, "k = 1024");
+	knn_case(GEN_TIES, 3, 20000, 3, 1500, false, ODP_METRIC_MANHATTAN, 0, "k = 1500, few queries");
+
+	knn_argument_tests(ODP_DEVICE_CPU);
+	if (gpu_ok)
+		knn_argument_tests(ODP_DEVICE_GPU);
+}
