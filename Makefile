@@ -9,7 +9,7 @@ PGFILEDESC = "odp_gpu - distance-based outliers and k-NN on the GPU"
 DATA = $(wildcard sql/odp_gpu--*.sql)
 
 SRC_OBJS = src/odp_gpu.o src/settings.o src/args.o src/input.o src/engine_glue.o \
-	src/outliers.o src/aggregates.o src/gpu_info.o
+	src/outliers.o src/knn.o src/aggregates.o src/gpu_info.o
 ENGINE_C_OBJS = kernels/engine_common.o kernels/outliers.o kernels/knn.o \
 	kernels/cpu_knn.o kernels/topn.o kernels/solvingset.o \
 	kernels/cpu_solvingset.o

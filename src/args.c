@@ -2,7 +2,7 @@
  *
  * args.c
  *	  Checks of SQL arguments shared by every analytic: NULLs, k, n,
- *	  metric and method names.  Each runs before any table is read or memory taken.
+ *	  metric and method names, the k-NN query vector.  Each runs before any table is read or memory taken.
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -13,7 +13,12 @@
  */
 #include "postgres.h"
 
+#include <float.h>
+#include <math.h>
+
 #include "args.h"
+#include "catalog/pg_type.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 
 /* Ensures argument argno is not NULL; the functions are not STRICT. */
@@ -26,9 +31,13 @@ OdpArgNotNull(FunctionCallInfo fcinfo, int argno, const char *name)
 				 errmsg("%s must not be null", name)));
 }
 
-/* Parses the metric argument; unknown names list the known ones. */
+/*
+ * Parses the metric argument; unknown names list the known ones.  The
+ * inner product ranks by similarity, so only the k-NN functions take it
+ * (allow_inner_product).
+ */
 OdpMetric
-OdpArgMetric(FunctionCallInfo fcinfo, int argno)
+OdpArgMetric(FunctionCallInfo fcinfo, int argno, bool allow_inner_product)
 {
 	char	   *name;
 	OdpMetric	metric;
@@ -39,7 +48,15 @@ OdpArgMetric(FunctionCallInfo fcinfo, int argno)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("unknown metric \"%s\"", name),
+				 allow_inner_product ?
+				 errhint("Use one of euclidean, sqeuclidean, manhattan, chebyshev, cosine or inner_product.") :
 				 errhint("Use one of euclidean, sqeuclidean, manhattan, chebyshev or cosine.")));
+	if (!allow_inner_product && !odp_metric_is_distance(metric))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("metric \"%s\" is not a distance", name),
+				 errdetail("Outlier scores sum distances to the nearest neighbours; the inner product ranks by similarity."),
+				 errhint("Use one of euclidean, sqeuclidean, manhattan, chebyshev or cosine; odp_knn and odp_knn_join take inner_product.")));
 	pfree(name);
 	return metric;
 }
@@ -114,6 +131,63 @@ OdpCheckKAgainstRows(int32 k, int64 rows, const char *source_desc)
 				 errdetail("Each row needs k neighbours other than itself in %s.",
 						   source_desc),
 				 errhint("Use a smaller k or a larger source.")));
+}
+
+/*
+ * Reads the query vector argument of odp_knn: a non-empty one-dimensional
+ * float8[] without nulls whose values fit float32, as the source's rows
+ * must.  Returns a palloc'd float array and its length in *dims.
+ */
+float *
+OdpArgQueryVector(FunctionCallInfo fcinfo, int argno, int32 *dims)
+{
+	ArrayType  *arr;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	float	   *v;
+
+	OdpArgNotNull(fcinfo, argno, "query");
+	arr = PG_GETARG_ARRAYTYPE_P(argno);
+	if (ARR_NDIM(arr) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("query must be a one-dimensional array, not %d-dimensional",
+						ARR_NDIM(arr))));
+	deconstruct_array(arr, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL,
+					  TYPALIGN_DOUBLE, &elems, &nulls, &n);
+	if (n == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("query must not be empty")));
+	if (n > ODP_MAX_DIMS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("query has %d elements, more than the maximum of %d",
+						n, ODP_MAX_DIMS)));
+	v = palloc(sizeof(float) * n);
+	for (int i = 0; i < n; i++)
+	{
+		double		x;
+
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("query must not contain null elements"),
+					 errdetail("Element %d is null.", i + 1)));
+		x = DatumGetFloat8(elems[i]);
+		if (!isfinite(x))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("query element %d is not finite", i + 1)));
+		if (fabs(x) > FLT_MAX)
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("query element %d is out of range for type real", i + 1)));
+		v[i] = (float) x;
+	}
+	*dims = n;
+	return v;
 }
 
 /* Ensures SolvingSet can run with k (it needs k below the engine's maximum). */

@@ -17,7 +17,9 @@
 #include "odp_engine.h"
 
 extern void OdpArgNotNull(FunctionCallInfo fcinfo, int argno, const char *name);
-extern OdpMetric OdpArgMetric(FunctionCallInfo fcinfo, int argno);
+extern OdpMetric OdpArgMetric(FunctionCallInfo fcinfo, int argno,
+							  bool allow_inner_product);
+extern float *OdpArgQueryVector(FunctionCallInfo fcinfo, int argno, int32 *dims);
 extern OdpOutlierMethod OdpArgMethod(FunctionCallInfo fcinfo, int argno);
 extern int32 OdpArgK(FunctionCallInfo fcinfo, int argno);
 extern int32 OdpArgPositive(FunctionCallInfo fcinfo, int argno, const char *name);

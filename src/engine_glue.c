@@ -187,11 +187,14 @@ OdpGpuUsable(char **why)
 }
 
 /*
- * Decides whether an input of rows rows runs on the GPU, per
- * odp_gpu.device; errors out when the GPU is demanded but unusable.
+ * Decides whether queries query rows against an input of rows rows run on
+ * the GPU, per odp_gpu.device; errors out when the GPU is demanded but
+ * unusable.  auto wants at least odp_gpu.gpu_min_rows rows and
+ * ODP_GPU_MIN_QUERIES queries: with fewer, copying the rows to the GPU
+ * takes longer than the CPU takes to compute.
  */
 bool
-OdpChooseGpu(int64 rows)
+OdpChooseGpu(int64 queries, int64 rows)
 {
 	char	   *why = NULL;
 
@@ -208,7 +211,8 @@ OdpChooseGpu(int64 rows)
 						 errhint("Set odp_gpu.device to auto or cpu to compute on the CPU.")));
 			return true;
 		case ODP_SETTING_AUTO:
-			return rows >= odp_gpu_min_rows && OdpGpuUsable(&why);
+			return rows >= odp_gpu_min_rows && queries >= ODP_GPU_MIN_QUERIES &&
+				OdpGpuUsable(&why);
 	}
 	return false;
 }
@@ -273,7 +277,7 @@ GlueBegin(const OdpInput *in, OdpContext *ctx, GlueCancelState *cancel,
 		  OdpMatrix *m, OdpRunInfo *info)
 {
 	memset(info, 0, sizeof(*info));
-	info->on_gpu = OdpChooseGpu(in->rows);
+	info->on_gpu = OdpChooseGpu(in->rows, in->rows);
 	GlueInitContext(ctx, info->on_gpu, cancel);
 	m->data = in->data;
 	m->rows = in->rows;
@@ -293,6 +297,39 @@ GlueEnd(OdpStatus status, const OdpContext *ctx, const GlueCancelState *cancel,
 	info->transfer_ms = ctx->transfer_ms;
 	info->compute_ms = ctx->compute_ms;
 	info->chunks = ctx->chunks;
+}
+
+/*
+ * Computes the k nearest rows of source for every row of queries (the
+ * same input for a self join) into dist and index (queries->rows * k
+ * each; row indexes of source).  The caller has checked the dimensions,
+ * k (at most the source's rows, less one for a self join) and, for
+ * cosine, the norms.
+ */
+void
+OdpComputeKnn(const OdpInput *queries, const OdpInput *source,
+			  OdpMetric metric, int32 k, bool self_join, float *dist,
+			  int64 *index, OdpRunInfo *info)
+{
+	OdpContext	ctx;
+	GlueCancelState cancel;
+	OdpMatrix	c;
+	OdpMatrix	q;
+
+	memset(info, 0, sizeof(*info));
+	info->on_gpu = OdpChooseGpu(queries->rows, source->rows);
+	info->queries = queries->rows;
+	info->query_read_ms = self_join ? 0.0 : queries->read_ms;
+	GlueInitContext(&ctx, info->on_gpu, &cancel);
+	c.data = source->data;
+	c.rows = source->rows;
+	c.dims = source->dims;
+	q.data = queries->data;
+	q.rows = queries->rows;
+	q.dims = queries->dims;
+	GlueEnd(odp_compute_knn(&ctx, self_join ? &c : &q, &c, metric, k,
+							self_join, dist, index),
+			&ctx, &cancel, info);
 }
 
 /* Computes every row's outlier score into scores (in->rows doubles). */
@@ -386,6 +423,9 @@ OdpReportTiming(const char *what, const OdpInput *in, const OdpRunInfo *info,
 
 	if (!odp_report_timing)
 		return;
+	if (info->queries > 0)
+		extra = psprintf(" queries=" INT64_FORMAT " query_read=%.1f ms",
+						 info->queries, info->query_read_ms);
 	if (info->has_method)
 	{
 		/* N^2 as a double: it overflows int64 from about 3e9 rows */

@@ -525,6 +525,47 @@ OdpSourceNameList(const char *source)
 	return stringToQualifiedNameList(source);
 }
 
+/* Whether two optional text arguments are both absent or equal. */
+static bool
+OdpSameText(const text *a, const text *b)
+{
+	if (a == NULL || b == NULL)
+		return a == b;
+	return VARSIZE_ANY_EXHDR(a) == VARSIZE_ANY_EXHDR(b) &&
+		memcmp(VARDATA_ANY(a), VARDATA_ANY(b), VARSIZE_ANY_EXHDR(a)) == 0;
+}
+
+/*
+ * Whether two specs name the same data: the same options, and the same
+ * source text or two names of the same relation.  Names that do not
+ * resolve are not the same (reading them reports the error).
+ */
+bool
+OdpSameSource(const OdpInputSpec *a, const OdpInputSpec *b)
+{
+	char	   *sa;
+	char	   *sb;
+	Oid			ra;
+	Oid			rb;
+
+	if (!OdpSameText(a->id_column, b->id_column))
+		return false;
+	if ((a->features == NULL) != (b->features == NULL) ||
+		(a->features != NULL &&
+		 (VARSIZE(a->features) != VARSIZE(b->features) ||
+		  memcmp(a->features, b->features, VARSIZE(a->features)) != 0)))
+		return false;
+	if (OdpSameText(a->source, b->source))
+		return true;
+	sa = text_to_cstring(a->source);
+	sb = text_to_cstring(b->source);
+	if (OdpSourceIsQuery(sa) || OdpSourceIsQuery(sb))
+		return false;
+	ra = RangeVarGetRelid(makeRangeVarFromNameList(OdpSourceNameList(sa)), NoLock, true);
+	rb = RangeVarGetRelid(makeRangeVarFromNameList(OdpSourceNameList(sb)), NoLock, true);
+	return OidIsValid(ra) && ra == rb;
+}
+
 /* Returns e.g. "table \"public\".\"points\"", for messages. */
 static char *
 OdpRelationDesc(Relation rel)

@@ -52,6 +52,9 @@ typedef struct OdpInput
  */
 extern void OdpReadInput(const OdpInputSpec *spec, OdpInput *out);
 
+/* Whether two specs name the same data (see input.c). */
+extern bool OdpSameSource(const OdpInputSpec *a, const OdpInputSpec *b);
+
 /*
  * Rows given one at a time, as an aggregate receives them: (id bigint,
  * real[] or float8[] vector) pairs checked, sorted and de-duplicated

@@ -55,7 +55,7 @@ OutlierReadArgs(FunctionCallInfo fcinfo, int k_arg, int id_arg,
 	args->k = OdpArgK(fcinfo, k_arg);
 	args->spec.id_column = PG_ARGISNULL(id_arg) ? NULL : PG_GETARG_TEXT_PP(id_arg);
 	args->spec.features = PG_ARGISNULL(features_arg) ? NULL : PG_GETARG_ARRAYTYPE_P(features_arg);
-	args->metric = OdpArgMetric(fcinfo, metric_arg);
+	args->metric = OdpArgMetric(fcinfo, metric_arg, false);
 }
 
 /*

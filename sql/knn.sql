@@ -1,0 +1,152 @@
+-- k nearest neighbours: odp_knn and odp_knn_join against references in
+-- SQL, ties by smaller id, k beyond the rows, self joins, every metric,
+-- large k, errors, and the upgrade from 0.1.0.
+CREATE EXTENSION odp_gpu VERSION '0.1.0';
+SELECT count(*) AS knn_functions FROM pg_proc WHERE proname LIKE 'odp_knn%';
+ALTER EXTENSION odp_gpu UPDATE TO '0.2.0';
+SELECT p.oid::regprocedure AS function, obj_description(p.oid, 'pg_proc') IS NOT NULL AS commented,
+	   p.provolatile, p.proparallel, p.prosecdef, p.proisstrict
+FROM pg_proc p WHERE proname LIKE 'odp_knn%' ORDER BY 1::text;
+SET extra_float_digits = 0;
+
+CREATE FUNCTION odp_try(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	st text; msg text; det text; hnt text;
+BEGIN
+	EXECUTE q;
+	RETURN 'no error';
+EXCEPTION WHEN OTHERS THEN
+	GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT,
+		det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
+	RETURN st || ': ' || msg || coalesce(E'\nDETAIL: ' || nullif(det, ''), '')
+		|| coalesce(E'\nHINT: ' || nullif(hnt, ''), '');
+END $$;
+
+-- Points on a line; 6 duplicates 2.
+CREATE TABLE line (id integer PRIMARY KEY, x float8);
+INSERT INTO line VALUES (1, 0), (2, 1), (3, 2), (4, 3), (5, 10), (6, 1);
+-- 2 and 6 at 0, then 1 and 3 tie at 1: smaller id first
+SELECT * FROM odp_knn('line', '{1}', k => 4);
+SELECT * FROM odp_knn('line', '{1}', k => 1);
+-- k beyond the rows returns them all, in order
+SELECT array_agg(id ORDER BY rank) FROM odp_knn('line', '{4}', k => 100);
+-- inner product: largest first, distance is the inner product
+SELECT * FROM odp_knn('line', '{-2}', k => 3, metric => 'inner_product');
+-- a real[] query works too
+SELECT id FROM odp_knn('line', '{9.5}'::real[], k => 1);
+
+-- Self join: a row is not its own neighbour (2 and 6 are each other's)
+SELECT * FROM odp_knn_join('line', 'line', k => 2);
+-- the same relation under another name is a self join too: 6 x 5 rows
+SELECT count(*) FROM odp_knn_join('line', 'public.line', k => 10);
+-- a query is other data: each row finds itself at 0
+SELECT * FROM odp_knn_join('SELECT * FROM line WHERE id <= 2', 'line', k => 2);
+-- queries with their own id and feature names, found by default or named
+CREATE TABLE probe (qid int PRIMARY KEY, pos float8);
+INSERT INTO probe VALUES (10, 2.4), (20, 9), (30, -1);
+SELECT * FROM odp_knn_join('probe', 'line', k => 2);
+SELECT count(*) FROM odp_knn_join('probe', 'line', k => 2, query_id_column => 'qid',
+								  query_features => '{pos}');
+-- results join with business tables
+SELECT p.qid, p.pos, l.x FROM probe p
+JOIN odp_knn_join('probe', 'line', k => 1) j ON j.query_id = p.qid
+JOIN line l ON l.id = j.id ORDER BY p.qid;
+
+-- Every metric against a reference in SQL on integer data (exact in
+-- float32, so even the ties agree; cosine compares distances only).
+CREATE TABLE pts AS
+	SELECT i AS id, ARRAY[(i * 37) % 101 - 50, (i * 53) % 89, (i * 11) % 13 + 1]::real[] AS f
+	FROM generate_series(1, 300) i;
+ALTER TABLE pts ADD PRIMARY KEY (id);
+CREATE TABLE qs AS
+	SELECT 1000 + i AS id, ARRAY[(i * 17) % 61 - 30, (i * 7) % 97, i % 9 + 1]::real[] AS f
+	FROM generate_series(1, 7) i;
+CREATE FUNCTION ref_dist(metric text, x real[], y real[]) RETURNS float8
+LANGUAGE sql IMMUTABLE AS $$
+	SELECT CASE metric
+		WHEN 'euclidean' THEN sqrt(sum((x[i]::float8 - y[i]) ^ 2))
+		WHEN 'sqeuclidean' THEN sum((x[i]::float8 - y[i]) ^ 2)
+		WHEN 'manhattan' THEN sum(abs(x[i]::float8 - y[i]))
+		WHEN 'chebyshev' THEN max(abs(x[i]::float8 - y[i]))
+		WHEN 'cosine' THEN 1 - sum(x[i]::float8 * y[i]) / (sqrt(sum(x[i]::float8 ^ 2)) * sqrt(sum(y[i]::float8 ^ 2)))
+		WHEN 'inner_product' THEN sum(x[i]::float8 * y[i])
+	END
+	FROM generate_subscripts(x, 1) i
+$$;
+CREATE FUNCTION ref_knn(metric text, k int, self boolean)
+RETURNS TABLE (query_id int, rank bigint, id int, distance float8)
+LANGUAGE sql STABLE AS $$
+	SELECT query_id, rank, id, d FROM (
+		SELECT q.id AS query_id, p.id, ref_dist(metric, q.f, p.f) AS d,
+			   row_number() OVER (PARTITION BY q.id ORDER BY
+					CASE WHEN metric = 'inner_product' THEN -ref_dist(metric, q.f, p.f)
+						 ELSE ref_dist(metric, q.f, p.f) END, p.id) AS rank
+		FROM (SELECT * FROM qs WHERE NOT self UNION ALL SELECT * FROM pts WHERE self) q, pts p
+		WHERE NOT self OR p.id <> q.id) s
+	WHERE rank <= k
+$$;
+SELECT m, k, self, count(*) AS rows,
+	   count(*) FILTER (WHERE (o.id IS DISTINCT FROM r.id AND m <> 'cosine')
+							  OR abs(o.distance - r.distance) > 1e-5 * greatest(1, abs(r.distance))) AS mismatches
+FROM unnest(ARRAY['euclidean', 'sqeuclidean', 'manhattan', 'chebyshev', 'cosine', 'inner_product']) m,
+	 unnest(ARRAY[1, 10]) k, unnest(ARRAY[false, true]) self,
+	 LATERAL (SELECT * FROM odp_knn_join(CASE WHEN self THEN 'pts' ELSE 'qs' END, 'pts',
+										 k => k, metric => m)) o
+	 FULL JOIN LATERAL (SELECT * FROM ref_knn(m, k, self)) r
+		ON r.query_id = o.query_id AND r.rank = o.rank
+GROUP BY m, k, self ORDER BY m, k, self;
+-- odp_knn gives odp_knn_join's rows for a single query
+SELECT m, (SELECT array_agg(id ORDER BY rank) FROM odp_knn('pts', '{3, 40, 5}', k => 20, metric => m))
+	 = (SELECT array_agg(id ORDER BY rank) FROM odp_knn_join('SELECT 1 AS id, ''{3, 40, 5}''::real[] AS f',
+															 'pts', k => 20, metric => m)) AS same
+FROM unnest(ARRAY['euclidean', 'manhattan', 'cosine', 'inner_product']) m;
+
+-- Large k (lists beyond the fast path on the GPU), and k beyond the rows.
+CREATE TABLE many AS SELECT i AS id, ARRAY[(i * 7919) % 1009, (i * 104729) % 997]::real[] AS f
+	FROM generate_series(1, 3000) i;
+ALTER TABLE many ADD PRIMARY KEY (id);
+SELECT (SELECT array_agg(id ORDER BY rank) FROM odp_knn('many', '{500, 500}', k => 1500, metric => 'manhattan'))
+	 = (SELECT array_agg(id::bigint ORDER BY abs(f[1] - 500) + abs(f[2] - 500), id)
+		FROM (SELECT * FROM many ORDER BY abs(f[1] - 500) + abs(f[2] - 500), id LIMIT 1500) s) AS k1500_exact;
+SELECT count(*), count(DISTINCT query_id), count(*) FILTER (WHERE rank = 1 AND query_id = id) AS itself_first
+FROM odp_knn_join('SELECT * FROM many WHERE id <= 50', 'many', k => 4000);
+
+-- The CPU path, forced, gives the same rows as whatever auto picks.
+SET odp_gpu.device = cpu;
+CREATE TEMP TABLE cpu_rows AS SELECT * FROM odp_knn_join('many', 'many', k => 5);
+RESET odp_gpu.device;
+SELECT count(*) AS rows, count(*) FILTER (WHERE c IS DISTINCT FROM a) AS differences
+FROM (SELECT * FROM cpu_rows) c FULL JOIN odp_knn_join('many', 'many', k => 5) a
+	ON (a.query_id, a.rank) = (c.query_id, c.rank);
+
+-- Errors.
+SELECT odp_try($$SELECT * FROM odp_knn(NULL, '{1}')$$);
+SELECT odp_try($$SELECT * FROM odp_knn('line', NULL)$$);
+SELECT odp_try($$SELECT * FROM odp_knn('line', '{}')$$);
+SELECT odp_try($$SELECT * FROM odp_knn('line', '{{1}}')$$);
+SELECT odp_try($$SELECT * FROM odp_knn('line', '{1, NULL}')$$);
+SELECT odp_try($$SELECT * FROM odp_knn('line', '{1, 2}')$$);
+SELECT odp_try($$SELECT * FROM odp_knn('line', '{NaN}')$$);
+SELECT odp_try($$SELECT * FROM odp_knn('line', '{Infinity}')$$);
+SELECT odp_try($$SELECT * FROM odp_knn('line', '{1e300}')$$);
+SELECT odp_try($$SELECT * FROM odp_knn('line', '{0}', metric => 'cosine')$$);
+SELECT odp_try($$SELECT * FROM odp_knn('line', '{1}', k => 0)$$);
+SELECT odp_try($$SELECT * FROM odp_knn('line', '{1}', k => NULL)$$);
+SELECT odp_try($$SELECT * FROM odp_knn('line', '{1}', k => 5000)$$);
+SELECT odp_try($$SELECT * FROM odp_knn('line', '{1}', metric => 'dot')$$);
+SELECT odp_try($$SELECT * FROM odp_knn('line', '{3e19}')$$);
+SELECT odp_try($$SELECT * FROM odp_knn('no_such_table', '{1}')$$);
+SELECT odp_try($$SELECT * FROM odp_knn_join(NULL, 'line')$$);
+SELECT odp_try($$SELECT * FROM odp_knn_join('line', NULL)$$);
+SELECT odp_try($$SELECT * FROM odp_knn_join('pts', 'line')$$);
+SELECT odp_try($$SELECT * FROM odp_knn_join('probe', 'line', query_id_column => 'nope')$$);
+SELECT odp_try($$SELECT * FROM odp_knn_join('line', 'line', k => 1, metric => 'cosine')$$);
+SELECT odp_try($$SELECT * FROM odp_top_outliers('line', k => 1, metric => 'inner_product')$$);
+-- a one-row self join has no neighbours at all
+SELECT count(*) FROM odp_knn_join('SELECT 1 AS id, 5.0 AS x', 'SELECT 1 AS id, 5.0 AS x', k => 3);
+
+DROP FUNCTION ref_knn(text, int, boolean);
+DROP FUNCTION ref_dist(text, real[], real[]);
+DROP FUNCTION odp_try(text);
+DROP TABLE line, probe, pts, qs, many;
+DROP EXTENSION odp_gpu;

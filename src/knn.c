@@ -1,0 +1,255 @@
+/*-------------------------------------------------------------------------
+ *
+ * knn.c
+ *	  SQL entry points of k nearest neighbours: odp_knn (one query vector
+ *	  against a source) and odp_knn_join (every row of one source against
+ *	  another, or against itself).
+ *
+ * Sources are read sorted by id, so the engine's "ties by smaller row
+ * index" is "ties by smaller id".  A k larger than the rows available
+ * returns them all.  Both functions return rows in materialized mode,
+ * ordered by query id and rank; all their memory lives in one child
+ * context deleted at the end.
+ *
+ * Copyright (c) 2026, odp_gpu developers
+ *
+ * IDENTIFICATION
+ *	  src/knn.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "args.h"
+#include "engine_glue.h"
+#include "funcapi.h"
+#include "input.h"
+#include "miscadmin.h"
+#include "odp_distance.h"
+#include "utils/memutils.h"
+#include "utils/tuplestore.h"
+
+PG_FUNCTION_INFO_V1(odp_knn);
+PG_FUNCTION_INFO_V1(odp_knn_join);
+
+#define KNN_COLS		3
+#define KNN_JOIN_COLS	4
+
+/* Reads an optional text argument. */
+static text *
+KnnOptText(FunctionCallInfo fcinfo, int argno)
+{
+	return PG_ARGISNULL(argno) ? NULL : PG_GETARG_TEXT_PP(argno);
+}
+
+/* Reads an optional text[] argument. */
+static ArrayType *
+KnnOptArray(FunctionCallInfo fcinfo, int argno)
+{
+	return PG_ARGISNULL(argno) ? NULL : PG_GETARG_ARRAYTYPE_P(argno);
+}
+
+/* The neighbours a call computed, in the work context. */
+typedef struct KnnResult
+{
+	int32		k;				/* per query, after clamping to the rows */
+	float	   *dist;			/* queries x k */
+	int64	   *index;			/* source row indexes */
+	OdpRunInfo	info;
+} KnnResult;
+
+/*
+ * Runs the engine for queries against source and leaves the lists in
+ * *res; k larger than the rows available is clamped to them (zero: no
+ * neighbours at all).
+ */
+static void
+KnnCompute(const OdpInput *queries, const OdpInput *source, OdpMetric metric,
+		   int32 k, bool self_join, KnnResult *res)
+{
+	int64		avail = source->rows - (self_join ? 1 : 0);
+	Size		n;
+
+	memset(res, 0, sizeof(*res));
+	res->k = (int32) Min((int64) k, avail);
+	if (res->k == 0)
+		return;
+	n = (Size) queries->rows * (Size) res->k;
+	res->dist = (float *) MemoryContextAllocHuge(CurrentMemoryContext, sizeof(float) * n);
+	res->index = (int64 *) MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * n);
+	OdpComputeKnn(queries, source, metric, res->k, self_join, res->dist,
+				  res->index, &res->info);
+	for (Size i = 0; i < n; i++)
+	{
+		if (!isfinite(res->dist[i]))
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 queries->ids ?
+					 errmsg("distances from the query with id " INT64_FORMAT " overflow single precision",
+							queries->ids[i / res->k]) :
+					 errmsg("distances from the query overflow single precision"),
+					 errdetail("odp_gpu computes distances in float32, whose largest value is about 3.4e38."),
+					 errhint("Scale the features down, for example by dividing them by their standard deviation.")));
+	}
+}
+
+/*
+ * odp_knn(source, query, k, id_column, features, metric)
+ *	  -> TABLE(rank int, id bigint, distance float8): the k rows of source
+ *	  nearest to query, nearest first (largest inner product first), ties
+ *	  by smaller id.
+ */
+Datum
+odp_knn(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	OdpInputSpec spec;
+	OdpInput	source;
+	OdpInput	query;
+	KnnResult	res;
+	OdpMetric	metric;
+	MemoryContext work,
+				old;
+	float	   *qv;
+	int32		qdims;
+	int32		k;
+	double		start;
+
+	OdpArgNotNull(fcinfo, 0, "source");
+	k = OdpArgK(fcinfo, 2);
+	metric = OdpArgMetric(fcinfo, 5, true);
+	spec.source = PG_GETARG_TEXT_PP(0);
+	spec.id_column = KnnOptText(fcinfo, 3);
+	spec.features = KnnOptArray(fcinfo, 4);
+	InitMaterializedSRF(fcinfo, 0);
+	Assert(rsinfo->setDesc->natts == KNN_COLS);
+
+	work = AllocSetContextCreate(CurrentMemoryContext, "odp_gpu knn",
+								 ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(work);
+	qv = OdpArgQueryVector(fcinfo, 1, &qdims);
+	if (metric == ODP_METRIC_COSINE && odp_row_norm(qv, qdims) == 0.0f)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("query is a zero vector, for which cosine distance is undefined")));
+	OdpReadInput(&spec, &source);
+	if (qdims != source.dims)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("query has %d elements but the rows of %s have %d",
+						qdims, source.source_desc, source.dims),
+				 errhint("Pass a query vector with one value per feature.")));
+	OdpCheckCosineRows(&source, metric);
+	memset(&query, 0, sizeof(query));
+	query.rows = 1;
+	query.dims = qdims;
+	query.data = qv;
+	KnnCompute(&query, &source, metric, k, false, &res);
+	MemoryContextSwitchTo(old);
+
+	start = odp_now_ms();
+	for (int32 r = 0; r < res.k; r++)
+	{
+		Datum		values[KNN_COLS];
+		bool		nulls[KNN_COLS] = {false, false, false};
+
+		values[0] = Int32GetDatum(r + 1);
+		values[1] = Int64GetDatum(source.ids[res.index[r]]);
+		values[2] = Float8GetDatum((double) res.dist[r]);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	if (res.k > 0)
+		OdpReportTiming("odp_knn", &source, &res.info, odp_now_ms() - start);
+	MemoryContextDelete(work);
+	return (Datum) 0;
+}
+
+/*
+ * odp_knn_join(queries, source, k, id_column, features, metric,
+ *				query_id_column, query_features)
+ *	  -> TABLE(query_id bigint, rank int, id bigint, distance float8): for
+ *	  every row of queries, its k nearest rows of source.  When both name
+ *	  the same data (same options, and the same text or relation) it is a
+ *	  self join, read once, and a row is not its own neighbour.  The query
+ *	  options default to the source's.
+ */
+Datum
+odp_knn_join(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	OdpInputSpec qspec;
+	OdpInputSpec spec;
+	OdpInput	queries;
+	OdpInput	source;
+	const OdpInput *qin;
+	KnnResult	res;
+	OdpMetric	metric;
+	MemoryContext work,
+				old;
+	bool		self_join;
+	int32		k;
+	double		start;
+
+	OdpArgNotNull(fcinfo, 0, "queries");
+	OdpArgNotNull(fcinfo, 1, "source");
+	k = OdpArgK(fcinfo, 2);
+	metric = OdpArgMetric(fcinfo, 5, true);
+	spec.source = PG_GETARG_TEXT_PP(1);
+	spec.id_column = KnnOptText(fcinfo, 3);
+	spec.features = KnnOptArray(fcinfo, 4);
+	qspec.source = PG_GETARG_TEXT_PP(0);
+	qspec.id_column = PG_ARGISNULL(6) ? spec.id_column : PG_GETARG_TEXT_PP(6);
+	qspec.features = PG_ARGISNULL(7) ? spec.features : PG_GETARG_ARRAYTYPE_P(7);
+	InitMaterializedSRF(fcinfo, 0);
+	Assert(rsinfo->setDesc->natts == KNN_JOIN_COLS);
+
+	work = AllocSetContextCreate(CurrentMemoryContext, "odp_gpu knn join",
+								 ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(work);
+	self_join = OdpSameSource(&qspec, &spec);
+	OdpReadInput(&spec, &source);
+	OdpCheckCosineRows(&source, metric);
+	if (self_join)
+		qin = &source;
+	else
+	{
+		OdpReadInput(&qspec, &queries);
+		if (queries.dims != source.dims)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_EXCEPTION),
+					 errmsg("vectors have different lengths"),
+					 errdetail("The rows of %s have %d values but those of %s have %d.",
+							   queries.source_desc, queries.dims,
+							   source.source_desc, source.dims),
+					 errhint("Give queries the same features as the source.")));
+		OdpCheckCosineRows(&queries, metric);
+		qin = &queries;
+	}
+	KnnCompute(qin, &source, metric, k, self_join, &res);
+	MemoryContextSwitchTo(old);
+
+	start = odp_now_ms();
+	for (int64 q = 0; q < qin->rows; q++)
+	{
+		/* ten million rows take a while to store */
+		CHECK_FOR_INTERRUPTS();
+		for (int32 r = 0; r < res.k; r++)
+		{
+			const Size at = (Size) q * res.k + r;
+			Datum		values[KNN_JOIN_COLS];
+			bool		nulls[KNN_JOIN_COLS] = {false, false, false, false};
+
+			values[0] = Int64GetDatum(qin->ids[q]);
+			values[1] = Int32GetDatum(r + 1);
+			values[2] = Int64GetDatum(source.ids[res.index[at]]);
+			values[3] = Float8GetDatum((double) res.dist[at]);
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		}
+	}
+	if (res.k > 0)
+		OdpReportTiming("odp_knn_join", &source, &res.info, odp_now_ms() - start);
+	MemoryContextDelete(work);
+	return (Datum) 0;
+}
