@@ -52,7 +52,7 @@ else
 SHLIB_LINK += -L$(CUDA_HOME)/lib64 -lcudart_static -lstdc++ -lpthread -ldl -lrt -lm
 endif
 
-EXTRA_CLEAN = test/engine/test_engine test/bench/ss_bench kernels/*.o src/*.o
+EXTRA_CLEAN = test/engine/test_engine test/bench/ss_bench test/bench/knn_bench kernels/*.o src/*.o
 
 override with_llvm = no
 
@@ -80,5 +80,10 @@ engine-test: test/engine/test_engine
 
 # SolvingSet benchmark and exactness check (no server; GPU part needs a GPU).
 test/bench/ss_bench: test/bench/ss_bench.c $(ENGINE_C_OBJS) $(ENGINE_CU_OBJS)
+	$(CC) -std=c11 -O2 -Wall -Ikernels $(ENGINE_CFLAGS) -o $@ $< \
+		$(ENGINE_C_OBJS) $(ENGINE_CU_OBJS) $(SHLIB_LINK)
+
+# k-NN benchmark and GPU-vs-CPU check (no server; GPU part needs a GPU).
+test/bench/knn_bench: test/bench/knn_bench.c $(ENGINE_C_OBJS) $(ENGINE_CU_OBJS)
 	$(CC) -std=c11 -O2 -Wall -Ikernels $(ENGINE_CFLAGS) -o $@ $< \
 		$(ENGINE_C_OBJS) $(ENGINE_CU_OBJS) $(SHLIB_LINK)

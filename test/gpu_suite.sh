@@ -99,6 +99,58 @@ odp_compare wide 4000 1000 20 euclidean "random()"
 odp_compare k1 5000 8 1 manhattan "random()"
 odp_compare bigk 5000 8 1000 euclidean "random()"
 
+odp_log "k-NN: GPU vs CPU"
+# odp_compare_knn NAME QUERIES ROWS DIMS K METRIC [MEMORY_LIMIT_MB]: QUERIES = 0
+# is a self join, 1 a single odp_knn query; rows and distances must be equal.
+odp_compare_knn() {
+	local name=$1 nq=$2 rows=$3 dims=$4 k=$5 metric=$6 limit=${7:-0} out call
+	if [ "$nq" = 0 ]; then call="odp_knn_join('knn_src', 'knn_src', k => $k, metric => '$metric')"
+	elif [ "$nq" = 1 ]; then call="(SELECT 1::bigint AS query_id, * FROM odp_knn('knn_src', (SELECT f FROM knn_q), k => $k, metric => '$metric')) s"
+	else call="odp_knn_join('knn_q', 'knn_src', k => $k, metric => '$metric')"; fi
+	out=$(psql -X -At -v ON_ERROR_STOP=1 2>&1 <<SQL
+SET client_min_messages = warning;
+SELECT setseed(0.5);
+DROP TABLE IF EXISTS knn_src, knn_q, knn_cpu, knn_gpu;
+CREATE TABLE knn_src AS SELECT i::bigint AS id,
+	array(SELECT (random() - 0.3)::real FROM generate_series(1, $dims) WHERE i > 0) AS f FROM generate_series(1, $rows) i;
+CREATE TABLE knn_q AS SELECT i::bigint AS id,
+	array(SELECT (random() - 0.3)::real FROM generate_series(1, $dims) WHERE i > 0) AS f FROM generate_series(1, greatest($nq, 1)) i;
+SET odp_gpu.device = cpu;
+SET odp_gpu.cpu_threads = 16;
+CREATE TABLE knn_cpu AS SELECT query_id, rank, id, distance FROM $call;
+SET odp_gpu.device = gpu;
+SET odp_gpu.gpu_memory_limit = $limit;
+SET odp_gpu.report_timing = on;
+SET client_min_messages = notice;
+CREATE TABLE knn_gpu AS SELECT query_id, rank, id, distance FROM $call;
+SET client_min_messages = warning;
+SELECT 'cmp=' || count(*) || ' ' || count(*) FILTER (WHERE c.id = g.id AND c.distance = g.distance)
+	FROM knn_cpu c FULL JOIN knn_gpu g USING (query_id, rank);
+DROP TABLE knn_src, knn_q, knn_cpu, knn_gpu;
+SQL
+)
+	local cmp=$(sed -n 's/^cmp=//p' <<<"$out") chunks=$(sed -n 's/.*chunks=\([0-9]*\).*/\1/p' <<<"$out")
+	local n=$(cut -d' ' -f1 <<<"$cmp") same=$(cut -d' ' -f2 <<<"$cmp") expect
+	expect=$(( (nq == 0 ? rows : (nq == 1 ? 1 : nq)) * (k < rows ? k : rows - (nq == 0 ? 1 : 0)) ))
+	[ -n "$n" ] && [ "$n" = "$expect" ] && [ "$same" = "$n" ]
+	odp_check "gpu-vs-cpu knn $name: queries=$nq rows=$rows dims=$dims k=$k $metric limit=${limit}MB" $? \
+		"$same of $n rows (expected $expect) identical, chunks=$chunks; $(sed -n 's/.*\(compute=[0-9.]* ms\).*/\1/p' <<<"$out" | tr '\n' ' ')"
+	grep -q '^ERROR' <<<"$out" && grep '^ERROR' <<<"$out" | head -3
+}
+odp_compare_knn batch 2000 50000 32 10 euclidean
+odp_compare_knn batch 2000 50000 32 10 sqeuclidean
+odp_compare_knn batch 2000 50000 32 10 cosine
+odp_compare_knn batch 2000 50000 32 10 inner_product
+odp_compare_knn wide 500 20000 128 10 manhattan
+odp_compare_knn wide 500 20000 128 10 chebyshev
+odp_compare_knn self 20000 20000 16 10 euclidean
+odp_compare_knn self-join 0 30000 16 10 euclidean
+odp_compare_knn one-query 1 200000 128 10 euclidean
+odp_compare_knn few-queries 40 200000 64 10 inner_product
+odp_compare_knn bigk 100 20000 8 1024 euclidean
+odp_compare_knn chunked 0 50000 8 10 euclidean 4
+odp_compare_knn chunked-join 3000 60000 8 7 manhattan 4
+
 odp_log "an input over 1 GB"
 # 16,500 rows x 16,384 dims = 1.08 GB of float32: every value of row i is i,
 # so each row's nearest neighbour is at 128 * |i - j| = 128 (k = 1).
