@@ -19,7 +19,7 @@ ifeq ($(WITH_CUDA),no)
 ENGINE_CU_OBJS = kernels/gpu_disabled.o
 else
 ENGINE_CU_OBJS = kernels/gpu_runtime.o kernels/gpu_knn.o kernels/gpu_knn_run.o \
-	kernels/gpu_knn_search.o kernels/gpu_outliers.o kernels/gpu_solvingset.o
+	kernels/gpu_knn_search.o kernels/gpu_knn_tc.o kernels/gpu_outliers.o kernels/gpu_solvingset.o
 endif
 OBJS = $(SRC_OBJS) $(ENGINE_C_OBJS) $(ENGINE_CU_OBJS)
 

@@ -37,6 +37,7 @@
 #include "engine_internal.h"
 #include "gpu_check.cuh"
 #include "gpu_knn_run.cuh"
+#include "gpu_knn_tc.cuh"
 #include "gpu_runtime.cuh"
 
 /* Smallest chunk, in rows, that the plan accepts before giving up. */
@@ -403,6 +404,39 @@ OdpKnnRunAll(OdpContext *ctx, const OdpKnnRun *run)
 		{
 			RUN_TRY(RunUpload(ctx, stream, qm, run->query_norms, q0, nq,
 							  d_query, d_qnorm));
+			prob.queries = d_query;
+			prob.query_norms = d_qnorm;
+		}
+		else
+		{
+			prob.queries = d_cand + q0 * dims;
+			prob.query_norms = cosine ? d_cnorm + q0 : NULL;
+		}
+
+		/* the tensor-core filter, where it applies, on resident candidates */
+		if (plan.cand_chunk == cm->rows)
+		{
+			bool		done = false;
+
+			prob.cands = d_cand;
+			prob.cand_norms = d_cnorm;
+			prob.cand_base = 0;
+			prob.nc = cm->rows;
+			state.rows = nq;
+			RUN_TRY(OdpKnnTcSearch(ctx, &dev, stream, &prob, &state,
+								   dev.budget > arena.used ? dev.budget - arena.used : 0,
+								   &done, &ctx->compute_ms));
+			if (done)
+			{
+				ctx->chunks++;
+				RUN_TRY(run->finish(run->finish_arg, ctx, stream, q0, nq, state.dist,
+									state.index, state.count, d_scratch));
+				continue;
+			}
+		}
+
+		if (plan.separate_queries)
+		{
 			if (plan.copies > 1)
 			{
 				RUN_TRY(RunReplicateQueries(ctx, stream, dims, nq, plan.pad,
@@ -411,13 +445,6 @@ OdpKnnRunAll(OdpContext *ctx, const OdpKnnRun *run)
 				prob.cand_split = (cm->rows + plan.copies - 1) / plan.copies;
 				prob.split_queries = plan.pad;
 			}
-			prob.queries = d_query;
-			prob.query_norms = d_qnorm;
-		}
-		else
-		{
-			prob.queries = d_cand + q0 * dims;
-			prob.query_norms = cosine ? d_cnorm + q0 : NULL;
 		}
 		state.rows = prob.nq;
 		RUN_TRY(OdpKnnStateReset(ctx, stream, &state));

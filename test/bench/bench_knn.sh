@@ -25,7 +25,7 @@
 #   ODP_KNN_REPEAT=100  single-query calls      ODP_KNN_CUBE_Q=100  cube queries
 #   ODP_BENCH_PATH=gpu  odp_gpu.device for the odp calls (gpu, cpu, auto)
 #   ODP_BENCH_CPU_THREADS=<nproc>   odp_gpu.cpu_threads
-#   ODP_BENCH_PEERS=1   PEER_LIMIT_S=60 (per peer and workload; the rest is
+#   ODP_BENCH_PEERS=1   PEER_LIMIT_S=40 (per peer and workload; the rest is
 #   extrapolated)   ODP_KNN_SK_SUBSET=20000 (scikit-learn's self-join queries)
 #   ODP_KNN_KEEP=0      1 keeps the tables     PYTHON=python3
 set -uo pipefail
@@ -38,7 +38,7 @@ K=10
 path=${ODP_BENCH_PATH:-gpu}
 cpu_threads=${ODP_BENCH_CPU_THREADS:-$(nproc)}
 peers=${ODP_BENCH_PEERS:-1}
-limit=${PEER_LIMIT_S:-60}
+limit=${PEER_LIMIT_S:-40}
 PY=${PYTHON:-python3}
 export K PEER_LIMIT_S=$limit SK_SUBSET=${ODP_KNN_SK_SUBSET:-20000}
 T=odp_bench_knn
@@ -47,6 +47,11 @@ trap 'rm -rf "$work"' EXIT
 chmod 755 "$work"
 PSQL=(psql -X -q -v ON_ERROR_STOP=1)
 now() { date +%s.%N; }
+start=$(now)
+drop_tables() {
+	"${PSQL[@]}" -c "SET client_min_messages = warning" \
+		-c "DROP TABLE IF EXISTS ${T}_t32, ${T}_t128, ${T}_q128, ${T}_q32, ${T}_warm, ${T}_c32, ${T}_cq"
+}
 secs() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 
 echo "== odp_gpu k-NN benchmark (issue 4), $(date -u '+%F %H:%M UTC')"
@@ -100,7 +105,7 @@ DROP TABLE IF EXISTS ${T}_warm;
 CREATE TABLE ${T}_warm AS SELECT i::bigint AS id, ARRAY[i % 7, i % 5]::real[] AS f FROM generate_series(1, 100) i;
 ALTER TABLE ${T}_warm ADD PRIMARY KEY (id);
 SQL
-{ load t128 && echo "  t128 ($N x 128) loaded in $(secs "$t0") s"; load q128; } &
+{ load t128 && echo "  t128 ($N x 128) loaded in $(secs "$t0") s" && load q128; } &
 job_a=$!
 { load t32 && echo "  t32 ($N x 32) loaded in $(secs "$t0") s" && load q32 || exit 1
   if [ "$peers" = 1 ]; then
@@ -129,13 +134,13 @@ mean() {
 		if (key ~ /^(rows|queries|dims|chunks)$/ && v == int(v)) printf "%d", v
 		else if (v < 10) printf "%.2f", v; else printf "%.1f", v }'
 }
-fmt='%-27s %8s %8s %4s %3s %-4s %9s %9s %9s %11s %10s %11s %6s\n'
+fmt='%-29s %8s %8s %4s %3s %-4s %9s %9s %9s %11s %10s %11s %6s\n'
 printf "\n$fmt" workload rows queries dims k path "read ms" "q-read ms" "xfer ms" "compute ms" "output ms" "whole ms" chunks
 # row WORKLOAD LABEL DEFAULT_QUERIES NOTICES TIMES: prints the line, appends to odp.tsv
 row() {
 	local w=$1 label=$2 dq=$3 nt=$4 tm=$5 v=() f
 	if [ -z "$nt" ]; then
-		printf '%-27s %s\n' "$label" "no timing NOTICE"; return
+		printf '%-29s %s\n' "$label" "no timing NOTICE"; return
 	fi
 	for f in rows queries dims read query_read transfer compute output; do v+=("$(mean $f <<<"$nt")"); done
 	[ "${v[1]}" = - ] && v[1]=$dq
@@ -152,7 +157,7 @@ odp_run() {	# workload label default_queries sql
 		-c "SELECT count(*) FROM odp_knn('${T}_warm', '{0,0}', k => 1)" \
 		-c "SET odp_gpu.report_timing = on" -c '\timing on' -c "$4" 2>&1)
 	if ! grep -q '^NOTICE:  odp_gpu timing: ' <<<"$out"; then
-		printf '%-27s %s\n' "$2" "$(grep -v '^Time:' <<<"$out" | tail -3 | tr '\n' ' ')"; return
+		printf '%-29s %s\n' "$2" "$(grep -v '^Time:' <<<"$out" | tail -3 | tr '\n' ' ')"; return
 	fi
 	row "$1" "$2" "$3" "$(sed -n 's/^NOTICE:  odp_gpu timing: //p' <<<"$out")" \
 		"$(sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' <<<"$out" | tail -1)"
@@ -182,7 +187,7 @@ echo "(whole: the SQL call as psql timed it; joins as SELECT count(*) FROM odp_k
 echo " client, the output phase is odp_gpu's result building; warm session except the single query's first call)"
 
 if [ "$peers" != 1 ]; then
-	[ "${ODP_KNN_KEEP:-0}" = 1 ] || "${PSQL[@]}" -c "DROP TABLE IF EXISTS ${T}_t32, ${T}_t128, ${T}_q128, ${T}_q32, ${T}_warm, ${T}_c32, ${T}_cq"
+	[ "${ODP_KNN_KEEP:-0}" = 1 ] || drop_tables
 	exit 0
 fi
 
@@ -221,6 +226,7 @@ fi
 
 echo
 "$PY" "$here/knn_peers.py" report "$work"
+echo "(benchmark took $(secs "$start") s)"
 
-[ "${ODP_KNN_KEEP:-0}" = 1 ] || "${PSQL[@]}" -c "DROP TABLE IF EXISTS ${T}_t32, ${T}_t128, ${T}_q128, ${T}_q32, ${T}_warm, ${T}_c32, ${T}_cq"
+[ "${ODP_KNN_KEEP:-0}" = 1 ] || drop_tables
 exit 0

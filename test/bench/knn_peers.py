@@ -38,7 +38,7 @@
       speedup of odp_gpu (compute and whole call) over each, and how many
       neighbour lists agree.
 
-  env: K=10, PEERS="torch sklearn", PEER_LIMIT_S=60, SK_SUBSET=20000
+  env: K=10, PEERS="torch sklearn", PEER_LIMIT_S=40, SK_SUBSET=20000
 """
 import os
 import sys
@@ -48,7 +48,7 @@ import numpy as np
 
 K = int(os.environ.get("K", "10"))
 PEERS = os.environ.get("PEERS", "torch sklearn").split()
-LIMIT = float(os.environ.get("PEER_LIMIT_S", "60"))
+LIMIT = float(os.environ.get("PEER_LIMIT_S", "40"))
 SK_SUBSET = int(os.environ.get("SK_SUBSET", "20000"))
 
 SEEDS = {"t32": 32, "t128": 128, "q128": 1128, "q32": 1032}
@@ -357,14 +357,14 @@ def agreement(a, b):
 def fmt_ms(v):
     if v is None:
         return "-"
-    return f"{v:.3f}" if v < 10 else f"{v:.1f}"
+    return f"{v:.3f}" if v < 10 else f"{v:.1f}" if v < 10000 else f"{v:.0f}"
 
 
 def fmt_x(peer_ms, odp_ms):
     if peer_ms is None or not odp_ms:
         return "-"
     x = peer_ms / odp_ms
-    return f"{x:.0f}x" if x >= 100 else f"{x:.1f}x" if x >= 1 else f"{x:.2f}x"
+    return f"{x:.0f}x" if x >= 100 else f"{x:.1f}x" if x >= 1 else f"{x:.2g}x"
 
 
 def report(work):

@@ -49,7 +49,8 @@
 #define TOP_N			20
 
 const char *const gen_names[] = {
-	"uniform", "unit", "duplicates", "ties", "constant-columns", "identical"
+	"uniform", "unit", "duplicates", "ties", "constant-columns", "identical",
+	"offset"
 };
 
 static int	n_passed = 0;
@@ -140,6 +141,9 @@ make_data(Gen gen, int64_t rows, int dims)
 					break;
 				case GEN_CONSTANT_COLUMNS:
 					r[d] = d % 3 == 1 ? 0.5f : 2.0f * rng_unit() - 1.0f;
+					break;
+				case GEN_OFFSET:
+					r[d] = 300.0f + 2.0f * rng_unit() - 1.0f;
 					break;
 			}
 		}

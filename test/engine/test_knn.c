@@ -5,8 +5,10 @@
  *	  reference (every distance, sorted by distance then index), bit for
  *	  bit, for every metric; k = 1 and k = N, duplicates and ties, D = 1
  *	  and D = 2048, self joins, few queries (split candidate ranges on
- *	  both paths), large k, chunking under a small GPU memory budget; and
- *	  the argument checks.
+ *	  both paths), large k, chunking under a small GPU memory budget, the
+ *	  GPU's tensor-core filter (from 32768 candidates: batches, self joins,
+ *	  data far from the origin, ties that overflow its lists); and the
+ *	  argument checks.
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -29,7 +31,7 @@ typedef struct RefEntry
 	int64_t		i;
 } RefEntry;
 
-/* qsort order of the reference: distance, then index. */
+/* The order of the reference: distance, then index. */
 static int
 cmp_entry(const void *a, const void *b)
 {
@@ -43,32 +45,43 @@ cmp_entry(const void *a, const void *b)
 
 /*
  * The naive reference of odp_compute_knn: every candidate's distance
- * (odp_distance), sorted, the first k; inner products reported positive.
+ * (odp_distance), kept by insertion into a sorted list of the k smallest
+ * by (distance, index); inner products reported positive.
  */
 static void
 reference_knn(const OdpMatrix *q, const OdpMatrix *c, OdpMetric metric,
 			  int k, bool self_join, float *dist, int64_t *index)
 {
-	RefEntry   *e = xmalloc(sizeof(RefEntry) * (size_t) c->rows);
+	RefEntry   *e = xmalloc(sizeof(RefEntry) * (size_t) k);
+	float	   *cn = xmalloc(sizeof(float) * (size_t) c->rows);
 
+	for (int64_t b = 0; b < c->rows; b++)
+		cn[b] = odp_row_norm(c->data + b * c->dims, c->dims);
 	for (int64_t a = 0; a < q->rows; a++)
 	{
 		const float *qa = q->data + a * q->dims;
 		const float qn = odp_row_norm(qa, q->dims);
-		int64_t		n = 0;
+		int			n = 0;
 
 		for (int64_t b = 0; b < c->rows; b++)
 		{
-			const float *cb = c->data + b * c->dims;
+			RefEntry	x;
+			int			p;
 
 			if (self_join && a == b)
 				continue;
-			e[n].d = odp_distance(metric, qa, cb, q->dims, qn,
-								  odp_row_norm(cb, c->dims));
-			e[n].i = b;
-			n++;
+			x.d = odp_distance(metric, qa, c->data + b * c->dims, q->dims, qn, cn[b]);
+			x.i = b;
+			if (n == k && cmp_entry(&x, &e[k - 1]) >= 0)
+				continue;
+			p = n < k ? n++ : k - 1;
+			while (p > 0 && cmp_entry(&x, &e[p - 1]) < 0)
+			{
+				e[p] = e[p - 1];
+				p--;
+			}
+			e[p] = x;
 		}
-		qsort(e, (size_t) n, sizeof(RefEntry), cmp_entry);
 		for (int r = 0; r < k; r++)
 		{
 			dist[a * k + r] = metric == ODP_METRIC_INNER_PRODUCT ? -e[r].d : e[r].d;
@@ -76,6 +89,7 @@ reference_knn(const OdpMatrix *q, const OdpMatrix *c, OdpMetric metric,
 		}
 	}
 	free(e);
+	free(cn);
 }
 
 /* Runs one case on dev and compares with the reference; returns mismatches. */
@@ -223,6 +237,10 @@ run_knn_tests(void)
 		{GEN_TIES, 5, 40000, 6, 25, false, 0, "few queries, ties"},
 		{GEN_UNIFORM, 3000, 5000, 10, 20, false, 1 << 20, "chunks"},
 		{GEN_UNIFORM, 0, 3000, 10, 20, true, 1 << 20, "self join chunks"},
+		{GEN_UNIFORM, 300, 40000, 32, 10, false, 0, "tensor-core filter"},
+		{GEN_OFFSET, 200, 40000, 16, 8, false, 0, "filter, far from the origin"},
+		{GEN_UNIT, 0, 33000, 5, 4, true, 0, "filter, self join"},
+		{GEN_DUPLICATES, 100, 35000, 12, 32, false, 0, "filter, duplicates"},
 	};
 
 	for (size_t t = 0; t < sizeof(cases) / sizeof(cases[0]); t++)

@@ -28,7 +28,8 @@ typedef enum Gen
 	GEN_DUPLICATES,				/* copies of a few prototype rows */
 	GEN_TIES,					/* small integers: many equal distances */
 	GEN_CONSTANT_COLUMNS,		/* every third column constant */
-	GEN_IDENTICAL				/* all rows equal */
+	GEN_IDENTICAL,				/* all rows equal */
+	GEN_OFFSET					/* uniform in [299, 301): far from the origin */
 } Gen;
 
 extern const char *const gen_names[];

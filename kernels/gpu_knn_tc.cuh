@@ -1,0 +1,41 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpu_knn_tc.cuh
+ *	  Exact k-NN through a tensor-core filter: TF32 matrix products bound
+ *	  every distance from below, and only the candidates whose bound
+ *	  reaches a query's threshold get their exact distance (see
+ *	  gpu_knn_tc.cu).
+ *
+ * Copyright (c) 2026, odp_gpu developers
+ *
+ * IDENTIFICATION
+ *	  kernels/gpu_knn_tc.cuh
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef ODP_GPU_KNN_TC_CUH
+#define ODP_GPU_KNN_TC_CUH
+
+#include "gpu_knn.cuh"
+
+/*
+ * Whether OdpKnnTcSearch serves problem p with k neighbours: euclidean,
+ * squared euclidean, cosine or inner product, small k, enough candidates
+ * to pay for the threshold pass, no candidate side or split.
+ */
+extern bool OdpKnnTcEligible(const OdpKnnProblem *p, int32_t k);
+
+/*
+ * Fills state (fresh: the same result as OdpKnnReset + OdpKnnAccumulate
+ * of p) with every query's k nearest candidates.  Takes at most budget
+ * bytes of device memory of its own.  Sets *done false, leaving state
+ * undefined, when it cannot finish exactly that way (too little memory,
+ * or a query with more threshold passers than a list holds, as on data
+ * with many equal distances): the caller then runs OdpKnnAccumulate.
+ */
+extern OdpStatus OdpKnnTcSearch(OdpContext *ctx, const OdpGpuDevice *dev,
+								cudaStream_t stream, const OdpKnnProblem *p,
+								OdpKnnState *state, size_t budget,
+								bool *done, double *compute_ms);
+
+#endif							/* ODP_GPU_KNN_TC_CUH */
