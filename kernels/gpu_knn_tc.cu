@@ -65,12 +65,19 @@
 #define TC_BK			32		/* dimensions per staged step */
 #define TC_LD			(TC_BK + 4)	/* smem row stride: conflict-free fragments */
 #define TC_THREADS		256
-#define TC_CAP			1024	/* list entries per query */
+#define TC_CAP			2048	/* list entries per query */
 #define TC_MAX_K		32		/* larger k: lists would need larger samples */
 #define TC_MIN_CANDS	32768	/* fewer: the SIMT primitive is as fast */
+#define TC_MIN_QUERIES	128		/* fewer: the threshold pass and the TF32
+								 * copy of every candidate cost more than
+								 * the SIMT primitive's few tiles */
 #define TC_QUERY_CHUNK	262144	/* queries whose lists are held at once */
-#define TC_REFINE_WARPS	4
+#define TC_REFINE_WARPS	2
 #define TC_LAUNCH_WORK	((int64_t) 1 << 38)	/* pair-dimensions per launch */
+
+/* Query chunks the filter finished, for the tests (not thread-safe). */
+extern "C" int64_t odp_gpu_knn_tc_chunks;
+int64_t		odp_gpu_knn_tc_chunks = 0;
 
 /* Relative error bound of the filter for D dimensions (see the header). */
 #define TC_REL(D)		(0x1p-8f + (float) (D) * 0x1p-20f)
@@ -338,6 +345,17 @@ TcFilterKernel(const __grid_constant__ TcArgs a)
 	}
 
 	/* Epilogue: lower bounds against each query's limit. */
+	float		cw[4][2];
+
+#pragma unroll
+	for (int j = 0; j < 4; j++)
+#pragma unroll
+		for (int e = 0; e < 2; e++)
+		{
+			const int64_t c = c0 + wn * 32 + j * 8 + 2 * t + e;
+
+			cw[j][e] = c < a.nc ? a.cw[c] : 0.0f;
+		}
 #pragma unroll
 	for (int i = 0; i < 4; i++)
 	{
@@ -365,11 +383,11 @@ TcFilterKernel(const __grid_constant__ TcArgs a)
 					if (c >= a.nc)
 						continue;
 					if (M == ODP_METRIC_COSINE)
-						lb = fminf(1.0f - dot * qw * a.cw[c] - a.rel, 2.0f);
+						lb = fminf(1.0f - dot * qw * cw[j][e] - a.rel, 2.0f);
 					else if (M == ODP_METRIC_INNER_PRODUCT)
-						lb = -dot - qw * a.cw[c];
+						lb = -dot - qw * cw[j][e];
 					else
-						lb = (qw + a.cw[c]) - 2.0f * dot;
+						lb = (qw + cw[j][e]) - 2.0f * dot;
 					if (lb <= lim)
 					{
 						const int	pos = atomicAdd(a.count + q, 1);
@@ -512,7 +530,8 @@ OdpKnnTcEligible(const OdpKnnProblem *p, int32_t k)
 	if (p->metric != ODP_METRIC_EUCLIDEAN && p->metric != ODP_METRIC_SQEUCLIDEAN &&
 		p->metric != ODP_METRIC_COSINE && p->metric != ODP_METRIC_INNER_PRODUCT)
 		return false;
-	return k <= TC_MAX_K && p->nc >= TC_MIN_CANDS && p->dims >= 4 &&
+	return k <= TC_MAX_K && p->nc >= TC_MIN_CANDS && p->nq >= TC_MIN_QUERIES &&
+		p->dims >= 4 &&
 		p->cand_bound == NULL && p->cand_split == 0 && !p->ascending_candidates;
 }
 
@@ -726,6 +745,7 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 							"the tensor-core filter kept fewer than k = %d candidates", state->k);
 	}
 	*done = true;
+	odp_gpu_knn_tc_chunks++;
 cleanup:
 	return status;
 }
