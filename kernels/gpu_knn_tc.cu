@@ -74,6 +74,8 @@
 #define TC_QUERY_CHUNK	262144	/* queries whose lists are held at once */
 #define TC_REFINE_WARPS	2
 #define TC_LAUNCH_WORK	((int64_t) 1 << 38)	/* pair-dimensions per launch */
+#define TC_SUM_ROWS		512		/* rows per block of the column sums */
+#define TC_TILES		8		/* candidate tiles one filter block sweeps */
 
 /* Query chunks the filter finished, for the tests (not thread-safe). */
 extern "C" int64_t odp_gpu_knn_tc_chunks;
@@ -114,8 +116,8 @@ static __global__ void
 TcColumnSumKernel(const float *x, int64_t rows, int dims, double *sum)
 {
 	const int	d = blockIdx.x * blockDim.x + threadIdx.x;
-	const int64_t r0 = (int64_t) blockIdx.y * 4096;
-	const int64_t r1 = min(rows, r0 + 4096);
+	const int64_t r0 = (int64_t) blockIdx.y * TC_SUM_ROWS;
+	const int64_t r1 = min(rows, r0 + TC_SUM_ROWS);
 	double		s = 0.0;
 
 	if (d >= dims)
@@ -261,89 +263,15 @@ TcStage(const float *x, int64_t row0, int64_t rows, int dp, int k0, float *dst)
 }
 
 /*
- * The filter.  Grid: x = candidate tiles, y = query tiles from
- * a.q_begin; 8 warps, warp w covering queries (w / 4) * 64 .. + 64 and
- * candidates (w % 4) * 32 .. + 32 of the block tile as 4 x 4 m16n8
- * fragments.  Dimensions are staged TC_BK at a time, double-buffered.
+ * The filter's epilogue for one tile: every accumulated product becomes
+ * a lower bound, checked against its query's limit; the accumulators are
+ * cleared for the next tile.
  */
 template <OdpMetric M>
-static __global__ void __launch_bounds__(TC_THREADS)
-TcFilterKernel(const __grid_constant__ TcArgs a)
+static __device__ __forceinline__ void
+TcEpilogue(const TcArgs &a, float (&acc)[4][4][4], int64_t q0, int64_t c0,
+		   int wm, int wn, int g, int t)
 {
-	extern __shared__ __align__(16) float tsm[];
-	const int	lane = threadIdx.x & 31;
-	const int	warp = threadIdx.x >> 5;
-	const int	g = lane >> 2;
-	const int	t = lane & 3;
-	const int	wm = warp >> 2;
-	const int	wn = warp & 3;
-	const int64_t q0 = a.q_begin + (int64_t) blockIdx.y * TC_BM;
-	const int64_t c0 = (int64_t) blockIdx.x * TC_BN;
-	const int	steps = a.dp / TC_BK;
-	float		acc[4][4][4];
-
-#pragma unroll
-	for (int i = 0; i < 4; i++)
-#pragma unroll
-		for (int j = 0; j < 4; j++)
-#pragma unroll
-			for (int e = 0; e < 4; e++)
-				acc[i][j][e] = 0.0f;
-
-	TcStage(a.q, q0, a.nq, a.dp, 0, tsm);
-	TcStage(a.c, c0, a.nc, a.dp, 0, tsm + 128 * TC_LD);
-	__pipeline_commit();
-	for (int s = 0; s < steps; s++)
-	{
-		const float *as = tsm + (s & 1) * 256 * TC_LD;
-		const float *bs = as + 128 * TC_LD;
-
-		if (s + 1 < steps)
-		{
-			float	   *nx = tsm + ((s + 1) & 1) * 256 * TC_LD;
-
-			TcStage(a.q, q0, a.nq, a.dp, (s + 1) * TC_BK, nx);
-			TcStage(a.c, c0, a.nc, a.dp, (s + 1) * TC_BK, nx + 128 * TC_LD);
-			__pipeline_commit();
-			__pipeline_wait_prior(1);
-		}
-		else
-			__pipeline_wait_prior(0);
-		__syncthreads();
-#pragma unroll
-		for (int kk = 0; kk < TC_BK; kk += 8)
-		{
-			uint32_t	af[4][4];
-			uint32_t	bf[4][2];
-
-#pragma unroll
-			for (int i = 0; i < 4; i++)
-			{
-				const float *r = as + (wm * 64 + i * 16 + g) * TC_LD + kk + t;
-
-				af[i][0] = __float_as_uint(r[0]);
-				af[i][1] = __float_as_uint(r[8 * TC_LD]);
-				af[i][2] = __float_as_uint(r[4]);
-				af[i][3] = __float_as_uint(r[8 * TC_LD + 4]);
-			}
-#pragma unroll
-			for (int j = 0; j < 4; j++)
-			{
-				const float *r = bs + (wn * 32 + j * 8 + g) * TC_LD + kk + t;
-
-				bf[j][0] = __float_as_uint(r[0]);
-				bf[j][1] = __float_as_uint(r[4]);
-			}
-#pragma unroll
-			for (int i = 0; i < 4; i++)
-#pragma unroll
-				for (int j = 0; j < 4; j++)
-					TcMma(acc[i][j], af[i], bf[j]);
-		}
-		/* nobody may restage this buffer before everyone has read it */
-		__syncthreads();
-	}
-
 	/* Epilogue: lower bounds against each query's limit. */
 	float		cw[4][2];
 
@@ -398,6 +326,108 @@ TcFilterKernel(const __grid_constant__ TcArgs a)
 				}
 			}
 		}
+	}
+#pragma unroll
+	for (int i = 0; i < 4; i++)
+#pragma unroll
+		for (int j = 0; j < 4; j++)
+#pragma unroll
+			for (int e = 0; e < 4; e++)
+				acc[i][j][e] = 0.0f;
+}
+
+/*
+ * The filter.  Grid: x = groups of TC_TILES candidate tiles, y = query
+ * tiles from a.q_begin; 8 warps, warp w covering queries (w / 4) * 64 ..
+ * + 64 and candidates (w % 4) * 32 .. + 32 of the block tile as 4 x 4
+ * m16n8 fragments.  Dimensions are staged TC_BK at a time,
+ * double-buffered, the pipeline running on from one candidate tile into
+ * the next.
+ */
+template <OdpMetric M>
+static __global__ void __launch_bounds__(TC_THREADS)
+TcFilterKernel(const __grid_constant__ TcArgs a)
+{
+	extern __shared__ __align__(16) float tsm[];
+	const int	lane = threadIdx.x & 31;
+	const int	warp = threadIdx.x >> 5;
+	const int	g = lane >> 2;
+	const int	t = lane & 3;
+	const int	wm = warp >> 2;
+	const int	wn = warp & 3;
+	const int64_t q0 = a.q_begin + (int64_t) blockIdx.y * TC_BM;
+	const int64_t cfirst = (int64_t) blockIdx.x * TC_BN * TC_TILES;
+	const int	ksteps = a.dp / TC_BK;
+	const int	tiles = (int) min((int64_t) TC_TILES, (a.nc - cfirst + TC_BN - 1) / TC_BN);
+	const int	steps = tiles * ksteps;
+	float		acc[4][4][4];
+
+#pragma unroll
+	for (int i = 0; i < 4; i++)
+#pragma unroll
+		for (int j = 0; j < 4; j++)
+#pragma unroll
+			for (int e = 0; e < 4; e++)
+				acc[i][j][e] = 0.0f;
+
+	TcStage(a.q, q0, a.nq, a.dp, 0, tsm);
+	TcStage(a.c, cfirst, a.nc, a.dp, 0, tsm + 128 * TC_LD);
+	__pipeline_commit();
+	for (int s = 0; s < steps; s++)
+	{
+		const float *as = tsm + (s & 1) * 256 * TC_LD;
+		const float *bs = as + 128 * TC_LD;
+		const int64_t c0 = cfirst + (int64_t) (s / ksteps) * TC_BN;
+
+		/* the pipeline runs on across tiles: stage the next step now */
+		if (s + 1 < steps)
+		{
+			float	   *nx = tsm + ((s + 1) & 1) * 256 * TC_LD;
+			const int	nk = ((s + 1) % ksteps) * TC_BK;
+
+			TcStage(a.q, q0, a.nq, a.dp, nk, nx);
+			TcStage(a.c, cfirst + (int64_t) ((s + 1) / ksteps) * TC_BN, a.nc, a.dp, nk,
+					nx + 128 * TC_LD);
+			__pipeline_commit();
+			__pipeline_wait_prior(1);
+		}
+		else
+			__pipeline_wait_prior(0);
+		__syncthreads();
+#pragma unroll
+		for (int kk = 0; kk < TC_BK; kk += 8)
+		{
+			uint32_t	af[4][4];
+			uint32_t	bf[4][2];
+
+#pragma unroll
+			for (int i = 0; i < 4; i++)
+			{
+				const float *r = as + (wm * 64 + i * 16 + g) * TC_LD + kk + t;
+
+				af[i][0] = __float_as_uint(r[0]);
+				af[i][1] = __float_as_uint(r[8 * TC_LD]);
+				af[i][2] = __float_as_uint(r[4]);
+				af[i][3] = __float_as_uint(r[8 * TC_LD + 4]);
+			}
+#pragma unroll
+			for (int j = 0; j < 4; j++)
+			{
+				const float *r = bs + (wn * 32 + j * 8 + g) * TC_LD + kk + t;
+
+				bf[j][0] = __float_as_uint(r[0]);
+				bf[j][1] = __float_as_uint(r[4]);
+			}
+#pragma unroll
+			for (int i = 0; i < 4; i++)
+#pragma unroll
+				for (int j = 0; j < 4; j++)
+					TcMma(acc[i][j], af[i], bf[j]);
+		}
+		/* nobody may restage this buffer before everyone has read it */
+		__syncthreads();
+		if ((s + 1) % ksteps == 0)
+			TcEpilogue<M>(a, acc, q0, c0, wm, wn, g, t);
 	}
 }
 
@@ -631,7 +661,7 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 	/* candidates: centred (euclidean) TF32 copies, weights, the sample */
 	if (euclid)
 	{
-		dim3		grid((unsigned) ((dims + 127) / 128), (unsigned) ((p->nc + 4095) / 4096));
+		dim3		grid((unsigned) ((dims + 127) / 128), (unsigned) ((p->nc + TC_SUM_ROWS - 1) / TC_SUM_ROWS));
 
 		ODP_CUDA_TRY(ctx, cudaMemsetAsync(d_sum, 0, (size_t) dims * sizeof(double), stream),
 					 "clearing column sums");
@@ -650,6 +680,7 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 		const int64_t nq = p->nq - qf < qchunk ? p->nq - qf : qchunk;
 		const int64_t qtiles = (nq + TC_BM - 1) / TC_BM;
 		const int64_t ctiles = (p->nc + TC_BN - 1) / TC_BN;
+		const int64_t cgroups = (ctiles + TC_TILES - 1) / TC_TILES;
 		int64_t		per_launch = TC_LAUNCH_WORK / ((int64_t) TC_BM * TC_BN * ctiles * dp);
 
 		if (per_launch < 1)
@@ -708,7 +739,7 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 				goto cleanup;
 			}
 			fa.q_begin = qt * TC_BM;
-			TcFilterKernel<M><<<dim3((unsigned) ctiles, (unsigned) nt), TC_THREADS, smem, stream>>>(fa);
+			TcFilterKernel<M><<<dim3((unsigned) cgroups, (unsigned) nt), TC_THREADS, smem, stream>>>(fa);
 			ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the tensor-core filter kernel");
 			ODP_CUDA_TRY(ctx, cudaStreamSynchronize(stream), "running the tensor-core filter kernel");
 		}

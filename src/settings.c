@@ -41,8 +41,9 @@ OdpDefineSettings(void)
 	DefineCustomEnumVariable("odp_gpu.device",
 							 "Chooses where odp_gpu computes: auto, gpu or cpu.",
 							 "auto uses the GPU when one is usable and the input has at least "
-							 "odp_gpu.gpu_min_rows rows, else the CPU; gpu fails when no GPU "
-							 "is usable; cpu never touches the GPU.",
+							 "odp_gpu.gpu_min_rows rows (and, for k-NN, at least 16 queries), "
+							 "else the CPU; gpu fails when no GPU is usable; cpu never touches "
+							 "the GPU.",
 							 &odp_device_setting, ODP_SETTING_AUTO, device_options,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 
