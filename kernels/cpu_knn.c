@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "engine_internal.h"
+#include "knn_merge.h"
 #include "odp_distance.h"
 
 /*
@@ -408,37 +409,23 @@ knn_merge_ranges(CpuKnnJob *job, int64_t q, float *md, int64_t *mi)
 {
 	const OdpCpuKnnArgs *a = job->args;
 	const int32_t k = a->k;
-	int32_t		pos[CPU_MAX_THREADS] = {0};
+	const int64_t stride = a->queries->rows * k;
+	int			pos[CPU_MAX_THREADS] = {0};
+	int			len[CPU_MAX_THREADS];
 	int32_t		n = 0;
 
+	for (int r = 0; r < job->ranges; r++)
+		len[r] = job->part_n[(size_t) r * a->queries->rows + q];
 	while (n < k)
 	{
-		int			best = -1;
-		float		bd = 0.0f;
-		int64_t		bi = 0;
+		const int	r = odp_merge_next(job->part_d + q * k, job->part_i + q * k,
+									   stride, job->ranges, pos, len);
 
-		for (int r = 0; r < job->ranges; r++)
-		{
-			const size_t at = (size_t) r * a->queries->rows + q;
-
-			if (pos[r] < job->part_n[at])
-			{
-				const float d = job->part_d[at * k + pos[r]];
-				const int64_t i = job->part_i[at * k + pos[r]];
-
-				if (best < 0 || d < bd || (d == bd && i < bi))
-				{
-					best = r;
-					bd = d;
-					bi = i;
-				}
-			}
-		}
-		if (best < 0)
+		if (r < 0)
 			break;
-		pos[best]++;
-		md[n] = bd;
-		mi[n] = bi;
+		md[n] = job->part_d[r * stride + q * k + pos[r]];
+		mi[n] = job->part_i[r * stride + q * k + pos[r]];
+		pos[r]++;
 		n++;
 	}
 	a->emit(a->emit_arg, q, md, mi, n);

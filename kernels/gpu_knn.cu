@@ -42,7 +42,7 @@
  *
  * Euclidean distances are compared before the square root: the threshold
  * is mapped to the largest accumulator whose sqrtf does not exceed it
- * (KnnPrefilterLimit), which is exact because sqrtf is monotone.  Cosine
+ * (OdpKnnPrefilterLimit), which is exact because sqrtf is monotone.  Cosine
  * finishes every distance (it needs both norms).
  *
  * Two storage layouts share the code:
@@ -305,30 +305,6 @@ KnnMakeLayout(int dc, int qstages, bool cosine, bool cside)
 }
 
 /*
- * Maps an exact distance threshold t to the threshold the prefilter
- * compares raw accumulators with.  For euclidean: the largest float a
- * with sqrtf(a) <= t, so "acc <= limit" holds exactly when
- * "sqrtf(acc) <= t" does (sqrtf is monotone).  Identity elsewhere.
- */
-template <OdpMetric M>
-static __device__ __forceinline__ float
-KnnPrefilterLimit(float t)
-{
-	float		a;
-
-	if (M != ODP_METRIC_EUCLIDEAN || !(t < INFINITY))
-		return t;
-	a = __fmul_rn(t, t);
-	if (a == INFINITY)
-		return FLT_MAX;
-	while (a > 0.0f && sqrtf(a) > t)
-		a = nextafterf(a, 0.0f);
-	while (a < FLT_MAX && sqrtf(nextafterf(a, INFINITY)) <= t)
-		a = nextafterf(a, INFINITY);
-	return a;
-}
-
-/*
  * The prefilter limit for a query whose exact k-th distance is t: with
  * a.strict (ascending candidates, see OdpKnnProblem) only distances
  * strictly below a finite t can enter, else those at or below t.
@@ -339,7 +315,7 @@ KnnQueryLimit(const KnnArgs &a, float t)
 {
 	if (a.strict && t < INFINITY)
 		t = nextafterf(t, -INFINITY);
-	return KnnPrefilterLimit<M>(t);
+	return OdpKnnPrefilterLimit<M>(t);
 }
 
 /* Counts the entries of sorted (d, i)[0..n) that are less than key. */
@@ -772,7 +748,7 @@ KnnLimitKernel(const float *bound, int64_t n, float *limit)
 	const int64_t c = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
 
 	if (c < n)
-		limit[c] = KnnPrefilterLimit<M>(bound[c]);
+		limit[c] = OdpKnnPrefilterLimit<M>(bound[c]);
 }
 
 /*

@@ -24,6 +24,9 @@
 #ifndef ODP_GPU_KNN_CUH
 #define ODP_GPU_KNN_CUH
 
+#include <float.h>
+#include <math.h>
+
 #include <cuda_runtime.h>
 
 #include "engine_internal.h"
@@ -121,6 +124,31 @@ typedef struct OdpKnnState
 	int64_t		rows;
 	int32_t		k;
 } OdpKnnState;
+
+/*
+ * Maps an exact distance threshold t to the threshold the prefilter
+ * compares raw accumulators with.  For euclidean: the largest float a
+ * with sqrtf(a) <= t, so "acc <= limit" holds exactly when
+ * "sqrtf(acc) <= t" does (sqrtf is monotone).  Identity elsewhere.
+ * Shared by the primitive and the tensor-core filter.
+ */
+template <OdpMetric M>
+static __device__ __forceinline__ float
+OdpKnnPrefilterLimit(float t)
+{
+	float		a;
+
+	if (M != ODP_METRIC_EUCLIDEAN || !(t < INFINITY))
+		return t;
+	a = __fmul_rn(t, t);
+	if (a == INFINITY)
+		return FLT_MAX;
+	while (a > 0.0f && sqrtf(a) > t)
+		a = nextafterf(a, 0.0f);
+	while (a < FLT_MAX && sqrtf(nextafterf(a, INFINITY)) <= t)
+		a = nextafterf(a, INFINITY);
+	return a;
+}
 
 /*
  * Device bytes of state per query row for k, rounding aside.  Callers plan

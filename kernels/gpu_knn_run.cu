@@ -39,6 +39,7 @@
 #include "gpu_knn_run.cuh"
 #include "gpu_knn_tc.cuh"
 #include "gpu_runtime.cuh"
+#include "knn_merge.h"
 
 /* Smallest chunk, in rows, that the plan accepts before giving up. */
 #define RUN_MIN_CHUNK	64
@@ -87,31 +88,14 @@ RunMergeCopiesKernel(const float *dist, const int64_t *index,
 	}
 	while (n < k)
 	{
-		int			best = -1;
-		float		bd = 0.0f;
-		int64_t		bi = 0;
+		const int	c = odp_merge_next(dist + i * k, index + i * k, pad * k,
+									   copies, pos, len);
 
-		for (int c = 0; c < copies; c++)
-		{
-			if (pos[c] < len[c])
-			{
-				const int64_t at = (c * pad + i) * k + pos[c];
-				const float d = dist[at];
-				const int64_t ix = index[at];
-
-				if (best < 0 || d < bd || (d == bd && ix < bi))
-				{
-					best = c;
-					bd = d;
-					bi = ix;
-				}
-			}
-		}
-		if (best < 0)
+		if (c < 0)
 			break;
-		pos[best]++;
-		out_d[i * k + n] = bd;
-		out_i[i * k + n] = bi;
+		out_d[i * k + n] = dist[(c * pad + i) * k + pos[c]];
+		out_i[i * k + n] = index[(c * pad + i) * k + pos[c]];
+		pos[c]++;
 		n++;
 	}
 	out_n[i] = n;

@@ -47,7 +47,6 @@
  *
  *-------------------------------------------------------------------------
  */
-#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -182,9 +181,8 @@ TcRowWeightsKernel(const float *sq, const float *norms, int64_t rows,
 
 /*
  * Turns the sample's k-th distances (dist[q * ks + ks - 1]) into the
- * filter's limits: for euclidean the largest accumulator whose square
- * root does not exceed the distance (sqrtf is monotone), else the
- * distance.  count[q] must be ks, else *bad is set.
+ * filter's limits (OdpKnnPrefilterLimit: accumulator scale).  count[q]
+ * must be ks, else *bad is set.
  */
 template <OdpMetric M>
 static __global__ void
@@ -192,7 +190,6 @@ TcLimitKernel(const float *dist, const int32_t *count, int64_t nq, int ks,
 			  float *limit, int *bad)
 {
 	const int64_t q = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
-	float		t;
 
 	if (q >= nq)
 		return;
@@ -201,20 +198,7 @@ TcLimitKernel(const float *dist, const int32_t *count, int64_t nq, int ks,
 		atomicExch(bad, 1);
 		return;
 	}
-	t = dist[q * ks + ks - 1];
-	if (M == ODP_METRIC_EUCLIDEAN)
-	{
-		float		a = __fmul_rn(t, t);
-
-		if (a == INFINITY)
-			a = FLT_MAX;
-		while (a > 0.0f && sqrtf(a) > t)
-			a = nextafterf(a, 0.0f);
-		while (a < FLT_MAX && sqrtf(nextafterf(a, INFINITY)) <= t)
-			a = nextafterf(a, INFINITY);
-		t = a;
-	}
-	limit[q] = t;
+	limit[q] = OdpKnnPrefilterLimit<M>(dist[q * ks + ks - 1]);
 }
 
 /* Copies the sample (every stride-th candidate row) into dst. */

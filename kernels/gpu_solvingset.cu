@@ -75,6 +75,7 @@
 #include "gpu_check.cuh"
 #include "gpu_knn.cuh"
 #include "gpu_runtime.cuh"
+#include "knn_merge.h"
 #include "odp_distance.h"
 
 /* Candidates handled per primitive call; larger batches are chunked. */
@@ -275,36 +276,21 @@ SsWeightKernel(const float *dist, const int64_t *index, const int32_t *count,
 	}
 	while (taken < k)
 	{
-		int			best = -1;
-		float		bd = 0.0f;
-		int64_t		bi = 0;
+		const int	c = odp_merge_next(dist + i * k1, index + i * k1, pad * k1,
+									   copies, pos, len);
+		int64_t		at;
 
-		for (int c = 0; c < copies; c++)
-		{
-			if (pos[c] < len[c])
-			{
-				const int64_t at = (c * pad + i) * k1 + pos[c];
-				const float d = dist[at];
-				const int64_t ix = index[at];
-
-				if (best < 0 || d < bd || (d == bd && ix < bi))
-				{
-					best = c;
-					bd = d;
-					bi = ix;
-				}
-			}
-		}
-		if (best < 0)
+		if (c < 0)
 		{
 			atomicExch(bad, 1);
 			weight[i] = 0.0;
 			return;
 		}
-		pos[best]++;
-		if (bi == self)
+		at = (c * pad + i) * k1 + pos[c];
+		pos[c]++;
+		if (index[at] == self)
 			continue;
-		s += (double) bd;
+		s += (double) dist[at];
 		taken++;
 	}
 	weight[i] = s;
