@@ -6,21 +6,24 @@
  *	  filter.
  *
  * The canonical distance (odp_distance.h: float32, dimension by dimension,
- * no FMA) costs 3 SIMT operations per dimension; a TF32 tensor core
- * computes a dot product many times faster, but not bit for bit.  So the
- * tensor cores only filter, and every result is still canonical:
+ * no FMA) costs 3 SIMT operations per dimension; a tensor core computes
+ * a dot product many times faster, but not bit for bit.  So the tensor
+ * cores only filter, and every result is still canonical:
  *
  *	1. Threshold: each query's exact k-th distance over a strided sample of
  *	   S candidates (the shared SIMT primitive, k + 1 for a self join).  It
  *	   bounds the final k-th distance from above.
- *	2. Filter (TcFilterKernel): TF32 mma.sync tiles of 128 queries x 128
- *	   candidates give s~ = |q|^2 + |c|^2 - 2 q.c (cosine: 1 - q.c/|q||c|,
- *	   inner product: -q.c) on copies of the rows rounded to TF32
- *	   (centred on the candidates' mean for the euclidean metrics, which
- *	   changes no distance and keeps the norms small).  A rigorous bound
- *	   E on |s~ - canonical| (below) makes L = s~ - E a lower bound of the
- *	   canonical value, and a candidate whose L reaches the threshold is
- *	   appended to the query's list (TC_CAP entries).
+ *	2. Filter (TcFilterKernel): FP16 mma.sync tiles of 128 queries x 128
+ *	   candidates give the dot products q.c of copies of the rows scaled
+ *	   by a power of two 2^e and rounded to half precision (centred on the
+ *	   candidates' mean for the euclidean metrics, which changes no
+ *	   distance; divided by their norms for cosine).  With a rigorous
+ *	   bound E on the error (below), L = |q|^2 + |c|^2 - 2 q.c - E
+ *	   (cosine: 1 - q.c - E, inner product: -q.c - E) is a lower bound of
+ *	   the canonical value, and a candidate whose L reaches the threshold
+ *	   is appended to the query's list (TC_CAP entries).  Every term of L
+ *	   but the product is a per-query or per-candidate constant, so the
+ *	   test is one FMA and one comparison per pair.
  *	3. Refine (TcRefineKernel): one warp per query computes the canonical
  *	   distance of every listed candidate and keeps the k smallest by
  *	   (distance, index), exactly what the SIMT primitive keeps.
@@ -29,16 +32,21 @@
  * that overflows (data with many equal distances) makes the whole search
  * report "not done", and the caller runs the SIMT primitive instead.
  *
- * The bound.  Rounding a value to TF32 (round to nearest) errs by at most
- * 2^-11 relatively, so a product by at most 2^-10 + 2^-22; the tensor
- * core's float32 accumulation of D products by at most about D 2^-23 of
- * the sum of their magnitudes; the float32 norms, the float32 centring
- * and the canonical sum itself by D 2^-24 or 2^-24 relatively.  With
- * |q.c| <= |q||c| <= (|q|^2 + |c|^2) / 2, all of it stays below
- * E = TC_REL(D) (|q|^2 + |c|^2), TC_REL(D) = 2^-8 + D 2^-20, about twice
- * the sum of the worst cases; cosine and inner product use TC_REL(D) in
- * units of 1 and of |q||c|.  A generous E costs only a few more exact
- * distances.
+ * The bound.  Half precision has TF32's 11-bit significand: rounding a
+ * normal value errs by at most 2^-11 relatively, so a product by at most
+ * 2^-10 + 2^-22; the scaling puts the largest magnitude in [2^14, 2^15),
+ * far from overflow, and a value that falls into the subnormal range
+ * errs by at most eta = 2^-25 absolutely, which adds at most
+ * eta (1 + 2^-11) sqrt(D) (|q| + |c|) + D eta^2 to a dot product.  The
+ * tensor core's float32 accumulation of D exact products errs by about
+ * D 2^-23 of the sum of their magnitudes; the float32 norms, centring,
+ * normalisation and the canonical sum itself by D 2^-24 or 2^-24
+ * relatively.  With |q.c| <= |q||c| <= (|q|^2 + |c|^2) / 2, the relative
+ * part stays below TC_REL(D) (|q|^2 + |c|^2), TC_REL(D) = 2^-8 + D 2^-20,
+ * about twice the sum of the worst cases (cosine: TC_REL(D) in units of
+ * 1; inner product: in units of |q||c|), and the absolute part is
+ * counted twice over (TC_KAPPA).  A generous E costs only a few more
+ * exact distances.
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -47,9 +55,11 @@
  *
  *-------------------------------------------------------------------------
  */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
+#include <cuda_fp16.h>
 #include <cuda_pipeline.h>
 #include <cuda_runtime.h>
 
@@ -61,20 +71,27 @@
 
 #define TC_BM			128		/* queries per block tile */
 #define TC_BN			128		/* candidates per block tile */
-#define TC_BK			32		/* dimensions per staged step */
-#define TC_LD			(TC_BK + 4)	/* smem row stride: conflict-free fragments */
+#define TC_BK			32		/* rows are padded to a multiple of these
+								 * dimensions; a stage holds 32 or 64 */
+#define TC_STAGES		4		/* cp.async ring depth */
+#define TC_QRES_MAX		256		/* padded dimensions up to which a block's
+								 * queries stay in shared memory */
+#define TC_SMEM_TWO_BLOCKS	(110 * 1024)	/* shared bytes a block may take so
+											 * that two fit an SM */
 #define TC_THREADS		256
+#define TC_MAX_TILES	32		/* candidate tiles one filter block sweeps */
 #define TC_CAP			2048	/* list entries per query */
 #define TC_MAX_K		32		/* larger k: lists would need larger samples */
 #define TC_MIN_CANDS	32768	/* fewer: the SIMT primitive is as fast */
-#define TC_MIN_QUERIES	128		/* fewer: the threshold pass and the TF32
+#define TC_MIN_QUERIES	128		/* fewer: the threshold pass and the half
 								 * copy of every candidate cost more than
 								 * the SIMT primitive's few tiles */
 #define TC_QUERY_CHUNK	262144	/* queries whose lists are held at once */
 #define TC_REFINE_WARPS	2
 #define TC_LAUNCH_WORK	((int64_t) 1 << 38)	/* pair-dimensions per launch */
 #define TC_SUM_ROWS		512		/* rows per block of the column sums */
-#define TC_TILES		8		/* candidate tiles one filter block sweeps */
+#define TC_ROW_WARPS	8		/* rows per block of the row kernels */
+#define TC_TOP_EXP		14		/* largest scaled magnitude in [2^14, 2^15) */
 
 /* Query chunks the filter finished, for the tests (not thread-safe). */
 extern "C" int64_t odp_gpu_knn_tc_chunks;
@@ -82,33 +99,30 @@ int64_t		odp_gpu_knn_tc_chunks = 0;
 
 /* Relative error bound of the filter for D dimensions (see the header). */
 #define TC_REL(D)		(0x1p-8f + (float) (D) * 0x1p-20f)
+/* Per unit of a row's scaled norm: twice the subnormal error of a product. */
+#define TC_KAPPA(D)		(2.01f * 0x1p-25f * sqrtf((float) (D)))
+/* Constant part: twice D eta^2, and the canonical sum's subnormal error. */
+#define TC_K0(D, e)		((float) (D) * 0x1p-49f + ldexpf(4.0f * (float) (D), 2 * (e) - 149))
 
-/* Everything one filter launch needs. */
+/*
+ * Everything one filter launch needs.  Rows are padded to whole tiles:
+ * padded queries have threshold -inf and padded candidates a weight that
+ * makes every bound +inf, so no pair needs a range check.
+ */
 struct TcArgs
 {
-	const float *q;				/* nq x dp TF32 rows (centred for euclidean) */
-	const float *c;				/* nc x dp */
-	const float *qw;			/* per query: see TcRowWeights */
-	const float *cw;			/* per candidate */
-	const float *limit;			/* per query: threshold, accumulator scale */
-	int64_t		nq;
-	int64_t		nc;
-	int64_t		q_begin;		/* first query tile row of this launch */
+	const __half *q;			/* query tiles x TC_BM rows of dp halves */
+	const __half *c;			/* candidate tiles x TC_BN rows of dp halves */
+	const float *thr;			/* per query: the test's threshold */
+	const float *alpha;			/* per query (inner product): norm factor */
+	const float *cw;			/* per candidate: the test's weight */
+	int64_t		group0;			/* first candidate group of this launch */
+	int			tiles;			/* candidate tiles per group */
+	int			ctiles;			/* candidate tiles in all */
 	int			dp;				/* padded dimensions, a multiple of TC_BK */
-	float		rel;			/* TC_REL(dims) */
 	int32_t    *count;			/* per query: candidates appended */
 	int32_t    *list;			/* per query: TC_CAP local candidate indexes */
 };
-
-/* Rounds to TF32 (round to nearest, ties away), as the bound assumes. */
-static __device__ __forceinline__ float
-TcRound(float x)
-{
-	uint32_t	r;
-
-	asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
-	return __uint_as_float(r);
-}
 
 /* Column sums of rows x dims into sum (zeroed), in double. */
 static __global__ void
@@ -126,79 +140,189 @@ TcColumnSumKernel(const float *x, int64_t rows, int dims, double *sum)
 	atomicAdd(sum + d, s);
 }
 
-/*
- * Writes row r of x, less mean (NULL: nothing), rounded to TF32 and
- * zero-padded to dp, into out; and into sq[r] the float32 squared norm of
- * the unrounded (centred) row.  One thread per row.
- */
+/* The candidates' column means, as the float32 each value is centred by. */
 static __global__ void
-TcPrepareKernel(const float *x, int64_t rows, int dims, int dp,
-				const double *sum, int64_t sum_rows, float *out, float *sq)
+TcMeanKernel(const double *sum, int dims, int64_t rows, float *mean)
 {
-	const int64_t r = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+	const int	d = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (d < dims)
+		mean[d] = (float) (sum[d] / (double) rows);
+}
+
+/*
+ * A row's value in dimension d before rounding to half precision:
+ * centred (mean != NULL) or normalised (inv_norm != 0), then scaled by
+ * 2^e.  Scaling by a power of two is exact.
+ */
+static __device__ __forceinline__ float
+TcValue(const float *row, int d, const float *mean, float norm, int e)
+{
+	float		v = row[d];
+
+	if (mean != NULL)
+		v = __fsub_rn(v, mean[d]);
+	if (norm != 0.0f)
+		v = __fdiv_rn(v, norm);
+	return ldexpf(v, e);
+}
+
+/* Largest |centred value| of rows x dims, as float bits, into *largest. */
+static __global__ void
+TcMaxAbsKernel(const float *x, int64_t rows, int dims, const float *mean,
+			   unsigned int *largest)
+{
+	const int	lane = threadIdx.x & 31;
+	const int64_t warps = (int64_t) gridDim.x * (blockDim.x >> 5);
+	unsigned int m = 0;
+
+	for (int64_t r = ((int64_t) blockIdx.x * blockDim.x + threadIdx.x) >> 5; r < rows; r += warps)
+		for (int d = lane; d < dims; d += 32)
+			m = max(m, __float_as_uint(fabsf(TcValue(x + r * dims, d, mean, 0.0f, 0))));
+	m = __reduce_max_sync(0xffffffffu, m);
+	if (lane == 0)
+		atomicMax(largest, m);
+}
+
+/*
+ * One warp per row r < padded: writes the row's half-precision copy
+ * (zero beyond dims and for padded rows) into out, and returns in
+ * *norm the float32 norm of the scaled, unrounded row.
+ */
+static __device__ __forceinline__ bool
+TcRowCopy(const float *x, int64_t rows, int dims, int dp, const float *mean,
+		  const float *norms, int e, int64_t r, __half *out, float *sq)
+{
+	const int	lane = threadIdx.x & 31;
+	const bool	real = r < rows;
+	const float *row = x + r * dims;
 	float		acc = 0.0f;
 
-	if (r >= rows)
-		return;
-	for (int d = 0; d < dp; d++)
+	for (int d = lane; d < dp; d += 32)
 	{
 		float		v = 0.0f;
 
-		if (d < dims)
+		if (real && d < dims)
 		{
-			v = x[r * dims + d];
-			if (sum != NULL)
-				v = __fsub_rn(v, (float) (sum[d] / (double) sum_rows));
+			v = TcValue(row, d, mean, norms != NULL ? norms[r] : 0.0f, e);
 			acc = __fadd_rn(acc, __fmul_rn(v, v));
 		}
-		out[r * dp + d] = TcRound(v);
+		out[r * dp + d] = __float2half_rn(v);
 	}
-	sq[r] = acc;
+	for (int o = 16; o > 0; o >>= 1)
+		acc = __fadd_rn(acc, __shfl_xor_sync(0xffffffffu, acc, o));
+	*sq = acc;
+	return real;
 }
 
 /*
- * Per-row weights of the filter, from the squared norms sq (and the
- * canonical norms of cosine, odp_row_norm): euclidean: sq (1 - rel), so
- * that qw + cw - 2 q.c is s~ - E; cosine: 1 / norm; inner product: the
- * norm times sqrt(rel), so that qw cw is E.
+ * The candidates' half copies and weights, one warp per row of padded
+ * rows.  Euclidean: |c|^2 (1 - rel) - kappa |c|, so that the test is
+ * cw - 2 q.c <= thr; cosine: 0; inner product: |c| (the test is
+ * -q.c - alpha |c| <= thr).  Padded rows get a weight making the test's
+ * value +inf.
  */
 template <OdpMetric M>
 static __global__ void
-TcRowWeightsKernel(const float *sq, const float *norms, int64_t rows,
-				   float rel, float *w)
+TcCandRowsKernel(const float *x, const float *norms, int64_t rows, int64_t padded,
+				 int dims, int dp, const float *mean, int e, __half *out, float *cw)
 {
-	const int64_t r = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+	const int64_t r = (int64_t) blockIdx.x * TC_ROW_WARPS + (threadIdx.x >> 5);
+	const float rel = TC_REL(dims);
+	float		sq;
 
-	if (r >= rows)
+	if (r >= padded)
+		return;
+	if (!TcRowCopy(x, rows, dims, dp, mean, M == ODP_METRIC_COSINE ? norms : NULL, e, r, out, &sq))
+	{
+		if ((threadIdx.x & 31) == 0)
+			cw[r] = M == ODP_METRIC_INNER_PRODUCT ? -INFINITY : INFINITY;
+		return;
+	}
+	if ((threadIdx.x & 31) != 0)
 		return;
 	if (M == ODP_METRIC_COSINE)
-		w[r] = 1.0f / norms[r];
+		cw[r] = 0.0f;
 	else if (M == ODP_METRIC_INNER_PRODUCT)
-		w[r] = sqrtf(sq[r]) * 1.0001f * sqrtf(rel);
+		cw[r] = sqrtf(sq);
 	else
-		w[r] = sq[r] * (1.0f - rel);
+		cw[r] = __fsub_rn(__fmul_rn(sq, 1.0f - rel), __fmul_rn(2.0f * TC_KAPPA(dims), sqrtf(sq)));
 }
 
+/* Where the query rows kernel finds the sample's k-th distances. */
+struct TcQueryRowsArgs
+{
+	const float *x;				/* the chunk's first query row */
+	const float *norms;			/* their cosine norms, else NULL */
+	int64_t		rows;
+	int64_t		padded;
+	int			dims;
+	int			dp;
+	const float *mean;
+	int			e;
+	const float *dist;			/* sample state: rows x ks */
+	const int32_t *count;
+	int			ks;
+	__half	   *out;
+	float	   *thr;
+	float	   *alpha;
+	int		   *bad;			/* set when a sample list is short */
+};
+
 /*
- * Turns the sample's k-th distances (dist[q * ks + ks - 1]) into the
- * filter's limits (OdpKnnPrefilterLimit: accumulator scale).  count[q]
- * must be ks, else *bad is set.
+ * The query chunk's half copies and test constants, one warp per row of
+ * padded rows, from the sample's k-th distance t (OdpKnnPrefilterLimit:
+ * accumulator scale, times 2^2e).  Euclidean: thr = lim - |q|^2 (1 - rel)
+ * + kappa |q| + K0; cosine: thr = -2 (1 - rel' - lim) 2^28 (rows of norm
+ * 2^14); inner product: thr = lim + kappa |q| + K0, alpha = rel |q| +
+ * kappa.  Padded rows: thr = -inf.  An infinite limit becomes FLT_MAX:
+ * everything passes, and padding still does not.
  */
 template <OdpMetric M>
 static __global__ void
-TcLimitKernel(const float *dist, const int32_t *count, int64_t nq, int ks,
-			  float *limit, int *bad)
+TcQueryRowsKernel(const __grid_constant__ TcQueryRowsArgs a)
 {
-	const int64_t q = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+	const int64_t r = (int64_t) blockIdx.x * TC_ROW_WARPS + (threadIdx.x >> 5);
+	const float rel = TC_REL(a.dims);
+	const float kappa = TC_KAPPA(a.dims);
+	float		sq,
+				n,
+				lim,
+				thr;
 
-	if (q >= nq)
+	if (r >= a.padded)
 		return;
-	if (count[q] != ks)
+	if (!TcRowCopy(a.x, a.rows, a.dims, a.dp, a.mean,
+				   M == ODP_METRIC_COSINE ? a.norms : NULL, a.e, r, a.out, &sq))
 	{
-		atomicExch(bad, 1);
+		if ((threadIdx.x & 31) == 0)
+		{
+			a.thr[r] = -INFINITY;
+			a.alpha[r] = 0.0f;
+		}
 		return;
 	}
-	limit[q] = OdpKnnPrefilterLimit<M>(dist[q * ks + ks - 1]);
+	if ((threadIdx.x & 31) != 0)
+		return;
+	if (a.count[r] != a.ks)
+	{
+		atomicExch(a.bad, 1);
+		a.thr[r] = -INFINITY;
+		a.alpha[r] = 0.0f;
+		return;
+	}
+	n = sqrtf(sq);
+	lim = OdpKnnPrefilterLimit<M>(a.dist[r * a.ks + a.ks - 1]);
+	if (M == ODP_METRIC_COSINE)
+		thr = -2.0f * ldexpf(__fsub_rn(__fsub_rn(1.0f, rel + 0x1p-20f), lim), 2 * TC_TOP_EXP);
+	else if (M == ODP_METRIC_INNER_PRODUCT)
+		thr = __fadd_rn(__fadd_rn(ldexpf(lim, 2 * a.e), __fmul_rn(kappa, n)), TC_K0(a.dims, a.e));
+	else
+		thr = __fadd_rn(__fadd_rn(__fsub_rn(ldexpf(lim, 2 * a.e), __fmul_rn(sq, 1.0f - rel)),
+								  __fmul_rn(2.0f * kappa, n)),
+						2.0f * TC_K0(a.dims, a.e));
+	a.thr[r] = thr < FLT_MAX ? thr : FLT_MAX;
+	a.alpha[r] = __fadd_rn(__fmul_rn(rel * 1.0001f, n), kappa);
 }
 
 /* Copies the sample (every stride-th candidate row) into dst. */
@@ -219,199 +343,266 @@ TcSampleKernel(const float *c, const float *cn, int dims, int64_t nc,
 		dst_norms[r] = cn[src];
 }
 
-/* One m16n8k8 TF32 product into c. */
+
+/* One m16n8k16 FP16 product with float32 accumulation into c (ZERO: c = 0 first). */
+template <bool ZERO>
 static __device__ __forceinline__ void
-TcMma(float (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2])
+TcMma(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1)
 {
-	asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
-				 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-				 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-				 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+	if (ZERO)
+		asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+					 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%10,%10,%10};"
+					 : "=f"(c[0]), "=f"(c[1]), "=f"(c[2]), "=f"(c[3])
+					 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(0.0f));
+	else
+		asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+					 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+					 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+					 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-/* Stages TC_BK dimensions of 128 rows from x (row stride dp) into dst. */
+/* Copies the query tile (TC_BM rows of dp halves) into dst (row stride dp + 8). */
 static __device__ __forceinline__ void
-TcStage(const float *x, int64_t row0, int64_t rows, int dp, int k0, float *dst)
+TcStageQueries(const __half *src, int dp, __half *dst)
 {
-	for (int t = threadIdx.x; t < 128 * (TC_BK / 4); t += TC_THREADS)
-	{
-		const int	r = t / (TC_BK / 4);
-		const int	v = t % (TC_BK / 4);
-		float	   *d = dst + r * TC_LD + v * 4;
+	const int	per_row = dp / 8;
 
-		if (row0 + r < rows)
-			__pipeline_memcpy_async(d, x + (row0 + r) * dp + k0 + v * 4, 16);
-		else
-			*(float4 *) d = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+	for (int t = threadIdx.x; t < TC_BM * per_row; t += TC_THREADS)
+	{
+		const int	r = t / per_row;
+		const int	v = t - r * per_row;
+
+		__pipeline_memcpy_async(dst + r * (dp + 8) + v * 8, src + (int64_t) r * dp + v * 8, 16);
 	}
+}
+
+/* The test's value for one pair: at most thr when the pair passes. */
+template <OdpMetric M>
+static __device__ __forceinline__ float
+TcTestValue(float dot, float cw, float alpha)
+{
+	if (M == ODP_METRIC_INNER_PRODUCT)
+		return fmaf(-cw, alpha, -dot);
+	return fmaf(-2.0f, dot, cw);
 }
 
 /*
- * The filter's epilogue for one tile: every accumulated product becomes
- * a lower bound, checked against its query's limit; the accumulators are
- * cleared for the next tile.
+ * One k-step of 16 dimensions for a warp's 64 x 32 block: A fragments
+ * from the shared addresses a_addr[i] (+ koff bytes), B from b_addr[jp].
  */
-template <OdpMetric M>
+template <bool ZERO>
 static __device__ __forceinline__ void
-TcEpilogue(const TcArgs &a, float (&acc)[4][4][4], int64_t q0, int64_t c0,
-		   int wm, int wn, int g, int t)
+TcStep(float (&acc)[4][4][4], const uint32_t (&a_addr)[4], uint32_t a_koff,
+	   const uint32_t (&b_addr)[2], uint32_t b_koff)
 {
-	/* Epilogue: lower bounds against each query's limit. */
-	float		cw[4][2];
+	uint32_t	af[4][4];
+	uint32_t	bf[2][4];
 
-#pragma unroll
-	for (int j = 0; j < 4; j++)
-#pragma unroll
-		for (int e = 0; e < 2; e++)
-		{
-			const int64_t c = c0 + wn * 32 + j * 8 + 2 * t + e;
-
-			cw[j][e] = c < a.nc ? a.cw[c] : 0.0f;
-		}
 #pragma unroll
 	for (int i = 0; i < 4; i++)
-	{
+		asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+					 : "=r"(af[i][0]), "=r"(af[i][1]), "=r"(af[i][2]), "=r"(af[i][3])
+					 : "r"(a_addr[i] + a_koff));
 #pragma unroll
-		for (int h = 0; h < 2; h++)
-		{
-			const int64_t q = q0 + wm * 64 + i * 16 + g + h * 8;
-			float		qw,
-						lim;
-
-			if (q >= a.nq)
-				continue;
-			qw = a.qw[q];
-			lim = a.limit[q];
-#pragma unroll
-			for (int j = 0; j < 4; j++)
-			{
-#pragma unroll
-				for (int e = 0; e < 2; e++)
-				{
-					const int64_t c = c0 + wn * 32 + j * 8 + 2 * t + e;
-					const float dot = acc[i][j][h * 2 + e];
-					float		lb;
-
-					if (c >= a.nc)
-						continue;
-					if (M == ODP_METRIC_COSINE)
-						lb = fminf(1.0f - dot * qw * cw[j][e] - a.rel, 2.0f);
-					else if (M == ODP_METRIC_INNER_PRODUCT)
-						lb = -dot - qw * cw[j][e];
-					else
-						lb = (qw + cw[j][e]) - 2.0f * dot;
-					if (lb <= lim)
-					{
-						const int	pos = atomicAdd(a.count + q, 1);
-
-						if (pos < TC_CAP)
-							a.list[q * TC_CAP + pos] = (int32_t) c;
-					}
-				}
-			}
-		}
-	}
+	for (int jp = 0; jp < 2; jp++)
+		asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+					 : "=r"(bf[jp][0]), "=r"(bf[jp][1]), "=r"(bf[jp][2]), "=r"(bf[jp][3])
+					 : "r"(b_addr[jp] + b_koff));
 #pragma unroll
 	for (int i = 0; i < 4; i++)
 #pragma unroll
 		for (int j = 0; j < 4; j++)
-#pragma unroll
-			for (int e = 0; e < 4; e++)
-				acc[i][j][e] = 0.0f;
+			TcMma<ZERO>(acc[i][j], af[i], bf[j >> 1][(j & 1) * 2], bf[j >> 1][(j & 1) * 2 + 1]);
 }
 
 /*
- * The filter.  Grid: x = groups of TC_TILES candidate tiles, y = query
- * tiles from a.q_begin; 8 warps, warp w covering queries (w / 4) * 64 ..
- * + 64 and candidates (w % 4) * 32 .. + 32 of the block tile as 4 x 4
- * m16n8 fragments.  Dimensions are staged TC_BK at a time,
- * double-buffered, the pipeline running on from one candidate tile into
- * the next.
+ * The filter.  Grid: x = query tiles, y = candidate groups from
+ * a.group0, each of a.tiles candidate tiles (fewer in the last); queries
+ * vary fastest, so the blocks running at once share their candidates in
+ * L2.  8 warps, warp w covering queries (w / 4) * 64 .. + 64 and
+ * candidates (w % 4) * 32 .. + 32 of the block tile as 4 x 4 m16n8
+ * fragments.  QRES: the query tile stays in shared memory (padded row
+ * stride dp + 8, conflict-free) and the ring stages BK dimensions of
+ * candidates; otherwise each stage holds BK dimensions of both.  The
+ * ring runs on from one candidate tile into the next; one barrier per
+ * stage.
  */
-template <OdpMetric M>
-static __global__ void __launch_bounds__(TC_THREADS)
+template <OdpMetric M, bool QRES, int BK>
+static __global__ void __launch_bounds__(TC_THREADS, 2)
 TcFilterKernel(const __grid_constant__ TcArgs a)
 {
-	extern __shared__ __align__(16) float tsm[];
+	extern __shared__ __align__(16) __half tsm[];
+	constexpr int SLD = BK + 8;		/* stage row stride: conflict-free ldmatrix */
+	constexpr int STAGE = (QRES ? 1 : 2) * TC_BN * SLD;	/* halves per slot */
+	constexpr int COPIES = TC_BN * BK / 8 / TC_THREADS;	/* 16-byte copies per thread and row block */
 	const int	lane = threadIdx.x & 31;
 	const int	warp = threadIdx.x >> 5;
 	const int	g = lane >> 2;
 	const int	t = lane & 3;
 	const int	wm = warp >> 2;
 	const int	wn = warp & 3;
-	const int64_t q0 = a.q_begin + (int64_t) blockIdx.y * TC_BM;
-	const int64_t cfirst = (int64_t) blockIdx.x * TC_BN * TC_TILES;
-	const int	ksteps = a.dp / TC_BK;
-	const int	tiles = (int) min((int64_t) TC_TILES, (a.nc - cfirst + TC_BN - 1) / TC_BN);
-	const int	steps = tiles * ksteps;
+	const int64_t q0 = (int64_t) blockIdx.x * TC_BM;
+	const int	tile0 = (int) ((a.group0 + blockIdx.y) * a.tiles);
+	const int	tiles = min(a.tiles, a.ctiles - tile0);
+	const int	kc = a.dp / BK;
+	const int	steps = tiles * kc;
+	const int	qld = a.dp + 8;
+	__half	   *ring = tsm + (QRES ? TC_BM * qld : 0);
+	const __half *qtile = a.q + q0 * a.dp;
+	const __half *cnext;		/* the next stage's candidate rows */
+	int			knext = 0;		/* and its first dimension */
+	int			src_off[COPIES];
+	int			dst_off[COPIES];
+	uint32_t	a_addr[4];
+	uint32_t	b_addr[2];
 	float		acc[4][4][4];
+	float		thr[4][2];
+	float		alpha[4][2];
 
 #pragma unroll
 	for (int i = 0; i < 4; i++)
 #pragma unroll
-		for (int j = 0; j < 4; j++)
-#pragma unroll
-			for (int e = 0; e < 4; e++)
-				acc[i][j][e] = 0.0f;
-
-	TcStage(a.q, q0, a.nq, a.dp, 0, tsm);
-	TcStage(a.c, cfirst, a.nc, a.dp, 0, tsm + 128 * TC_LD);
-	__pipeline_commit();
-	for (int s = 0; s < steps; s++)
-	{
-		const float *as = tsm + (s & 1) * 256 * TC_LD;
-		const float *bs = as + 128 * TC_LD;
-		const int64_t c0 = cfirst + (int64_t) (s / ksteps) * TC_BN;
-
-		/* the pipeline runs on across tiles: stage the next step now */
-		if (s + 1 < steps)
+		for (int h = 0; h < 2; h++)
 		{
-			float	   *nx = tsm + ((s + 1) & 1) * 256 * TC_LD;
-			const int	nk = ((s + 1) % ksteps) * TC_BK;
+			const int64_t q = q0 + wm * 64 + i * 16 + g + h * 8;
 
-			TcStage(a.q, q0, a.nq, a.dp, nk, nx);
-			TcStage(a.c, cfirst + (int64_t) ((s + 1) / ksteps) * TC_BN, a.nc, a.dp, nk,
-					nx + 128 * TC_LD);
-			__pipeline_commit();
-			__pipeline_wait_prior(1);
+			thr[i][h] = a.thr[q];
+			alpha[i][h] = M == ODP_METRIC_INNER_PRODUCT ? a.alpha[q] : 0.0f;
 		}
-		else
-			__pipeline_wait_prior(0);
-		__syncthreads();
 #pragma unroll
-		for (int kk = 0; kk < TC_BK; kk += 8)
+	for (int u = 0; u < COPIES; u++)
+	{
+		const int	x = threadIdx.x + u * TC_THREADS;
+
+		src_off[u] = (x / (BK / 8)) * a.dp + (x % (BK / 8)) * 8;
+		dst_off[u] = (x / (BK / 8)) * SLD + (x % (BK / 8)) * 8;
+	}
+	/* ldmatrix row addresses of this lane, in slot 0 / at dimension 0 */
+#pragma unroll
+	for (int i = 0; i < 4; i++)
+	{
+		const int	row = wm * 64 + i * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
+		const __half *p = QRES ? tsm + row * qld : ring + TC_BN * SLD + row * SLD;
+
+		a_addr[i] = (uint32_t) __cvta_generic_to_shared(p + (lane >> 4) * 8);
+	}
+#pragma unroll
+	for (int jp = 0; jp < 2; jp++)
+	{
+		const int	row = wn * 32 + jp * 16 + (lane & 7) + (lane >> 4) * 8;
+
+		b_addr[jp] = (uint32_t) __cvta_generic_to_shared(ring + row * SLD + ((lane >> 3) & 1) * 8);
+	}
+
+	/* prologue: the query tile (QRES) and the first TC_STAGES - 1 stages */
+	if (QRES)
+		TcStageQueries(qtile, a.dp, tsm);
+	cnext = a.c + (int64_t) tile0 * TC_BN * a.dp;
+#pragma unroll
+	for (int s = 0; s < TC_STAGES - 1; s++)
+	{
+		if (s < steps)
 		{
-			uint32_t	af[4][4];
-			uint32_t	bf[4][2];
+			__half	   *slot = ring + s * STAGE;
 
 #pragma unroll
-			for (int i = 0; i < 4; i++)
+			for (int u = 0; u < COPIES; u++)
 			{
-				const float *r = as + (wm * 64 + i * 16 + g) * TC_LD + kk + t;
-
-				af[i][0] = __float_as_uint(r[0]);
-				af[i][1] = __float_as_uint(r[8 * TC_LD]);
-				af[i][2] = __float_as_uint(r[4]);
-				af[i][3] = __float_as_uint(r[8 * TC_LD + 4]);
+				if (!QRES)
+					__pipeline_memcpy_async(slot + TC_BN * SLD + dst_off[u], qtile + knext + src_off[u], 16);
+				__pipeline_memcpy_async(slot + dst_off[u], cnext + knext + src_off[u], 16);
 			}
+			knext += BK;
+			if (knext == a.dp)
+			{
+				knext = 0;
+				cnext += (int64_t) TC_BN * a.dp;
+			}
+		}
+		__pipeline_commit();
+	}
+	for (int s = 0, kchunk = 0, tile = tile0; s < steps; s++)
+	{
+		const int	slot = s % TC_STAGES;
+		const uint32_t slot_bytes = (uint32_t) (slot * STAGE * sizeof(__half));
+		const uint32_t a_koff = QRES ? (uint32_t) (kchunk * BK * sizeof(__half)) : slot_bytes;
+
+		__pipeline_wait_prior(TC_STAGES - 2);
+		/* stage s has landed; everyone is done with stage s - 1's slot */
+		__syncthreads();
+		if (s + TC_STAGES - 1 < steps)
+		{
+			__half	   *nslot = ring + ((s + TC_STAGES - 1) % TC_STAGES) * STAGE;
+
+#pragma unroll
+			for (int u = 0; u < COPIES; u++)
+			{
+				if (!QRES)
+					__pipeline_memcpy_async(nslot + TC_BN * SLD + dst_off[u], qtile + knext + src_off[u], 16);
+				__pipeline_memcpy_async(nslot + dst_off[u], cnext + knext + src_off[u], 16);
+			}
+			knext += BK;
+			if (knext == a.dp)
+			{
+				knext = 0;
+				cnext += (int64_t) TC_BN * a.dp;
+			}
+		}
+		__pipeline_commit();
+		if (kchunk == 0)
+			TcStep<true>(acc, a_addr, a_koff, b_addr, slot_bytes);
+		else
+			TcStep<false>(acc, a_addr, a_koff, b_addr, slot_bytes);
+#pragma unroll
+		for (int kk = 16; kk < BK; kk += 16)
+			TcStep<false>(acc, a_addr, a_koff + kk * sizeof(__half), b_addr, slot_bytes + kk * sizeof(__half));
+
+		if (++kchunk == kc)
+		{
+			/* the tile is done: test every pair, a row's minimum first */
+			const int64_t c0 = (int64_t) tile * TC_BN + wn * 32;
+			float		cw[4][2];
+
+			kchunk = 0;
+			tile++;
 #pragma unroll
 			for (int j = 0; j < 4; j++)
 			{
-				const float *r = bs + (wn * 32 + j * 8 + g) * TC_LD + kk + t;
+				const float2 w = *(const float2 *) (a.cw + c0 + j * 8 + 2 * t);
 
-				bf[j][0] = __float_as_uint(r[0]);
-				bf[j][1] = __float_as_uint(r[4]);
+				cw[j][0] = w.x;
+				cw[j][1] = w.y;
 			}
 #pragma unroll
 			for (int i = 0; i < 4; i++)
 #pragma unroll
-				for (int j = 0; j < 4; j++)
-					TcMma(acc[i][j], af[i], bf[j]);
+				for (int h = 0; h < 2; h++)
+				{
+					float		m = INFINITY;
+
+#pragma unroll
+					for (int j = 0; j < 4; j++)
+#pragma unroll
+						for (int e = 0; e < 2; e++)
+							m = fminf(m, TcTestValue<M>(acc[i][j][h * 2 + e], cw[j][e], alpha[i][h]));
+					if (m <= thr[i][h])
+					{
+						const int64_t q = q0 + wm * 64 + i * 16 + g + h * 8;
+
+#pragma unroll
+						for (int j = 0; j < 4; j++)
+#pragma unroll
+							for (int e = 0; e < 2; e++)
+								if (TcTestValue<M>(acc[i][j][h * 2 + e], cw[j][e], alpha[i][h]) <= thr[i][h])
+								{
+									const int	pos = atomicAdd(a.count + q, 1);
+
+									if (pos < TC_CAP)
+										a.list[q * TC_CAP + pos] = (int32_t) (c0 + j * 8 + 2 * t + e);
+								}
+					}
+				}
 		}
-		/* nobody may restage this buffer before everyone has read it */
-		__syncthreads();
-		if ((s + 1) % ksteps == 0)
-			TcEpilogue<M>(a, acc, q0, c0, wm, wn, g, t);
 	}
 }
 
@@ -560,6 +751,25 @@ TcSampleSize(int64_t nc, int ks)
 	return s < nc ? s : nc;
 }
 
+/*
+ * Phase timings and list fill on stderr, for benchmark builds
+ * (-DODP_TC_TRACE): each mark waits for the stream.
+ */
+#ifdef ODP_TC_TRACE
+#include <stdio.h>
+#include <stdlib.h>
+#define TC_MARK(name) \
+	do { \
+		double		now_; \
+		(void) cudaStreamSynchronize(stream); \
+		now_ = odp_now_ms(); \
+		fprintf(stderr, "tc: %-10s %8.2f ms\n", (name), now_ - trace_t); \
+		trace_t = now_; \
+	} while (0)
+#else
+#define TC_MARK(name) ((void) 0)
+#endif
+
 /* Runs a step that returns a status; on failure jumps to cleanup. */
 #define TC_TRY(expr) \
 	do { \
@@ -579,29 +789,43 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 	const bool	euclid = (M == ODP_METRIC_EUCLIDEAN || M == ODP_METRIC_SQEUCLIDEAN);
 	const int	dims = p->dims;
 	const int	dp = (dims + TC_BK - 1) / TC_BK * TC_BK;
+	const bool	qres = dp <= TC_QRES_MAX;
 	const int	ks = state->k + (p->exclude_self ? 1 : 0);
 	const int64_t s = TcSampleSize(p->nc, ks);
 	const int64_t qchunk = p->nq < TC_QUERY_CHUNK ? p->nq : TC_QUERY_CHUNK;
-	const float rel = TC_REL(dims);
-	const size_t smem = (size_t) 2 * 256 * TC_LD * sizeof(float);
+	const int64_t qchunk_pad = (qchunk + TC_BM - 1) / TC_BM * TC_BM;
+	const int	ctiles = (int) ((p->nc + TC_BN - 1) / TC_BN);
+	const int64_t nc_pad = (int64_t) ctiles * TC_BN;
+	/* 64-dimension stages (half the barriers) where two blocks still fit an SM */
+	const int	bk = qres && dp % 64 == 0 &&
+		TC_BM * (dp + 8) + TC_STAGES * TC_BN * (64 + 8) <= TC_SMEM_TWO_BLOCKS / 2 ? 64 : 32;
+	const size_t smem = sizeof(__half) * (qres ? (size_t) TC_BM * (dp + 8) + (size_t) TC_STAGES * TC_BN * (bk + 8)
+										  : (size_t) TC_STAGES * 2 * TC_BN * (bk + 8));
+	void		(*filter) (const TcArgs) = !qres ? TcFilterKernel<M, false, 32>
+		: (bk == 64 ? TcFilterKernel<M, true, 64> : TcFilterKernel<M, true, 32>);
 	double	   *d_sum = NULL;
-	float	   *d_ct = NULL,
-			   *d_qt = NULL,
-			   *d_csq = NULL,
-			   *d_qsq = NULL,
+	float	   *d_mean = NULL,
 			   *d_cw = NULL,
-			   *d_qw = NULL,
-			   *d_lim = NULL,
+			   *d_thr = NULL,
+			   *d_alpha = NULL,
 			   *d_sample = NULL,
 			   *d_snorm = NULL;
+	__half	   *d_ct = NULL,
+			   *d_qt = NULL;
+	unsigned int *d_max = NULL;
 	int32_t    *d_count = NULL,
 			   *d_list = NULL;
 	int		   *d_flags = NULL;
 	int			flags[2] = {0, 0};
+	int			e = TC_TOP_EXP;
 	OdpKnnState sst;
 	OdpKnnProblem sp;
 	TcArgs		fa;
+	TcQueryRowsArgs qa;
 	TcRefineArgs ra;
+#ifdef ODP_TC_TRACE
+	double		trace_t = odp_now_ms();
+#endif
 
 	*done = false;
 	if (ks > s)
@@ -614,19 +838,19 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 			return ODP_OK;	/* not enough memory: the caller's path runs */ \
 		} \
 	} while (0)
-	TC_ALLOC(d_ct, (size_t) p->nc * dp * sizeof(float), "TF32 candidate rows");
-	TC_ALLOC(d_csq, (size_t) p->nc * sizeof(float), "candidate norms");
-	TC_ALLOC(d_cw, (size_t) p->nc * sizeof(float), "candidate weights");
-	TC_ALLOC(d_qt, (size_t) qchunk * dp * sizeof(float), "TF32 query rows");
-	TC_ALLOC(d_qsq, (size_t) qchunk * sizeof(float), "query norms");
-	TC_ALLOC(d_qw, (size_t) qchunk * sizeof(float), "query weights");
-	TC_ALLOC(d_lim, (size_t) qchunk * sizeof(float), "query limits");
+	TC_ALLOC(d_ct, (size_t) nc_pad * dp * sizeof(__half), "half candidate rows");
+	TC_ALLOC(d_cw, (size_t) nc_pad * sizeof(float), "candidate weights");
+	TC_ALLOC(d_qt, (size_t) qchunk_pad * dp * sizeof(__half), "half query rows");
+	TC_ALLOC(d_thr, (size_t) qchunk_pad * sizeof(float), "query thresholds");
+	TC_ALLOC(d_alpha, (size_t) qchunk_pad * sizeof(float), "query factors");
 	TC_ALLOC(d_count, (size_t) qchunk * sizeof(int32_t), "filter counts");
 	TC_ALLOC(d_list, (size_t) qchunk * TC_CAP * sizeof(int32_t), "filter lists");
 	TC_ALLOC(d_sample, (size_t) s * dims * sizeof(float), "sample rows");
 	if (M == ODP_METRIC_COSINE)
 		TC_ALLOC(d_snorm, (size_t) s * sizeof(float), "sample norms");
-	TC_ALLOC(d_sum, (size_t) dims * sizeof(double), "column means");
+	TC_ALLOC(d_sum, (size_t) dims * sizeof(double), "column sums");
+	TC_ALLOC(d_mean, (size_t) dims * sizeof(float), "column means");
+	TC_ALLOC(d_max, sizeof(unsigned int), "largest magnitude");
 	TC_ALLOC(d_flags, 2 * sizeof(int), "flags");
 	if (OdpKnnStateAlloc(ctx, arena, qchunk, ks, &sst) != ODP_OK)
 	{
@@ -636,13 +860,13 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 #undef TC_ALLOC
 	ctx->message[0] = '\0';
 
-	ODP_CUDA_TRY(ctx, cudaFuncSetAttribute((const void *) TcFilterKernel<M>,
+	ODP_CUDA_TRY(ctx, cudaFuncSetAttribute((const void *) filter,
 										   cudaFuncAttributeMaxDynamicSharedMemorySize,
 										   (int) smem),
 				 "setting the filter kernel's shared memory size");
 	ODP_CUDA_TRY(ctx, cudaMemsetAsync(d_flags, 0, 2 * sizeof(int), stream), "clearing flags");
 
-	/* candidates: centred (euclidean) TF32 copies, weights, the sample */
+	/* the euclidean metrics centre every row on the candidates' mean */
 	if (euclid)
 	{
 		dim3		grid((unsigned) ((dims + 127) / 128), (unsigned) ((p->nc + TC_SUM_ROWS - 1) / TC_SUM_ROWS));
@@ -651,26 +875,55 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 					 "clearing column sums");
 		TcColumnSumKernel<<<grid, 128, 0, stream>>>(p->cands, p->nc, dims, d_sum);
 		ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the column sum kernel");
+		TcMeanKernel<<<(unsigned) ((dims + 127) / 128), 128, 0, stream>>>(d_sum, dims, p->nc, d_mean);
+		ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the column mean kernel");
 	}
-	TcPrepareKernel<<<(unsigned) ((p->nc + 127) / 128), 128, 0, stream>>>(p->cands, p->nc, dims, dp, euclid ? d_sum : NULL, p->nc, d_ct, d_csq);
-	ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the TF32 copy kernel");
-	TcRowWeightsKernel<M><<<(unsigned) ((p->nc + 255) / 256), 256, 0, stream>>>(d_csq, p->cand_norms, p->nc, rel, d_cw);
-	ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the weight kernel");
+
+	/* the scale 2^e puts the largest magnitude in [2^14, 2^15) */
+	if (M != ODP_METRIC_COSINE)
+	{
+		unsigned int maxbits = 0;
+		float		maxabs;
+
+		ODP_CUDA_TRY(ctx, cudaMemsetAsync(d_max, 0, sizeof(unsigned int), stream), "clearing the magnitude");
+		TcMaxAbsKernel<<<4 * dev->sm_count, 256, 0, stream>>>(p->cands, p->nc, dims, euclid ? d_mean : NULL, d_max);
+		ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the magnitude kernel");
+		if (p->queries != p->cands)
+		{
+			TcMaxAbsKernel<<<4 * dev->sm_count, 256, 0, stream>>>(p->queries, p->nq, dims, euclid ? d_mean : NULL, d_max);
+			ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the magnitude kernel");
+		}
+		ODP_CUDA_TRY(ctx, cudaMemcpyAsync(&maxbits, d_max, sizeof(unsigned int), cudaMemcpyDeviceToHost, stream),
+					 "reading the largest magnitude");
+		ODP_CUDA_TRY(ctx, cudaStreamSynchronize(stream), "finding the largest magnitude");
+		memcpy(&maxabs, &maxbits, sizeof(maxabs));
+		if (!(maxabs < INFINITY))
+			return ODP_OK;		/* centring overflowed: the caller's path runs */
+		e = maxabs > 0.0f ? TC_TOP_EXP - ilogbf(maxabs) : 0;
+	}
+
+	/* candidates: half copies and weights, padded to whole tiles; the sample */
+	TcCandRowsKernel<M><<<(unsigned) ((nc_pad + TC_ROW_WARPS - 1) / TC_ROW_WARPS), TC_ROW_WARPS * 32, 0, stream>>>(
+		p->cands, p->cand_norms, p->nc, nc_pad, dims, dp, euclid ? d_mean : NULL, e, d_ct, d_cw);
+	ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the candidate copy kernel");
 	TcSampleKernel<<<(unsigned) ((s * dims + 255) / 256), 256, 0, stream>>>(p->cands, p->cand_norms, dims, p->nc, s, d_sample, d_snorm);
 	ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the sample kernel");
+	TC_MARK("prepare");
 
 	for (int64_t qf = 0; qf < p->nq; qf += qchunk)
 	{
 		const int64_t nq = p->nq - qf < qchunk ? p->nq - qf : qchunk;
 		const int64_t qtiles = (nq + TC_BM - 1) / TC_BM;
-		const int64_t ctiles = (p->nc + TC_BN - 1) / TC_BN;
-		const int64_t cgroups = (ctiles + TC_TILES - 1) / TC_TILES;
-		int64_t		per_launch = TC_LAUNCH_WORK / ((int64_t) TC_BM * TC_BN * ctiles * dp);
+		int64_t		tiles,
+					groups,
+					per_launch;
 
-		if (per_launch < 1)
-			per_launch = 1;
-		if (per_launch > 65535)
-			per_launch = 65535;
+		/* enough blocks to fill the GPU; more tiles per block, fewer query reloads */
+		tiles = qtiles * ctiles / (16 * (int64_t) dev->sm_count);
+		tiles = tiles < 1 ? 1 : (tiles > TC_MAX_TILES ? TC_MAX_TILES : tiles);
+		groups = (ctiles + tiles - 1) / tiles;
+		per_launch = TC_LAUNCH_WORK / (qtiles * TC_BM * tiles * TC_BN * dp);
+		per_launch = per_launch < 1 ? 1 : (per_launch > 65535 ? 65535 : per_launch);
 
 		/* 1. thresholds from the sample */
 		memset(&sp, 0, sizeof(sp));
@@ -691,43 +944,77 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 
 			TC_TRY(OdpKnnAccumulate(ctx, dev, stream, &sp, &sst, &ignored));
 		}
-		TcLimitKernel<M><<<(unsigned) ((nq + 255) / 256), 256, 0, stream>>>(sst.dist, sst.count, nq, ks, d_lim, d_flags + 1);
-		ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the limit kernel");
+		TC_MARK("threshold");
 
 		/* 2. the filter */
-		TcPrepareKernel<<<(unsigned) ((nq + 127) / 128), 128, 0, stream>>>(p->queries + qf * dims, nq, dims, dp, euclid ? d_sum : NULL, p->nc, d_qt, d_qsq);
-		ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the TF32 copy kernel");
-		TcRowWeightsKernel<M><<<(unsigned) ((nq + 255) / 256), 256, 0, stream>>>(d_qsq, M == ODP_METRIC_COSINE ? p->query_norms + qf : NULL, nq, rel, d_qw);
-		ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the weight kernel");
+		memset(&qa, 0, sizeof(qa));
+		qa.x = p->queries + qf * dims;
+		qa.norms = M == ODP_METRIC_COSINE ? p->query_norms + qf : NULL;
+		qa.rows = nq;
+		qa.padded = qtiles * TC_BM;
+		qa.dims = dims;
+		qa.dp = dp;
+		qa.mean = euclid ? d_mean : NULL;
+		qa.e = e;
+		qa.dist = sst.dist;
+		qa.count = sst.count;
+		qa.ks = ks;
+		qa.out = d_qt;
+		qa.thr = d_thr;
+		qa.alpha = d_alpha;
+		qa.bad = d_flags + 1;
+		TcQueryRowsKernel<M><<<(unsigned) ((qa.padded + TC_ROW_WARPS - 1) / TC_ROW_WARPS), TC_ROW_WARPS * 32, 0, stream>>>(qa);
+		ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the query copy kernel");
 		ODP_CUDA_TRY(ctx, cudaMemsetAsync(d_count, 0, (size_t) nq * sizeof(int32_t), stream),
 					 "clearing filter counts");
+		TC_MARK("q-prepare");
 		memset(&fa, 0, sizeof(fa));
 		fa.q = d_qt;
 		fa.c = d_ct;
-		fa.qw = d_qw;
+		fa.thr = d_thr;
+		fa.alpha = d_alpha;
 		fa.cw = d_cw;
-		fa.limit = d_lim;
-		fa.nq = nq;
-		fa.nc = p->nc;
+		fa.tiles = (int) tiles;
+		fa.ctiles = ctiles;
 		fa.dp = dp;
-		fa.rel = rel;
 		fa.count = d_count;
 		fa.list = d_list;
-		for (int64_t qt = 0; qt < qtiles; qt += per_launch)
+		for (int64_t g0 = 0; g0 < groups; g0 += per_launch)
 		{
-			const int64_t nt = qtiles - qt < per_launch ? qtiles - qt : per_launch;
+			const int64_t ng = groups - g0 < per_launch ? groups - g0 : per_launch;
 
 			if (odp_cancel_requested(ctx))
 			{
 				status = odp_fail(ctx, ODP_ERR_CANCELLED, "k-NN computation cancelled by request");
 				goto cleanup;
 			}
-			fa.q_begin = qt * TC_BM;
-			TcFilterKernel<M><<<dim3((unsigned) cgroups, (unsigned) nt), TC_THREADS, smem, stream>>>(fa);
+			fa.group0 = g0;
+			filter<<<dim3((unsigned) qtiles, (unsigned) ng), TC_THREADS, smem, stream>>>(fa);
 			ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the tensor-core filter kernel");
 			ODP_CUDA_TRY(ctx, cudaStreamSynchronize(stream), "running the tensor-core filter kernel");
 		}
+		TC_MARK("filter");
+#ifdef ODP_TC_TRACE
+		{
+			int32_t    *cnt = (int32_t *) malloc((size_t) nq * sizeof(int32_t));
+			double		sum = 0.0;
+			int32_t		mx = 0;
 
+			if (cnt != NULL &&
+				cudaMemcpy(cnt, d_count, (size_t) nq * sizeof(int32_t), cudaMemcpyDeviceToHost) == cudaSuccess)
+			{
+				for (int64_t i = 0; i < nq; i++)
+				{
+					sum += cnt[i];
+					mx = cnt[i] > mx ? cnt[i] : mx;
+				}
+				fprintf(stderr, "tc: lists: mean %.1f, max %d, sample %lld\n",
+						sum / (double) nq, (int) mx, (long long) s);
+			}
+			free(cnt);
+			trace_t = odp_now_ms();
+		}
+#endif
 		/* 3. exact distances of the passers */
 		memset(&ra, 0, sizeof(ra));
 		ra.q = p->queries;
@@ -753,6 +1040,7 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 		ODP_CUDA_TRY(ctx, cudaMemcpyAsync(flags, d_flags, 2 * sizeof(int), cudaMemcpyDeviceToHost, stream),
 					 "reading the filter's flags");
 		ODP_CUDA_TRY(ctx, cudaStreamSynchronize(stream), "refining the filter's candidates");
+		TC_MARK("refine");
 		if (flags[0] != 0)
 			return ODP_OK;		/* a list overflowed: not done */
 		if (flags[1] != 0)

@@ -50,7 +50,7 @@
 
 const char *const gen_names[] = {
 	"uniform", "unit", "duplicates", "ties", "constant-columns", "identical",
-	"offset"
+	"offset", "wide"
 };
 
 static int	n_passed = 0;
@@ -144,6 +144,9 @@ make_data(Gen gen, int64_t rows, int dims)
 					break;
 				case GEN_OFFSET:
 					r[d] = 300.0f + 2.0f * rng_unit() - 1.0f;
+					break;
+				case GEN_WIDE:
+					r[d] = ldexpf(2.0f * rng_unit() - 1.0f, d % 2 == 0 ? 30 : -30);
 					break;
 			}
 		}

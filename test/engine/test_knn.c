@@ -126,7 +126,7 @@ knn_compare(OdpDevice dev, const OdpMatrix *q, const OdpMatrix *c,
  */
 static void
 knn_case(Gen gen, int64_t nq, int64_t nc, int dims, int k, bool self_join,
-		 OdpMetric metric, size_t gpu_limit, const char *what)
+		 OdpMetric metric, size_t gpu_limit, bool expect_filter, const char *what)
 {
 	float	   *cx = make_data(gen, nc, dims);
 	float	   *qx = self_join ? cx : make_data(gen, nq, dims);
@@ -145,11 +145,17 @@ knn_case(Gen gen, int64_t nq, int64_t nc, int dims, int k, bool self_join,
 		  (long long) nc, dims, k, self_join ? " self" : "", what, (long long) bad);
 	if (gpu_ok)
 	{
+		const int64_t filtered = &odp_gpu_knn_tc_chunks != NULL ? odp_gpu_knn_tc_chunks : 0;
+
 		bad = knn_compare(ODP_DEVICE_GPU, &q, &c, metric, k, self_join, 0, rd, ri, &st);
 		check(st == ODP_OK && bad == 0,
 			  "knn gpu %s %s %lld x %lld x %d k=%d%s (%s): %lld entries differ from the reference",
 			  gen_names[gen], odp_metric_name(metric), (long long) q.rows,
 			  (long long) nc, dims, k, self_join ? " self" : "", what, (long long) bad);
+		if (expect_filter && &odp_gpu_knn_tc_chunks != NULL)
+			check(odp_gpu_knn_tc_chunks > filtered,
+				  "knn gpu %s %s (%s): the tensor-core filter finished it",
+				  gen_names[gen], odp_metric_name(metric), what);
 		if (gpu_limit > 0)
 		{
 			bad = knn_compare(ODP_DEVICE_GPU, &q, &c, metric, k, self_join,
@@ -212,6 +218,10 @@ knn_argument_tests(OdpDevice dev)
 	free(y);
 }
 
+/* Metric masks of the cases the tensor-core filter must finish. */
+#define TC_EUCLID	((1 << ODP_METRIC_EUCLIDEAN) | (1 << ODP_METRIC_SQEUCLIDEAN))
+#define TC_ALL		(TC_EUCLID | (1 << ODP_METRIC_COSINE) | (1 << ODP_METRIC_INNER_PRODUCT))
+
 /* Every k-NN test. */
 void
 run_knn_tests(void)
@@ -225,39 +235,41 @@ run_knn_tests(void)
 		int			k;
 		bool		self_join;
 		size_t		gpu_limit;
+		int			filter;		/* metrics the tensor-core filter must finish */
 		const char *what;
 	}			cases[] = {
-		{GEN_UNIFORM, 200, 1000, 8, 10, false, 0, "batch"},
-		{GEN_DUPLICATES, 0, 700, 5, 7, true, 0, "self join, duplicates"},
-		{GEN_TIES, 150, 400, 3, 1, false, 0, "k = 1, ties"},
-		{GEN_TIES, 40, 300, 4, 300, false, 0, "k = N"},
-		{GEN_UNIFORM, 0, 200, 3, 199, true, 0, "self join, k = N - 1"},
-		{GEN_UNIFORM, 100, 1000, 1, 5, false, 0, "D = 1"},
-		{GEN_TIES, 100, 1000, 1, 9, false, 0, "D = 1, ties"},
-		{GEN_UNIFORM, 12, 300, 2048, 5, false, 0, "D = 2048"},
-		{GEN_IDENTICAL, 30, 500, 4, 20, false, 0, "identical rows"},
-		{GEN_UNIFORM, 1, 60000, 16, 10, false, 0, "one query"},
-		{GEN_TIES, 5, 40000, 6, 25, false, 0, "few queries, ties"},
-		{GEN_UNIFORM, 3000, 5000, 10, 20, false, 1 << 20, "chunks"},
-		{GEN_UNIFORM, 0, 3000, 10, 20, true, 1 << 20, "self join chunks"},
-		{GEN_UNIFORM, 300, 40000, 32, 10, false, 0, "tensor-core filter"},
-		{GEN_OFFSET, 200, 40000, 16, 8, false, 0, "filter, far from the origin"},
-		{GEN_UNIT, 0, 33000, 5, 4, true, 0, "filter, self join"},
-		{GEN_DUPLICATES, 150, 35000, 12, 32, false, 0, "filter, duplicates"},
+		{GEN_UNIFORM, 200, 1000, 8, 10, false, 0, 0, "batch"},
+		{GEN_DUPLICATES, 0, 700, 5, 7, true, 0, 0, "self join, duplicates"},
+		{GEN_TIES, 150, 400, 3, 1, false, 0, 0, "k = 1, ties"},
+		{GEN_TIES, 40, 300, 4, 300, false, 0, 0, "k = N"},
+		{GEN_UNIFORM, 0, 200, 3, 199, true, 0, 0, "self join, k = N - 1"},
+		{GEN_UNIFORM, 100, 1000, 1, 5, false, 0, 0, "D = 1"},
+		{GEN_TIES, 100, 1000, 1, 9, false, 0, 0, "D = 1, ties"},
+		{GEN_UNIFORM, 12, 300, 2048, 5, false, 0, 0, "D = 2048"},
+		{GEN_IDENTICAL, 30, 500, 4, 20, false, 0, 0, "identical rows"},
+		{GEN_UNIFORM, 1, 60000, 16, 10, false, 0, 0, "one query"},
+		{GEN_TIES, 5, 40000, 6, 25, false, 0, 0, "few queries, ties"},
+		{GEN_UNIFORM, 3000, 5000, 10, 20, false, 1 << 20, 0, "chunks"},
+		{GEN_UNIFORM, 0, 3000, 10, 20, true, 1 << 20, 0, "self join chunks"},
+		{GEN_UNIFORM, 300, 40000, 32, 10, false, 0, TC_ALL, "tensor-core filter"},
+		{GEN_OFFSET, 200, 40000, 16, 8, false, 0, TC_EUCLID, "filter, far from the origin"},
+		{GEN_UNIT, 0, 33000, 5, 4, true, 0, TC_EUCLID, "filter, self join"},
+		{GEN_DUPLICATES, 150, 35000, 12, 32, false, 0, 0, "filter, duplicates"},
+		{GEN_WIDE, 130, 33000, 10, 6, false, 0, TC_EUCLID, "filter, magnitudes 2^-30 and 2^30"},
+		{GEN_WIDE, 0, 33000, 18, 3, true, 0, TC_EUCLID, "filter, self join, magnitudes 2^-30 and 2^30"},
 	};
 
 	for (size_t t = 0; t < sizeof(cases) / sizeof(cases[0]); t++)
 		for (int m = 0; m < ODP_METRIC_COUNT; m++)
 			knn_case(cases[t].gen, cases[t].nq, cases[t].nc, cases[t].dims,
 					 cases[t].k, cases[t].self_join, (OdpMetric) m,
-					 cases[t].gpu_limit, cases[t].what);
-	if (gpu_ok && &odp_gpu_knn_tc_chunks != NULL)
-		check(odp_gpu_knn_tc_chunks >= 12,
-			  "the tensor-core filter finished %lld query chunks of the cases above",
-			  (long long) odp_gpu_knn_tc_chunks);
+					 cases[t].gpu_limit, (cases[t].filter >> m) & 1, cases[t].what);
+	/* more dimensions than a block keeps in shared memory: streamed queries */
+	knn_case(GEN_UNIFORM, 128, 32768, 264, 5, false, ODP_METRIC_EUCLIDEAN, 0, true, "filter, D = 264");
+	knn_case(GEN_UNIFORM, 128, 32768, 264, 5, false, ODP_METRIC_INNER_PRODUCT, 0, true, "filter, D = 264");
 	/* large k: device-memory lists on the GPU; one metric keeps it cheap */
-	knn_case(GEN_UNIFORM, 70, 5000, 4, 1024, false, ODP_METRIC_EUCLIDEAN, 0, "k = 1024");
-	knn_case(GEN_TIES, 3, 20000, 3, 1500, false, ODP_METRIC_MANHATTAN, 0, "k = 1500, few queries");
+	knn_case(GEN_UNIFORM, 70, 5000, 4, 1024, false, ODP_METRIC_EUCLIDEAN, 0, false, "k = 1024");
+	knn_case(GEN_TIES, 3, 20000, 3, 1500, false, ODP_METRIC_MANHATTAN, 0, false, "k = 1500, few queries");
 
 	knn_argument_tests(ODP_DEVICE_CPU);
 	if (gpu_ok)

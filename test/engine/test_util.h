@@ -29,7 +29,10 @@ typedef enum Gen
 	GEN_TIES,					/* small integers: many equal distances */
 	GEN_CONSTANT_COLUMNS,		/* every third column constant */
 	GEN_IDENTICAL,				/* all rows equal */
-	GEN_OFFSET					/* uniform in [299, 301): far from the origin */
+	GEN_OFFSET,					/* uniform in [299, 301): far from the origin */
+	GEN_WIDE					/* uniform in [-1, 1), times 2^30 in even
+								 * columns and 2^-30 in odd ones: values the
+								 * filter's half copies flush to zero */
 } Gen;
 
 extern const char *const gen_names[];
