@@ -87,15 +87,22 @@
 								 * copy of every candidate cost more than
 								 * the SIMT primitive's few tiles */
 #define TC_QUERY_CHUNK	262144	/* queries whose lists are held at once */
+#define TC_NEST_MIN_SAMPLE	16384	/* a sample this large gets its thresholds
+									 * through the filter too */
 #define TC_REFINE_WARPS	2
 #define TC_LAUNCH_WORK	((int64_t) 1 << 38)	/* pair-dimensions per launch */
 #define TC_SUM_ROWS		512		/* rows per block of the column sums */
 #define TC_ROW_WARPS	8		/* rows per block of the row kernels */
 #define TC_TOP_EXP		14		/* largest scaled magnitude in [2^14, 2^15) */
 
-/* Query chunks the filter finished, for the tests (not thread-safe). */
+/*
+ * Query chunks the filter finished, and samples whose thresholds it
+ * found, for the tests (not thread-safe).
+ */
 extern "C" int64_t odp_gpu_knn_tc_chunks;
+extern "C" int64_t odp_gpu_knn_tc_samples;
 int64_t		odp_gpu_knn_tc_chunks = 0;
+int64_t		odp_gpu_knn_tc_samples = 0;
 
 /* Relative error bound of the filter for D dimensions (see the header). */
 #define TC_REL(D)		(0x1p-8f + (float) (D) * 0x1p-20f)
@@ -416,6 +423,41 @@ TcStep(float (&acc)[4][4][4], const uint32_t (&a_addr)[4], uint32_t a_koff,
 }
 
 /*
+ * Issues the copies of one ring stage into slot: BK dimensions from
+ * knext of the candidate tile at cnext (and of the query tile unless
+ * QRES), plus the tile's 128 weights with its last dimensions; then
+ * advances (cnext, wnext, knext) to the next stage.
+ */
+template <bool QRES, int BK>
+static __device__ __forceinline__ void
+TcIssueStage(__half *slot, const __half *qtile, const __half *&cnext,
+			 const float *&wnext, int &knext, int dp,
+			 const int (&src_off)[TC_BN * BK / 8 / TC_THREADS],
+			 const int (&dst_off)[TC_BN * BK / 8 / TC_THREADS])
+{
+	constexpr int SLD = BK + 8;
+	constexpr int COPIES = TC_BN * BK / 8 / TC_THREADS;
+
+#pragma unroll
+	for (int u = 0; u < COPIES; u++)
+	{
+		if (!QRES)
+			__pipeline_memcpy_async(slot + TC_BN * SLD + dst_off[u], qtile + knext + src_off[u], 16);
+		__pipeline_memcpy_async(slot + dst_off[u], cnext + knext + src_off[u], 16);
+	}
+	knext += BK;
+	if (knext == dp)
+	{
+		if (threadIdx.x < TC_BN / 4)
+			__pipeline_memcpy_async(slot + (QRES ? 1 : 2) * TC_BN * SLD + threadIdx.x * 8,
+									wnext + threadIdx.x * 4, 16);
+		knext = 0;
+		cnext += (int64_t) TC_BN * dp;
+		wnext += TC_BN;
+	}
+}
+
+/*
  * The filter.  Grid: x = query tiles, y = candidate groups from
  * a.group0, each of a.tiles candidate tiles (fewer in the last); queries
  * vary fastest, so the blocks running at once share their candidates in
@@ -433,7 +475,8 @@ TcFilterKernel(const __grid_constant__ TcArgs a)
 {
 	extern __shared__ __align__(16) __half tsm[];
 	constexpr int SLD = BK + 8;		/* stage row stride: conflict-free ldmatrix */
-	constexpr int STAGE = (QRES ? 1 : 2) * TC_BN * SLD;	/* halves per slot */
+	/* halves per slot: candidates, queries unless QRES, 128 float weights */
+	constexpr int STAGE = (QRES ? 1 : 2) * TC_BN * SLD + 2 * TC_BN;
 	constexpr int COPIES = TC_BN * BK / 8 / TC_THREADS;	/* 16-byte copies per thread and row block */
 	const int	lane = threadIdx.x & 31;
 	const int	warp = threadIdx.x >> 5;
@@ -450,7 +493,8 @@ TcFilterKernel(const __grid_constant__ TcArgs a)
 	__half	   *ring = tsm + (QRES ? TC_BM * qld : 0);
 	const __half *qtile = a.q + q0 * a.dp;
 	const __half *cnext;		/* the next stage's candidate rows */
-	int			knext = 0;		/* and its first dimension */
+	const float *wnext;			/* and weights */
+	int			knext = 0;		/* and first dimension */
 	int			src_off[COPIES];
 	int			dst_off[COPIES];
 	uint32_t	a_addr[4];
@@ -498,27 +542,12 @@ TcFilterKernel(const __grid_constant__ TcArgs a)
 	if (QRES)
 		TcStageQueries(qtile, a.dp, tsm);
 	cnext = a.c + (int64_t) tile0 * TC_BN * a.dp;
+	wnext = a.cw + (int64_t) tile0 * TC_BN;
 #pragma unroll
 	for (int s = 0; s < TC_STAGES - 1; s++)
 	{
 		if (s < steps)
-		{
-			__half	   *slot = ring + s * STAGE;
-
-#pragma unroll
-			for (int u = 0; u < COPIES; u++)
-			{
-				if (!QRES)
-					__pipeline_memcpy_async(slot + TC_BN * SLD + dst_off[u], qtile + knext + src_off[u], 16);
-				__pipeline_memcpy_async(slot + dst_off[u], cnext + knext + src_off[u], 16);
-			}
-			knext += BK;
-			if (knext == a.dp)
-			{
-				knext = 0;
-				cnext += (int64_t) TC_BN * a.dp;
-			}
-		}
+			TcIssueStage<QRES, BK>(ring + s * STAGE, qtile, cnext, wnext, knext, a.dp, src_off, dst_off);
 		__pipeline_commit();
 	}
 	for (int s = 0, kchunk = 0, tile = tile0; s < steps; s++)
@@ -531,23 +560,8 @@ TcFilterKernel(const __grid_constant__ TcArgs a)
 		/* stage s has landed; everyone is done with stage s - 1's slot */
 		__syncthreads();
 		if (s + TC_STAGES - 1 < steps)
-		{
-			__half	   *nslot = ring + ((s + TC_STAGES - 1) % TC_STAGES) * STAGE;
-
-#pragma unroll
-			for (int u = 0; u < COPIES; u++)
-			{
-				if (!QRES)
-					__pipeline_memcpy_async(nslot + TC_BN * SLD + dst_off[u], qtile + knext + src_off[u], 16);
-				__pipeline_memcpy_async(nslot + dst_off[u], cnext + knext + src_off[u], 16);
-			}
-			knext += BK;
-			if (knext == a.dp)
-			{
-				knext = 0;
-				cnext += (int64_t) TC_BN * a.dp;
-			}
-		}
+			TcIssueStage<QRES, BK>(ring + ((s + TC_STAGES - 1) % TC_STAGES) * STAGE, qtile,
+								   cnext, wnext, knext, a.dp, src_off, dst_off);
 		__pipeline_commit();
 		if (kchunk == 0)
 			TcStep<true>(acc, a_addr, a_koff, b_addr, slot_bytes);
@@ -561,6 +575,7 @@ TcFilterKernel(const __grid_constant__ TcArgs a)
 		{
 			/* the tile is done: test every pair, a row's minimum first */
 			const int64_t c0 = (int64_t) tile * TC_BN + wn * 32;
+			const float *wts = (const float *) (ring + slot * STAGE + (QRES ? 1 : 2) * TC_BN * SLD) + wn * 32;
 			float		cw[4][2];
 
 			kchunk = 0;
@@ -568,7 +583,7 @@ TcFilterKernel(const __grid_constant__ TcArgs a)
 #pragma unroll
 			for (int j = 0; j < 4; j++)
 			{
-				const float2 w = *(const float2 *) (a.cw + c0 + j * 8 + 2 * t);
+				const float2 w = *(const float2 *) (wts + j * 8 + 2 * t);
 
 				cw[j][0] = w.x;
 				cw[j][1] = w.y;
@@ -763,7 +778,7 @@ TcSampleSize(int64_t nc, int ks)
 		double		now_; \
 		(void) cudaStreamSynchronize(stream); \
 		now_ = odp_now_ms(); \
-		fprintf(stderr, "tc: %-10s %8.2f ms\n", (name), now_ - trace_t); \
+		fprintf(stderr, "tc%s: %-10s %8.2f ms\n", depth > 0 ? " (sample)" : "", (name), now_ - trace_t); \
 		trace_t = now_; \
 	} while (0)
 #else
@@ -778,12 +793,17 @@ TcSampleSize(int64_t nc, int ks)
 			goto cleanup; \
 	} while (0)
 
-/* The launches of one metric; see OdpKnnTcSearch. */
+/*
+ * The launches of one metric; see OdpKnnTcSearch.  depth 0 is the
+ * caller's problem; at depth 1 it finds the thresholds of depth 0 (the
+ * sample's k nearest), itself from a smaller sample through the SIMT
+ * primitive.
+ */
 template <OdpMetric M>
 static OdpStatus
 TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 		 const OdpKnnProblem *p, OdpKnnState *state, OdpGpuArena *arena,
-		 bool *done)
+		 bool *done, int depth)
 {
 	OdpStatus	status = ODP_OK;
 	const bool	euclid = (M == ODP_METRIC_EUCLIDEAN || M == ODP_METRIC_SQEUCLIDEAN);
@@ -798,9 +818,9 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 	const int64_t nc_pad = (int64_t) ctiles * TC_BN;
 	/* 64-dimension stages (half the barriers) where two blocks still fit an SM */
 	const int	bk = qres && dp % 64 == 0 &&
-		TC_BM * (dp + 8) + TC_STAGES * TC_BN * (64 + 8) <= TC_SMEM_TWO_BLOCKS / 2 ? 64 : 32;
-	const size_t smem = sizeof(__half) * (qres ? (size_t) TC_BM * (dp + 8) + (size_t) TC_STAGES * TC_BN * (bk + 8)
-										  : (size_t) TC_STAGES * 2 * TC_BN * (bk + 8));
+		TC_BM * (dp + 8) + TC_STAGES * (TC_BN * (64 + 8) + 2 * TC_BN) <= TC_SMEM_TWO_BLOCKS / 2 ? 64 : 32;
+	const size_t smem = sizeof(__half) * ((qres ? (size_t) TC_BM * (dp + 8) : 0) +
+										  (size_t) TC_STAGES * ((qres ? 1 : 2) * TC_BN * (bk + 8) + 2 * TC_BN));
 	void		(*filter) (const TcArgs) = !qres ? TcFilterKernel<M, false, 32>
 		: (bk == 64 ? TcFilterKernel<M, true, 64> : TcFilterKernel<M, true, 32>);
 	double	   *d_sum = NULL;
@@ -938,11 +958,29 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 		sp.dims = dims;
 		sp.metric = M;
 		sst.rows = nq;
-		TC_TRY(OdpKnnStateReset(ctx, stream, &sst));
 		{
-			double		ignored = 0.0;
+			bool		sample_done = false;
 
-			TC_TRY(OdpKnnAccumulate(ctx, dev, stream, &sp, &sst, &ignored));
+			/* a large sample goes through the filter itself, with memory of its own */
+			if (depth == 0 && s >= TC_NEST_MIN_SAMPLE)
+			{
+				OdpGpuArena sub;
+
+				OdpGpuArenaInit(&sub, arena->budget == 0 ? 0
+								: (arena->budget - arena->used > 1 ? arena->budget - arena->used : 1));
+				status = TcSearch<M>(ctx, dev, stream, &sp, &sst, &sub, &sample_done, depth + 1);
+				(void) cudaStreamSynchronize(stream);
+				OdpGpuArenaRelease(&sub);
+				if (status != ODP_OK)
+					goto cleanup;
+			}
+			if (!sample_done)
+			{
+				double		ignored = 0.0;
+
+				TC_TRY(OdpKnnStateReset(ctx, stream, &sst));
+				TC_TRY(OdpKnnAccumulate(ctx, dev, stream, &sp, &sst, &ignored));
+			}
 		}
 		TC_MARK("threshold");
 
@@ -1048,7 +1086,10 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 							"the tensor-core filter kept fewer than k = %d candidates", state->k);
 	}
 	*done = true;
-	odp_gpu_knn_tc_chunks++;
+	if (depth == 0)
+		odp_gpu_knn_tc_chunks++;
+	else
+		odp_gpu_knn_tc_samples++;
 cleanup:
 	return status;
 }
@@ -1070,16 +1111,16 @@ OdpKnnTcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 	switch (p->metric)
 	{
 		case ODP_METRIC_EUCLIDEAN:
-			status = TcSearch<ODP_METRIC_EUCLIDEAN>(ctx, dev, stream, p, state, &arena, done);
+			status = TcSearch<ODP_METRIC_EUCLIDEAN>(ctx, dev, stream, p, state, &arena, done, 0);
 			break;
 		case ODP_METRIC_SQEUCLIDEAN:
-			status = TcSearch<ODP_METRIC_SQEUCLIDEAN>(ctx, dev, stream, p, state, &arena, done);
+			status = TcSearch<ODP_METRIC_SQEUCLIDEAN>(ctx, dev, stream, p, state, &arena, done, 0);
 			break;
 		case ODP_METRIC_COSINE:
-			status = TcSearch<ODP_METRIC_COSINE>(ctx, dev, stream, p, state, &arena, done);
+			status = TcSearch<ODP_METRIC_COSINE>(ctx, dev, stream, p, state, &arena, done, 0);
 			break;
 		case ODP_METRIC_INNER_PRODUCT:
-			status = TcSearch<ODP_METRIC_INNER_PRODUCT>(ctx, dev, stream, p, state, &arena, done);
+			status = TcSearch<ODP_METRIC_INNER_PRODUCT>(ctx, dev, stream, p, state, &arena, done, 0);
 			break;
 		default:
 			break;

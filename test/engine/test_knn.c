@@ -26,6 +26,8 @@
 
 /* Query chunks the GPU's tensor-core filter finished; weak for CPU builds. */
 extern int64_t odp_gpu_knn_tc_chunks __attribute__((weak));
+/* Samples whose thresholds the filter found itself. */
+extern int64_t odp_gpu_knn_tc_samples __attribute__((weak));
 
 /* One reference entry. */
 typedef struct RefEntry
@@ -267,6 +269,19 @@ run_knn_tests(void)
 	/* more dimensions than a block keeps in shared memory: streamed queries */
 	knn_case(GEN_UNIFORM, 128, 32768, 264, 5, false, ODP_METRIC_EUCLIDEAN, 0, true, "filter, D = 264");
 	knn_case(GEN_UNIFORM, 128, 32768, 264, 5, false, ODP_METRIC_INNER_PRODUCT, 0, true, "filter, D = 264");
+	/* a sample of 16384 rows and more: its thresholds come from the filter too */
+	{
+		const int64_t before = &odp_gpu_knn_tc_samples != NULL ? odp_gpu_knn_tc_samples : 0;
+
+		knn_case(GEN_UNIFORM, 128, 262144, 6, 32, false, ODP_METRIC_EUCLIDEAN, 0, true,
+				 "filter, sample through the filter");
+		knn_case(GEN_UNIT, 128, 262144, 6, 32, false, ODP_METRIC_COSINE, 0, true,
+				 "filter, sample through the filter");
+		if (gpu_ok && &odp_gpu_knn_tc_samples != NULL)
+			check(odp_gpu_knn_tc_samples >= before + 2,
+				  "the filter found the thresholds of %lld of 2 samples",
+				  (long long) (odp_gpu_knn_tc_samples - before));
+	}
 	/* large k: device-memory lists on the GPU; one metric keeps it cheap */
 	knn_case(GEN_UNIFORM, 70, 5000, 4, 1024, false, ODP_METRIC_EUCLIDEAN, 0, false, "k = 1024");
 	knn_case(GEN_TIES, 3, 20000, 3, 1500, false, ODP_METRIC_MANHATTAN, 0, false, "k = 1500, few queries");
