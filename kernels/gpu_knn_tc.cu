@@ -81,7 +81,9 @@
 #define TC_THREADS		256
 #define TC_MAX_TILES	32		/* candidate tiles one filter block sweeps */
 #define TC_CAP			2048	/* list entries per query */
-#define TC_MAX_K		32		/* larger k: lists would need larger samples */
+#define TC_MAX_K		64		/* larger k: lists would need larger samples
+								 * (Poker stand-in k = 50: lists of 563 on
+								 * average, 989 at most) */
 #define TC_MIN_CANDS	32768	/* fewer: the SIMT primitive is as fast */
 #define TC_MIN_QUERIES	128		/* fewer: the threshold pass and the half
 								 * copy of every candidate cost more than

@@ -259,6 +259,7 @@ run_knn_tests(void)
 		{GEN_DUPLICATES, 150, 35000, 12, 32, false, 0, 0, "filter, duplicates"},
 		{GEN_WIDE, 130, 33000, 10, 6, false, 0, TC_EUCLID, "filter, magnitudes 2^-30 and 2^30"},
 		{GEN_WIDE, 0, 33000, 18, 3, true, 0, TC_EUCLID, "filter, self join, magnitudes 2^-30 and 2^30"},
+		{GEN_UNIFORM, 130, 33000, 8, 64, false, 0, TC_ALL, "filter, k = 64"},
 	};
 
 	for (size_t t = 0; t < sizeof(cases) / sizeof(cases[0]); t++)
