@@ -161,8 +161,8 @@ TcMeanKernel(const double *sum, int dims, int64_t rows, float *mean)
 
 /*
  * A row's value in dimension d before rounding to half precision:
- * centred (mean != NULL) or normalised (inv_norm != 0), then scaled by
- * 2^e.  Scaling by a power of two is exact.
+ * centred (mean != NULL) or divided by its norm (norm != 0), then scaled
+ * by 2^e.  Scaling by a power of two is exact.
  */
 static __device__ __forceinline__ float
 TcValue(const float *row, int d, const float *mean, float norm, int e)
@@ -195,8 +195,9 @@ TcMaxAbsKernel(const float *x, int64_t rows, int dims, const float *mean,
 
 /*
  * One warp per row r < padded: writes the row's half-precision copy
- * (zero beyond dims and for padded rows) into out, and returns in
- * *norm the float32 norm of the scaled, unrounded row.
+ * (zero beyond dims and for padded rows) into out, and returns in *sq
+ * (every lane) the float32 squared norm of the scaled, unrounded row.
+ * Returns whether row r is a real one.
  */
 static __device__ __forceinline__ bool
 TcRowCopy(const float *x, int64_t rows, int dims, int dp, const float *mean,
@@ -226,7 +227,7 @@ TcRowCopy(const float *x, int64_t rows, int dims, int dp, const float *mean,
 
 /*
  * The candidates' half copies and weights, one warp per row of padded
- * rows.  Euclidean: |c|^2 (1 - rel) - kappa |c|, so that the test is
+ * rows.  Euclidean: |c|^2 (1 - rel) - 2 kappa |c|, so that the test is
  * cw - 2 q.c <= thr; cosine: 0; inner product: |c| (the test is
  * -q.c - alpha |c| <= thr).  Padded rows get a weight making the test's
  * value +inf.
@@ -282,7 +283,7 @@ struct TcQueryRowsArgs
  * The query chunk's half copies and test constants, one warp per row of
  * padded rows, from the sample's k-th distance t (OdpKnnPrefilterLimit:
  * accumulator scale, times 2^2e).  Euclidean: thr = lim - |q|^2 (1 - rel)
- * + kappa |q| + K0; cosine: thr = -2 (1 - rel' - lim) 2^28 (rows of norm
+ * + 2 kappa |q| + 2 K0 (the distance errs by twice the dot product); cosine: thr = -2 (1 - rel' - lim) 2^28 (rows of norm
  * 2^14); inner product: thr = lim + kappa |q| + K0, alpha = rel |q| +
  * kappa.  Padded rows: thr = -inf.  An infinite limit becomes FLT_MAX:
  * everything passes, and padding still does not.
@@ -395,6 +396,14 @@ TcTestValue(float dot, float cw, float alpha)
 	return fmaf(-2.0f, dot, cw);
 }
 
+/* Four 8 x 8 matrices of halves from the shared address addr (one row per lane). */
+static __device__ __forceinline__ void
+TcLdm4(uint32_t (&r)[4], uint32_t addr)
+{
+	asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+				 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
+}
+
 /*
  * One k-step of 16 dimensions for a warp's 64 x 32 block: A fragments
  * from the shared addresses a_addr[i] (+ koff bytes), B from b_addr[jp].
@@ -409,14 +418,10 @@ TcStep(float (&acc)[4][4][4], const uint32_t (&a_addr)[4], uint32_t a_koff,
 
 #pragma unroll
 	for (int i = 0; i < 4; i++)
-		asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
-					 : "=r"(af[i][0]), "=r"(af[i][1]), "=r"(af[i][2]), "=r"(af[i][3])
-					 : "r"(a_addr[i] + a_koff));
+		TcLdm4(af[i], a_addr[i] + a_koff);
 #pragma unroll
 	for (int jp = 0; jp < 2; jp++)
-		asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
-					 : "=r"(bf[jp][0]), "=r"(bf[jp][1]), "=r"(bf[jp][2]), "=r"(bf[jp][3])
-					 : "r"(b_addr[jp] + b_koff));
+		TcLdm4(bf[jp], b_addr[jp] + b_koff);
 #pragma unroll
 	for (int i = 0; i < 4; i++)
 #pragma unroll
@@ -427,13 +432,11 @@ TcStep(float (&acc)[4][4][4], const uint32_t (&a_addr)[4], uint32_t a_koff,
 /*
  * Issues the copies of one ring stage into slot: BK dimensions from
  * knext of the candidate tile at cnext (and of the query tile unless
- * QRES), plus the tile's 128 weights with its last dimensions; then
- * advances (cnext, wnext, knext) to the next stage.
+ * QRES); then advances (cnext, knext) to the next stage.
  */
 template <bool QRES, int BK>
 static __device__ __forceinline__ void
-TcIssueStage(__half *slot, const __half *qtile, const __half *&cnext,
-			 const float *&wnext, int &knext, int dp,
+TcIssueStage(__half *slot, const __half *qtile, const __half *&cnext, int &knext, int dp,
 			 const int (&src_off)[TC_BN * BK / 8 / TC_THREADS],
 			 const int (&dst_off)[TC_BN * BK / 8 / TC_THREADS])
 {
@@ -450,12 +453,8 @@ TcIssueStage(__half *slot, const __half *qtile, const __half *&cnext,
 	knext += BK;
 	if (knext == dp)
 	{
-		if (threadIdx.x < TC_BN / 4)
-			__pipeline_memcpy_async(slot + (QRES ? 1 : 2) * TC_BN * SLD + threadIdx.x * 8,
-									wnext + threadIdx.x * 4, 16);
 		knext = 0;
 		cnext += (int64_t) TC_BN * dp;
-		wnext += TC_BN;
 	}
 }
 
@@ -477,8 +476,7 @@ TcFilterKernel(const __grid_constant__ TcArgs a)
 {
 	extern __shared__ __align__(16) __half tsm[];
 	constexpr int SLD = BK + 8;		/* stage row stride: conflict-free ldmatrix */
-	/* halves per slot: candidates, queries unless QRES, 128 float weights */
-	constexpr int STAGE = (QRES ? 1 : 2) * TC_BN * SLD + 2 * TC_BN;
+	constexpr int STAGE = (QRES ? 1 : 2) * TC_BN * SLD;	/* halves per slot */
 	constexpr int COPIES = TC_BN * BK / 8 / TC_THREADS;	/* 16-byte copies per thread and row block */
 	const int	lane = threadIdx.x & 31;
 	const int	warp = threadIdx.x >> 5;
@@ -495,7 +493,6 @@ TcFilterKernel(const __grid_constant__ TcArgs a)
 	__half	   *ring = tsm + (QRES ? TC_BM * qld : 0);
 	const __half *qtile = a.q + q0 * a.dp;
 	const __half *cnext;		/* the next stage's candidate rows */
-	const float *wnext;			/* and weights */
 	int			knext = 0;		/* and first dimension */
 	int			src_off[COPIES];
 	int			dst_off[COPIES];
@@ -544,12 +541,11 @@ TcFilterKernel(const __grid_constant__ TcArgs a)
 	if (QRES)
 		TcStageQueries(qtile, a.dp, tsm);
 	cnext = a.c + (int64_t) tile0 * TC_BN * a.dp;
-	wnext = a.cw + (int64_t) tile0 * TC_BN;
 #pragma unroll
 	for (int s = 0; s < TC_STAGES - 1; s++)
 	{
 		if (s < steps)
-			TcIssueStage<QRES, BK>(ring + s * STAGE, qtile, cnext, wnext, knext, a.dp, src_off, dst_off);
+			TcIssueStage<QRES, BK>(ring + s * STAGE, qtile, cnext, knext, a.dp, src_off, dst_off);
 		__pipeline_commit();
 	}
 	for (int s = 0, kchunk = 0, tile = tile0; s < steps; s++)
@@ -563,7 +559,7 @@ TcFilterKernel(const __grid_constant__ TcArgs a)
 		__syncthreads();
 		if (s + TC_STAGES - 1 < steps)
 			TcIssueStage<QRES, BK>(ring + ((s + TC_STAGES - 1) % TC_STAGES) * STAGE, qtile,
-								   cnext, wnext, knext, a.dp, src_off, dst_off);
+								   cnext, knext, a.dp, src_off, dst_off);
 		__pipeline_commit();
 		if (kchunk == 0)
 			TcStep<true>(acc, a_addr, a_koff, b_addr, slot_bytes);
@@ -577,7 +573,6 @@ TcFilterKernel(const __grid_constant__ TcArgs a)
 		{
 			/* the tile is done: test every pair, a row's minimum first */
 			const int64_t c0 = (int64_t) tile * TC_BN + wn * 32;
-			const float *wts = (const float *) (ring + slot * STAGE + (QRES ? 1 : 2) * TC_BN * SLD) + wn * 32;
 			float		cw[4][2];
 
 			kchunk = 0;
@@ -585,7 +580,7 @@ TcFilterKernel(const __grid_constant__ TcArgs a)
 #pragma unroll
 			for (int j = 0; j < 4; j++)
 			{
-				const float2 w = *(const float2 *) (wts + j * 8 + 2 * t);
+				const float2 w = *(const float2 *) (a.cw + c0 + j * 8 + 2 * t);
 
 				cw[j][0] = w.x;
 				cw[j][1] = w.y;
@@ -820,9 +815,9 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 	const int64_t nc_pad = (int64_t) ctiles * TC_BN;
 	/* 64-dimension stages (half the barriers) where two blocks still fit an SM */
 	const int	bk = qres && dp % 64 == 0 &&
-		TC_BM * (dp + 8) + TC_STAGES * (TC_BN * (64 + 8) + 2 * TC_BN) <= TC_SMEM_TWO_BLOCKS / 2 ? 64 : 32;
+		TC_BM * (dp + 8) + TC_STAGES * TC_BN * (64 + 8) <= TC_SMEM_TWO_BLOCKS / 2 ? 64 : 32;
 	const size_t smem = sizeof(__half) * ((qres ? (size_t) TC_BM * (dp + 8) : 0) +
-										  (size_t) TC_STAGES * ((qres ? 1 : 2) * TC_BN * (bk + 8) + 2 * TC_BN));
+										  (size_t) TC_STAGES * (qres ? 1 : 2) * TC_BN * (bk + 8));
 	void		(*filter) (const TcArgs) = !qres ? TcFilterKernel<M, false, 32>
 		: (bk == 64 ? TcFilterKernel<M, true, 64> : TcFilterKernel<M, true, 32>);
 	double	   *d_sum = NULL;
