@@ -26,7 +26,8 @@
  *	   test is one FMA and one comparison per pair.
  *	3. Refine (TcRefineKernel): one warp per query computes the canonical
  *	   distance of every listed candidate and keeps the k smallest by
- *	   (distance, index), exactly what the SIMT primitive keeps.
+ *	   (distance, index), exactly what the SIMT primitive keeps, through
+ *	   a bitwise search for the k-th smallest (no sort of the list).
  * Every candidate of the true k nearest has distance <= threshold, so its
  * L passes: the lists hold all of them, and the result is exact.  A list
  * that overflows (data with many equal distances) makes the whole search
@@ -79,6 +80,9 @@
 #define TC_SMEM_TWO_BLOCKS	(110 * 1024)	/* shared bytes a block may take so
 											 * that two fit an SM */
 #define TC_THREADS		256
+#define TC_SMALL_BM		512		/* queries per block of the small-row filter */
+#define TC_SMALL_DP		16		/* padded dimensions up to which it runs (32:
+								 * its registers spill) */
 #define TC_MAX_TILES	32		/* candidate tiles one filter block sweeps */
 #define TC_CAP			2048	/* list entries per query */
 #define TC_MAX_K		64		/* larger k: lists would need larger samples
@@ -91,7 +95,8 @@
 #define TC_QUERY_CHUNK	262144	/* queries whose lists are held at once */
 #define TC_NEST_MIN_SAMPLE	16384	/* a sample this large gets its thresholds
 									 * through the filter too */
-#define TC_REFINE_WARPS	2
+#define TC_REFINE_WARPS	4
+#define TC_REFINE_SEL	(TC_MAX_K + 1)	/* k of a sample search: k + 1 */
 #define TC_LAUNCH_WORK	((int64_t) 1 << 38)	/* pair-dimensions per launch */
 #define TC_SUM_ROWS		512		/* rows per block of the column sums */
 #define TC_ROW_WARPS	8		/* rows per block of the row kernels */
@@ -128,7 +133,8 @@ struct TcArgs
 	int64_t		group0;			/* first candidate group of this launch */
 	int			tiles;			/* candidate tiles per group */
 	int			ctiles;			/* candidate tiles in all */
-	int			dp;				/* padded dimensions, a multiple of TC_BK */
+	int			dp;				/* padded dimensions: TC_SMALL_DP or a multiple
+								 * of TC_BK */
 	int32_t    *count;			/* per query: candidates appended */
 	int32_t    *list;			/* per query: TC_CAP local candidate indexes */
 };
@@ -405,6 +411,52 @@ TcLdm4(uint32_t (&r)[4], uint32_t addr)
 }
 
 /*
+ * Tests a warp's 64 x 32 block of pairs (queries from qw, candidates from
+ * c0; acc in m16n8 fragment layout) and appends the passers to their
+ * queries' lists: a row of 8 pairs at a time through its minimum, as
+ * nearly every row fails.
+ */
+template <OdpMetric M>
+static __device__ __forceinline__ void
+TcTestFragments(const float (&acc)[4][4][4], const float (&cw)[4][2],
+				const float (&thr)[4][2], const float (&alpha)[4][2],
+				int64_t qw, int64_t c0, int32_t *count, int32_t *list)
+{
+	const int	g = (threadIdx.x & 31) >> 2;
+	const int	t = threadIdx.x & 3;
+
+#pragma unroll
+	for (int i = 0; i < 4; i++)
+#pragma unroll
+		for (int h = 0; h < 2; h++)
+		{
+			float		m = INFINITY;
+
+#pragma unroll
+			for (int j = 0; j < 4; j++)
+#pragma unroll
+				for (int e = 0; e < 2; e++)
+					m = fminf(m, TcTestValue<M>(acc[i][j][h * 2 + e], cw[j][e], alpha[i][h]));
+			if (m <= thr[i][h])
+			{
+				const int64_t q = qw + i * 16 + g + h * 8;
+
+#pragma unroll
+				for (int j = 0; j < 4; j++)
+#pragma unroll
+					for (int e = 0; e < 2; e++)
+						if (TcTestValue<M>(acc[i][j][h * 2 + e], cw[j][e], alpha[i][h]) <= thr[i][h])
+						{
+							const int	pos = atomicAdd(count + q, 1);
+
+							if (pos < TC_CAP)
+								list[q * TC_CAP + pos] = (int32_t) (c0 + j * 8 + 2 * t + e);
+						}
+			}
+		}
+}
+
+/*
  * One k-step of 16 dimensions for a warp's 64 x 32 block: A fragments
  * from the shared addresses a_addr[i] (+ koff bytes), B from b_addr[jp].
  */
@@ -585,37 +637,149 @@ TcFilterKernel(const __grid_constant__ TcArgs a)
 				cw[j][0] = w.x;
 				cw[j][1] = w.y;
 			}
-#pragma unroll
-			for (int i = 0; i < 4; i++)
-#pragma unroll
-				for (int h = 0; h < 2; h++)
-				{
-					float		m = INFINITY;
-
-#pragma unroll
-					for (int j = 0; j < 4; j++)
-#pragma unroll
-						for (int e = 0; e < 2; e++)
-							m = fminf(m, TcTestValue<M>(acc[i][j][h * 2 + e], cw[j][e], alpha[i][h]));
-					if (m <= thr[i][h])
-					{
-						const int64_t q = q0 + wm * 64 + i * 16 + g + h * 8;
-
-#pragma unroll
-						for (int j = 0; j < 4; j++)
-#pragma unroll
-							for (int e = 0; e < 2; e++)
-								if (TcTestValue<M>(acc[i][j][h * 2 + e], cw[j][e], alpha[i][h]) <= thr[i][h])
-								{
-									const int	pos = atomicAdd(a.count + q, 1);
-
-									if (pos < TC_CAP)
-										a.list[q * TC_CAP + pos] = (int32_t) (c0 + j * 8 + 2 * t + e);
-								}
-					}
-				}
+			TcTestFragments<M>(acc, cw, thr, alpha, q0 + wm * 64, c0, a.count, a.list);
 		}
 	}
+}
+
+/*
+ * The filter for rows of DP = 16 padded dimensions, where a tile's
+ * products are too few to hide the staging of the query tile: each warp
+ * keeps the A fragments of its 64 queries in registers for the whole
+ * sweep, so a block covers TC_SMALL_BM = 8 x 64 queries and its warps
+ * share every candidate tile.  The ring holds whole candidate tiles (all
+ * DP dimensions) with their weights; a warp takes a tile 32 candidates
+ * at a time.  Grid and padding as TcFilterKernel, with TC_SMALL_BM-query
+ * tiles.
+ */
+template <OdpMetric M, int DP>
+static __global__ void __launch_bounds__(TC_THREADS, 2)
+TcFilterSmallKernel(const __grid_constant__ TcArgs a)
+{
+	extern __shared__ __align__(16) __half tsm[];
+	constexpr int SLD = DP + 8;		/* conflict-free ldmatrix */
+	constexpr int ROW_BYTES = TC_BN * SLD * (int) sizeof(__half);
+	constexpr int SLOT_BYTES = ROW_BYTES + TC_BN * (int) sizeof(float);
+	constexpr int COPIES = TC_BN * DP / 8 / TC_THREADS;
+	constexpr int KS = DP / 16;
+	const int	lane = threadIdx.x & 31;
+	const int	warp = threadIdx.x >> 5;
+	const int	g = lane >> 2;
+	const int	t = lane & 3;
+	const int64_t qw = (int64_t) blockIdx.x * TC_SMALL_BM + warp * 64;
+	const int	tile0 = (int) ((a.group0 + blockIdx.y) * a.tiles);
+	const int	tiles = min(a.tiles, a.ctiles - tile0);
+	const int64_t cbase = (int64_t) tile0 * TC_BN;
+	char	   *ring = (char *) tsm;
+	const uint32_t ring_addr = (uint32_t) __cvta_generic_to_shared(ring);
+	uint32_t	af[4][KS][4];
+	uint32_t	b_off[2];
+	float		thr[4][2];
+	float		alpha[4][2];
+
+#pragma unroll
+	for (int i = 0; i < 4; i++)
+	{
+#pragma unroll
+		for (int h = 0; h < 2; h++)
+		{
+			const int64_t q = qw + i * 16 + g + h * 8;
+
+			thr[i][h] = a.thr[q];
+			alpha[i][h] = M == ODP_METRIC_INNER_PRODUCT ? a.alpha[q] : 0.0f;
+		}
+#pragma unroll
+		for (int kk = 0; kk < KS; kk++)
+		{
+			const __half *r0 = a.q + (qw + i * 16 + g) * DP + kk * 16 + 2 * t;
+			const __half *r1 = r0 + 8 * DP;
+
+			af[i][kk][0] = *(const uint32_t *) r0;
+			af[i][kk][1] = *(const uint32_t *) r1;
+			af[i][kk][2] = *(const uint32_t *) (r0 + 8);
+			af[i][kk][3] = *(const uint32_t *) (r1 + 8);
+		}
+	}
+	/* this lane's ldmatrix row of 16 candidates jp, relative to a slot */
+#pragma unroll
+	for (int jp = 0; jp < 2; jp++)
+		b_off[jp] = (uint32_t) (((jp * 16 + (lane & 7) + (lane >> 4) * 8) * SLD +
+								 ((lane >> 3) & 1) * 8) * sizeof(__half));
+
+#define TC_SMALL_ISSUE(s_) \
+	do { \
+		char	   *slot_ = ring + ((s_) % TC_STAGES) * SLOT_BYTES; \
+		const int64_t first_ = cbase + (int64_t) (s_) * TC_BN; \
+\
+		for (int u_ = 0; u_ < COPIES; u_++) \
+		{ \
+			const int	x_ = threadIdx.x + u_ * TC_THREADS; \
+\
+			__pipeline_memcpy_async((__half *) slot_ + (x_ / (DP / 8)) * SLD + (x_ % (DP / 8)) * 8, \
+									a.c + (first_ + x_ / (DP / 8)) * DP + (x_ % (DP / 8)) * 8, 16); \
+		} \
+		if (threadIdx.x < TC_BN / 4) \
+			__pipeline_memcpy_async(slot_ + ROW_BYTES + threadIdx.x * 16, \
+									a.cw + first_ + threadIdx.x * 4, 16); \
+	} while (0)
+
+#pragma unroll
+	for (int s = 0; s < TC_STAGES - 1; s++)
+	{
+		if (s < tiles)
+			TC_SMALL_ISSUE(s);
+		__pipeline_commit();
+	}
+	for (int s = 0; s < tiles; s++)
+	{
+		const int	slot = s % TC_STAGES;
+		const uint32_t rows = ring_addr + slot * SLOT_BYTES;
+		const float *w = (const float *) (ring + slot * SLOT_BYTES + ROW_BYTES);
+
+		__pipeline_wait_prior(TC_STAGES - 2);
+		/* tile s has landed; everyone is done with tile s - 1's slot */
+		__syncthreads();
+		if (s + TC_STAGES - 1 < tiles)
+			TC_SMALL_ISSUE(s + TC_STAGES - 1);
+		__pipeline_commit();
+#pragma unroll 1
+		for (int sc = 0; sc < TC_BN / 32; sc++)
+		{
+			float		acc[4][4][4];
+			float		cw[4][2];
+
+#pragma unroll
+			for (int kk = 0; kk < KS; kk++)
+			{
+				uint32_t	bf[2][4];
+
+#pragma unroll
+				for (int jp = 0; jp < 2; jp++)
+					TcLdm4(bf[jp], rows + b_off[jp] + (uint32_t) ((sc * 32 * SLD + kk * 16) * sizeof(__half)));
+#pragma unroll
+				for (int i = 0; i < 4; i++)
+#pragma unroll
+					for (int j = 0; j < 4; j++)
+					{
+						if (kk == 0)
+							TcMma<true>(acc[i][j], af[i][kk], bf[j >> 1][(j & 1) * 2], bf[j >> 1][(j & 1) * 2 + 1]);
+						else
+							TcMma<false>(acc[i][j], af[i][kk], bf[j >> 1][(j & 1) * 2], bf[j >> 1][(j & 1) * 2 + 1]);
+					}
+			}
+#pragma unroll
+			for (int j = 0; j < 4; j++)
+			{
+				const float2 v = *(const float2 *) (w + sc * 32 + j * 8 + 2 * t);
+
+				cw[j][0] = v.x;
+				cw[j][1] = v.y;
+			}
+			TcTestFragments<M>(acc, cw, thr, alpha, qw, cbase + (int64_t) s * TC_BN + sc * 32,
+							   a.count, a.list);
+		}
+	}
+#undef TC_SMALL_ISSUE
 }
 
 /* Arguments of the refine kernel. */
@@ -642,26 +806,73 @@ struct TcRefineArgs
 };
 
 /*
- * One warp per query: canonical distances of the listed candidates, then
- * the k smallest by (distance, index), by k rounds of a warp-wide minimum
- * above the previous pick (keys are unique).
+ * Order-preserving unsigned keys of float distances: a < b as floats iff
+ * key(a) < key(b), except that -0 sorts below +0; no metric produces both
+ * (odp_distance.h: the inner product's zero is always -0, every other
+ * metric's +0).  TC_KEY_NONE marks an entry that takes no part (the query
+ * itself, a NaN distance).
+ */
+#define TC_KEY_NONE		0xffffffffu
+
+static __device__ __forceinline__ uint32_t
+TcKeyOf(float d)
+{
+	const uint32_t b = __float_as_uint(d);
+
+	if (d != d)
+		return TC_KEY_NONE;
+	return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+}
+
+static __device__ __forceinline__ float
+TcFloatOf(uint32_t key)
+{
+	return __uint_as_float((key & 0x80000000u) ? (key & 0x7fffffffu) : ~key);
+}
+
+/* How many of the warp's n keys in rk lie below t (every lane gets it). */
+static __device__ __forceinline__ int
+TcCountBelow(const uint32_t *rk, int n, uint32_t t)
+{
+	int			c = 0;
+
+	for (int e = threadIdx.x & 31; e < n; e += 32)
+		c += rk[e] < t;
+	return (int) __reduce_add_sync(0xffffffffu, (unsigned) c);
+}
+
+/*
+ * One warp per query: the canonical distance of every listed candidate
+ * (as a key, in shared memory), then the k smallest by (distance, index)
+ * without sorting the list: the k-th smallest key x by a bitwise search
+ * (largest x with fewer than k keys below it), and, when more keys equal
+ * x than are needed, the largest local index y to take among them, the
+ * same way.  The k chosen entries are then ranked among themselves.
+ * Local indexes order like global ones (c_base + local).
  */
 template <OdpMetric M>
 static __global__ void __launch_bounds__(TC_REFINE_WARPS * 32)
 TcRefineKernel(const __grid_constant__ TcRefineArgs a)
 {
-	__shared__ float rd[TC_REFINE_WARPS][TC_CAP];
-	__shared__ int64_t ri[TC_REFINE_WARPS][TC_CAP];
+	__shared__ uint32_t keys[TC_REFINE_WARPS][TC_CAP];
+	__shared__ uint32_t sel_key[TC_REFINE_WARPS][TC_REFINE_SEL];
+	__shared__ int32_t sel_idx[TC_REFINE_WARPS][TC_REFINE_SEL];
 	const int	lane = threadIdx.x & 31;
 	const int	warp = threadIdx.x >> 5;
 	const int64_t ql = (int64_t) blockIdx.x * TC_REFINE_WARPS + warp;
 	const int64_t q = a.q_first + ql;
+	uint32_t   *rk = keys[warp];
+	const int32_t *list;
 	const float *qrow;
 	float		qn = 1.0f;
-	int			n;
-	float		pd = -INFINITY;
-	int64_t		pi = -1;
-	int			taken = 0;
+	int			n,
+				valid,
+				kk,
+				below,
+				equal,
+				base = 0;
+	uint32_t	x = 0;
+	int32_t		y = INT32_MAX;
 
 	if (ql >= a.nq)
 		return;
@@ -672,70 +883,97 @@ TcRefineKernel(const __grid_constant__ TcRefineArgs a)
 			atomicExch(a.overflow, 1);
 		return;
 	}
+	list = a.list + ql * TC_CAP;
 	qrow = a.q + q * a.dims;
 	if (M == ODP_METRIC_COSINE)
 		qn = a.qn[q];
+	valid = 0;
 	for (int e = lane; e < n; e += 32)
 	{
-		const int64_t c = a.list[ql * TC_CAP + e];
-		const int64_t cg = a.c_base + c;
+		const int32_t c = list[e];
+		uint32_t	key = TC_KEY_NONE;
 
-		rd[warp][e] = INFINITY;
-		ri[warp][e] = INT64_MAX;
-		if (a.exclude_self && cg == a.q_base + ql)
-			continue;
-		rd[warp][e] = odp_distance(M, qrow, a.c + c * a.dims, a.dims, qn,
-								   M == ODP_METRIC_COSINE ? a.cn[c] : 1.0f);
-		ri[warp][e] = cg;
+		if (!a.exclude_self || a.c_base + c != a.q_base + ql)
+			key = TcKeyOf(odp_distance(M, qrow, a.c + (int64_t) c * a.dims, a.dims, qn,
+									   M == ODP_METRIC_COSINE ? a.cn[c] : 1.0f));
+		rk[e] = key;
+		valid += key != TC_KEY_NONE;
 	}
+	valid = (int) __reduce_add_sync(0xffffffffu, (unsigned) valid);
 	__syncwarp();
-	while (taken < a.k)
+	kk = valid < a.k ? valid : a.k;
+	if (kk > 0)
 	{
-		float		bd = INFINITY;
-		int64_t		bi = INT64_MAX;
-
-		for (int e = lane; e < n; e += 32)
+		/* x: the kk-th smallest key */
+		for (int b = 31; b >= 0; b--)
 		{
-			const float d = rd[warp][e];
-			const int64_t i = ri[warp][e];
+			const uint32_t t = x | (1u << b);
 
-			if (i == INT64_MAX)
-				continue;
-			/* above the previous pick, and below the best so far */
-			if ((d > pd || (d == pd && i > pi)) &&
-				(d < bd || (d == bd && i < bi)))
+			if (TcCountBelow(rk, n, t) < kk)
+				x = t;
+		}
+		below = TcCountBelow(rk, n, x);
+		equal = TcCountBelow(rk, n, x + 1) - below;
+		/* ties at x beyond what is needed: y, the largest local index taken */
+		if (equal > kk - below)
+		{
+			y = 0;
+			for (int b = 30; b >= 0; b--)
 			{
-				bd = d;
-				bi = i;
+				const int32_t t = y | (1 << b);
+				int			cnt = 0;
+
+				for (int e = lane; e < n; e += 32)
+					cnt += rk[e] == x && list[e] < t;
+				if ((int) __reduce_add_sync(0xffffffffu, (unsigned) cnt) < kk - below)
+					y = t;
 			}
 		}
-#pragma unroll
-		for (int o = 16; o > 0; o >>= 1)
+		/* gather the kk chosen entries, in list order */
+		for (int e0 = 0; e0 < n; e0 += 32)
 		{
-			const float od = __shfl_xor_sync(0xffffffffu, bd, o);
-			const int64_t oi = __shfl_xor_sync(0xffffffffu, bi, o);
+			const int	e = e0 + lane;
+			bool		take = false;
+			int32_t		c = 0;
+			unsigned	mask;
 
-			if (od < bd || (od == bd && oi < bi))
+			if (e < n && rk[e] <= x)
 			{
-				bd = od;
-				bi = oi;
+				c = list[e];
+				take = rk[e] < x || c <= y;
 			}
+			mask = __ballot_sync(0xffffffffu, take);
+			if (take)
+			{
+				const int	pos = base + __popc(mask & ((1u << lane) - 1u));
+
+				sel_key[warp][pos] = rk[e];
+				sel_idx[warp][pos] = c;
+			}
+			base += __popc(mask);
 		}
-		if (bi == INT64_MAX)
-			break;
-		if (lane == 0)
+		__syncwarp();
+		/* each chosen entry's rank among the chosen */
+		for (int s = lane; s < kk; s += 32)
 		{
-			a.sd[q * a.k + taken] = bd;
-			a.si[q * a.k + taken] = bi;
+			const uint32_t key = sel_key[warp][s];
+			const int32_t c = sel_idx[warp][s];
+			int			r = 0;
+
+			for (int j = 0; j < kk; j++)
+			{
+				const uint32_t ok = sel_key[warp][j];
+
+				r += ok < key || (ok == key && sel_idx[warp][j] < c);
+			}
+			a.sd[q * a.k + r] = TcFloatOf(key);
+			a.si[q * a.k + r] = a.c_base + c;
 		}
-		pd = bd;
-		pi = bi;
-		taken++;
 	}
 	if (lane == 0)
 	{
-		a.sn[q] = taken;
-		if (taken < a.k)
+		a.sn[q] = kk;
+		if (kk < a.k || base != kk)
 			atomicExch(a.bad, 1);
 	}
 }
@@ -805,21 +1043,28 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 	OdpStatus	status = ODP_OK;
 	const bool	euclid = (M == ODP_METRIC_EUCLIDEAN || M == ODP_METRIC_SQEUCLIDEAN);
 	const int	dims = p->dims;
-	const int	dp = (dims + TC_BK - 1) / TC_BK * TC_BK;
+	/* rows of up to 16 dimensions take one k-step of the products */
+	const int	dp = dims <= 16 ? 16 : (dims + TC_BK - 1) / TC_BK * TC_BK;
+	const bool	small = dp <= TC_SMALL_DP;
+	const int	qbm = small ? TC_SMALL_BM : TC_BM;	/* queries per block */
 	const bool	qres = dp <= TC_QRES_MAX;
 	const int	ks = state->k + (p->exclude_self ? 1 : 0);
 	const int64_t s = TcSampleSize(p->nc, ks);
 	const int64_t qchunk = p->nq < TC_QUERY_CHUNK ? p->nq : TC_QUERY_CHUNK;
-	const int64_t qchunk_pad = (qchunk + TC_BM - 1) / TC_BM * TC_BM;
+	const int64_t qchunk_pad = (qchunk + qbm - 1) / qbm * qbm;
 	const int	ctiles = (int) ((p->nc + TC_BN - 1) / TC_BN);
 	const int64_t nc_pad = (int64_t) ctiles * TC_BN;
 	/* 64-dimension stages (half the barriers) where two blocks still fit an SM */
 	const int	bk = qres && dp % 64 == 0 &&
 		TC_BM * (dp + 8) + TC_STAGES * TC_BN * (64 + 8) <= TC_SMEM_TWO_BLOCKS / 2 ? 64 : 32;
-	const size_t smem = sizeof(__half) * ((qres ? (size_t) TC_BM * (dp + 8) : 0) +
-										  (size_t) TC_STAGES * (qres ? 1 : 2) * TC_BN * (bk + 8));
-	void		(*filter) (const TcArgs) = !qres ? TcFilterKernel<M, false, 32>
-		: (bk == 64 ? TcFilterKernel<M, true, 64> : TcFilterKernel<M, true, 32>);
+	const size_t smem = small
+		? TC_STAGES * (sizeof(__half) * TC_BN * (dp + 8) + sizeof(float) * TC_BN)
+		: sizeof(__half) * ((qres ? (size_t) TC_BM * (dp + 8) : 0) +
+							(size_t) TC_STAGES * (qres ? 1 : 2) * TC_BN * (bk + 8));
+	void		(*filter) (const TcArgs) = small
+		? TcFilterSmallKernel<M, TC_SMALL_DP>
+		: (!qres ? TcFilterKernel<M, false, 32>
+		   : (bk == 64 ? TcFilterKernel<M, true, 64> : TcFilterKernel<M, true, 32>));
 	double	   *d_sum = NULL;
 	float	   *d_mean = NULL,
 			   *d_cw = NULL,
@@ -845,7 +1090,7 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 #endif
 
 	*done = false;
-	if (ks > s)
+	if (ks > s || state->k > TC_REFINE_SEL)
 		return ODP_OK;
 #define TC_ALLOC(ptr, bytes, what) \
 	do { \
@@ -930,7 +1175,7 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 	for (int64_t qf = 0; qf < p->nq; qf += qchunk)
 	{
 		const int64_t nq = p->nq - qf < qchunk ? p->nq - qf : qchunk;
-		const int64_t qtiles = (nq + TC_BM - 1) / TC_BM;
+		const int64_t qtiles = (nq + qbm - 1) / qbm;
 		int64_t		tiles,
 					groups,
 					per_launch;
@@ -939,7 +1184,7 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 		tiles = qtiles * ctiles / (16 * (int64_t) dev->sm_count);
 		tiles = tiles < 1 ? 1 : (tiles > TC_MAX_TILES ? TC_MAX_TILES : tiles);
 		groups = (ctiles + tiles - 1) / tiles;
-		per_launch = TC_LAUNCH_WORK / (qtiles * TC_BM * tiles * TC_BN * dp);
+		per_launch = TC_LAUNCH_WORK / (qtiles * qbm * tiles * TC_BN * dp);
 		per_launch = per_launch < 1 ? 1 : (per_launch > 65535 ? 65535 : per_launch);
 
 		/* 1. thresholds from the sample */
@@ -986,7 +1231,7 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 		qa.x = p->queries + qf * dims;
 		qa.norms = M == ODP_METRIC_COSINE ? p->query_norms + qf : NULL;
 		qa.rows = nq;
-		qa.padded = qtiles * TC_BM;
+		qa.padded = qtiles * qbm;
 		qa.dims = dims;
 		qa.dp = dp;
 		qa.mean = euclid ? d_mean : NULL;

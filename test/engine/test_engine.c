@@ -45,12 +45,15 @@
 #include "odp_engine.h"
 #include "test_util.h"
 
+/* Query chunks the GPU's tensor-core filter finished; weak for CPU builds. */
+extern int64_t odp_gpu_knn_tc_chunks __attribute__((weak));
+
 #define TOLERANCE		1e-5	/* relative, GPU vs CPU and paths vs reference */
 #define TOP_N			20
 
 const char *const gen_names[] = {
 	"uniform", "unit", "duplicates", "ties", "constant-columns", "identical",
-	"offset", "wide"
+	"offset", "wide", "grid"
 };
 
 static int	n_passed = 0;
@@ -147,6 +150,9 @@ make_data(Gen gen, int64_t rows, int dims)
 					break;
 				case GEN_WIDE:
 					r[d] = ldexpf(2.0f * rng_unit() - 1.0f, d % 2 == 0 ? 30 : -30);
+					break;
+				case GEN_GRID:
+					r[d] = (float) (1 + rng_next() % 13);
 					break;
 			}
 		}
@@ -540,6 +546,55 @@ gpu_special_tests(void)
 		free(x);
 		free(a);
 		free(b);
+	}
+
+	/*
+	 * Scores through the tensor-core filter (32768 rows and more), bit for
+	 * bit against the CPU path: ties at the k-th distance (the grid), a
+	 * large k, cosine.
+	 */
+	{
+		static const struct
+		{
+			Gen			gen;
+			int64_t		rows;
+			int			dims;
+			int			k;
+			OdpMetric	metric;
+		}			tc[] = {
+			{GEN_GRID, 40000, 10, 50, ODP_METRIC_EUCLIDEAN},
+			{GEN_UNIT, 36000, 6, 10, ODP_METRIC_SQEUCLIDEAN},
+			{GEN_UNIFORM, 36000, 20, 64, ODP_METRIC_COSINE},
+		};
+
+		for (size_t i = 0; i < sizeof(tc) / sizeof(tc[0]); i++)
+		{
+			float	   *x = make_data(tc[i].gen, tc[i].rows, tc[i].dims);
+			double	   *g = xmalloc(sizeof(double) * tc[i].rows);
+			double	   *c = xmalloc(sizeof(double) * tc[i].rows);
+			OdpContext	cg = make_ctx(ODP_DEVICE_GPU);
+			OdpContext	cc = make_ctx(ODP_DEVICE_CPU);
+			const int64_t before = &odp_gpu_knn_tc_chunks != NULL ? odp_gpu_knn_tc_chunks : 0;
+			OdpStatus	sg;
+			OdpStatus	sc;
+			int64_t		same = 0;
+
+			cc.cpu_threads = 4;
+			sg = run_path(&cg, x, tc[i].rows, tc[i].dims, tc[i].metric, tc[i].k, g);
+			sc = run_path(&cc, x, tc[i].rows, tc[i].dims, tc[i].metric, tc[i].k, c);
+			if (sg == ODP_OK && sc == ODP_OK)
+				max_rel_diff(g, c, tc[i].rows, &same);
+			check(sg == ODP_OK && sc == ODP_OK && same == tc[i].rows &&
+				  (&odp_gpu_knn_tc_chunks == NULL || odp_gpu_knn_tc_chunks > before),
+				  "gpu scores through the tensor-core filter, %s rows=%lld dims=%d k=%d %s: %s / %s, %lld/%lld bit-identical to the cpu, filter chunks %lld",
+				  gen_names[tc[i].gen], (long long) tc[i].rows, tc[i].dims, tc[i].k,
+				  odp_metric_name(tc[i].metric), odp_status_name(sg), odp_status_name(sc),
+				  (long long) same, (long long) tc[i].rows,
+				  (long long) (&odp_gpu_knn_tc_chunks != NULL ? odp_gpu_knn_tc_chunks - before : -1));
+			free(x);
+			free(g);
+			free(c);
+		}
 	}
 
 	/* a budget far too small: a clean error with a message, no crash */

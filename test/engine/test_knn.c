@@ -260,6 +260,7 @@ run_knn_tests(void)
 		{GEN_WIDE, 130, 33000, 10, 6, false, 0, TC_EUCLID, "filter, magnitudes 2^-30 and 2^30"},
 		{GEN_WIDE, 0, 33000, 18, 3, true, 0, TC_EUCLID, "filter, self join, magnitudes 2^-30 and 2^30"},
 		{GEN_UNIFORM, 130, 33000, 8, 64, false, 0, TC_ALL, "filter, k = 64"},
+		{GEN_GRID, 300, 40000, 10, 50, false, 0, TC_EUCLID, "filter, ties at the k-th (integer grid)"},
 	};
 
 	for (size_t t = 0; t < sizeof(cases) / sizeof(cases[0]); t++)

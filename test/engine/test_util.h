@@ -30,9 +30,11 @@ typedef enum Gen
 	GEN_CONSTANT_COLUMNS,		/* every third column constant */
 	GEN_IDENTICAL,				/* all rows equal */
 	GEN_OFFSET,					/* uniform in [299, 301): far from the origin */
-	GEN_WIDE					/* uniform in [-1, 1), times 2^30 in even
+	GEN_WIDE,					/* uniform in [-1, 1), times 2^30 in even
 								 * columns and 2^-30 in odd ones: values the
 								 * filter's half copies flush to zero */
+	GEN_GRID					/* integers 1 .. 13 (Poker's ranks): sparse
+								 * rows with many equal distances */
 } Gen;
 
 extern const char *const gen_names[];
