@@ -29,9 +29,9 @@
  *	   (distance, index), exactly what the SIMT primitive keeps, through
  *	   a bitwise search for the k-th smallest (no sort of the list).
  * Every candidate of the true k nearest has distance <= threshold, so its
- * L passes: the lists hold all of them, and the result is exact.  A list
- * that overflows (data with many equal distances) makes the whole search
- * report "not done", and the caller runs the SIMT primitive instead.
+ * L passes: the lists hold all of them, and the result is exact.  A query
+ * whose list overflows (many equal distances, as with many copies of a
+ * row) scans every candidate instead (TcScanKernel), alone.
  *
  * The bound.  Half precision has TF32's 11-bit significand: rounding a
  * normal value errs by at most 2^-11 relatively, so a product by at most
@@ -96,6 +96,7 @@
 #define TC_NEST_MIN_SAMPLE	16384	/* a sample this large gets its thresholds
 									 * through the filter too */
 #define TC_REFINE_WARPS	4
+#define TC_SCAN_QUERIES	16384	/* queries per launch of the overflow scan */
 #define TC_REFINE_SEL	(TC_MAX_K + 1)	/* k of a sample search: k + 1 */
 #define TC_LAUNCH_WORK	((int64_t) 1 << 38)	/* pair-dimensions per launch */
 #define TC_SUM_ROWS		512		/* rows per block of the column sums */
@@ -108,8 +109,10 @@
  */
 extern "C" int64_t odp_gpu_knn_tc_chunks;
 extern "C" int64_t odp_gpu_knn_tc_samples;
+extern "C" int64_t odp_gpu_knn_tc_scans;
 int64_t		odp_gpu_knn_tc_chunks = 0;
 int64_t		odp_gpu_knn_tc_samples = 0;
+int64_t		odp_gpu_knn_tc_scans = 0;	/* queries whose list overflowed */
 
 /* Relative error bound of the filter for D dimensions (see the header). */
 #define TC_REL(D)		(0x1p-8f + (float) (D) * 0x1p-20f)
@@ -801,7 +804,7 @@ struct TcRefineArgs
 	float	   *sd;				/* state rows of the chunk */
 	int64_t    *si;
 	int32_t    *sn;
-	int		   *overflow;		/* set when a list overflowed */
+	int		   *overflow;		/* counts the queries whose list overflowed */
 	int		   *bad;			/* set when fewer than k remain */
 };
 
@@ -880,7 +883,7 @@ TcRefineKernel(const __grid_constant__ TcRefineArgs a)
 	if (n > TC_CAP)
 	{
 		if (lane == 0)
-			atomicExch(a.overflow, 1);
+			atomicAdd(a.overflow, 1);
 		return;
 	}
 	list = a.list + ql * TC_CAP;
@@ -974,6 +977,94 @@ TcRefineKernel(const __grid_constant__ TcRefineArgs a)
 	{
 		a.sn[q] = kk;
 		if (kk < a.k || base != kk)
+			atomicExch(a.bad, 1);
+	}
+}
+
+/*
+ * The queries whose list overflowed (more than TC_CAP candidates passed
+ * the filter: many equal distances, as with many copies of a row), one
+ * warp per query: a scan of every candidate's canonical distance that
+ * keeps the k smallest (key, local index) pairs sorted in shared memory.
+ * Insertions are rare once the list is full, so this costs about what
+ * the SIMT primitive costs per query, for these queries only.
+ */
+template <OdpMetric M>
+static __global__ void __launch_bounds__(TC_REFINE_WARPS * 32)
+TcScanKernel(const __grid_constant__ TcRefineArgs a, int64_t nc)
+{
+	__shared__ uint64_t best[TC_REFINE_WARPS][TC_REFINE_SEL];
+	const int	lane = threadIdx.x & 31;
+	const int	warp = threadIdx.x >> 5;
+	const int64_t ql = (int64_t) blockIdx.x * TC_REFINE_WARPS + warp;
+	const int64_t q = a.q_first + ql;
+	uint64_t   *b = best[warp];
+	uint64_t	worst = UINT64_MAX;	/* the k-th key once k are kept */
+	int			have = 0;
+	const float *qrow;
+	float		qn = 1.0f;
+
+	if (ql >= a.nq || a.count[ql] <= TC_CAP)
+		return;
+	qrow = a.q + q * a.dims;
+	if (M == ODP_METRIC_COSINE)
+		qn = a.qn[q];
+	for (int64_t c0 = 0; c0 < nc; c0 += 32)
+	{
+		const int64_t c = c0 + lane;
+		uint64_t	key = UINT64_MAX;
+		unsigned	pass;
+
+		if (c < nc && (!a.exclude_self || a.c_base + c != a.q_base + ql))
+		{
+			const uint32_t dk = TcKeyOf(odp_distance(M, qrow, a.c + c * a.dims, a.dims, qn,
+													 M == ODP_METRIC_COSINE ? a.cn[c] : 1.0f));
+
+			if (dk != TC_KEY_NONE)
+				key = ((uint64_t) dk << 32) | (uint64_t) c;
+		}
+		pass = __ballot_sync(0xffffffffu, key < worst);
+		while (pass != 0)
+		{
+			const uint64_t nk = __shfl_sync(0xffffffffu, key, __ffs(pass) - 1);
+			const int	last = have < a.k ? have : a.k - 1;
+			uint64_t	moved[(TC_REFINE_SEL + 31) / 32];
+			int			pos = 0;
+
+			pass &= pass - 1;
+			if (nk >= worst)
+				continue;
+			for (int e = lane; e < have; e += 32)
+				pos += b[e] < nk;
+			pos = (int) __reduce_add_sync(0xffffffffu, (unsigned) pos);
+			/* entries pos .. last - 1 move up one place; the k-th drops out */
+#pragma unroll
+			for (int r = 0; r < (TC_REFINE_SEL + 31) / 32; r++)
+				if (pos + lane + 32 * r < last)
+					moved[r] = b[pos + lane + 32 * r];
+			__syncwarp();
+#pragma unroll
+			for (int r = 0; r < (TC_REFINE_SEL + 31) / 32; r++)
+				if (pos + lane + 32 * r < last)
+					b[pos + lane + 32 * r + 1] = moved[r];
+			if (lane == 0)
+				b[pos] = nk;
+			__syncwarp();
+			if (have < a.k)
+				have++;
+			if (have == a.k)
+				worst = b[a.k - 1];
+		}
+	}
+	for (int e = lane; e < have; e += 32)
+	{
+		a.sd[q * a.k + e] = TcFloatOf((uint32_t) (b[e] >> 32));
+		a.si[q * a.k + e] = a.c_base + (int64_t) (b[e] & 0xffffffffu);
+	}
+	if (lane == 0)
+	{
+		a.sn[q] = have;
+		if (have < a.k)
 			atomicExch(a.bad, 1);
 	}
 }
@@ -1322,7 +1413,40 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 		ODP_CUDA_TRY(ctx, cudaStreamSynchronize(stream), "refining the filter's candidates");
 		TC_MARK("refine");
 		if (flags[0] != 0)
-			return ODP_OK;		/* a list overflowed: not done */
+		{
+			/*
+			 * The queries whose list overflowed scan every candidate, a
+			 * slice of queries per launch: on data of copies that is all
+			 * of them, and a cancel request must not wait for a chunk.
+			 */
+			for (int64_t off = 0; off < nq; off += TC_SCAN_QUERIES)
+			{
+				TcRefineArgs sa = ra;
+
+				if (odp_cancel_requested(ctx))
+				{
+					status = odp_fail(ctx, ODP_ERR_CANCELLED, "k-NN computation cancelled by request");
+					goto cleanup;
+				}
+				sa.q_base += off;
+				sa.q_first += off;
+				sa.count += off;
+				sa.nq = nq - off < TC_SCAN_QUERIES ? nq - off : TC_SCAN_QUERIES;
+				TcScanKernel<M><<<(unsigned) ((sa.nq + TC_REFINE_WARPS - 1) / TC_REFINE_WARPS), TC_REFINE_WARPS * 32, 0, stream>>>(sa, p->nc);
+				ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the scan kernel");
+				ODP_CUDA_TRY(ctx, cudaStreamSynchronize(stream), "scanning the overflowed queries");
+			}
+			ODP_CUDA_TRY(ctx, cudaMemcpyAsync(flags + 1, d_flags + 1, sizeof(int), cudaMemcpyDeviceToHost, stream),
+						 "reading the filter's flags");
+			ODP_CUDA_TRY(ctx, cudaStreamSynchronize(stream), "scanning the overflowed queries");
+			odp_gpu_knn_tc_scans += flags[0];
+#ifdef ODP_TC_TRACE
+			fprintf(stderr, "tc: %d queries overflowed\n", flags[0]);
+#endif
+			TC_MARK("scan");
+			flags[0] = 0;
+			ODP_CUDA_TRY(ctx, cudaMemsetAsync(d_flags, 0, sizeof(int), stream), "clearing flags");
+		}
 		if (flags[1] != 0)
 			return odp_fail(ctx, ODP_ERR_INTERNAL,
 							"the tensor-core filter kept fewer than k = %d candidates", state->k);

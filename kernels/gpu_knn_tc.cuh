@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * gpu_knn_tc.cuh
- *	  Exact k-NN through a tensor-core filter: TF32 matrix products bound
+ *	  Exact k-NN through a tensor-core filter: half-precision products bound
  *	  every distance from below, and only the candidates whose bound
  *	  reaches a query's threshold get their exact distance (see
  *	  gpu_knn_tc.cu).
@@ -29,9 +29,10 @@ extern bool OdpKnnTcEligible(const OdpKnnProblem *p, int32_t k);
  * Fills state (fresh: the same result as OdpKnnReset + OdpKnnAccumulate
  * of p) with every query's k nearest candidates.  Takes at most budget
  * bytes of device memory of its own.  Sets *done false, leaving state
- * undefined, when it cannot finish exactly that way (too little memory,
- * or a query with more threshold passers than a list holds, as on data
- * with many equal distances): the caller then runs OdpKnnAccumulate.
+ * undefined, when it cannot finish that way (too little memory, or values
+ * whose centring overflows): the caller then runs OdpKnnAccumulate.  A
+ * query with more threshold passers than a list holds (many equal
+ * distances) scans every candidate by itself.
  */
 extern OdpStatus OdpKnnTcSearch(OdpContext *ctx, const OdpGpuDevice *dev,
 								cudaStream_t stream, const OdpKnnProblem *p,

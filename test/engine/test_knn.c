@@ -28,6 +28,8 @@
 extern int64_t odp_gpu_knn_tc_chunks __attribute__((weak));
 /* Samples whose thresholds the filter found itself. */
 extern int64_t odp_gpu_knn_tc_samples __attribute__((weak));
+/* Queries whose filter list overflowed and that scanned every candidate. */
+extern int64_t odp_gpu_knn_tc_scans __attribute__((weak));
 
 /* One reference entry. */
 typedef struct RefEntry
@@ -256,7 +258,7 @@ run_knn_tests(void)
 		{GEN_UNIFORM, 300, 40000, 32, 10, false, 0, TC_ALL, "tensor-core filter"},
 		{GEN_OFFSET, 200, 40000, 16, 8, false, 0, TC_EUCLID, "filter, far from the origin"},
 		{GEN_UNIT, 0, 33000, 5, 4, true, 0, TC_EUCLID, "filter, self join"},
-		{GEN_DUPLICATES, 150, 35000, 12, 32, false, 0, 0, "filter, duplicates"},
+		{GEN_DUPLICATES, 150, 35000, 12, 32, false, 0, TC_ALL, "filter, duplicates"},
 		{GEN_WIDE, 130, 33000, 10, 6, false, 0, TC_EUCLID, "filter, magnitudes 2^-30 and 2^30"},
 		{GEN_WIDE, 0, 33000, 18, 3, true, 0, TC_EUCLID, "filter, self join, magnitudes 2^-30 and 2^30"},
 		{GEN_UNIFORM, 130, 33000, 8, 64, false, 0, TC_ALL, "filter, k = 64"},
@@ -283,6 +285,22 @@ run_knn_tests(void)
 			check(odp_gpu_knn_tc_samples >= before + 2,
 				  "the filter found the thresholds of %lld of 2 samples",
 				  (long long) (odp_gpu_knn_tc_samples - before));
+	}
+	/*
+	 * 20 rows copied 3000 times each: every list overflows (more than 2048
+	 * candidates at distance 0), and every query scans all candidates.
+	 */
+	{
+		const int64_t before = &odp_gpu_knn_tc_scans != NULL ? odp_gpu_knn_tc_scans : 0;
+
+		knn_case(GEN_DUPLICATES, 200, 60000, 9, 40, false, ODP_METRIC_EUCLIDEAN, 0, true,
+				 "filter, lists overflowing");
+		knn_case(GEN_DUPLICATES, 200, 60000, 9, 40, false, ODP_METRIC_INNER_PRODUCT, 0, true,
+				 "filter, lists overflowing");
+		if (gpu_ok && &odp_gpu_knn_tc_scans != NULL)
+			check(odp_gpu_knn_tc_scans - before >= 2 * 200,
+				  "overflowed lists: %lld queries scanned every candidate (400 expected at least)",
+				  (long long) (odp_gpu_knn_tc_scans - before));
 	}
 	/* large k: device-memory lists on the GPU; one metric keeps it cheap */
 	knn_case(GEN_UNIFORM, 70, 5000, 4, 1024, false, ODP_METRIC_EUCLIDEAN, 0, false, "k = 1024");
