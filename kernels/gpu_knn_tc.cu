@@ -96,7 +96,8 @@
 #define TC_NEST_MIN_SAMPLE	16384	/* a sample this large gets its thresholds
 									 * through the filter too */
 #define TC_REFINE_WARPS	4
-#define TC_SCAN_QUERIES	16384	/* queries per launch of the overflow scan */
+#define TC_SCAN_QUERIES	1024	/* overflowed queries per launch of the scan */
+#define TC_SCAN_WARPS	16		/* warps sharing one overflowed query's scan */
 #define TC_REFINE_SEL	(TC_MAX_K + 1)	/* k of a sample search: k + 1 */
 #define TC_LAUNCH_WORK	((int64_t) 1 << 38)	/* pair-dimensions per launch */
 #define TC_SUM_ROWS		512		/* rows per block of the column sums */
@@ -981,41 +982,51 @@ TcRefineKernel(const __grid_constant__ TcRefineArgs a)
 	}
 }
 
+/* Lists the chunk's queries whose list overflowed into over (*n zeroed). */
+static __global__ void
+TcOverflowListKernel(const int32_t *count, int64_t nq, int32_t *over, int *n)
+{
+	const int64_t ql = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (ql < nq && count[ql] > TC_CAP)
+		over[atomicAdd(n, 1)] = (int32_t) ql;
+}
+
 /*
  * The queries whose list overflowed (more than TC_CAP candidates passed
  * the filter: many equal distances, as with many copies of a row), one
- * warp per query: a scan of every candidate's canonical distance that
- * keeps the k smallest (key, local index) pairs sorted in shared memory.
- * Insertions are rare once the list is full, so this costs about what
- * the SIMT primitive costs per query, for these queries only.
+ * block per query over[blockIdx.x]: each warp scans a slice of the
+ * candidates' canonical distances and keeps its k smallest (key, local
+ * index) pairs sorted in shared memory (insertions are rare once its list
+ * is full); then each kept pair's rank among all the warps' (keys are
+ * unique) places the k smallest.
  */
 template <OdpMetric M>
-static __global__ void __launch_bounds__(TC_REFINE_WARPS * 32)
-TcScanKernel(const __grid_constant__ TcRefineArgs a, int64_t nc)
+static __global__ void __launch_bounds__(TC_SCAN_WARPS * 32)
+TcScanKernel(const __grid_constant__ TcRefineArgs a, const int32_t *over, int64_t nc)
 {
-	__shared__ uint64_t best[TC_REFINE_WARPS][TC_REFINE_SEL];
+	__shared__ uint64_t best[TC_SCAN_WARPS][TC_REFINE_SEL];
+	__shared__ int kept[TC_SCAN_WARPS];
 	const int	lane = threadIdx.x & 31;
 	const int	warp = threadIdx.x >> 5;
-	const int64_t ql = (int64_t) blockIdx.x * TC_REFINE_WARPS + warp;
+	const int64_t ql = over[blockIdx.x];
 	const int64_t q = a.q_first + ql;
+	const int64_t slice = (nc + 32 * TC_SCAN_WARPS - 1) / (32 * TC_SCAN_WARPS) * 32;
+	const int64_t c_end = min(nc, (warp + 1) * slice);
 	uint64_t   *b = best[warp];
 	uint64_t	worst = UINT64_MAX;	/* the k-th key once k are kept */
 	int			have = 0;
-	const float *qrow;
-	float		qn = 1.0f;
+	int			total = 0;
+	const float *qrow = a.q + q * a.dims;
+	const float qn = M == ODP_METRIC_COSINE ? a.qn[q] : 1.0f;
 
-	if (ql >= a.nq || a.count[ql] <= TC_CAP)
-		return;
-	qrow = a.q + q * a.dims;
-	if (M == ODP_METRIC_COSINE)
-		qn = a.qn[q];
-	for (int64_t c0 = 0; c0 < nc; c0 += 32)
+	for (int64_t c0 = warp * slice; c0 < c_end; c0 += 32)
 	{
 		const int64_t c = c0 + lane;
 		uint64_t	key = UINT64_MAX;
 		unsigned	pass;
 
-		if (c < nc && (!a.exclude_self || a.c_base + c != a.q_base + ql))
+		if (c < c_end && (!a.exclude_self || a.c_base + c != a.q_base + ql))
 		{
 			const uint32_t dk = TcKeyOf(odp_distance(M, qrow, a.c + c * a.dims, a.dims, qn,
 													 M == ODP_METRIC_COSINE ? a.cn[c] : 1.0f));
@@ -1056,15 +1067,49 @@ TcScanKernel(const __grid_constant__ TcRefineArgs a, int64_t nc)
 				worst = b[a.k - 1];
 		}
 	}
-	for (int e = lane; e < have; e += 32)
-	{
-		a.sd[q * a.k + e] = TcFloatOf((uint32_t) (b[e] >> 32));
-		a.si[q * a.k + e] = a.c_base + (int64_t) (b[e] & 0xffffffffu);
-	}
 	if (lane == 0)
+		kept[warp] = have;
+	__syncthreads();
+	for (int w = 0; w < TC_SCAN_WARPS; w++)
+		total += kept[w];
+	for (int t = threadIdx.x; t < TC_SCAN_WARPS * TC_REFINE_SEL; t += blockDim.x)
 	{
-		a.sn[q] = have;
-		if (have < a.k)
+		const int	w = t / TC_REFINE_SEL;
+		const int	e = t - w * TC_REFINE_SEL;
+		uint64_t	key;
+		int			rank = e;
+
+		if (e >= kept[w])
+			continue;
+		key = best[w][e];
+		for (int v = 0; v < TC_SCAN_WARPS; v++)
+		{
+			int			lo = 0,
+						hi = kept[v];
+
+			if (v == w)
+				continue;
+			while (lo < hi)
+			{
+				const int	mid = (lo + hi) >> 1;
+
+				if (best[v][mid] < key)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			rank += lo;
+		}
+		if (rank < a.k)
+		{
+			a.sd[q * a.k + rank] = TcFloatOf((uint32_t) (key >> 32));
+			a.si[q * a.k + rank] = a.c_base + (int64_t) (key & 0xffffffffu);
+		}
+	}
+	if (threadIdx.x == 0)
+	{
+		a.sn[q] = total < a.k ? total : a.k;
+		if (total < a.k)
 			atomicExch(a.bad, 1);
 	}
 }
@@ -1167,7 +1212,8 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 			   *d_qt = NULL;
 	unsigned int *d_max = NULL;
 	int32_t    *d_count = NULL,
-			   *d_list = NULL;
+			   *d_list = NULL,
+			   *d_over = NULL;
 	int		   *d_flags = NULL;
 	int			flags[2] = {0, 0};
 	int			e = TC_TOP_EXP;
@@ -1198,6 +1244,7 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 	TC_ALLOC(d_alpha, (size_t) qchunk_pad * sizeof(float), "query factors");
 	TC_ALLOC(d_count, (size_t) qchunk * sizeof(int32_t), "filter counts");
 	TC_ALLOC(d_list, (size_t) qchunk * TC_CAP * sizeof(int32_t), "filter lists");
+	TC_ALLOC(d_over, (size_t) qchunk * sizeof(int32_t), "overflowed queries");
 	TC_ALLOC(d_sample, (size_t) s * dims * sizeof(float), "sample rows");
 	if (M == ODP_METRIC_COSINE)
 		TC_ALLOC(d_snorm, (size_t) s * sizeof(float), "sample norms");
@@ -1415,24 +1462,24 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 		if (flags[0] != 0)
 		{
 			/*
-			 * The queries whose list overflowed scan every candidate, a
-			 * slice of queries per launch: on data of copies that is all
-			 * of them, and a cancel request must not wait for a chunk.
+			 * The queries whose list overflowed scan every candidate,
+			 * listed first (d_count's own order does not matter), a slice
+			 * of them per launch: on data of copies that is all of them,
+			 * and a cancel request must not wait for a whole chunk.
 			 */
-			for (int64_t off = 0; off < nq; off += TC_SCAN_QUERIES)
+			ODP_CUDA_TRY(ctx, cudaMemsetAsync(d_flags, 0, sizeof(int), stream), "clearing flags");
+			TcOverflowListKernel<<<(unsigned) ((nq + 255) / 256), 256, 0, stream>>>(d_count, nq, d_over, d_flags);
+			ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the overflow list kernel");
+			for (int64_t off = 0; off < flags[0]; off += TC_SCAN_QUERIES)
 			{
-				TcRefineArgs sa = ra;
+				const int64_t n = flags[0] - off < TC_SCAN_QUERIES ? flags[0] - off : TC_SCAN_QUERIES;
 
 				if (odp_cancel_requested(ctx))
 				{
 					status = odp_fail(ctx, ODP_ERR_CANCELLED, "k-NN computation cancelled by request");
 					goto cleanup;
 				}
-				sa.q_base += off;
-				sa.q_first += off;
-				sa.count += off;
-				sa.nq = nq - off < TC_SCAN_QUERIES ? nq - off : TC_SCAN_QUERIES;
-				TcScanKernel<M><<<(unsigned) ((sa.nq + TC_REFINE_WARPS - 1) / TC_REFINE_WARPS), TC_REFINE_WARPS * 32, 0, stream>>>(sa, p->nc);
+				TcScanKernel<M><<<(unsigned) n, TC_SCAN_WARPS * 32, 0, stream>>>(ra, d_over + off, p->nc);
 				ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the scan kernel");
 				ODP_CUDA_TRY(ctx, cudaStreamSynchronize(stream), "scanning the overflowed queries");
 			}
