@@ -98,14 +98,6 @@ extern OdpStatus odp_gpu_outlier_scores(OdpContext *ctx, const OdpMatrix *m,
 										const float *norms, double *scores);
 
 /*
- * Whether odp_gpu_outlier_scores of rows x dims would run through the
- * tensor-core filter (gpu_knn_tc.cu), about ten times the rate of the
- * SIMT primitive; false without CUDA.
- */
-extern bool odp_gpu_outliers_use_filter(OdpMetric metric, int64_t rows,
-										int32_t dims, int32_t k);
-
-/*
  * GPU path of odp_compute_knn (gpu_knn_search.cu), arguments checked;
  * norms set exactly for cosine (qnorms == cnorms for a self join); dist
  * receives the metric's ranking values (the inner product negated).

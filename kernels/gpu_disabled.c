@@ -63,18 +63,6 @@ odp_gpu_outlier_scores(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 	return odp_fail(ctx, ODP_ERR_NO_GPU, NO_CUDA_MESSAGE);
 }
 
-/* No filter without CUDA. */
-bool
-odp_gpu_outliers_use_filter(OdpMetric metric, int64_t rows, int32_t dims,
-							int32_t k)
-{
-	(void) metric;
-	(void) rows;
-	(void) dims;
-	(void) k;
-	return false;
-}
-
 /* Cannot run; the dispatcher only gets here when the caller forced it. */
 OdpStatus
 odp_gpu_knn(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,

@@ -25,7 +25,6 @@
 #include "engine_internal.h"
 #include "gpu_check.cuh"
 #include "gpu_knn_run.cuh"
-#include "gpu_knn_tc.cuh"
 #include "odp_distance.h"
 
 /*
@@ -128,20 +127,4 @@ odp_gpu_outlier_scores(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 	run.finish = OutlierFinishChunk;
 	run.finish_arg = &finish;
 	return OdpKnnRunAll(ctx, &run);
-}
-
-/* See engine_internal.h. */
-extern "C" bool
-odp_gpu_outliers_use_filter(OdpMetric metric, int64_t rows, int32_t dims,
-							int32_t k)
-{
-	OdpKnnProblem p;
-
-	memset(&p, 0, sizeof(p));
-	p.nq = rows;
-	p.nc = rows;
-	p.dims = dims;
-	p.metric = metric;
-	p.exclude_self = true;
-	return OdpKnnTcEligible(&p, k);
 }

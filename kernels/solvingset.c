@@ -94,17 +94,6 @@
  */
 #define ODP_SS_AUTO_FACTOR		64
 
-/*
- * Except on the GPU where brute force runs through the tensor-core filter
- * (euclidean or cosine, 4 dimensions and more, k <= 64): there it tests
- * pairs about ten times faster than SolvingSet's SIMT distances, so it
- * wins wherever SolvingSet computes more than about a tenth of N^2 (H100:
- * Poker stand-in 1M x 10, k = 50, 0.61 s against 1.12 s; donors 619k x
- * 10 about even), and its N^2 cost stays below a few seconds up to
- * ODP_SS_AUTO_FILTER_ROWS rows; beyond, SolvingSet's pruning is worth more.
- */
-#define ODP_SS_AUTO_FILTER_ROWS	((int64_t) 2000000)
-
 /* Seed of the initial candidate subset (fixed: runs are reproducible). */
 #define ODP_SS_SEED				UINT64_C(0x5eed5017d5e7c0de)
 
@@ -517,10 +506,7 @@ odp_compute_top_outliers(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 		n = m->rows;
 	batch = odp_ss_batch_size(m->rows, k, n);
 	chosen = method == ODP_METHOD_AUTO;
-	if (chosen && ctx->device == ODP_DEVICE_GPU && m->rows <= ODP_SS_AUTO_FILTER_ROWS &&
-		odp_gpu_outliers_use_filter(metric, m->rows, m->dims, k))
-		method = ODP_METHOD_BRUTEFORCE;
-	else if (chosen)
+	if (chosen)
 		method = (m->rows >= ODP_SS_AUTO_FACTOR * batch && k < ODP_MAX_K)
 			? ODP_METHOD_SOLVINGSET : ODP_METHOD_BRUTEFORCE;
 	st->method = method;

@@ -33,8 +33,6 @@ extern int	odp_cpu_ss_fused;	/* kernels/cpu_solvingset.c */
 extern int	odp_gpu_ss_fused_cap __attribute__((weak));
 extern int64_t odp_gpu_ss_fused_batches __attribute__((weak));
 extern int64_t odp_gpu_ss_overflowed __attribute__((weak));
-/* Query chunks the GPU's tensor-core filter finished. */
-extern int64_t odp_gpu_knn_tc_chunks __attribute__((weak));
 
 static void
 set_gpu_fused_cap(int cap)
@@ -519,39 +517,6 @@ ss_give_up_test(OdpDevice device)
 }
 
 /*
- * AUTO on the GPU with an input the tensor-core filter takes (euclidean,
- * 4 dimensions and more, k <= 64, 32768 rows and more): brute force
- * through the filter, with SolvingSet's answer and brute force's solving
- * set (every row).  Integer-grid rows: ties everywhere.
- */
-static void
-ss_auto_filter_test(void)
-{
-	const int64_t rows = 40000;
-	const int	dims = 10;
-	float	   *x = ss_make(SS_BASE + GEN_GRID, rows, dims);
-	const int64_t before = &odp_gpu_knn_tc_chunks != NULL ? odp_gpu_knn_tc_chunks : 0;
-	SsResult	a = ss_run(ODP_DEVICE_GPU, x, rows, dims, ODP_METRIC_EUCLIDEAN, 50, 10,
-						   ODP_METHOD_AUTO);
-	SsResult	s = ss_run(ODP_DEVICE_GPU, x, rows, dims, ODP_METRIC_EUCLIDEAN, 50, 10,
-						   ODP_METHOD_SOLVINGSET);
-	char		why[ODP_MESSAGE_LEN + 100] = "";
-	bool		ok;
-
-	ok = s.status == ODP_OK && ss_same(&a, &s, why, sizeof(why)) &&
-		a.stats.method == ODP_METHOD_BRUTEFORCE && a.stats.solving_set_size == rows &&
-		(&odp_gpu_knn_tc_chunks == NULL || odp_gpu_knn_tc_chunks > before);
-	check(ok, "gpu auto on %lld x %d grid rows, k = 50: %s (%.0f ms; SolvingSet %.0f ms)",
-		  (long long) rows, dims,
-		  ok ? "brute force through the tensor-core filter, SolvingSet's answer"
-		  : (why[0] ? why : "not brute force through the filter"),
-		  a.ms, s.ms);
-	ss_free(&a);
-	ss_free(&s);
-	free(x);
-}
-
-/*
  * All SolvingSet tests; called from test_engine.c's main after the GPU
  * probe (gpu_ok says whether to run the GPU side).
  */
@@ -616,10 +581,7 @@ run_solvingset_tests(void)
 	ss_bruteforce_test();
 	ss_give_up_test(ODP_DEVICE_CPU);
 	if (gpu_ok)
-	{
 		ss_give_up_test(ODP_DEVICE_GPU);
-		ss_auto_filter_test();
-	}
 	ss_argument_tests();
 	ss_cancel_test(ODP_DEVICE_CPU);
 	if (gpu_ok)
