@@ -98,6 +98,24 @@ extern OdpStatus odp_gpu_outlier_scores(OdpContext *ctx, const OdpMatrix *m,
 										const float *norms, double *scores);
 
 /*
+ * GPU scores through the tensor-core filter only, for AUTO's choice in
+ * solvingset.c: where the filter would not serve every chunk, or more
+ * than max_overflow (> 0) of a chunk's lists overflow (rows in tight
+ * clusters, each such row then scanning every other), it stops early,
+ * sets *gave_up and returns ODP_OK with scores undefined.
+ */
+extern OdpStatus odp_gpu_outlier_scores_filtered(OdpContext *ctx,
+												 const OdpMatrix *m,
+												 OdpMetric metric, int32_t k,
+												 const float *norms,
+												 double max_overflow,
+												 double *scores, bool *gave_up);
+
+/* Whether the filter serves outlier scores of this shape (false without CUDA). */
+extern bool odp_gpu_outliers_filter_eligible(OdpMetric metric, int64_t rows,
+											 int32_t dims, int32_t k);
+
+/*
  * GPU path of odp_compute_knn (gpu_knn_search.cu), arguments checked;
  * norms set exactly for cosine (qnorms == cnorms for a self join); dist
  * receives the metric's ranking values (the inner product negated).

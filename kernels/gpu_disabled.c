@@ -63,6 +63,35 @@ odp_gpu_outlier_scores(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 	return odp_fail(ctx, ODP_ERR_NO_GPU, NO_CUDA_MESSAGE);
 }
 
+/* Cannot run; nothing calls it where the filter is not eligible. */
+OdpStatus
+odp_gpu_outlier_scores_filtered(OdpContext *ctx, const OdpMatrix *m,
+								OdpMetric metric, int32_t k, const float *norms,
+								double max_overflow, double *scores,
+								bool *gave_up)
+{
+	(void) m;
+	(void) metric;
+	(void) k;
+	(void) norms;
+	(void) max_overflow;
+	(void) scores;
+	*gave_up = false;
+	return odp_fail(ctx, ODP_ERR_NO_GPU, NO_CUDA_MESSAGE);
+}
+
+/* No filter without CUDA. */
+bool
+odp_gpu_outliers_filter_eligible(OdpMetric metric, int64_t rows, int32_t dims,
+								 int32_t k)
+{
+	(void) metric;
+	(void) rows;
+	(void) dims;
+	(void) k;
+	return false;
+}
+
 /* Cannot run; the dispatcher only gets here when the caller forced it. */
 OdpStatus
 odp_gpu_knn(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,

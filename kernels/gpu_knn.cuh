@@ -106,6 +106,15 @@ typedef struct OdpKnnProblem
 	float	   *cand_buf;		/* nc x cand_cap */
 	int32_t		cand_cap;
 	const uint8_t *query_active;	/* nq, or NULL */
+
+	/*
+	 * For the tensor-core filter only (OdpKnnTcSearch): above 0, it gives
+	 * up (done = false) as soon as more than this fraction of a query
+	 * chunk's lists overflow, since each of those queries then scans every
+	 * candidate.  A caller with a cheaper way for such data (SolvingSet on
+	 * rows in tight clusters) sets it; 0 always finishes.
+	 */
+	double		tc_max_overflow;
 } OdpKnnProblem;
 
 /*

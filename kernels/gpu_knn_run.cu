@@ -318,9 +318,12 @@ OdpKnnRunAll(OdpContext *ctx, const OdpKnnRun *run)
 	OdpGpuArenaInit(&arena, 0);
 	memset(&state, 0, sizeof(state));
 	if (cosine != (run->cand_norms != NULL) || cosine != (run->query_norms != NULL) ||
-		(run->self_join && qm != cm && qm->data != cm->data))
+		(run->self_join && qm != cm && qm->data != cm->data) ||
+		(run->filter_max_overflow > 0.0 && run->gave_up == NULL))
 		return odp_fail(ctx, ODP_ERR_INTERNAL,
-						"invalid k-NN run (norms must be given exactly for cosine)");
+						"invalid k-NN run (norms must be given exactly for cosine, a filter-only run needs gave_up)");
+	if (run->gave_up != NULL)
+		*run->gave_up = false;
 	status = OdpGpuBegin(ctx, &dev);
 	if (status != ODP_OK)
 		return status;
@@ -384,6 +387,7 @@ OdpKnnRunAll(OdpContext *ctx, const OdpKnnRun *run)
 		prob.dims = dims;
 		prob.metric = run->metric;
 		prob.exclude_self = run->self_join;
+		prob.tc_max_overflow = run->filter_max_overflow;
 		if (plan.separate_queries)
 		{
 			RUN_TRY(RunUpload(ctx, stream, qm, run->query_norms, q0, nq,
@@ -417,6 +421,11 @@ OdpKnnRunAll(OdpContext *ctx, const OdpKnnRun *run)
 									state.index, state.count, d_scratch));
 				continue;
 			}
+		}
+		if (run->filter_max_overflow > 0.0)
+		{
+			*run->gave_up = true;
+			goto cleanup;
 		}
 
 		if (plan.separate_queries)

@@ -47,6 +47,17 @@ typedef struct OdpKnnRun
 	size_t		finish_bytes_per_row;
 	OdpKnnFinishFn finish;
 	void	   *finish_arg;
+
+	/*
+	 * Filter only: above 0, the run goes through the tensor-core filter
+	 * with this p->tc_max_overflow, and where the filter does not finish a
+	 * chunk (not eligible, candidates not resident, too many overflowed
+	 * lists) it stops, sets *gave_up and returns ODP_OK: the caller has a
+	 * cheaper method for such data.  Chunks already finished were handed
+	 * to finish.
+	 */
+	double		filter_max_overflow;
+	bool	   *gave_up;
 } OdpKnnRun;
 
 /*

@@ -93,6 +93,7 @@
 								 * copy of every candidate cost more than
 								 * the SIMT primitive's few tiles */
 #define TC_QUERY_CHUNK	262144	/* queries whose lists are held at once */
+#define TC_PROBE_QUERIES 16384	/* first chunk when giving up is allowed */
 #define TC_NEST_MIN_SAMPLE	16384	/* a sample this large gets its thresholds
 									 * through the filter too */
 #define TC_REFINE_WARPS	4
@@ -111,9 +112,11 @@
 extern "C" int64_t odp_gpu_knn_tc_chunks;
 extern "C" int64_t odp_gpu_knn_tc_samples;
 extern "C" int64_t odp_gpu_knn_tc_scans;
+extern "C" int64_t odp_gpu_knn_tc_give_ups;
 int64_t		odp_gpu_knn_tc_chunks = 0;
 int64_t		odp_gpu_knn_tc_samples = 0;
 int64_t		odp_gpu_knn_tc_scans = 0;	/* queries whose list overflowed */
+int64_t		odp_gpu_knn_tc_give_ups = 0;	/* searches past tc_max_overflow */
 
 /* Relative error bound of the filter for D dimensions (see the header). */
 #define TC_REL(D)		(0x1p-8f + (float) (D) * 0x1p-20f)
@@ -419,12 +422,20 @@ TcLdm4(uint32_t (&r)[4], uint32_t addr)
  * c0; acc in m16n8 fragment layout) and appends the passers to their
  * queries' lists: a row of 8 pairs at a time through its minimum, as
  * nearly every row fails.
+ *
+ * full has a bit per row of the lane ((i, h) -> 2 i + h), kept by the
+ * caller across its tiles: set once an append found that row's list past
+ * its capacity.  Such a list is scanned whole later, so further appends
+ * would only cost atomics, which on rows in tight clusters (every pair
+ * passing) dominate the filter's time.  Learnt from the atomic's own
+ * result, it costs no extra memory round trip.
  */
 template <OdpMetric M>
 static __device__ __forceinline__ void
 TcTestFragments(const float (&acc)[4][4][4], const float (&cw)[4][2],
 				const float (&thr)[4][2], const float (&alpha)[4][2],
-				int64_t qw, int64_t c0, int32_t *count, int32_t *list)
+				int64_t qw, int64_t c0, int32_t *count, int32_t *list,
+				uint32_t &full)
 {
 	const int	g = (threadIdx.x & 31) >> 2;
 	const int	t = threadIdx.x & 3;
@@ -441,7 +452,7 @@ TcTestFragments(const float (&acc)[4][4][4], const float (&cw)[4][2],
 #pragma unroll
 				for (int e = 0; e < 2; e++)
 					m = fminf(m, TcTestValue<M>(acc[i][j][h * 2 + e], cw[j][e], alpha[i][h]));
-			if (m <= thr[i][h])
+			if (m <= thr[i][h] && (full & (1u << (i * 2 + h))) == 0)
 			{
 				const int64_t q = qw + i * 16 + g + h * 8;
 
@@ -455,6 +466,8 @@ TcTestFragments(const float (&acc)[4][4][4], const float (&cw)[4][2],
 
 							if (pos < TC_CAP)
 								list[q * TC_CAP + pos] = (int32_t) (c0 + j * 8 + 2 * t + e);
+							else
+								full |= 1u << (i * 2 + h);
 						}
 			}
 		}
@@ -593,6 +606,8 @@ TcFilterKernel(const __grid_constant__ TcArgs a)
 		b_addr[jp] = (uint32_t) __cvta_generic_to_shared(ring + row * SLD + ((lane >> 3) & 1) * 8);
 	}
 
+	uint32_t	full = 0;		/* see TcTestFragments */
+
 	/* prologue: the query tile (QRES) and the first TC_STAGES - 1 stages */
 	if (QRES)
 		TcStageQueries(qtile, a.dp, tsm);
@@ -641,7 +656,7 @@ TcFilterKernel(const __grid_constant__ TcArgs a)
 				cw[j][0] = w.x;
 				cw[j][1] = w.y;
 			}
-			TcTestFragments<M>(acc, cw, thr, alpha, q0 + wm * 64, c0, a.count, a.list);
+			TcTestFragments<M>(acc, cw, thr, alpha, q0 + wm * 64, c0, a.count, a.list, full);
 		}
 	}
 }
@@ -727,6 +742,8 @@ TcFilterSmallKernel(const __grid_constant__ TcArgs a)
 									a.cw + first_ + threadIdx.x * 4, 16); \
 	} while (0)
 
+	uint32_t	full = 0;		/* see TcTestFragments */
+
 #pragma unroll
 	for (int s = 0; s < TC_STAGES - 1; s++)
 	{
@@ -780,7 +797,7 @@ TcFilterSmallKernel(const __grid_constant__ TcArgs a)
 				cw[j][1] = v.y;
 			}
 			TcTestFragments<M>(acc, cw, thr, alpha, qw, cbase + (int64_t) s * TC_BN + sc * 32,
-							   a.count, a.list);
+							   a.count, a.list, full);
 		}
 	}
 #undef TC_SMALL_ISSUE
@@ -1174,7 +1191,7 @@ template <OdpMetric M>
 static OdpStatus
 TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 		 const OdpKnnProblem *p, OdpKnnState *state, OdpGpuArena *arena,
-		 bool *done, int depth)
+		 bool *done, bool *gave_up, int depth)
 {
 	OdpStatus	status = ODP_OK;
 	const bool	euclid = (M == ODP_METRIC_EUCLIDEAN || M == ODP_METRIC_SQEUCLIDEAN);
@@ -1310,9 +1327,15 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 	ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the sample kernel");
 	TC_MARK("prepare");
 
-	for (int64_t qf = 0; qf < p->nq; qf += qchunk)
+	/*
+	 * A caller that lets the search give up on overflowing lists gets a
+	 * small first chunk as a probe, so that giving up costs a sixteenth
+	 * of a chunk's filter (the rest of the probe's work is kept).
+	 */
+	for (int64_t qf = 0, nq = 0; qf < p->nq; qf += nq)
 	{
-		const int64_t nq = p->nq - qf < qchunk ? p->nq - qf : qchunk;
+		nq = qf == 0 && depth == 0 && p->tc_max_overflow > 0.0 ? TC_PROBE_QUERIES : qchunk;
+		nq = p->nq - qf < nq ? p->nq - qf : nq;
 		const int64_t qtiles = (nq + qbm - 1) / qbm;
 		int64_t		tiles,
 					groups,
@@ -1348,10 +1371,17 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 
 				OdpGpuArenaInit(&sub, arena->budget == 0 ? 0
 								: (arena->budget - arena->used > 1 ? arena->budget - arena->used : 1));
-				status = TcSearch<M>(ctx, dev, stream, &sp, &sst, &sub, &sample_done, depth + 1);
+				/*
+				 * The sample's lists fill like the caller's (same
+				 * expected fill), so too many overflows there mean the
+				 * same here, found for a fraction of the cost.
+				 */
+				sp.tc_max_overflow = p->tc_max_overflow;
+				status = TcSearch<M>(ctx, dev, stream, &sp, &sst, &sub, &sample_done,
+									 gave_up, depth + 1);
 				(void) cudaStreamSynchronize(stream);
 				OdpGpuArenaRelease(&sub);
-				if (status != ODP_OK)
+				if (status != ODP_OK || *gave_up)
 					goto cleanup;
 			}
 			if (!sample_done)
@@ -1459,6 +1489,16 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 					 "reading the filter's flags");
 		ODP_CUDA_TRY(ctx, cudaStreamSynchronize(stream), "refining the filter's candidates");
 		TC_MARK("refine");
+		if (p->tc_max_overflow > 0.0 &&
+			(double) flags[0] > p->tc_max_overflow * (double) nq)
+		{
+#ifdef ODP_TC_TRACE
+			fprintf(stderr, "tc%s: %d of %lld lists overflowed: giving up\n",
+					depth > 0 ? " (sample)" : "", flags[0], (long long) nq);
+#endif
+			*gave_up = true;
+			goto cleanup;		/* *done stays false */
+		}
 		if (flags[0] != 0)
 		{
 			/*
@@ -1515,6 +1555,7 @@ OdpKnnTcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 {
 	OdpGpuArena arena;
 	OdpStatus	status = ODP_OK;
+	bool		gave_up = false;
 	double		t0 = odp_now_ms();
 
 	*done = false;
@@ -1524,20 +1565,22 @@ OdpKnnTcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 	switch (p->metric)
 	{
 		case ODP_METRIC_EUCLIDEAN:
-			status = TcSearch<ODP_METRIC_EUCLIDEAN>(ctx, dev, stream, p, state, &arena, done, 0);
+			status = TcSearch<ODP_METRIC_EUCLIDEAN>(ctx, dev, stream, p, state, &arena, done, &gave_up, 0);
 			break;
 		case ODP_METRIC_SQEUCLIDEAN:
-			status = TcSearch<ODP_METRIC_SQEUCLIDEAN>(ctx, dev, stream, p, state, &arena, done, 0);
+			status = TcSearch<ODP_METRIC_SQEUCLIDEAN>(ctx, dev, stream, p, state, &arena, done, &gave_up, 0);
 			break;
 		case ODP_METRIC_COSINE:
-			status = TcSearch<ODP_METRIC_COSINE>(ctx, dev, stream, p, state, &arena, done, 0);
+			status = TcSearch<ODP_METRIC_COSINE>(ctx, dev, stream, p, state, &arena, done, &gave_up, 0);
 			break;
 		case ODP_METRIC_INNER_PRODUCT:
-			status = TcSearch<ODP_METRIC_INNER_PRODUCT>(ctx, dev, stream, p, state, &arena, done, 0);
+			status = TcSearch<ODP_METRIC_INNER_PRODUCT>(ctx, dev, stream, p, state, &arena, done, &gave_up, 0);
 			break;
 		default:
 			break;
 	}
+	if (gave_up)
+		odp_gpu_knn_tc_give_ups++;
 	/* nothing may still use what is freed */
 	(void) cudaStreamSynchronize(stream);
 	OdpGpuArenaRelease(&arena);

@@ -29,10 +29,11 @@ extern bool OdpKnnTcEligible(const OdpKnnProblem *p, int32_t k);
  * Fills state (fresh: the same result as OdpKnnReset + OdpKnnAccumulate
  * of p) with every query's k nearest candidates.  Takes at most budget
  * bytes of device memory of its own.  Sets *done false, leaving state
- * undefined, when it cannot finish that way (too little memory, or values
- * whose centring overflows): the caller then runs OdpKnnAccumulate.  A
- * query with more threshold passers than a list holds (many equal
- * distances) scans every candidate by itself.
+ * undefined, when it cannot finish that way (too little memory, values
+ * whose centring overflows, or more overflowed lists than
+ * p->tc_max_overflow allows): the caller then runs OdpKnnAccumulate or a
+ * method of its own.  A query with more threshold passers than a list
+ * holds (many equal distances) scans every candidate by itself.
  */
 extern OdpStatus OdpKnnTcSearch(OdpContext *ctx, const OdpGpuDevice *dev,
 								cudaStream_t stream, const OdpKnnProblem *p,

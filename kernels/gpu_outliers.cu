@@ -25,6 +25,7 @@
 #include "engine_internal.h"
 #include "gpu_check.cuh"
 #include "gpu_knn_run.cuh"
+#include "gpu_knn_tc.cuh"
 #include "odp_distance.h"
 
 /*
@@ -100,11 +101,13 @@ cleanup:
 /*
  * GPU outlier scores; arguments validated by the dispatcher
  * (kernels/outliers.c): 1 <= k < rows, k <= ODP_MAX_K, norms set (and
- * nonzero) exactly for cosine.
+ * nonzero) exactly for cosine.  max_overflow > 0 makes it a filter-only
+ * run (OdpKnnRun.filter_max_overflow) that may set *gave_up.
  */
-extern "C" OdpStatus
-odp_gpu_outlier_scores(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
-					   int32_t k, const float *norms, double *scores)
+static OdpStatus
+OutlierScores(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
+			  int32_t k, const float *norms, double max_overflow,
+			  double *scores, bool *gave_up)
 {
 	OutlierFinish finish;
 	OdpKnnRun	run;
@@ -126,5 +129,45 @@ odp_gpu_outlier_scores(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 	run.finish_bytes_per_row = sizeof(double) + sizeof(int);
 	run.finish = OutlierFinishChunk;
 	run.finish_arg = &finish;
+	run.filter_max_overflow = max_overflow;
+	run.gave_up = gave_up;
 	return OdpKnnRunAll(ctx, &run);
+}
+
+/* See engine_internal.h. */
+extern "C" OdpStatus
+odp_gpu_outlier_scores(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
+					   int32_t k, const float *norms, double *scores)
+{
+	return OutlierScores(ctx, m, metric, k, norms, 0.0, scores, NULL);
+}
+
+/* See engine_internal.h. */
+extern "C" OdpStatus
+odp_gpu_outlier_scores_filtered(OdpContext *ctx, const OdpMatrix *m,
+								OdpMetric metric, int32_t k,
+								const float *norms, double max_overflow,
+								double *scores, bool *gave_up)
+{
+	*gave_up = false;
+	if (!(max_overflow > 0.0))
+		return odp_fail(ctx, ODP_ERR_INTERNAL,
+						"a filter-only run needs a positive overflow limit");
+	return OutlierScores(ctx, m, metric, k, norms, max_overflow, scores, gave_up);
+}
+
+/* See engine_internal.h. */
+extern "C" bool
+odp_gpu_outliers_filter_eligible(OdpMetric metric, int64_t rows, int32_t dims,
+								 int32_t k)
+{
+	OdpKnnProblem p;
+
+	memset(&p, 0, sizeof(p));
+	p.nq = rows;
+	p.nc = rows;
+	p.dims = dims;
+	p.metric = metric;
+	p.exclude_self = true;
+	return OdpKnnTcEligible(&p, k);
 }

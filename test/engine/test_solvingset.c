@@ -33,6 +33,8 @@ extern int	odp_cpu_ss_fused;	/* kernels/cpu_solvingset.c */
 extern int	odp_gpu_ss_fused_cap __attribute__((weak));
 extern int64_t odp_gpu_ss_fused_batches __attribute__((weak));
 extern int64_t odp_gpu_ss_overflowed __attribute__((weak));
+extern int64_t odp_gpu_knn_tc_chunks __attribute__((weak));
+extern int64_t odp_gpu_knn_tc_give_ups __attribute__((weak));
 
 static void
 set_gpu_fused_cap(int cap)
@@ -51,6 +53,18 @@ static int64_t
 gpu_overflowed(void)
 {
 	return &odp_gpu_ss_overflowed != NULL ? odp_gpu_ss_overflowed : 0;
+}
+
+static int64_t
+gpu_tc_chunks(void)
+{
+	return &odp_gpu_knn_tc_chunks != NULL ? odp_gpu_knn_tc_chunks : 0;
+}
+
+static int64_t
+gpu_tc_give_ups(void)
+{
+	return &odp_gpu_knn_tc_give_ups != NULL ? odp_gpu_knn_tc_give_ups : 0;
 }
 
 /* Extra data kinds for these tests. */
@@ -517,6 +531,98 @@ ss_give_up_test(OdpDevice device)
 }
 
 /*
+ * AUTO on the GPU where SolvingSet's rule holds and the tensor-core filter
+ * applies: it first runs brute force through the filter.  On an integer
+ * grid (ties at the k-th distance) the filter finishes, and the answer is
+ * brute force's with every row scored; on copies of a few rows (with
+ * every 500th row a unique outlier, so that SolvingSet can prune) nearly
+ * every list overflows, the filter gives up after its first chunk and
+ * SolvingSet's answer and solving set follow, as if the filter had never
+ * run.  A small batch (the test hook) puts these sizes above the rule's
+ * threshold.
+ */
+static void
+ss_filter_auto_test(void)
+{
+	static const struct
+	{
+		int			g;
+		int64_t		rows;
+		int			dims;
+		int			k;
+		bool		gives_up;
+	}			cases[] = {
+		{SS_BASE + GEN_GRID, 40000, 10, 50, false},
+		{SS_BASE + GEN_DUPLICATES, 60000, 9, 10, true},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+	{
+		const int64_t rows = cases[i].rows;
+		float	   *x = ss_make(cases[i].g, rows, cases[i].dims);
+		SsResult	b,
+					a,
+					s;
+		int64_t		chunks0,
+					give_ups0;
+		char		why[ODP_MESSAGE_LEN + 100] = "";
+		bool		ok;
+
+		if (cases[i].gives_up)
+			for (int64_t r = 0; r < rows; r += 500)
+				for (int d = 0; d < cases[i].dims; d++)
+					x[r * cases[i].dims + d] = 4.0f * rng_unit() - 2.0f;
+		b = ss_run(ODP_DEVICE_CPU, x, rows, cases[i].dims, ODP_METRIC_EUCLIDEAN,
+				   cases[i].k, 10, ODP_METHOD_BRUTEFORCE);
+		odp_ss_test_batch_size = 512;
+		s = ss_run(ODP_DEVICE_GPU, x, rows, cases[i].dims, ODP_METRIC_EUCLIDEAN,
+				   cases[i].k, 10, ODP_METHOD_SOLVINGSET);
+		chunks0 = gpu_tc_chunks();
+		give_ups0 = gpu_tc_give_ups();
+		a = ss_run(ODP_DEVICE_GPU, x, rows, cases[i].dims, ODP_METRIC_EUCLIDEAN,
+				   cases[i].k, 10, ODP_METHOD_AUTO);
+		odp_ss_test_batch_size = 0;
+
+		ok = b.status == ODP_OK && ss_same(&a, &b, why, sizeof(why));
+		if (ok && !cases[i].gives_up)
+		{
+			ok = a.stats.method == ODP_METHOD_BRUTEFORCE &&
+				a.stats.solving_set_size == rows &&
+				gpu_tc_chunks() > chunks0 && gpu_tc_give_ups() == give_ups0;
+			if (!ok)
+				snprintf(why, sizeof(why), "method %d, %lld rows scored, filter chunks %lld, give-ups %lld",
+						 (int) a.stats.method, (long long) a.stats.solving_set_size,
+						 (long long) (gpu_tc_chunks() - chunks0),
+						 (long long) (gpu_tc_give_ups() - give_ups0));
+		}
+		else if (ok)
+		{
+			ok = s.status == ODP_OK && a.stats.method == ODP_METHOD_SOLVINGSET &&
+				gpu_tc_give_ups() == give_ups0 + 1 &&
+				a.stats.solving_set_size == s.stats.solving_set_size &&
+				memcmp(a.set, s.set, sizeof(int64_t) * (size_t) s.stats.solving_set_size) == 0 &&
+				a.stats.iterations == s.stats.iterations &&
+				a.stats.distances == s.stats.distances;
+			if (!ok)
+				snprintf(why, sizeof(why), "method %d, give-ups %lld, solving set %lld rows against SolvingSet's %lld",
+						 (int) a.stats.method, (long long) (gpu_tc_give_ups() - give_ups0),
+						 (long long) a.stats.solving_set_size,
+						 (long long) s.stats.solving_set_size);
+		}
+		check(ok, "solvingset gpu auto through the filter, %s rows=%lld dims=%d k=%d: %s; %.0f ms (SolvingSet alone %.0f ms)",
+			  ss_gen_name(cases[i].g), (long long) rows, cases[i].dims, cases[i].k,
+			  ok ? (cases[i].gives_up ? "the filter gave up, SolvingSet's answer and solving set"
+					: "brute force through the filter, same answer")
+			  : (why[0] ? why : "differs"),
+			  a.ms, s.ms);
+		ss_free(&a);
+		ss_free(&s);
+		ss_free(&b);
+		free(x);
+	}
+}
+
+/*
  * All SolvingSet tests; called from test_engine.c's main after the GPU
  * probe (gpu_ok says whether to run the GPU side).
  */
@@ -579,6 +685,8 @@ run_solvingset_tests(void)
 	}
 
 	ss_bruteforce_test();
+	if (gpu_ok)
+		ss_filter_auto_test();
 	ss_give_up_test(ODP_DEVICE_CPU);
 	if (gpu_ok)
 		ss_give_up_test(ODP_DEVICE_GPU);
