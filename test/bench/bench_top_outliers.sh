@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Benchmark of odp_top_outliers (issue 3) on real and generated data sets,
 # inside PostgreSQL, with the peers measured in the same run on the same
-# data.  Prints one table per data set: rows, dims, k, n, method, path,
+# data.  Prints one table per data set: rows, dims, k, n, the method asked
+# for (auto: the default call) and the one that ran, path,
 # distances computed and their fraction of N^2, solving set size, time per
 # phase (read, transfer, compute, output) and the whole SQL call in a warm
 # session; then the peers' times (PyTorch brute force on the GPU,
@@ -72,14 +73,14 @@ odp_run() {
 	echo "$ids" >"$work/ids.$s.$k.$p.$m"
 	get() { sed -n "s/.*[ (]$1=\([^ )]*\).*/\1/p" <<<"$t" | head -1; }
 	rows=$(get rows)
-	printf '%-7s %8s %4s %3s %3s %-10s %-4s %14s %9s %8s %9s %9s %10s %9s %10s\n' "$s" "$rows" "$(get dims)" "$k" "$n" \
-		"$(get method)" "$p" "$(get distances)" \
+	printf '%-7s %8s %4s %3s %3s %-10s %-10s %-4s %14s %9s %8s %9s %9s %10s %9s %10s\n' "$s" "$rows" "$(get dims)" "$k" "$n" \
+		"$m" "$(get method)" "$p" "$(get distances)" \
 		"$(awk -v d="$(get distances)" -v r="$rows" 'BEGIN { if (r > 0 && d != "") printf "%.4f%%", 100 * d / (r * r) }')" \
 		"$(get solving_set)" "$(get read)" "$(get transfer)" "$(get compute)" "$(get output)" "$total"
 }
 
 hdr() {
-	printf '%-7s %8s %4s %3s %3s %-10s %-4s %14s %9s %8s %9s %9s %10s %9s %10s\n' set rows dims k n method path \
+	printf '%-7s %8s %4s %3s %3s %-10s %-10s %-4s %14s %9s %8s %9s %9s %10s %9s %10s\n' set rows dims k n asked ran path \
 		distances "of N^2" "|S|" "read ms" "xfer ms" "compute ms" "output ms" "total ms"
 }
 
