@@ -418,6 +418,28 @@ TcLdm4(uint32_t (&r)[4], uint32_t addr)
 }
 
 /*
+ * The threshold and factor of each of the lane's rows of a warp's 64
+ * queries from qw (m16n8 fragment layout: row i * 16 + g + h * 8).
+ */
+template <OdpMetric M>
+static __device__ __forceinline__ void
+TcLoadLimits(const TcArgs &a, int64_t qw, float (&thr)[4][2], float (&alpha)[4][2])
+{
+	const int	g = (threadIdx.x & 31) >> 2;
+
+#pragma unroll
+	for (int i = 0; i < 4; i++)
+#pragma unroll
+		for (int h = 0; h < 2; h++)
+		{
+			const int64_t q = qw + i * 16 + g + h * 8;
+
+			thr[i][h] = a.thr[q];
+			alpha[i][h] = M == ODP_METRIC_INNER_PRODUCT ? a.alpha[q] : 0.0f;
+		}
+}
+
+/*
  * Tests a warp's 64 x 32 block of pairs (queries from qw, candidates from
  * c0; acc in m16n8 fragment layout) and appends the passers to their
  * queries' lists: a row of 8 pairs at a time through its minimum, as
@@ -549,7 +571,6 @@ TcFilterKernel(const __grid_constant__ TcArgs a)
 	constexpr int COPIES = TC_BN * BK / 8 / TC_THREADS;	/* 16-byte copies per thread and row block */
 	const int	lane = threadIdx.x & 31;
 	const int	warp = threadIdx.x >> 5;
-	const int	g = lane >> 2;
 	const int	t = lane & 3;
 	const int	wm = warp >> 2;
 	const int	wn = warp & 3;
@@ -571,16 +592,7 @@ TcFilterKernel(const __grid_constant__ TcArgs a)
 	float		thr[4][2];
 	float		alpha[4][2];
 
-#pragma unroll
-	for (int i = 0; i < 4; i++)
-#pragma unroll
-		for (int h = 0; h < 2; h++)
-		{
-			const int64_t q = q0 + wm * 64 + i * 16 + g + h * 8;
-
-			thr[i][h] = a.thr[q];
-			alpha[i][h] = M == ODP_METRIC_INNER_PRODUCT ? a.alpha[q] : 0.0f;
-		}
+	TcLoadLimits<M>(a, q0 + wm * 64, thr, alpha);
 #pragma unroll
 	for (int u = 0; u < COPIES; u++)
 	{
@@ -671,11 +683,12 @@ TcFilterKernel(const __grid_constant__ TcArgs a)
  * at a time.  Grid and padding as TcFilterKernel, with TC_SMALL_BM-query
  * tiles.
  */
-template <OdpMetric M, int DP>
+template <OdpMetric M>
 static __global__ void __launch_bounds__(TC_THREADS, 2)
 TcFilterSmallKernel(const __grid_constant__ TcArgs a)
 {
 	extern __shared__ __align__(16) __half tsm[];
+	constexpr int DP = TC_SMALL_DP;
 	constexpr int SLD = DP + 8;		/* conflict-free ldmatrix */
 	constexpr int ROW_BYTES = TC_BN * SLD * (int) sizeof(__half);
 	constexpr int SLOT_BYTES = ROW_BYTES + TC_BN * (int) sizeof(float);
@@ -696,17 +709,10 @@ TcFilterSmallKernel(const __grid_constant__ TcArgs a)
 	float		thr[4][2];
 	float		alpha[4][2];
 
+	TcLoadLimits<M>(a, qw, thr, alpha);
 #pragma unroll
 	for (int i = 0; i < 4; i++)
 	{
-#pragma unroll
-		for (int h = 0; h < 2; h++)
-		{
-			const int64_t q = qw + i * 16 + g + h * 8;
-
-			thr[i][h] = a.thr[q];
-			alpha[i][h] = M == ODP_METRIC_INNER_PRODUCT ? a.alpha[q] : 0.0f;
-		}
 #pragma unroll
 		for (int kk = 0; kk < KS; kk++)
 		{
@@ -823,6 +829,7 @@ struct TcRefineArgs
 	int64_t    *si;
 	int32_t    *sn;
 	int		   *overflow;		/* counts the queries whose list overflowed */
+	int32_t    *over;			/* and lists them (chunk-local), in no order */
 	int		   *bad;			/* set when fewer than k remain */
 };
 
@@ -843,6 +850,20 @@ TcKeyOf(float d)
 	if (d != d)
 		return TC_KEY_NONE;
 	return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+}
+
+/*
+ * Key of the canonical distance from query ql of the chunk (row qrow,
+ * norm qn) to local candidate c; TC_KEY_NONE for the query itself.
+ */
+template <OdpMetric M>
+static __device__ __forceinline__ uint32_t
+TcCandKey(const TcRefineArgs &a, int64_t ql, const float *qrow, float qn, int64_t c)
+{
+	if (a.exclude_self && a.c_base + c == a.q_base + ql)
+		return TC_KEY_NONE;
+	return TcKeyOf(odp_distance(M, qrow, a.c + c * a.dims, a.dims, qn,
+								M == ODP_METRIC_COSINE ? a.cn[c] : 1.0f));
 }
 
 static __device__ __forceinline__ float
@@ -901,7 +922,7 @@ TcRefineKernel(const __grid_constant__ TcRefineArgs a)
 	if (n > TC_CAP)
 	{
 		if (lane == 0)
-			atomicAdd(a.overflow, 1);
+			a.over[atomicAdd(a.overflow, 1)] = (int32_t) ql;
 		return;
 	}
 	list = a.list + ql * TC_CAP;
@@ -911,12 +932,8 @@ TcRefineKernel(const __grid_constant__ TcRefineArgs a)
 	valid = 0;
 	for (int e = lane; e < n; e += 32)
 	{
-		const int32_t c = list[e];
-		uint32_t	key = TC_KEY_NONE;
+		const uint32_t key = TcCandKey<M>(a, ql, qrow, qn, list[e]);
 
-		if (!a.exclude_self || a.c_base + c != a.q_base + ql)
-			key = TcKeyOf(odp_distance(M, qrow, a.c + (int64_t) c * a.dims, a.dims, qn,
-									   M == ODP_METRIC_COSINE ? a.cn[c] : 1.0f));
 		rk[e] = key;
 		valid += key != TC_KEY_NONE;
 	}
@@ -999,16 +1016,6 @@ TcRefineKernel(const __grid_constant__ TcRefineArgs a)
 	}
 }
 
-/* Lists the chunk's queries whose list overflowed into over (*n zeroed). */
-static __global__ void
-TcOverflowListKernel(const int32_t *count, int64_t nq, int32_t *over, int *n)
-{
-	const int64_t ql = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
-
-	if (ql < nq && count[ql] > TC_CAP)
-		over[atomicAdd(n, 1)] = (int32_t) ql;
-}
-
 /*
  * The queries whose list overflowed (more than TC_CAP candidates passed
  * the filter: many equal distances, as with many copies of a row), one
@@ -1043,10 +1050,9 @@ TcScanKernel(const __grid_constant__ TcRefineArgs a, const int32_t *over, int64_
 		uint64_t	key = UINT64_MAX;
 		unsigned	pass;
 
-		if (c < c_end && (!a.exclude_self || a.c_base + c != a.q_base + ql))
+		if (c < c_end)
 		{
-			const uint32_t dk = TcKeyOf(odp_distance(M, qrow, a.c + c * a.dims, a.dims, qn,
-													 M == ODP_METRIC_COSINE ? a.cn[c] : 1.0f));
+			const uint32_t dk = TcCandKey<M>(a, ql, qrow, qn, c);
 
 			if (dk != TC_KEY_NONE)
 				key = ((uint64_t) dk << 32) | (uint64_t) c;
@@ -1215,7 +1221,7 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 		: sizeof(__half) * ((qres ? (size_t) TC_BM * (dp + 8) : 0) +
 							(size_t) TC_STAGES * (qres ? 1 : 2) * TC_BN * (bk + 8));
 	void		(*filter) (const TcArgs) = small
-		? TcFilterSmallKernel<M, TC_SMALL_DP>
+		? TcFilterSmallKernel<M>
 		: (!qres ? TcFilterKernel<M, false, 32>
 		   : (bk == 64 ? TcFilterKernel<M, true, 64> : TcFilterKernel<M, true, 32>));
 	double	   *d_sum = NULL;
@@ -1482,6 +1488,7 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 		ra.si = state->index;
 		ra.sn = state->count;
 		ra.overflow = d_flags;
+		ra.over = d_over;
 		ra.bad = d_flags + 1;
 		TcRefineKernel<M><<<(unsigned) ((nq + TC_REFINE_WARPS - 1) / TC_REFINE_WARPS), TC_REFINE_WARPS * 32, 0, stream>>>(ra);
 		ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the refine kernel");
@@ -1502,14 +1509,11 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 		if (flags[0] != 0)
 		{
 			/*
-			 * The queries whose list overflowed scan every candidate,
-			 * listed first (d_count's own order does not matter), a slice
-			 * of them per launch: on data of copies that is all of them,
-			 * and a cancel request must not wait for a whole chunk.
+			 * The queries whose list overflowed (listed by the refine
+			 * kernel) scan every candidate, a slice of them per launch:
+			 * on data of copies that is all of them, and a cancel request
+			 * must not wait for a whole chunk.
 			 */
-			ODP_CUDA_TRY(ctx, cudaMemsetAsync(d_flags, 0, sizeof(int), stream), "clearing flags");
-			TcOverflowListKernel<<<(unsigned) ((nq + 255) / 256), 256, 0, stream>>>(d_count, nq, d_over, d_flags);
-			ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the overflow list kernel");
 			for (int64_t off = 0; off < flags[0]; off += TC_SCAN_QUERIES)
 			{
 				const int64_t n = flags[0] - off < TC_SCAN_QUERIES ? flags[0] - off : TC_SCAN_QUERIES;
