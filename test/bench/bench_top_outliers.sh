@@ -110,3 +110,4 @@ for s in $sets; do
 	done
 	grep "^peer $s .* unavailable" "$work/peers.txt" 2>/dev/null | sort -u
 done
+exit 0
