@@ -574,7 +574,7 @@ gpu_special_tests(void)
 			double	   *c = xmalloc(sizeof(double) * tc[i].rows);
 			OdpContext	cg = make_ctx(ODP_DEVICE_GPU);
 			OdpContext	cc = make_ctx(ODP_DEVICE_CPU);
-			const int64_t before = &odp_gpu_knn_tc_chunks != NULL ? odp_gpu_knn_tc_chunks : 0;
+			const int64_t before = gpu_counter(&odp_gpu_knn_tc_chunks);
 			OdpStatus	sg;
 			OdpStatus	sc;
 			int64_t		same = 0;

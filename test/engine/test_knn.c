@@ -149,7 +149,7 @@ knn_case(Gen gen, int64_t nq, int64_t nc, int dims, int k, bool self_join,
 		  (long long) nc, dims, k, self_join ? " self" : "", what, (long long) bad);
 	if (gpu_ok)
 	{
-		const int64_t filtered = &odp_gpu_knn_tc_chunks != NULL ? odp_gpu_knn_tc_chunks : 0;
+		const int64_t filtered = gpu_counter(&odp_gpu_knn_tc_chunks);
 
 		bad = knn_compare(ODP_DEVICE_GPU, &q, &c, metric, k, self_join, 0, rd, ri, &st);
 		check(st == ODP_OK && bad == 0,
@@ -275,7 +275,7 @@ run_knn_tests(void)
 	knn_case(GEN_UNIFORM, 128, 32768, 264, 5, false, ODP_METRIC_INNER_PRODUCT, 0, true, "filter, D = 264");
 	/* a sample of 16384 rows and more: its thresholds come from the filter too */
 	{
-		const int64_t before = &odp_gpu_knn_tc_samples != NULL ? odp_gpu_knn_tc_samples : 0;
+		const int64_t before = gpu_counter(&odp_gpu_knn_tc_samples);
 
 		knn_case(GEN_UNIFORM, 128, 262144, 6, 32, false, ODP_METRIC_EUCLIDEAN, 0, true,
 				 "filter, sample through the filter");
@@ -291,7 +291,7 @@ run_knn_tests(void)
 	 * candidates at distance 0), and every query scans all candidates.
 	 */
 	{
-		const int64_t before = &odp_gpu_knn_tc_scans != NULL ? odp_gpu_knn_tc_scans : 0;
+		const int64_t before = gpu_counter(&odp_gpu_knn_tc_scans);
 
 		knn_case(GEN_DUPLICATES, 200, 60000, 9, 40, false, ODP_METRIC_EUCLIDEAN, 0, true,
 				 "filter, lists overflowing");

@@ -26,8 +26,9 @@
 #include "test_util.h"
 
 /*
- * Knobs and counters of kernels/gpu_solvingset.cu; weak, so that a
- * CPU-only build (WITH_CUDA=no), which lacks them, still links.
+ * Knobs and counters of kernels/gpu_solvingset.cu and gpu_knn_tc.cu;
+ * weak, so that a CPU-only build (WITH_CUDA=no), which lacks them, still
+ * links.
  */
 extern int	odp_cpu_ss_fused;	/* kernels/cpu_solvingset.c */
 extern int	odp_gpu_ss_fused_cap __attribute__((weak));
@@ -41,30 +42,6 @@ set_gpu_fused_cap(int cap)
 {
 	if (&odp_gpu_ss_fused_cap != NULL)
 		odp_gpu_ss_fused_cap = cap;
-}
-
-static int64_t
-gpu_fused_batches(void)
-{
-	return &odp_gpu_ss_fused_batches != NULL ? odp_gpu_ss_fused_batches : 0;
-}
-
-static int64_t
-gpu_overflowed(void)
-{
-	return &odp_gpu_ss_overflowed != NULL ? odp_gpu_ss_overflowed : 0;
-}
-
-static int64_t
-gpu_tc_chunks(void)
-{
-	return &odp_gpu_knn_tc_chunks != NULL ? odp_gpu_knn_tc_chunks : 0;
-}
-
-static int64_t
-gpu_tc_give_ups(void)
-{
-	return &odp_gpu_knn_tc_give_ups != NULL ? odp_gpu_knn_tc_give_ups : 0;
 }
 
 /* Extra data kinds for these tests. */
@@ -299,8 +276,8 @@ ss_case(int g, int64_t rows, int dims, OdpMetric metric, int k, int64_t n,
 	{
 		static const int caps[3] = {-1, 8, 0};
 		static const char *const ways[3] = {"", " (buffers of 8)", " (two passes)"};
-		int64_t		fused0 = gpu_fused_batches();
-		int64_t		over0 = gpu_overflowed();
+		int64_t		fused0 = gpu_counter(&odp_gpu_ss_fused_batches);
+		int64_t		over0 = gpu_counter(&odp_gpu_ss_overflowed);
 		SsResult	gr;
 
 		set_gpu_fused_cap(caps[way]);
@@ -322,8 +299,8 @@ ss_case(int g, int64_t rows, int dims, OdpMetric metric, int k, int64_t n,
 		check(ok, "solvingset gpu%s %s: %s; %.0f ms, %lld single-pass batches, %lld overflowed",
 			  ways[way], name,
 			  ok ? "same as brute force, same solving set as the CPU" : why, gr.ms,
-			  (long long) (gpu_fused_batches() - fused0),
-			  (long long) (gpu_overflowed() - over0));
+			  (long long) (gpu_counter(&odp_gpu_ss_fused_batches) - fused0),
+			  (long long) (gpu_counter(&odp_gpu_ss_overflowed) - over0));
 		ss_free(&gr);
 	}
 	odp_ss_test_batch_size = 0;
@@ -577,8 +554,8 @@ ss_filter_auto_test(void)
 		odp_ss_test_batch_size = 512;
 		s = ss_run(ODP_DEVICE_GPU, x, rows, cases[i].dims, ODP_METRIC_EUCLIDEAN,
 				   cases[i].k, 10, ODP_METHOD_SOLVINGSET);
-		chunks0 = gpu_tc_chunks();
-		give_ups0 = gpu_tc_give_ups();
+		chunks0 = gpu_counter(&odp_gpu_knn_tc_chunks);
+		give_ups0 = gpu_counter(&odp_gpu_knn_tc_give_ups);
 		a = ss_run(ODP_DEVICE_GPU, x, rows, cases[i].dims, ODP_METRIC_EUCLIDEAN,
 				   cases[i].k, 10, ODP_METHOD_AUTO);
 		odp_ss_test_batch_size = 0;
@@ -588,24 +565,24 @@ ss_filter_auto_test(void)
 		{
 			ok = a.stats.method == ODP_METHOD_BRUTEFORCE &&
 				a.stats.solving_set_size == rows &&
-				gpu_tc_chunks() > chunks0 && gpu_tc_give_ups() == give_ups0;
+				gpu_counter(&odp_gpu_knn_tc_chunks) > chunks0 && gpu_counter(&odp_gpu_knn_tc_give_ups) == give_ups0;
 			if (!ok)
 				snprintf(why, sizeof(why), "method %d, %lld rows scored, filter chunks %lld, give-ups %lld",
 						 (int) a.stats.method, (long long) a.stats.solving_set_size,
-						 (long long) (gpu_tc_chunks() - chunks0),
-						 (long long) (gpu_tc_give_ups() - give_ups0));
+						 (long long) (gpu_counter(&odp_gpu_knn_tc_chunks) - chunks0),
+						 (long long) (gpu_counter(&odp_gpu_knn_tc_give_ups) - give_ups0));
 		}
 		else if (ok)
 		{
 			ok = s.status == ODP_OK && a.stats.method == ODP_METHOD_SOLVINGSET &&
-				gpu_tc_give_ups() == give_ups0 + 1 &&
+				gpu_counter(&odp_gpu_knn_tc_give_ups) == give_ups0 + 1 &&
 				a.stats.solving_set_size == s.stats.solving_set_size &&
 				memcmp(a.set, s.set, sizeof(int64_t) * (size_t) s.stats.solving_set_size) == 0 &&
 				a.stats.iterations == s.stats.iterations &&
 				a.stats.distances == s.stats.distances;
 			if (!ok)
 				snprintf(why, sizeof(why), "method %d, give-ups %lld, solving set %lld rows against SolvingSet's %lld",
-						 (int) a.stats.method, (long long) (gpu_tc_give_ups() - give_ups0),
+						 (int) a.stats.method, (long long) (gpu_counter(&odp_gpu_knn_tc_give_ups) - give_ups0),
 						 (long long) a.stats.solving_set_size,
 						 (long long) s.stats.solving_set_size);
 		}
@@ -673,15 +650,15 @@ run_solvingset_tests(void)
 	/* the GPU's single pass and its overflow fallback both ran above */
 	if (gpu_ok)
 	{
-		int64_t		fused0 = gpu_fused_batches();
-		int64_t		over0 = gpu_overflowed();
+		int64_t		fused0 = gpu_counter(&odp_gpu_ss_fused_batches);
+		int64_t		over0 = gpu_counter(&odp_gpu_ss_overflowed);
 
 		ss_case(SS_CLUSTERS, 20000, 6, ODP_METRIC_EUCLIDEAN, 20, 10, 512,
 				ODP_METHOD_SOLVINGSET);
-		check(gpu_fused_batches() > fused0 && gpu_overflowed() > over0,
+		check(gpu_counter(&odp_gpu_ss_fused_batches) > fused0 && gpu_counter(&odp_gpu_ss_overflowed) > over0,
 			  "solvingset gpu: the single pass ran (%lld batches) and buffers overflowed (%lld candidates)",
-			  (long long) (gpu_fused_batches() - fused0),
-			  (long long) (gpu_overflowed() - over0));
+			  (long long) (gpu_counter(&odp_gpu_ss_fused_batches) - fused0),
+			  (long long) (gpu_counter(&odp_gpu_ss_overflowed) - over0));
 	}
 
 	ss_bruteforce_test();

@@ -51,6 +51,16 @@ extern void check(bool ok, const char *fmt,...)
 extern uint64_t rng_next(void);
 extern float rng_unit(void);
 
+/*
+ * Value of a GPU counter declared weak (absent from CPU-only builds,
+ * WITH_CUDA=no): 0 there.
+ */
+static inline int64_t
+gpu_counter(const int64_t *counter)
+{
+	return counter != NULL ? *counter : 0;
+}
+
 /* Allocates or exits: the tests have no use for running out of memory. */
 extern void *xmalloc(size_t n);
 
