@@ -103,8 +103,9 @@
  * tight clusters (ADBench donors) the half-precision bound cannot
  * separate neighbours, nearly every list overflows and scans all rows,
  * and the filter took 4.7 s against SolvingSet's 0.24 s: so it gives up
- * once more than ODP_SS_AUTO_FILTER_MAX_OVERFLOW of a chunk's lists
- * overflow, and SolvingSet runs.  Brute force grows with rows squared,
+ * once more than ODP_SS_AUTO_FILTER_MAX_OVERFLOW of a query chunk's lists
+ * overflow (the first chunk is a 16,384-row probe, gpu_knn_tc.cu), and
+ * SolvingSet runs.  Brute force grows with rows squared,
  * SolvingSet's share of the pairs usually shrinks with rows: hence the
  * row limit.
  */
@@ -547,11 +548,10 @@ odp_compute_top_outliers(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 						solving_set, solving_scores, st, &filter_gave_up);
 		if (status == ODP_ERR_GPU_OOM)
 			filter_gave_up = true;
-		if (status != ODP_OK && !filter_gave_up)
-			goto finish;
 		if (!filter_gave_up)
 		{
-			st->method = ODP_METHOD_BRUTEFORCE;
+			if (status == ODP_OK)
+				st->method = ODP_METHOD_BRUTEFORCE;
 			goto finish;
 		}
 		/* SolvingSet's time below is measured from start and includes this */
