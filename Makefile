@@ -12,14 +12,15 @@ SRC_OBJS = src/odp_gpu.o src/settings.o src/args.o src/input.o src/engine_glue.o
 	src/outliers.o src/knn.o src/aggregates.o src/gpu_info.o
 ENGINE_C_OBJS = kernels/engine_common.o kernels/outliers.o kernels/knn.o \
 	kernels/cpu_knn.o kernels/topn.o kernels/solvingset.o \
-	kernels/cpu_solvingset.o
+	kernels/cpu_solvingset.o kernels/pearson.o kernels/cpu_pearson.o
 # WITH_CUDA=no builds a CPU-only library (no CUDA toolkit needed).
 WITH_CUDA ?= yes
 ifeq ($(WITH_CUDA),no)
 ENGINE_CU_OBJS = kernels/gpu_disabled.o
 else
 ENGINE_CU_OBJS = kernels/gpu_runtime.o kernels/gpu_knn.o kernels/gpu_knn_run.o \
-	kernels/gpu_knn_search.o kernels/gpu_knn_tc.o kernels/gpu_outliers.o kernels/gpu_solvingset.o
+	kernels/gpu_knn_search.o kernels/gpu_knn_tc.o kernels/gpu_outliers.o kernels/gpu_solvingset.o \
+	kernels/gpu_blas.o kernels/gpu_pearson.o
 endif
 OBJS = $(SRC_OBJS) $(ENGINE_C_OBJS) $(ENGINE_CU_OBJS)
 
@@ -37,7 +38,8 @@ NVCC_OPTFLAGS ?= -O3
 # -fmad=false: distances must not use fused multiply-add, so that the GPU
 # computes bit-for-bit what the CPU path computes (see odp_distance.h).
 NVCCFLAGS = $(CUDA_ARCH_FLAGS) $(NVCC_OPTFLAGS) -std=c++17 -fmad=false \
-	-Xcompiler -fPIC -Xcompiler -fvisibility=hidden -Ikernels
+	-Xcompiler -fPIC -Xcompiler -fvisibility=hidden -Ikernels \
+	-DODP_CUDA_LIBDIR='"$(CUDA_HOME)/lib64"'
 
 PG_CPPFLAGS = -Ikernels
 # -ffp-contract=off: same reason as -fmad=false above, for the host

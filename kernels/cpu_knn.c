@@ -83,99 +83,10 @@ typedef struct CpuKnnJob
 	OdpStatus	worker_status;	/* first worker failure, under stop */
 } CpuKnnJob;
 
-/* Pushes (d, j) into a max-heap of size k keyed by (distance, index). */
-static inline void
-heap_offer(float *hd, int64_t *hi, int32_t *size, int32_t k, float d, int64_t j)
-{
-	int32_t		i;
-
-	if (*size < k)
-	{
-		/* sift up */
-		i = (*size)++;
-		while (i > 0)
-		{
-			int32_t		p = (i - 1) / 2;
-
-			if (hd[p] > d || (hd[p] == d && hi[p] > j))
-				break;
-			hd[i] = hd[p];
-			hi[i] = hi[p];
-			i = p;
-		}
-		hd[i] = d;
-		hi[i] = j;
-		return;
-	}
-	if (d > hd[0] || (d == hd[0] && j > hi[0]))
-		return;
-	/* replace the root, sift down */
-	i = 0;
-	for (;;)
-	{
-		int32_t		l = 2 * i + 1,
-					r = l + 1,
-					w = -1;
-		float		wd = d;
-		int64_t		wj = j;
-
-		if (l < k && (hd[l] > wd || (hd[l] == wd && hi[l] > wj)))
-		{
-			w = l;
-			wd = hd[l];
-			wj = hi[l];
-		}
-		if (r < k && (hd[r] > wd || (hd[r] == wd && hi[r] > wj)))
-			w = r;
-		if (w < 0)
-			break;
-		hd[i] = hd[w];
-		hi[i] = hi[w];
-		i = w;
-	}
-	hd[i] = d;
-	hi[i] = j;
-}
-
-/* Turns a full max-heap into ascending order in place (heap sort). */
-static void
-heap_sort_ascending(float *hd, int64_t *hi, int32_t size)
-{
-	for (int32_t end = size - 1; end > 0; end--)
-	{
-		float		d = hd[end];
-		int64_t		j = hi[end];
-		int32_t		i = 0;
-
-		hd[end] = hd[0];
-		hi[end] = hi[0];
-		/* sift (d, j) down from the root within [0, end) */
-		for (;;)
-		{
-			int32_t		l = 2 * i + 1,
-						r = l + 1,
-						w = -1;
-			float		wd = d;
-			int64_t		wj = j;
-
-			if (l < end && (hd[l] > wd || (hd[l] == wd && hi[l] > wj)))
-			{
-				w = l;
-				wd = hd[l];
-				wj = hi[l];
-			}
-			if (r < end && (hd[r] > wd || (hd[r] == wd && hi[r] > wj)))
-				w = r;
-			if (w < 0)
-				break;
-			hd[i] = hd[w];
-			hi[i] = hi[w];
-			i = w;
-		}
-		hd[i] = d;
-		hi[i] = j;
-	}
-}
+/* heap_offer and heap_sort_ascending over float distances */
+#define ODP_HEAP_PREFIX heap
+#define ODP_HEAP_KEY float
+#include "select_heap.h"
 
 /*
  * Processes one block of queries [q0, q1) against every candidate.

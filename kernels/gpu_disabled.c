@@ -12,7 +12,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "engine_internal.h"
+#include "corr_internal.h"
 
 #define NO_CUDA_MESSAGE "odp_gpu was built without CUDA (make WITH_CUDA=no)"
 
@@ -120,5 +120,20 @@ odp_gpu_ss_backend(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 	(void) k;
 	(void) norms;
 	(void) backend;
+	return odp_fail(ctx, ODP_ERR_NO_GPU, NO_CUDA_MESSAGE);
+}
+
+/* Cannot run; the correlation dispatcher only gets here when forced. */
+OdpStatus
+odp_gpu_corr(OdpContext *ctx, const OdpCorrJob *job)
+{
+	(void) job;
+	return odp_fail(ctx, ODP_ERR_NO_GPU, NO_CUDA_MESSAGE);
+}
+
+/* No GPU path for the correlations without CUDA. */
+OdpStatus
+odp_gpu_corr_available(OdpContext *ctx)
+{
 	return odp_fail(ctx, ODP_ERR_NO_GPU, NO_CUDA_MESSAGE);
 }

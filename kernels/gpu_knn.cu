@@ -33,9 +33,10 @@
  * one compare per pair on top of the 3*D arithmetic operations.  Passers
  * go, exactly compared (distance, then index, with self-exclusion and the
  * range checks done here only), into a per-query buffer; a full buffer is
- * merged into the sorted list by the owning warp alone (buffer ranks by
- * counting, binary-search ranks in the list, and an in-place move of the
- * list from its end), which tightens the threshold.  The prefilter uses
+ * merged into the sorted list by the owning warp alone (the shared merge
+ * of gpu_select.cuh: buffer ranks by counting, binary-search ranks in the
+ * list, and an in-place move of the list from its end), which tightens
+ * the threshold.  The prefilter uses
  * "<=", never "<", so a candidate that ties the k-th distance with a
  * smaller index is never lost: results do not depend on the order in
  * which candidates or candidate chunks arrive.
@@ -108,12 +109,12 @@
 
 #include <cuda_pipeline.h>
 #include <cuda_runtime.h>
-#include <cub/warp/warp_merge_sort.cuh>
 
 #include "engine_internal.h"
 #include "gpu_check.cuh"
 #include "gpu_knn.cuh"
 #include "gpu_runtime.cuh"
+#include "gpu_select.cuh"
 #include "odp_distance.h"
 
 #define KNN_WARPS		8
@@ -127,9 +128,6 @@
 #endif
 #ifndef KNN_DUNROLL
 #define KNN_DUNROLL		2		/* dimensions per inner-loop iteration: 1 or 2 */
-#endif
-#ifndef KNN_SHFL_SORT
-#define KNN_SHFL_SORT	2		/* 32-entry buffers: 0 CUB sort, 1 shuffle network, 2 rank by counting */
 #endif
 #define KNN_BQ			(KNN_WARPS * KNN_TQ)	/* queries per block */
 #define KNN_BC			(32 * KNN_TC)	/* candidates per tile */
@@ -170,30 +168,6 @@ static_assert(KNN_TC == 4 || KNN_TC == 8,
  * shared memory load of the warp is contiguous (no bank conflicts).
  */
 #define KNN_COLUMN(lane, j)	(((j) >> 2) * 128 + (lane) * 4 + ((j) & 3))
-
-/* One selected neighbour: its distance and global candidate index. */
-struct KnnEntry
-{
-	float		d;
-	int64_t		i;
-};
-
-/* The one order of the primitive: by distance, then by smaller index. */
-static __device__ __forceinline__ bool
-KnnLess(float da, int64_t ia, float db, int64_t ib)
-{
-	return da < db || (da == db && ia < ib);
-}
-
-/* KnnLess as a comparator object, for CUB. */
-struct KnnEntryLess
-{
-	__device__ __forceinline__ bool operator() (const KnnEntry &a,
-												const KnnEntry &b) const
-	{
-		return KnnLess(a.d, a.i, b.d, b.i);
-	}
-};
 
 /* Byte offsets of the dynamic shared memory regions of one block. */
 struct KnnLayout
@@ -277,7 +251,7 @@ template <int KCAP, int IPT>
 static KnnLayout
 KnnMakeLayout(int dc, int qstages, bool cosine, bool cside)
 {
-	typedef cub::WarpMergeSort<KnnEntry, IPT, 32> Sort;
+	typedef typename OdpSelSort<float, IPT>::Sort Sort;
 	const size_t slots = KNN_WARPS * KNN_TQ;
 	KnnLayout	L;
 	size_t		off = 0;
@@ -318,189 +292,6 @@ KnnQueryLimit(const KnnArgs &a, float t)
 	return OdpKnnPrefilterLimit<M>(t);
 }
 
-/* Counts the entries of sorted (d, i)[0..n) that are less than key. */
-static __device__ __forceinline__ int
-KnnLowerBound(const float *d, const int64_t *ix, int n, float kd, int64_t ki)
-{
-	int			lo = 0;
-	int			hi = n;
-
-	while (lo < hi)
-	{
-		int			mid = (lo + hi) >> 1;
-
-		if (KnnLess(d[mid], ix[mid], kd, ki))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-#if KNN_SHFL_SORT == 1
-/*
- * Sorts one entry per lane ascending across the warp (lane 0 smallest)
- * with a bitonic network of shuffles.  All 32 lanes call it.
- */
-static __device__ __forceinline__ void
-KnnWarpSort32(float &d, int64_t &ix)
-{
-	const int	lane = threadIdx.x & 31;
-
-#pragma unroll
-	for (int size = 2; size <= 32; size <<= 1)
-	{
-#pragma unroll
-		for (int stride = size >> 1; stride > 0; stride >>= 1)
-		{
-			const float od = __shfl_xor_sync(KNN_FULL_MASK, d, stride);
-			const int64_t oi = __shfl_xor_sync(KNN_FULL_MASK, ix, stride);
-			const bool	ascending = (lane & size) == 0 || size == 32;
-			const bool	lower = (lane & stride) == 0;
-			const bool	other_less = KnnLess(od, oi, d, ix);
-
-			/* the lower lane of an ascending pair keeps the smaller */
-			if (lower == ascending ? other_less : !other_less)
-			{
-				d = od;
-				ix = oi;
-			}
-		}
-	}
-}
-#endif
-
-/*
- * Merges buffer (bd, bi)[0..n) into the sorted list (ld, li)[0..len),
- * keeping the k smallest; returns the new length.  Called by all 32 lanes
- * of one warp, which must own the list and buffer exclusively.  sd/si is
- * per-warp scratch for IPT*32 entries, tmp the warp's sort storage.  Keys
- * are unique (a candidate enters a query's list or buffer once).
- *
- * Steps: sort the buffer into sd/si (one entry per lane: ranks by
- * counting, or a shuffle network, per KNN_SHFL_SORT; more: CUB
- * WarpMergeSort); find each buffer entry's
- * rank in the list by binary search; move the list entries right by
- * their rank in the buffer, from the end so that nothing unread is
- * overwritten; drop what lands at k or beyond; fill the gaps with the
- * buffer entries.
- */
-template <int IPT>
-static __device__ __noinline__ int
-KnnWarpMerge(float *ld, int64_t *li, int len, int k,
-			 const float *bd, const int64_t *bi, int n,
-			 float *sd, int64_t *si,
-			 typename cub::WarpMergeSort<KnnEntry, IPT, 32>::TempStorage &tmp)
-{
-	typedef cub::WarpMergeSort<KnnEntry, IPT, 32> Sort;
-	const int	lane = threadIdx.x & 31;
-	KnnEntry	e[IPT];
-	int			pos[IPT];
-
-#pragma unroll
-	for (int t = 0; t < IPT; t++)
-	{
-		int			p = lane * IPT + t;
-
-		if (p < n)
-		{
-			e[t].d = bd[p];
-			e[t].i = bi[p];
-		}
-		else
-		{
-			e[t].d = INFINITY;
-			e[t].i = INT64_MAX;
-		}
-	}
-#if KNN_SHFL_SORT == 2
-	if (IPT == 1)
-	{
-		/*
-		 * One entry per lane: its rank among the n entries by counting
-		 * (every lane reads the whole buffer, a broadcast), which avoids
-		 * the dependent steps of a sorting network.
-		 */
-		int			rank = 0;
-
-		pos[0] = INT_MAX;
-		if (lane < n)
-		{
-#pragma unroll 8
-			for (int q = 0; q < n; q++)
-				rank += KnnLess(bd[q], bi[q], e[0].d, e[0].i) ? 1 : 0;
-			sd[rank] = e[0].d;
-			si[rank] = e[0].i;
-			/* the list is still unmodified here */
-			pos[0] = rank + KnnLowerBound(ld, li, len, e[0].d, e[0].i);
-		}
-	}
-	else
-#endif
-	{
-#if KNN_SHFL_SORT == 1
-		if (IPT == 1)
-			KnnWarpSort32(e[0].d, e[0].i);
-		else
-#endif
-			Sort(tmp).Sort(e, KnnEntryLess());
-
-#pragma unroll
-		for (int t = 0; t < IPT; t++)
-		{
-			int			p = lane * IPT + t;
-
-			pos[t] = INT_MAX;
-			if (p < n)
-			{
-				sd[p] = e[t].d;
-				si[p] = e[t].i;
-				/* the list is still unmodified here */
-				pos[t] = p + KnnLowerBound(ld, li, len, e[t].d, e[t].i);
-			}
-		}
-	}
-	__syncwarp();
-
-	if (len > 0)
-	{
-		for (int base = ((len - 1) / 32) * 32; base >= 0; base -= 32)
-		{
-			int			p = base + lane;
-			int			np = INT_MAX;
-			float		d = 0.0f;
-			int64_t		ix = 0;
-
-			if (p < len)
-			{
-				d = ld[p];
-				ix = li[p];
-				np = p + KnnLowerBound(sd, si, n, d, ix);
-			}
-			/* all reads of this group happen before any of its writes */
-			__syncwarp();
-			if (np < k)
-			{
-				ld[np] = d;
-				li[np] = ix;
-			}
-			__syncwarp();
-		}
-	}
-
-#pragma unroll
-	for (int t = 0; t < IPT; t++)
-	{
-		if (pos[t] < k)
-		{
-			ld[pos[t]] = e[t].d;
-			li[pos[t]] = e[t].i;
-		}
-	}
-	__syncwarp();
-	return min(k, len + n);
-}
-
 /*
  * Merges the buffer of query slot (warp, i) into its list and updates the
  * slot's metadata (length, empty buffer, exact threshold).  Returns the
@@ -510,7 +301,7 @@ template <OdpMetric M, int KCAP, int IPT>
 static __device__ __noinline__ float
 KnnFlushQuery(const KnnArgs *a, unsigned char *smem, int warp, int i)
 {
-	typedef cub::WarpMergeSort<KnnEntry, IPT, 32> Sort;
+	typedef typename OdpSelSort<float, IPT>::Sort Sort;
 	const KnnLayout &L = a->L;
 	const int	lane = threadIdx.x & 31;
 	const int	slot = warp * KNN_TQ + i;
@@ -543,8 +334,8 @@ KnnFlushQuery(const KnnArgs *a, unsigned char *smem, int warp, int i)
 		bi = a->bi + ql * ODP_KNN_GLOBAL_CAP;
 	}
 
-	len = KnnWarpMerge<IPT>(ld, li, meta_len[slot], a->k, bd, bi,
-							meta_n[slot],
+	len = OdpSelWarpMerge<float, IPT>(ld, li, meta_len[slot], a->k, bd, bi,
+									  meta_n[slot],
 							(float *) (smem + L.sort_d) + warp * IPT * 32,
 							(int64_t *) (smem + L.sort_i) + warp * IPT * 32,
 							tmp[warp]);
@@ -974,7 +765,7 @@ KnnTileKernel(const __grid_constant__ KnnArgs a)
 						dist = (M == ODP_METRIC_EUCLIDEAN) ? sqrtf(acc[i][j]) : acc[i][j];
 						ok = in_range &&
 							!(a.exclude_self && cg == a.q_base + qwarp + i);
-						pass = ok && KnnLess(dist, cg, meta_d[slot], meta_i[slot]);
+						pass = ok && OdpSelLess(dist, cg, meta_d[slot], meta_i[slot]);
 						b = __ballot_sync(KNN_FULL_MASK, pass);
 						if (b == 0)
 							continue;
@@ -982,7 +773,7 @@ KnnTileKernel(const __grid_constant__ KnnArgs a)
 						if (n + __popc(b) > CAP)
 						{
 							thk[i] = KnnFlushQuery<M, KCAP, IPT>(&a, smem, warp, i);
-							pass = ok && KnnLess(dist, cg, meta_d[slot], meta_i[slot]);
+							pass = ok && OdpSelLess(dist, cg, meta_d[slot], meta_i[slot]);
 							b = __ballot_sync(KNN_FULL_MASK, pass);
 							n = 0;
 						}

@@ -121,7 +121,7 @@ odp_gpu_build_version(void)
  * handlers (in PostgreSQL: cancel, terminate, latch wake-ups) on the host
  * program's own threads.
  */
-static void
+void
 OdpSignalsBlock(sigset_t *old)
 {
 	sigset_t	all;
@@ -131,7 +131,7 @@ OdpSignalsBlock(sigset_t *old)
 }
 
 /* Restores the mask saved by OdpSignalsBlock. */
-static void
+void
 OdpSignalsRestore(const sigset_t *old)
 {
 	pthread_sigmask(SIG_SETMASK, old, NULL);

@@ -19,6 +19,8 @@
 #ifndef ODP_GPU_RUNTIME_CUH
 #define ODP_GPU_RUNTIME_CUH
 
+#include <signal.h>
+
 #include <cuda_runtime.h>
 
 #include "engine_internal.h"
@@ -30,8 +32,8 @@
 /* Allocations are counted against the budget in units of this size. */
 #define ODP_GPU_ALLOC_ALIGN		((size_t) 512)
 
-/* Most allocations one arena tracks; a call needs about ten. */
-#define ODP_GPU_ARENA_MAX		32
+/* Most allocations one arena tracks; a call needs at most about 30. */
+#define ODP_GPU_ARENA_MAX		64
 
 /* What OdpGpuBegin learned about the selected device. */
 typedef struct OdpGpuDevice
@@ -83,6 +85,15 @@ extern OdpStatus OdpGpuArenaAlloc(OdpContext *ctx, OdpGpuArena *arena,
  * this runs on error paths where the context may already be broken.
  */
 extern void OdpGpuArenaRelease(OdpGpuArena *arena);
+
+/*
+ * Blocks every signal in the calling thread (saving the old mask in *old)
+ * around calls that may start CUDA's or a CUDA library's helper threads,
+ * so that they inherit a mask that keeps the host program's signal
+ * handlers on its own threads; OdpSignalsRestore puts the mask back.
+ */
+extern void OdpSignalsBlock(sigset_t *old);
+extern void OdpSignalsRestore(const sigset_t *old);
 
 /* Bytes an allocation of n bytes counts against the budget. */
 static inline size_t

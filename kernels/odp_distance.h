@@ -22,12 +22,7 @@
 #include <math.h>
 
 #include "odp_engine.h"
-
-#ifdef __CUDACC__
-#define ODP_HD static __host__ __device__ __forceinline__
-#else
-#define ODP_HD static inline
-#endif
+#include "odp_hostdev.h"
 
 #ifdef __CUDA_ARCH__
 #define ODP_FMUL(a, b) __fmul_rn((a), (b))

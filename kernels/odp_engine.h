@@ -45,6 +45,7 @@ extern "C"
 #define ODP_MAX_DIMS		16384		/* features per row */
 #define ODP_MAX_K			4096		/* neighbours per row */
 #define ODP_MAX_ROWS		(((int64_t) 1 << 31) - 1)	/* rows per input */
+#define ODP_MAX_SERIES_LEN	(1 << 20)	/* values per correlated series */
 #define ODP_MESSAGE_LEN		512
 
 typedef enum OdpStatus
@@ -200,6 +201,98 @@ extern OdpStatus odp_compute_top_outliers(OdpContext *ctx, const OdpMatrix *m,
  */
 extern int64_t odp_top_n(const double *scores, const int64_t *ids,
 						 int64_t rows, int64_t n, int64_t *order);
+
+/* ---- Pearson and Spearman correlation of series ---- */
+
+/*
+ * Dense float64 input: rows x dims, row-major, one series per row, its
+ * values in order.  missing, when not NULL, holds rows x dims flags: a
+ * nonzero flag marks a value as absent (its data entry is then ignored).
+ * Present values must be finite.
+ */
+typedef struct OdpMatrix64
+{
+	const double *data;
+	const uint8_t *missing;		/* or NULL: every value present */
+	int64_t		rows;
+	int32_t		dims;
+} OdpMatrix64;
+
+/* Which coefficient odp_compute_corr_* compute. */
+typedef enum OdpCorrMethod
+{
+	ODP_CORR_PEARSON = 0,
+	ODP_CORR_SPEARMAN			/* Pearson of the ranks, ties averaged */
+} OdpCorrMethod;
+
+/* What odp_compute_corr_top ranks partners by (largest first). */
+typedef enum OdpCorrRank
+{
+	ODP_CORR_RANK_ABS = 0,		/* |r| */
+	ODP_CORR_RANK_POSITIVE,		/* r */
+	ODP_CORR_RANK_NEGATIVE		/* -r */
+} OdpCorrRank;
+
+/*
+ * The common arguments of a correlation call.  x holds series a, y (or
+ * NULL) series b; with y NULL every pair of distinct rows of x is
+ * correlated (a self correlation), else every row of x with every row of
+ * y, and both must have the same dims.
+ *
+ * A pair's coefficient uses the positions where both series have a value
+ * (all of them unless a matrix has missing flags, pandas' pairwise-
+ * complete rule); a pair with fewer than min_periods such positions, or
+ * over which either series is constant, has no coefficient.  Spearman
+ * needs complete data (no missing flags).  r is computed in float64 from
+ * centred series (never from one-pass sums of squares) and lies in
+ * [-1, 1].
+ */
+typedef struct OdpCorrProblem
+{
+	const OdpMatrix64 *x;
+	const OdpMatrix64 *y;		/* or NULL: x against itself */
+	OdpCorrMethod method;
+	int32_t		min_periods;	/* >= 1; pairs need max(2, this) positions */
+} OdpCorrProblem;
+
+/*
+ * Receives pairs of odp_compute_corr_pairs in ascending (a, b) order, a
+ * and b row indexes of x and of y (of x for a self correlation).  Called
+ * from the caller's thread only.  Returning false stops the computation:
+ * the call then frees everything and returns ODP_ERR_CANCELLED.
+ */
+typedef bool (*OdpCorrPairFn) (void *arg, const int64_t *a, const int64_t *b,
+							   const double *r, int64_t count);
+
+/*
+ * Every pair (a, b) with |r| >= min_abs_r (0 <= min_abs_r <= 1), passed
+ * to emit in ascending (a, b) order; a self correlation gives each
+ * unordered pair once, as a < b.  *pairs receives the number of pairs.
+ * Runs on ctx->device.
+ */
+extern OdpStatus odp_compute_corr_pairs(OdpContext *ctx,
+										const OdpCorrProblem *p,
+										double min_abs_r, OdpCorrPairFn emit,
+										void *emit_arg, int64_t *pairs);
+
+/*
+ * For every row a of x its k partners (rows b of y, or of x other than a
+ * for a self correlation) ranked first by rank, ties by smaller b: writes
+ * them to other[a * k ..] and their coefficients to r[a * k ..], best
+ * first; where a has fewer than k partners with a coefficient the list
+ * ends with other = -1.  Requires 1 <= k <= ODP_MAX_K.  Runs on
+ * ctx->device.
+ */
+extern OdpStatus odp_compute_corr_top(OdpContext *ctx, const OdpCorrProblem *p,
+									  int32_t k, OdpCorrRank rank,
+									  int64_t *other, double *r);
+
+/*
+ * Whether the GPU path of the correlations can run: a GPU is usable and
+ * cuBLAS, which it loads at first use, could be loaded.  Otherwise
+ * returns ODP_ERR_NO_GPU with the reason in ctx->message.
+ */
+extern OdpStatus odp_gpu_corr_available(OdpContext *ctx);
 
 /* Parses "euclidean" etc.; returns false for an unknown name. */
 extern bool odp_metric_from_name(const char *name, OdpMetric *metric);

@@ -17,6 +17,7 @@
  * is non-zero when a check failed.
  *
  *	  test_engine                       run the tests
+ *	  test_engine --pearson             run the correlation tests only
  *	  test_engine --bench ROWS [DIMS [K [METRIC]]]
  *	                                    time the GPU on uniform random data
  *	                                    (and compare with the CPU up to
@@ -753,6 +754,12 @@ main(int argc, char **argv)
 		return bench(argc, argv);
 
 	probe_gpu();
+	if (argc >= 2 && strcmp(argv[1], "--pearson") == 0)
+	{
+		run_pearson_tests();
+		printf("%d passed, %d failed\n", n_passed, n_failed);
+		return n_failed == 0 ? 0 : 1;
+	}
 	if (!gpu_ok)
 	{
 		float	   *x = make_data(GEN_UNIFORM, 100, 3);
@@ -790,6 +797,7 @@ main(int argc, char **argv)
 	top_n_tests();
 	run_solvingset_tests();
 	run_knn_tests();
+	run_pearson_tests();
 
 	printf("%d passed, %d failed\n", n_passed, n_failed);
 	return n_failed == 0 ? 0 : 1;

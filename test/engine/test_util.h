@@ -80,4 +80,7 @@ extern void run_solvingset_tests(void);
 /* The k-NN tests (test_knn.c). */
 extern void run_knn_tests(void);
 
+/* The correlation tests (test_pearson.c). */
+extern void run_pearson_tests(void);
+
 #endif							/* ODP_TEST_UTIL_H */
