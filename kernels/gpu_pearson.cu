@@ -160,6 +160,10 @@ typedef struct GpuCorr
 	OdpCorrPairs pairs;			/* the current row block's pairs */
 } GpuCorr;
 
+/* Calls that staged their series in host memory, for the tests (not thread-safe). */
+extern "C" int64_t odp_gpu_corr_staged_runs;
+int64_t		odp_gpu_corr_staged_runs = 0;
+
 /* ---- kernels ---- */
 
 /* Reduction operators of the preparation. */
@@ -673,12 +677,12 @@ CorrPlanClamp(GpuCorr *g)
 {
 	GpuCorrPlan *pl = &g->plan;
 
-	if (pl->T > g->x.rows)
-		pl->T = g->x.rows;
 	if (pl->T > CORR_MAX_T)
 		pl->T = CORR_MAX_T;
-	if (pl->T >= 128)
+	if (pl->T >= 128 && pl->T < g->x.rows)
 		pl->T -= pl->T % 64;
+	if (pl->T > g->x.rows)
+		pl->T = g->x.rows;
 	if (pl->T < 1)
 		pl->T = 1;
 	if (pl->W > g->ys->rows)
@@ -1399,8 +1403,12 @@ odp_gpu_corr(OdpContext *ctx, const OdpCorrJob *job)
 	OdpGpuArenaInit(&g.arena, g.dev.budget);
 	ODP_CUDA_TRY(ctx, cudaStreamCreateWithFlags(&g.stream, cudaStreamNonBlocking),
 				 "creating a CUDA stream");
-	if ((status = CorrPlan(&g)) != ODP_OK ||
-		(status = CorrAllocate(&g)) != ODP_OK ||
+	if ((status = CorrPlan(&g)) != ODP_OK)
+		goto cleanup;
+	if (!g.plan.resident)
+		odp_gpu_corr_staged_runs++;
+	if ((status = CorrAllocate(&g)) != ODP_OK ||
+
 		(status = CorrPrepare(&g, &g.x)) != ODP_OK ||
 		(!g.self && (status = CorrPrepare(&g, &g.y)) != ODP_OK) ||
 		(status = CorrRun(&g)) != ODP_OK)

@@ -332,6 +332,156 @@ OdpComputeKnn(const OdpInput *queries, const OdpInput *source,
 			&ctx, &cancel, info);
 }
 
+/*
+ * Decides whether a correlation of rows series runs on the GPU: as
+ * OdpChooseGpu decides, and under auto only where cuBLAS can be loaded
+ * too (the correlations' products need it).
+ */
+static bool
+GlueChooseCorrGpu(int64 queries, int64 rows)
+{
+	OdpContext	ctx;
+
+	if (!OdpChooseGpu(queries, rows))
+		return false;
+	if ((OdpDeviceSetting) odp_device_setting != ODP_SETTING_AUTO)
+		return true;
+	memset(&ctx, 0, sizeof(ctx));
+	return odp_gpu_corr_available(&ctx) == ODP_OK;
+}
+
+/* Points m at the float64 values of in. */
+static void
+GlueMatrix64(const OdpInput *in, OdpMatrix64 *m)
+{
+	m->data = in->data64;
+	m->missing = in->missing;
+	m->rows = in->rows;
+	m->dims = in->dims;
+}
+
+/*
+ * Starts one correlation call of x against y (NULL: x against itself):
+ * the path, the context, the problem; info reset.
+ */
+static void
+GlueCorrBegin(const OdpInput *x, const OdpInput *y, OdpCorrMethod method,
+			  int32 min_periods, OdpContext *ctx, GlueCancelState *cancel,
+			  OdpMatrix64 *mx, OdpMatrix64 *my, OdpCorrProblem *p,
+			  OdpRunInfo *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->is_corr = true;
+	info->on_gpu = GlueChooseCorrGpu(x->rows, x->rows + (y ? y->rows : 0));
+	if (y != NULL)
+	{
+		info->other_rows = y->rows;
+		info->other_read_ms = y->read_ms;
+	}
+	GlueInitContext(ctx, info->on_gpu, cancel);
+	GlueMatrix64(x, mx);
+	if (y != NULL)
+		GlueMatrix64(y, my);
+	p->x = mx;
+	p->y = y != NULL ? my : NULL;
+	p->method = method;
+	p->min_periods = min_periods;
+}
+
+/* The pair callback's state: the caller's sink and where its errors go. */
+typedef struct GluePairState
+{
+	OdpPairSink sink;
+	void	   *arg;
+	GlueCancelState *cancel;
+	double		ms;
+} GluePairState;
+
+/*
+ * Engine pair callback: hands the pairs to the caller's sink.  An error
+ * the sink raises cannot be thrown through the engine: it is kept and
+ * re-thrown once the engine has cleaned up, and the engine is told to
+ * stop; so is it on a cancel or termination request.
+ */
+static bool
+GluePairs(void *arg, const int64_t *a, const int64_t *b, const double *r,
+		  int64_t count)
+{
+	GluePairState *st = (GluePairState *) arg;
+	MemoryContext old = CurrentMemoryContext;
+	volatile bool ok = true;
+	double		start = odp_now_ms();
+
+	if (st->cancel->pending_error != NULL)
+		return false;
+	PG_TRY();
+	{
+		st->sink(st->arg, a, b, r, count);
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(st->cancel->error_context);
+		st->cancel->pending_error = CopyErrorData();
+		FlushErrorState();
+		MemoryContextSwitchTo(old);
+		ok = false;
+	}
+	PG_END_TRY();
+	st->ms += odp_now_ms() - start;
+	return ok && !QueryCancelPending && !ProcDiePending;
+}
+
+/*
+ * Correlates x with y (NULL: every pair of x once) and hands every pair
+ * with |r| >= min_abs_r to sink, in (a, b) order; the caller has checked
+ * the inputs.
+ */
+void
+OdpComputeCorrPairs(const OdpInput *x, const OdpInput *y, OdpCorrMethod method,
+					int32 min_periods, double min_abs_r, OdpPairSink sink,
+					void *arg, OdpRunInfo *info)
+{
+	OdpContext	ctx;
+	GlueCancelState cancel;
+	OdpMatrix64 mx;
+	OdpMatrix64 my;
+	OdpCorrProblem p;
+	GluePairState st;
+	int64_t		pairs = 0;
+	OdpStatus	status;
+
+	GlueCorrBegin(x, y, method, min_periods, &ctx, &cancel, &mx, &my, &p, info);
+	st.sink = sink;
+	st.arg = arg;
+	st.cancel = &cancel;
+	st.ms = 0.0;
+	status = odp_compute_corr_pairs(&ctx, &p, min_abs_r, GluePairs, &st, &pairs);
+	GlueEnd(status, &ctx, &cancel, info);
+	info->has_pairs = true;
+	info->pairs = pairs;
+	info->emit_ms = st.ms;
+}
+
+/*
+ * For every series of x its k best partners in y (NULL: in x, itself
+ * excluded) into other and r (x->rows * k each, other -1 past the end of
+ * a short list); the caller has checked the inputs and k.
+ */
+void
+OdpComputeCorrTop(const OdpInput *x, const OdpInput *y, OdpCorrMethod method,
+				  int32 min_periods, int32 k, OdpCorrRank rank, int64 *other,
+				  double *r, OdpRunInfo *info)
+{
+	OdpContext	ctx;
+	GlueCancelState cancel;
+	OdpMatrix64 mx;
+	OdpMatrix64 my;
+	OdpCorrProblem p;
+
+	GlueCorrBegin(x, y, method, min_periods, &ctx, &cancel, &mx, &my, &p, info);
+	GlueEnd(odp_compute_corr_top(&ctx, &p, k, rank, other, r), &ctx, &cancel, info);
+}
+
 /* Computes every row's outlier score into scores (in->rows doubles). */
 void
 OdpComputeOutlierScores(const OdpInput *in, OdpMetric metric, int32 k,
@@ -426,8 +576,17 @@ OdpReportTiming(const char *what, const OdpInput *in, const OdpRunInfo *info,
 	if (info->queries > 0)
 		extra = psprintf(" queries=" INT64_FORMAT " query_read=%.1f ms",
 						 info->queries, info->query_read_ms);
+	if (info->is_corr)
+	{
+		if (info->other_rows > 0)
+			extra = psprintf(" other_rows=" INT64_FORMAT " other_read=%.1f ms",
+							 info->other_rows, info->other_read_ms);
+		if (info->has_pairs)
+			extra = psprintf("%s pairs=" INT64_FORMAT, extra, info->pairs);
+	}
 	if (info->has_method)
 	{
+
 		/* N^2 as a double: it overflows int64 from about 3e9 rows */
 		double		all_pairs = (double) in->rows * (double) in->rows;
 

@@ -34,7 +34,23 @@ typedef struct OdpRunInfo
 	int64		distances;		/* distance evaluations */
 	int64		solving_set_size;
 	int32		iterations;		/* SolvingSet candidate batches */
+
+	/* set by the correlations only */
+	bool		is_corr;
+	int64		other_rows;		/* series of the second source (0: none) */
+	double		other_read_ms;
+	bool		has_pairs;
+	int64		pairs;			/* pairs handed over (OdpComputeCorrPairs) */
+	double		emit_ms;		/* time spent storing them */
 } OdpRunInfo;
+
+/*
+ * Receives pairs of OdpComputeCorrPairs, in (a, b) order, as row indexes
+ * of the two inputs; may raise errors (the glue carries them across the
+ * engine).
+ */
+typedef void (*OdpPairSink) (void *arg, const int64 *a, const int64 *b,
+							 const double *r, int64 count);
 
 extern bool OdpGpuUsable(char **why);
 /* Fewest queries odp_gpu.device = auto sends to the GPU (k-NN). */
@@ -53,7 +69,16 @@ extern void OdpComputeTopOutliers(const OdpInput *in, OdpMetric metric,
 extern void OdpComputeKnn(const OdpInput *queries, const OdpInput *source,
 						  OdpMetric metric, int32 k, bool self_join,
 						  float *dist, int64 *index, OdpRunInfo *info);
+extern void OdpComputeCorrPairs(const OdpInput *x, const OdpInput *y,
+								OdpCorrMethod method, int32 min_periods,
+								double min_abs_r, OdpPairSink sink, void *arg,
+								OdpRunInfo *info);
+extern void OdpComputeCorrTop(const OdpInput *x, const OdpInput *y,
+							  OdpCorrMethod method, int32 min_periods,
+							  int32 k, OdpCorrRank rank, int64 *other,
+							  double *r, OdpRunInfo *info);
 extern const char *OdpOutlierMethodName(OdpOutlierMethod method);
+
 extern void OdpReportTiming(const char *what, const OdpInput *in,
 							const OdpRunInfo *info, double output_ms);
 

@@ -1,7 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * input.c
- *	  Reads a table, view or query into a dense float32 matrix plus ids.
+ *	  Reads a table, view or query into a dense matrix plus ids: float32
+ *	  for the distance analytics, float64 (with flags of missing values
+ *	  where the caller accepts them) for the correlations.
  *
  * Phases of OdpReadInput:
  *
@@ -29,7 +31,12 @@
  *	  Array values are read in place from the (possibly short-header)
  *	  varlena, so that the common case allocates nothing per row; what is
  *	  allocated (detoasted values, numeric conversions) lives in a row
- *	  context that is reset every batch.
+ *	  context that is reset every batch.  Values are checked as they are
+ *	  stored: float32 ones must be finite and fit; float64 ones must be
+ *	  finite, except that with spec->missing_ok a NULL or NaN value (an
+ *	  array element or a scalar column; never a whole vector) is flagged
+ *	  missing instead.
+
  *
  * 4. Finish.  Rows arrive in scan order.  If the ids are not already
  *	  ascending (checked while reading), (id, row) pairs are sorted and the
@@ -149,7 +156,13 @@ typedef struct OdpReader
 	int64		rows;
 	int64		capacity;		/* rows that data and ids have room for */
 	int32		dims;			/* -1 until the first vector is read */
+	int32		max_dims;		/* limit on dims */
+	bool		f64;			/* values as float64 (data64), else data */
+	bool		missing_ok;		/* NULL and NaN values are missing */
+	bool		any_missing;	/* some value was */
 	float	   *data;
+	double	   *data64;
+	uint8	   *missing;		/* missing_ok: a flag per value */
 	int64	   *ids;
 	bool		sorted;			/* ids so far are non-decreasing */
 	const char *desc;
@@ -299,15 +312,15 @@ OdpEnsureNoMixedFeatures(const OdpColumn *col, int nfeatures)
 				 errhint("Name either one array column or a list of numeric columns.")));
 }
 
-/* Ensure the number of dimensions is within the engine's limit. */
+/* Ensure the number of dimensions is within the limit max. */
 static inline void
-OdpEnsureDimsLimit(int64 dims)
+OdpEnsureDimsLimit(int64 dims, int32 max)
 {
-	if (dims > ODP_MAX_DIMS)
+	if (dims > max)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("input has %lld dimensions, more than the maximum of %d",
-						(long long) dims, ODP_MAX_DIMS),
+						(long long) dims, (int) max),
 				 errhint("Use fewer features.")));
 }
 
@@ -854,7 +867,8 @@ OdpResolveColumns(const OdpColumn *cols, int ncols, bool is_relation,
 	}
 
 	if (!plan->vector)
-		OdpEnsureDimsLimit(plan->nfeatures);
+		OdpEnsureDimsLimit(plan->nfeatures,
+						   spec->max_dims > 0 ? spec->max_dims : ODP_MAX_DIMS);
 	for (int i = 0; i < plan->nfeatures; i++)
 		plan->maxpos = Max(plan->maxpos, plan->features[i].pos);
 }
@@ -1111,15 +1125,27 @@ OdpResize(MemoryContext cxt, void *buf, Size size)
 	return repalloc_huge(buf, size);
 }
 
-/* Sets the row capacity of the reader's buffers (data only once dims is known). */
+/* Sizes the value buffers (data or data64, and missing) for capacity rows. */
+static void
+OdpReaderResizeValues(OdpReader *r, int64 capacity)
+{
+	Size		values = OdpMulSize(capacity, r->dims);
+
+	if (r->f64)
+		r->data64 = OdpResize(r->outcxt, r->data64, OdpMulSize(values, sizeof(double)));
+	else
+		r->data = OdpResize(r->outcxt, r->data, OdpMulSize(values, sizeof(float)));
+	if (r->missing_ok)
+		r->missing = OdpResize(r->outcxt, r->missing, values);
+}
+
+/* Sets the row capacity of the reader's buffers (values only once dims is known). */
 static void
 OdpReaderReserve(OdpReader *r, int64 capacity)
 {
 	r->ids = OdpResize(r->outcxt, r->ids, OdpMulSize(capacity, sizeof(int64)));
 	if (r->dims >= 0)
-		r->data = OdpResize(r->outcxt, r->data,
-							OdpMulSize(OdpMulSize(capacity, r->dims),
-									   sizeof(float)));
+		OdpReaderResizeValues(r, capacity);
 	r->capacity = capacity;
 }
 
@@ -1139,18 +1165,173 @@ OdpReaderGrow(OdpReader *r)
 static void
 OdpReaderSetDims(OdpReader *r, int32 dims)
 {
-	Assert(r->dims < 0 && r->data == NULL);
-	OdpEnsureDimsLimit(dims);
+	Assert(r->dims < 0 && r->data == NULL && r->data64 == NULL);
+	OdpEnsureDimsLimit(dims, r->max_dims);
 	r->dims = dims;
-	r->data = OdpResize(r->outcxt, NULL,
-						OdpMulSize(OdpMulSize(r->capacity, dims), sizeof(float)));
+	OdpReaderResizeValues(r, r->capacity);
 }
 
 /*
- * Reads an array value into the next row of data.  Fixed-width element
- * types are read in place from the packed (possibly short-header) varlena,
- * whose body has the ArrayType layout shifted by VARHDRSZ; numeric arrays
- * are deconstructed.
+ * Stores value d of a row's element i (col and element name it in errors,
+ * element -1 for a scalar column) into the float64 row dst (and its
+ * missing flags miss, when the reader has them): NaN is a missing value
+ * where the reader accepts them; infinities are always errors.
+ */
+static inline void
+OdpStore64(OdpReader *r, double *dst, uint8 *miss, int i, double d,
+		   const OdpColumn *col, int64 id, int element)
+{
+	if (unlikely(isnan(d)) && r->missing_ok)
+	{
+		dst[i] = 0.0;
+		miss[i] = 1;
+		r->any_missing = true;
+		return;
+	}
+	OdpEnsureFinite(d, col, id, element);
+	dst[i] = d;
+	if (miss != NULL)
+		miss[i] = 0;
+}
+
+/* Marks element i of a row missing, or raises the null-element error. */
+static inline void
+OdpStoreNull64(OdpReader *r, double *dst, uint8 *miss, int i,
+			   const OdpColumn *col, int64 id, int element)
+{
+	if (!r->missing_ok)
+	{
+		if (element >= 0)
+			OdpEnsureElementNotNull(true, col, id, element);
+		OdpEnsureValueNotNull(true, col, id);
+	}
+	dst[i] = 0.0;
+	miss[i] = 1;
+	r->any_missing = true;
+}
+
+/* Returns a scalar value of a numeric kind as float64 (unchecked). */
+static inline double
+OdpDoubleValue(OdpValueKind kind, Datum value)
+{
+	switch (kind)
+	{
+		case ODP_VALUE_INT2:
+			return (double) DatumGetInt16(value);
+		case ODP_VALUE_INT4:
+			return (double) DatumGetInt32(value);
+		case ODP_VALUE_INT8:
+			return (double) DatumGetInt64(value);
+		case ODP_VALUE_FLOAT4:
+			return (double) DatumGetFloat4(value);
+		case ODP_VALUE_FLOAT8:
+			return DatumGetFloat8(value);
+		case ODP_VALUE_NUMERIC:
+			return OdpNumericToDouble(value);
+	}
+	return 0.0;					/* keep compiler quiet */
+}
+
+/* Returns whether all n doubles are finite (no NaN, no infinity). */
+static inline bool
+OdpAllFinite64(const double *v, int n)
+{
+	uint64		bad = 0;
+
+	for (int i = 0; i < n; i++)
+	{
+		uint64		bits;
+
+		memcpy(&bits, &v[i], sizeof(bits));
+		bad |= (uint64) ((bits & UINT64CONST(0x7ff0000000000000)) ==
+						 UINT64CONST(0x7ff0000000000000));
+	}
+	return bad == 0;
+}
+
+/*
+ * Copies the n elements of a fixed-width array body at src (possibly
+ * unaligned; with a null bitmap, or NULL, where only the non-null
+ * elements are stored, one after the other) into the float64 row dst and
+ * its flags miss, checking each value.  float8 arrays without nulls, the
+ * common case, are copied whole and checked in one pass.
+ */
+static void
+OdpCopyElements64(OdpReader *r, const OdpColumn *col, const char *src, int n,
+				  const bits8 *bitmap, double *dst, uint8 *miss, int64 id)
+{
+	Size		elsize = OdpElementSize(col->kind);
+
+	if (col->kind == ODP_VALUE_FLOAT8 && bitmap == NULL)
+	{
+		memcpy(dst, src, sizeof(double) * n);
+		if (miss != NULL)
+			memset(miss, 0, n);
+		if (likely(OdpAllFinite64(dst, n)))
+			return;
+	}
+	for (int i = 0; i < n; i++)
+	{
+		double		d;
+
+		if (bitmap != NULL && (bitmap[i / 8] & (1 << (i % 8))) == 0)
+		{
+			OdpStoreNull64(r, dst, miss, i, col, id, i);
+			continue;
+		}
+		switch (col->kind)
+		{
+			case ODP_VALUE_INT2:
+				{
+					int16		v;
+
+					memcpy(&v, src, sizeof(v));
+					d = (double) v;
+					break;
+				}
+			case ODP_VALUE_INT4:
+				{
+					int32		v;
+
+					memcpy(&v, src, sizeof(v));
+					d = (double) v;
+					break;
+				}
+			case ODP_VALUE_INT8:
+				{
+					int64		v;
+
+					memcpy(&v, src, sizeof(v));
+					d = (double) v;
+					break;
+				}
+			case ODP_VALUE_FLOAT4:
+				{
+					float		v;
+
+					memcpy(&v, src, sizeof(v));
+					d = (double) v;
+					break;
+				}
+			case ODP_VALUE_FLOAT8:
+				memcpy(&d, src, sizeof(d));
+				break;
+			default:
+				elog(ERROR, "array column of unexpected kind %d", (int) col->kind);
+				return;
+		}
+		src += elsize;
+		OdpStore64(r, dst, miss, i, d, col, id, i);
+	}
+}
+
+
+/*
+ * Reads an array value into the next row of data (or data64).  Fixed-width
+ * element types are read in place from the packed (possibly short-header)
+ * varlena, whose body has the ArrayType layout shifted by VARHDRSZ;
+ * numeric arrays are deconstructed.  A null element is an error unless
+ * the reader takes missing values (float64 only).
  */
 static void
 OdpReadVector(OdpReader *r, const OdpColumn *col, Datum value, int64 id)
@@ -1163,7 +1344,10 @@ OdpReadVector(OdpReader *r, const OdpColumn *col, Datum value, int64 id)
 	int32		dataoffset;
 	int32		nitems = 0;
 	Size		elsize = OdpElementSize(col->kind);
-	float	   *dst;
+	Size		at;
+	float	   *dst = NULL;
+	double	   *dst64 = NULL;
+	uint8	   *miss = NULL;
 
 	/* body: ndim, dataoffset, elemtype, dims[ndim], lbound[ndim], ... */
 	if (bodylen < 3 * sizeof(int32))
@@ -1181,7 +1365,14 @@ OdpReadVector(OdpReader *r, const OdpColumn *col, Datum value, int64 id)
 	if (r->dims < 0)
 		OdpReaderSetDims(r, nitems);
 	OdpEnsureSameLength(nitems, r->dims, col, id);
-	dst = r->data + (Size) r->rows * (Size) r->dims;
+	at = (Size) r->rows * (Size) r->dims;
+	if (r->f64)
+	{
+		dst64 = r->data64 + at;
+		miss = r->missing ? r->missing + at : NULL;
+	}
+	else
+		dst = r->data + at;
 
 	if (elsize == 0)
 	{
@@ -1198,6 +1389,15 @@ OdpReadVector(OdpReader *r, const OdpColumn *col, Datum value, int64 id)
 		{
 			double		d;
 
+			if (r->f64)
+			{
+				if (nulls[i])
+					OdpStoreNull64(r, dst64, miss, i, col, id, i);
+				else
+					OdpStore64(r, dst64, miss, i, OdpNumericToDouble(elems[i]),
+							   col, id, i);
+				continue;
+			}
 			OdpEnsureElementNotNull(nulls[i], col, id, i);
 			d = OdpNumericToDouble(elems[i]);
 			OdpEnsureFinite(d, col, id, i);
@@ -1207,27 +1407,36 @@ OdpReadVector(OdpReader *r, const OdpColumn *col, Datum value, int64 id)
 	}
 	else
 	{
+		const bits8 *bitmap = NULL;
 		Size		offset;
+		Size		stored = (Size) nitems;
 
 		if (dataoffset != 0)
 		{
 			/* a null bitmap follows lbound: a clear bit is a null element */
-			const bits8 *bitmap = (const bits8 *) body +
-				(3 + 2 * (Size) ndim) * sizeof(int32);
-
+			bitmap = (const bits8 *) body + (3 + 2 * (Size) ndim) * sizeof(int32);
 			if (bodylen < (3 + 2 * (Size) ndim) * sizeof(int32) +
 				((Size) nitems + 7) / 8)
 				elog(ERROR, "corrupt array in column \"%s\"", col->name);
 			for (int i = 0; i < nitems; i++)
-				OdpEnsureElementNotNull((bitmap[i / 8] & (1 << (i % 8))) == 0,
-										col, id, i);
+			{
+				bool		isnull = (bitmap[i / 8] & (1 << (i % 8))) == 0;
+
+				if (!r->missing_ok)
+					OdpEnsureElementNotNull(isnull, col, id, i);
+				stored -= isnull ? 1 : 0;
+			}
 			offset = (Size) dataoffset - VARHDRSZ;
 		}
 		else
 			offset = ARR_OVERHEAD_NONULLS(ndim) - VARHDRSZ;
-		if (offset + elsize * (Size) nitems > bodylen)
+		/* only the non-null elements are stored */
+		if (offset + elsize * stored > bodylen)
 			elog(ERROR, "corrupt array in column \"%s\"", col->name);
-		OdpCopyElements(col, body + offset, nitems, dst, id);
+		if (r->f64)
+			OdpCopyElements64(r, col, body + offset, nitems, bitmap, dst64, miss, id);
+		else
+			OdpCopyElements(col, body + offset, nitems, dst, id);
 	}
 
 	/* toasted or compressed values were copied; free them now */
@@ -1260,6 +1469,24 @@ OdpReaderAddRow(OdpReader *r, const Datum *values, const bool *isnull)
 		OdpEnsureValueNotNull(isnull[idx], col, id);
 		OdpReadVector(r, col, values[idx], id);
 	}
+	else if (r->f64)
+	{
+		const Size	at = (Size) r->rows * (Size) r->dims;
+		double	   *dst = r->data64 + at;
+		uint8	   *miss = r->missing ? r->missing + at : NULL;
+
+		for (int i = 0; i < plan->nfeatures; i++)
+		{
+			const OdpColumn *col = &plan->features[i];
+
+			idx = col->pos - 1;
+			if (isnull[idx])
+				OdpStoreNull64(r, dst, miss, i, col, id, -1);
+			else
+				OdpStore64(r, dst, miss, i, OdpDoubleValue(col->kind, values[idx]),
+						   col, id, -1);
+		}
+	}
 	else
 	{
 		float	   *dst = r->data + (Size) r->rows * (Size) r->dims;
@@ -1288,10 +1515,13 @@ static void
 OdpReaderSortRows(OdpReader *r)
 {
 	int64		n = r->rows;
-	Size		rowbytes = sizeof(float) * (Size) r->dims;
+	Size		rowbytes = (r->f64 ? sizeof(double) : sizeof(float)) * (Size) r->dims;
+	Size		flagbytes = (Size) r->dims;
 	OdpIdRow   *pairs;
-	char	   *data = (char *) r->data;
+	char	   *data = r->f64 ? (char *) r->data64 : (char *) r->data;
+	char	   *flags = (char *) r->missing;
 	char	   *scratch = palloc(rowbytes);
+	char	   *flag_scratch = palloc(flagbytes);
 	int64		moved = 0;
 
 	pairs = MemoryContextAllocHuge(CurrentMemoryContext,
@@ -1314,6 +1544,8 @@ OdpReaderSortRows(OdpReader *r)
 		if (pairs[i].row == i)
 			continue;
 		memcpy(scratch, data + rowbytes * i, rowbytes);
+		if (flags)
+			memcpy(flag_scratch, flags + flagbytes * i, flagbytes);
 		for (;;)
 		{
 			int64		k = pairs[j].row;
@@ -1325,14 +1557,19 @@ OdpReaderSortRows(OdpReader *r)
 			if (k == i)
 			{
 				memcpy(data + rowbytes * j, scratch, rowbytes);
+				if (flags)
+					memcpy(flags + flagbytes * j, flag_scratch, flagbytes);
 				break;
 			}
 			memcpy(data + rowbytes * j, data + rowbytes * k, rowbytes);
+			if (flags)
+				memcpy(flags + flagbytes * j, flags + flagbytes * k, flagbytes);
 			j = k;
 		}
 	}
 	pfree(pairs);
 	pfree(scratch);
+	pfree(flag_scratch);
 }
 
 /*
@@ -1353,12 +1590,22 @@ OdpReaderFinish(OdpReader *r)
 
 	if (r->capacity > r->rows)
 		OdpReaderReserve(r, r->rows);
+	/* no value was missing: the caller gets complete data */
+	if (r->missing && !r->any_missing)
+	{
+		pfree(r->missing);
+		r->missing = NULL;
+	}
 }
 
-/* Prepares a reader for plan; capacity_hint is the expected row count. */
+/*
+ * Prepares a reader for plan; capacity_hint is the expected row count, and
+ * spec (or NULL: float32, no missing values) says how values are delivered.
+ */
 static void
 OdpReaderInit(OdpReader *r, const OdpColumnPlan *plan, MemoryContext outcxt,
-			  MemoryContext rowcxt, const char *desc, double capacity_hint)
+			  MemoryContext rowcxt, const char *desc, double capacity_hint,
+			  const OdpInputSpec *spec)
 {
 	memset(r, 0, sizeof(*r));
 	r->plan = plan;
@@ -1367,6 +1614,10 @@ OdpReaderInit(OdpReader *r, const OdpColumnPlan *plan, MemoryContext outcxt,
 	r->desc = desc;
 	r->sorted = true;
 	r->dims = plan->vector ? -1 : plan->nfeatures;
+	r->f64 = spec != NULL && spec->values == ODP_VALUES_FLOAT8;
+	r->missing_ok = r->f64 && spec->missing_ok;
+	r->max_dims = spec != NULL && spec->max_dims > 0 ? spec->max_dims : ODP_MAX_DIMS;
+
 
 	if (capacity_hint > ODP_INPUT_INITIAL_ROWS)
 		OdpReaderReserve(r, (int64) Min(capacity_hint * 1.05 + 16,
@@ -1510,7 +1761,7 @@ OdpReadQuerySource(const char *query, const OdpInputSpec *spec,
 					  plan);
 	MemoryContextSwitchTo(oldcxt);
 
-	OdpReaderInit(r, plan, outcxt, rowcxt, "query", 0);
+	OdpReaderInit(r, plan, outcxt, rowcxt, "query", 0, spec);
 	OdpReadCursor(portal, r, workcxt);
 
 	SPI_cursor_close(portal);
@@ -1556,7 +1807,8 @@ OdpReadRelationSource(const char *source, const OdpInputSpec *spec,
 	if (*heap_scan)
 	{
 		MemoryContextSwitchTo(oldcxt);
-		OdpReaderInit(r, plan, outcxt, rowcxt, *desc, OdpEstimateRows(rel));
+		OdpReaderInit(r, plan, outcxt, rowcxt, *desc, OdpEstimateRows(rel),
+					  spec);
 		OdpReadTableScan(rel, r);
 	}
 	else
@@ -1581,7 +1833,7 @@ OdpReadRelationSource(const char *source, const OdpInputSpec *spec,
 		MemoryContextSwitchTo(oldcxt);
 
 		/* no size hint: policies or filters in views may hide most rows */
-		OdpReaderInit(r, plan, outcxt, rowcxt, *desc, 0);
+		OdpReaderInit(r, plan, outcxt, rowcxt, *desc, 0, spec);
 		OdpSpiConnect();
 		portal = OdpOpenCursor(query.data);
 		OdpReadCursor(portal, r, workcxt);
@@ -1642,6 +1894,8 @@ OdpReadInput(const OdpInputSpec *spec, OdpInput *out)
 	out->rows = reader.rows;
 	out->dims = reader.dims;
 	out->data = reader.data;
+	out->data64 = reader.data64;
+	out->missing = reader.missing;
 	out->ids = reader.ids;
 	out->source_desc = pstrdup(desc);
 	out->heap_scan = heap_scan;
@@ -1700,7 +1954,7 @@ OdpRowAccumCreate(MemoryContext cxt, const char *id_name,
 	acc->plan.nfeatures = 1;
 	acc->plan.features = vec;
 	acc->plan.maxpos = 2;
-	OdpReaderInit(&acc->reader, &acc->plan, cxt, NULL, "group", 0);
+	OdpReaderInit(&acc->reader, &acc->plan, cxt, NULL, "group", 0, NULL);
 	return acc;
 }
 

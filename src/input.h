@@ -1,13 +1,15 @@
 /*-------------------------------------------------------------------------
  *
  * input.h
- *	  Reads a table, view or query into a dense float32 matrix plus ids.
+ *	  Reads a table, view or query into a dense matrix plus ids.
  *
  * Every table-reading SQL function of odp_gpu takes a "source" (a relation
  * name resolved like regclass, or a query starting with SELECT, WITH,
  * VALUES or TABLE), an optional id column and an optional list of feature
  * columns.  OdpReadInput turns them into the N x D row-major matrix the
- * engine takes, with the rows sorted by ascending, unique id.
+ * engine takes, with the rows sorted by ascending, unique id: float32 for
+ * the distance analytics, or float64 as stored (with flags of missing
+ * values, if asked) for the correlations.
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -21,20 +23,38 @@
 
 #include "utils/array.h"
 
+/* How OdpReadInput delivers the feature values. */
+typedef enum OdpValueType
+{
+	ODP_VALUES_FLOAT4 = 0,		/* float32, checked to fit (distances) */
+	ODP_VALUES_FLOAT8			/* float64 as stored (correlations) */
+} OdpValueType;
+
 typedef struct OdpInputSpec
 {
 	text	   *source;			/* table/view name or query; never NULL (caller
 								 * checks) */
 	text	   *id_column;		/* NULL = default */
 	ArrayType  *features;		/* text[] or NULL = default */
+
+	/* zeroing the struct gives the defaults: float32, no missing values */
+	OdpValueType values;
+	bool		missing_ok;		/* FLOAT8 only: a NULL or NaN value (not a
+								 * NULL vector) is missing, flagged in
+								 * OdpInput.missing, instead of an error */
+	int32		max_dims;		/* values per row; 0 = ODP_MAX_DIMS */
 } OdpInputSpec;
 
 typedef struct OdpInput
 {
 	int64		rows;
 	int32		dims;
-	float	   *data;			/* rows * dims, row-major, sorted by ascending
-								 * id */
+	float	   *data;			/* ODP_VALUES_FLOAT4: rows * dims, row-major,
+								 * sorted by ascending id; else NULL */
+	double	   *data64;			/* ODP_VALUES_FLOAT8: the same as float64 */
+	uint8	   *missing;		/* missing_ok: rows * dims flags, 1 = missing
+								 * (the value is 0); NULL when none is */
+
 	int64	   *ids;			/* rows, strictly ascending (unique) */
 	char	   *source_desc;	/* for messages, e.g. "table \"public\".\"points\""
 								 * or "query" */

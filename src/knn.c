@@ -120,6 +120,7 @@ odp_knn(PG_FUNCTION_ARGS)
 	OdpArgNotNull(fcinfo, 0, "source");
 	k = OdpArgK(fcinfo, 2);
 	metric = OdpArgMetric(fcinfo, 5, true);
+	memset(&spec, 0, sizeof(spec));
 	spec.source = PG_GETARG_TEXT_PP(0);
 	spec.id_column = KnnOptText(fcinfo, 3);
 	spec.features = KnnOptArray(fcinfo, 4);
@@ -196,6 +197,8 @@ odp_knn_join(PG_FUNCTION_ARGS)
 	OdpArgNotNull(fcinfo, 1, "source");
 	k = OdpArgK(fcinfo, 2);
 	metric = OdpArgMetric(fcinfo, 5, true);
+	memset(&spec, 0, sizeof(spec));
+	memset(&qspec, 0, sizeof(qspec));
 	spec.source = PG_GETARG_TEXT_PP(1);
 	spec.id_column = KnnOptText(fcinfo, 3);
 	spec.features = KnnOptArray(fcinfo, 4);

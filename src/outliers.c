@@ -51,6 +51,7 @@ OutlierReadArgs(FunctionCallInfo fcinfo, int k_arg, int id_arg,
 				int features_arg, int metric_arg, OutlierArgs *args)
 {
 	OdpArgNotNull(fcinfo, 0, "source");
+	memset(args, 0, sizeof(*args));
 	args->spec.source = PG_GETARG_TEXT_PP(0);
 	args->k = OdpArgK(fcinfo, k_arg);
 	args->spec.id_column = PG_ARGISNULL(id_arg) ? NULL : PG_GETARG_TEXT_PP(id_arg);

@@ -26,6 +26,9 @@
 
 #include "test_util.h"
 
+/* GPU calls that staged their series in host memory; weak for CPU builds. */
+extern int64_t odp_gpu_corr_staged_runs __attribute__((weak));
+
 /* Largest |r| difference accepted against the reference. */
 #define TOL_COMPLETE	1e-12
 #define TOL_PAIRWISE	1e-12
@@ -435,7 +438,7 @@ typedef struct Case
 } Case;
 
 /*
- * Runs pairs at thresholds 0 and 0.3 and top-k for k in {1, 5} in every
+ * Runs pairs at thresholds 0 and 0.3 and top-k for k in {1, 5, 40} in every
  * ranking on dev, checking each against the reference; leaves the pairs at
  * threshold 0 in *all when not NULL (for GPU-vs-CPU comparisons).
  */
@@ -473,9 +476,11 @@ run_corr_case(const Case *cs, OdpDevice dev, const double *ref, Collected *all)
 			collected_free(&c);
 	}
 
-	for (int k = 1; k <= 5; k += 4)
+	for (int ki = 0; ki < 3; ki++)
 		for (int rk = 0; rk < 3; rk++)
 		{
+			/* k = 40 merges more than one 32-entry buffer on the GPU */
+			const int	k = ki == 0 ? 1 : (ki == 1 ? 5 : 40);
 			const OdpCorrRank rank = (OdpCorrRank) rk;
 			int64_t    *other = xmalloc(sizeof(int64_t) * (size_t) cs->x.rows * k);
 			double	   *r = xmalloc(sizeof(double) * (size_t) cs->x.rows * k);
@@ -533,12 +538,17 @@ run_case_both(const Case *cs)
 	free(ref);
 }
 
-/* Builds and runs a self-correlation case of generated series. */
+/*
+ * Builds and runs a self-correlation case of generated series, under a
+ * GPU memory budget of gpu_limit bytes (0: the default); with
+ * expect_staged the GPU must stage the series in host memory.
+ */
 static void
 self_case(const char *name, SGen gen, int64_t rows, int dims,
 		  OdpCorrMethod method, double missing, int min_periods,
-		  size_t gpu_limit)
+		  size_t gpu_limit, bool expect_staged)
 {
+	const int64_t staged_before = gpu_counter(&odp_gpu_corr_staged_runs);
 	Case		cs;
 	char		label[160];
 	double	   *x = make_series(gen, rows, dims);
@@ -558,6 +568,10 @@ self_case(const char *name, SGen gen, int64_t rows, int dims,
 	cs.tol = m ? TOL_PAIRWISE : TOL_COMPLETE;
 	cs.gpu_limit = gpu_limit;
 	run_case_both(&cs);
+	if (gpu_ok && expect_staged)
+		check(gpu_counter(&odp_gpu_corr_staged_runs) > staged_before,
+			  "gpu corr %s staged its series in host memory (%lld calls)", label,
+			  (long long) (gpu_counter(&odp_gpu_corr_staged_runs) - staged_before));
 	free(x);
 	free(m);
 }
@@ -822,32 +836,36 @@ corr_small_tests(OdpDevice dev)
 void
 run_pearson_tests(void)
 {
-	/* a budget that keeps the planes off the GPU: staged panels */
+	/* a budget that keeps the series off the GPU: staged panels */
 	const size_t staged = (size_t) 40 << 20;
 
-	self_case("random", SGEN_NORMAL, 200, 50, ODP_CORR_PEARSON, 0, 2, 0);
-	self_case("random, N = 2", SGEN_NORMAL, 40, 2, ODP_CORR_PEARSON, 0, 2, 0);
-	self_case("random walks", SGEN_WALK, 120, 300, ODP_CORR_PEARSON, 0, 2, 0);
-	self_case("huge offsets", SGEN_OFFSET, 80, 500, ODP_CORR_PEARSON, 0, 2, 0);
-	self_case("r = 1, -1, constants", SGEN_STRUCTURED, 120, 40, ODP_CORR_PEARSON, 0, 2, 0);
-	self_case("spearman ties", SGEN_TIES, 100, 60, ODP_CORR_SPEARMAN, 0, 2, 0);
-	self_case("spearman", SGEN_NORMAL, 90, 33, ODP_CORR_SPEARMAN, 0, 2, 0);
-	self_case("spearman, structured", SGEN_STRUCTURED, 60, 25, ODP_CORR_SPEARMAN, 0, 2, 0);
-	self_case("pairwise", SGEN_NORMAL, 150, 40, ODP_CORR_PEARSON, 0.2, 2, 0);
-	self_case("pairwise, offsets", SGEN_OFFSET, 60, 100, ODP_CORR_PEARSON, 0.3, 2, 0);
-	self_case("pairwise, structured", SGEN_STRUCTURED, 90, 30, ODP_CORR_PEARSON, 0.1, 5, 0);
-	self_case("pairwise, sparse", SGEN_WALK, 80, 30, ODP_CORR_PEARSON, 0.8, 2, 0);
+	self_case("random", SGEN_NORMAL, 200, 50, ODP_CORR_PEARSON, 0, 2, 0, false);
+	self_case("random, N = 2", SGEN_NORMAL, 40, 2, ODP_CORR_PEARSON, 0, 2, 0, false);
+	self_case("random walks", SGEN_WALK, 120, 300, ODP_CORR_PEARSON, 0, 2, 0, false);
+	self_case("huge offsets", SGEN_OFFSET, 80, 500, ODP_CORR_PEARSON, 0, 2, 0, false);
+	self_case("r = 1, -1, constants", SGEN_STRUCTURED, 120, 40, ODP_CORR_PEARSON, 0, 2, 0, false);
+	self_case("spearman ties", SGEN_TIES, 100, 60, ODP_CORR_SPEARMAN, 0, 2, 0, false);
+	self_case("spearman", SGEN_NORMAL, 90, 33, ODP_CORR_SPEARMAN, 0, 2, 0, false);
+	self_case("spearman, structured", SGEN_STRUCTURED, 60, 25, ODP_CORR_SPEARMAN, 0, 2, 0, false);
+	self_case("pairwise", SGEN_NORMAL, 150, 40, ODP_CORR_PEARSON, 0.2, 2, 0, false);
+	self_case("pairwise, offsets", SGEN_OFFSET, 60, 100, ODP_CORR_PEARSON, 0.3, 2, 0, false);
+	self_case("pairwise, structured", SGEN_STRUCTURED, 90, 30, ODP_CORR_PEARSON, 0.1, 5, 0, false);
+	self_case("pairwise, sparse", SGEN_WALK, 80, 30, ODP_CORR_PEARSON, 0.8, 2, 0, false);
 	level_shift_case();
 	two_source_case(false);
 	two_source_case(true);
 	if (gpu_ok)
 	{
-		/* several row blocks and staged panels on the GPU (the CPU as is) */
-		self_case("staged", SGEN_NORMAL, 700, 300, ODP_CORR_PEARSON, 0, 2, staged);
-		self_case("staged, pairwise", SGEN_NORMAL, 500, 200, ODP_CORR_PEARSON, 0.1, 2, staged);
-		self_case("staged, spearman", SGEN_TIES, 400, 150, ODP_CORR_SPEARMAN, 0, 2, staged);
+		/*
+		 * staged panels on the GPU: series that do not fit beside the
+		 * cuBLAS workspace in the budget (the CPU as is)
+		 */
+		self_case("staged", SGEN_NORMAL, 700, 1500, ODP_CORR_PEARSON, 0, 2, staged, true);
+		self_case("staged, pairwise", SGEN_NORMAL, 400, 1200, ODP_CORR_PEARSON, 0.1, 2, staged, true);
+		self_case("staged, spearman", SGEN_TIES, 500, 1500, ODP_CORR_SPEARMAN, 0, 2, staged, true);
+		/* several row blocks of resident series */
 		self_case("many tiles", SGEN_WALK, 2500, 700, ODP_CORR_PEARSON, 0, 2,
-				  (size_t) 120 << 20);
+				  (size_t) 64 << 20, false);
 	}
 	corr_small_tests(ODP_DEVICE_CPU);
 	corr_argument_tests(ODP_DEVICE_CPU);
