@@ -401,7 +401,8 @@ typedef struct GluePairState
  * Engine pair callback: hands the pairs to the caller's sink.  An error
  * the sink raises cannot be thrown through the engine: it is kept and
  * re-thrown once the engine has cleaned up, and the engine is told to
- * stop; so is it on a cancel or termination request.
+ * stop; so is it on a cancel or termination request (GlueCancelRequested,
+ * which also absorbs barriers while a large result is being stored).
  */
 static bool
 GluePairs(void *arg, const int64_t *a, const int64_t *b, const double *r,
@@ -428,7 +429,8 @@ GluePairs(void *arg, const int64_t *a, const int64_t *b, const double *r,
 	}
 	PG_END_TRY();
 	st->ms += odp_now_ms() - start;
-	return ok && !QueryCancelPending && !ProcDiePending;
+	/* a long output is a long run too: absorb barriers, see a cancel */
+	return ok && !GlueCancelRequested(st->cancel);
 }
 
 /*

@@ -1,8 +1,10 @@
 # test/cancel_check.sh: sourced by test/run_tests.sh and test/gpu_suite.sh.
-# odp_cancel_checks DEVICE TABLE K: a long odp_outlier_scores run on TABLE
-# (which must take well over 3 s on DEVICE) must stop within a second of
-# statement_timeout and of pg_cancel_backend, and the next call in the
-# same session must work; on the GPU, device memory must be back.
+# odp_cancel_checks DEVICE TABLE K [LONG NEXT EXPECT]: a long run (by
+# default odp_outlier_scores on TABLE with K; else the statement LONG, which
+# must take well over 3 s on DEVICE) must stop within a second of
+# statement_timeout and of pg_cancel_backend, and the next call in the same
+# session (NEXT, printing EXPECT; by default 100 scores of TABLE) must
+# work; on the GPU, device memory must be back.
 # Prints one "ok"/"FAILED" line per check and adds to ODP_PASSED/ODP_FAILED.
 
 odp_now() { date +%s.%N; }
@@ -17,7 +19,9 @@ odp_check() {	# name, condition-exit-status, detail
 
 odp_cancel_checks() {
 	local dev=$1 table=$2 k=$3 out t0 t1 el pid free_before free_after
-	local q="SELECT count(*) FROM odp_outlier_scores('$table', k => $k)"
+	local q=${4:-"SELECT count(*) FROM odp_outlier_scores('$table', k => $k)"}
+	local next=${5:-"SELECT count(*) FROM odp_outlier_scores('(SELECT id, features FROM $table WHERE id <= 100)', k => 3)"}
+	local expect=${6:-100}
 
 	# statement_timeout, then a working call and the memory check in the same session
 	out=$(psql -X -At -v ON_ERROR_STOP=0 2>&1 <<SQL
@@ -29,21 +33,22 @@ $q;
 RESET statement_timeout;
 SELECT 't1=' || extract(epoch FROM clock_timestamp());
 SELECT 'free_after=' || coalesce(max(free_memory), 0) FROM odp_gpu_info() WHERE selected;
-SELECT 'next=' || count(*) FROM odp_outlier_scores('(SELECT id, features FROM $table WHERE id <= 100)', k => 3);
+SELECT 'next=' || ($next);
 SQL
 )
 	t0=$(sed -n 's/^t0=//p' <<<"$out"); t1=$(sed -n 's/^t1=//p' <<<"$out")
 	el=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
 	grep -q "canceling statement due to statement timeout" <<<"$out" \
 		&& awk -v e="$el" 'BEGIN { exit !(e < 2.0) }'
-	odp_check "$dev: statement_timeout = 1s stops the run" $? "stopped after $el s"
-	grep -q '^next=100$' <<<"$out"
-	odp_check "$dev: next call after a timeout works" $? "$(grep '^next=' <<<"$out" || echo "$out" | tail -3)"
+	odp_check "$dev $table: statement_timeout = 1s stops the run" $? "stopped after $el s"
+	grep -q "^next=$expect\$" <<<"$out"
+
+	odp_check "$dev $table: next call after a timeout works" $? "$(grep '^next=' <<<"$out" || echo "$out" | tail -3)"
 	free_before=$(sed -n 's/^free_before=//p' <<<"$out"); free_after=$(sed -n 's/^free_after=//p' <<<"$out")
 	if [ "$dev" = gpu ]; then
 		# the same backend's context stays; only the run's buffers must be gone
 		awk -v a="$free_before" -v b="$free_after" 'BEGIN { exit !(a - b < 64 * 1048576) }'
-		odp_check "$dev: GPU memory is back after the timeout" $? \
+		odp_check "$dev $table: GPU memory is back after the timeout" $? \
 			"free before $((free_before / 1048576)) MB, after $((free_after / 1048576)) MB"
 	fi
 
@@ -60,7 +65,7 @@ SQL
 	t1=$(odp_now)
 	el=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
 	awk -v e="$el" 'BEGIN { exit !(e < 2.0) }'
-	odp_check "$dev: DROP DATABASE elsewhere is not blocked by a run" $? "took $el s"
+	odp_check "$dev $table: DROP DATABASE elsewhere is not blocked by a run" $? "took $el s"
 	t0=$(odp_now)
 	psql -X -At -c "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = 'odp_cancel_me' AND state = 'active'" >/dev/null
 	wait $pid || true
@@ -68,6 +73,6 @@ SQL
 	el=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
 	grep -q "canceling statement due to user request" /tmp/odp_cancel.$$ \
 		&& awk -v e="$el" 'BEGIN { exit !(e < 1.0) }'
-	odp_check "$dev: pg_cancel_backend stops the run" $? "stopped $el s after the cancel; $(head -c 200 /tmp/odp_cancel.$$ | tr '\n' ' ')"
+	odp_check "$dev $table: pg_cancel_backend stops the run" $? "stopped $el s after the cancel; $(head -c 200 /tmp/odp_cancel.$$ | tr '\n' ' ')"
 	rm -f /tmp/odp_cancel.$$
 }

@@ -8,6 +8,11 @@
 # Needs a running server: PGHOST etc. set (e.g. source .devpg/start.sh),
 # or none, and then it starts a throwaway one like test/run_tests.sh.
 #   ODP_SKIP_ENGINE=1, ODP_SKIP_REGRESS=1, ODP_SKIP_BENCH=1 skip those parts.
+#   ODP_ANALYTICS="outliers knn pearson" (default all) limits the engine
+#   tests, comparisons, cancellation checks and benchmarks to those.
+#   ODP_PREBUILT=1 installs the odp_gpu.so already built in the tree (same
+#   compiler and flags, e.g. built on a machine without a GPU) instead of
+#   building, and uses the engine test binary already built.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/cancel_check.sh"
@@ -18,9 +23,15 @@ if [ -n "${PGHOST:-}" ] && pg_isready -q 2>/dev/null; then
 	export ODP_USE_RUNNING_SERVER=1
 	export PG_CONFIG=${PG_CONFIG:-$(command -v pg_config)}
 fi
+ODP_ANALYTICS=${ODP_ANALYTICS:-outliers knn pearson}
+odp_wants() { [[ " $ODP_ANALYTICS " == *" $1 "* ]]; }
 set -e
 odp_install_deps
-odp_build
+if [ "${ODP_PREBUILT:-0}" = 1 ]; then
+	odp_install_prebuilt
+else
+	odp_build
+fi
 odp_start_server
 set +e
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
@@ -28,7 +39,13 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader ||
 psql -X -q -c "SET client_min_messages = warning" -c "CREATE EXTENSION IF NOT EXISTS odp_gpu" >/dev/null
 if [ "${ODP_SKIP_ENGINE:-0}" != 1 ]; then
 odp_log "engine unit tests"
-make -s engine-test PG_CONFIG="$PG_CONFIG" >/tmp/odp_engine_test.log 2>&1
+if [ "$ODP_ANALYTICS" = pearson ]; then engine_args=--pearson; else engine_args=; fi
+if [ "${ODP_PREBUILT:-0}" = 1 ]; then
+	test/engine/test_engine $engine_args >/tmp/odp_engine_test.log 2>&1
+else
+	make -s test/engine/test_engine PG_CONFIG="$PG_CONFIG" >/tmp/odp_engine_test.log 2>&1 &&
+		test/engine/test_engine $engine_args >>/tmp/odp_engine_test.log 2>&1
+fi
 cat /tmp/odp_engine_test.log | tail -60
 line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' /tmp/odp_engine_test.log | tail -1)
 if [ -n "$line" ]; then
@@ -43,6 +60,7 @@ if [ "${ODP_SKIP_REGRESS:-0}" != 1 ]; then
 odp_log "pg_regress suites with odp_gpu.device = gpu, odp_gpu.gpu_min_rows = 0"
 # settings is left out: it checks the settings' defaults, which PGOPTIONS changes
 suites=$(ls sql/*.sql | sed 's|sql/||; s|\.sql$||' | grep -v -e '^odp_gpu--' -e '^settings$' | tr '\n' ' ')
+[ "$ODP_ANALYTICS" = pearson ] && suites=pearson
 PGOPTIONS="-c odp_gpu.device=gpu -c odp_gpu.gpu_min_rows=0" make -s installcheck REGRESS="$suites" PG_CONFIG="$PG_CONFIG" >/tmp/odp_regress.log 2>&1
 grep -E '\.\.\. ' /tmp/odp_regress.log
 ok=$(grep -cE '\.\.\. ok' /tmp/odp_regress.log); bad=$(grep -cE '\.\.\. (FAILED|failed)' /tmp/odp_regress.log)
@@ -50,6 +68,7 @@ ODP_PASSED=$((ODP_PASSED + ok)); ODP_FAILED=$((ODP_FAILED + bad))
 [ "$bad" -gt 0 ] && head -150 regression.diffs
 fi
 
+if odp_wants outliers; then
 odp_log "GPU vs CPU on random data"
 # odp_compare NAME ROWS DIMS K METRIC GENERATOR [MEMORY_LIMIT_MB]
 odp_compare() {
@@ -99,6 +118,9 @@ odp_compare wide 4000 1000 20 euclidean "random()"
 odp_compare k1 5000 8 1 manhattan "random()"
 odp_compare bigk 5000 8 1000 euclidean "random()"
 
+fi
+
+if odp_wants knn; then
 odp_log "k-NN: GPU vs CPU"
 # odp_compare_knn NAME QUERIES ROWS DIMS K METRIC [MEMORY_LIMIT_MB]: QUERIES = 0
 # is a self join, 1 a single odp_knn query; rows and distances must be equal.
@@ -151,6 +173,72 @@ odp_compare_knn bigk 100 20000 8 1024 euclidean
 odp_compare_knn chunked 0 50000 8 10 euclidean 4
 odp_compare_knn chunked-join 3000 60000 8 7 manhattan 4
 
+fi
+
+if odp_wants pearson; then
+odp_log "correlation: GPU vs CPU"
+# odp_compare_corr NAME ROWS LEN MIN_ABS_R K NULL_SHARE METHOD [MEMORY_LIMIT_MB [OTHER_ROWS]]:
+# random-walk series (NULL_SHARE of the values NULL, then nulls => pairwise);
+# the pairs over MIN_ABS_R and the top-K lists must be the same on both
+# paths, coefficients within 1e-12.  OTHER_ROWS > 0 correlates a second
+# table of that many series against the first.
+odp_compare_corr() {
+	local name=$1 rows=$2 len=$3 t=$4 k=$5 nulls=$6 method=$7 limit=${8:-0} other=${9:-0}
+	local opts="method => '$method'" src="'corr_a'" out
+	[ "$nulls" != 0 ] && opts="$opts, nulls => 'pairwise'"
+	[ "$other" != 0 ] && src="'corr_a', 'corr_b'"
+	out=$(psql -X -At -v ON_ERROR_STOP=1 2>&1 <<SQL
+SET client_min_messages = warning;
+SELECT setseed(0.125);
+DROP TABLE IF EXISTS corr_a, corr_b, corr_cpu, corr_gpu, corr_cpu_top, corr_gpu_top;
+CREATE TABLE corr_a AS SELECT s::bigint AS id, array(
+	SELECT CASE WHEN random() < $nulls THEN NULL ELSE w END FROM (
+		SELECT 100 * exp(sum(ln(1 + 0.02 * (random() - 0.5))) OVER (ORDER BY t)) AS w
+		FROM generate_series(1, $len) t WHERE s > 0) x) AS v
+	FROM generate_series(1, $rows) s;
+CREATE TABLE corr_b AS SELECT s::bigint AS id, array(
+	SELECT 100 * exp(sum(ln(1 + 0.02 * (random() - 0.5))) OVER (ORDER BY t))
+	FROM generate_series(1, $len) t WHERE s > 0) AS v
+	FROM generate_series(1, greatest($other, 1)) s;
+SET odp_gpu.device = cpu;
+SET odp_gpu.cpu_threads = 16;
+CREATE TABLE corr_cpu AS SELECT * FROM odp_pearson($src, min_abs_r => $t, $opts);
+CREATE TABLE corr_cpu_top AS SELECT * FROM odp_pearson_top($src, k => $k, $opts);
+SET odp_gpu.device = gpu;
+SET odp_gpu.gpu_memory_limit = $limit;
+SET odp_gpu.report_timing = on;
+SET client_min_messages = notice;
+CREATE TABLE corr_gpu AS SELECT * FROM odp_pearson($src, min_abs_r => $t, $opts);
+CREATE TABLE corr_gpu_top AS SELECT * FROM odp_pearson_top($src, k => $k, $opts);
+SET client_min_messages = warning;
+SELECT 'cmp=' || count(*) || ' ' || count(*) FILTER (WHERE abs(g.r - c.r) <= 1e-12) || ' '
+	|| coalesce(max(abs(g.r - c.r)), 0)
+	FROM corr_cpu c FULL JOIN corr_gpu g USING (id_a, id_b);
+SELECT 'top=' || count(*) || ' ' || count(*) FILTER (WHERE g.other_id = c.other_id AND abs(g.r - c.r) <= 1e-12)
+	FROM corr_cpu_top c FULL JOIN corr_gpu_top g USING (id, rank);
+DROP TABLE corr_a, corr_b, corr_cpu, corr_gpu, corr_cpu_top, corr_gpu_top;
+SQL
+)
+	local cmp=$(sed -n 's/^cmp=//p' <<<"$out") top=$(sed -n 's/^top=//p' <<<"$out")
+	local chunks=$(sed -n 's/.*chunks=\([0-9]*\).*/\1/p' <<<"$out" | tr '\n' ' ')
+	local n=$(cut -d' ' -f1 <<<"$cmp") same=$(cut -d' ' -f2 <<<"$cmp") maxd=$(cut -d' ' -f3 <<<"$cmp")
+	local tn=$(cut -d' ' -f1 <<<"$top") tsame=$(cut -d' ' -f2 <<<"$top")
+	[ -n "$n" ] && [ "$n" -gt 0 ] && [ "$same" = "$n" ] && [ -n "$tn" ] && [ "$tn" -gt 0 ] && [ "$tsame" = "$tn" ]
+	odp_check "gpu-vs-cpu corr $name: rows=$rows len=$len |r|>=$t k=$k nulls=$nulls $method limit=${limit}MB other=$other" $? \
+		"$same of $n pairs within 1e-12 (max diff $maxd), $tsame of $tn top rows identical, chunks=$chunks"
+	grep -q '^ERROR' <<<"$out" && grep '^ERROR' <<<"$out" | head -3
+}
+odp_compare_corr walks 3000 500 0.8 10 0 pearson
+odp_compare_corr short 8000 40 0.95 5 0 pearson
+odp_compare_corr staged 1500 3000 0.5 7 0 pearson 40
+odp_compare_corr pairwise 1500 300 0.3 10 0.2 pearson
+odp_compare_corr pairwise-staged 800 2000 0.3 10 0.1 pearson 40
+odp_compare_corr spearman 1500 400 0.3 10 0 spearman
+odp_compare_corr two-sources 3000 500 0.8 3 0 pearson 0 40
+odp_compare_corr two-sources-pairwise 1000 300 0.3 3 0.1 pearson 0 40
+fi
+
+if odp_wants outliers; then
 odp_log "an input over 1 GB"
 # 16,500 rows x 16,384 dims = 1.08 GB of float32: every value of row i is i,
 # so each row's nearest neighbour is at 128 * |i - j| = 128 (k = 1).
@@ -167,7 +255,10 @@ SQL
 grep -q '^huge=16500 128 128$' <<<"$out"
 odp_check "input of 1.08 GB (16500 x 16384) loads and scores exactly" $? "$(grep -E '^huge=|timing' <<<"$out" | tr '\n' ' ')"
 
+fi
+
 odp_log "cancellation on the GPU"
+if odp_wants outliers; then
 psql -X -q -v ON_ERROR_STOP=1 >/dev/null <<'SQL'
 SET client_min_messages = warning;
 SELECT setseed(0.75);
@@ -178,10 +269,25 @@ CREATE TABLE odp_cancel_gpu AS
 SQL
 odp_cancel_checks gpu odp_cancel_gpu 50
 psql -X -q -c "DROP TABLE odp_cancel_gpu" >/dev/null
+fi
+if odp_wants pearson; then
+# every pair of 100,000 short series: minutes to store, whatever the GPU
+psql -X -q -v ON_ERROR_STOP=1 >/dev/null <<'SQL'
+SET client_min_messages = warning;
+DROP TABLE IF EXISTS odp_cancel_series;
+CREATE TABLE odp_cancel_series AS
+	SELECT i AS id, array(SELECT random() FROM generate_series(1, 32) WHERE i > 0) AS v
+	FROM generate_series(1, 100000) i;
+SQL
+odp_cancel_checks gpu odp_cancel_series 0 "SELECT count(*) FROM odp_pearson('odp_cancel_series')" \
+	"SELECT count(*) FROM odp_pearson('SELECT * FROM odp_cancel_series WHERE id <= 100')" 4950
+psql -X -q -c "DROP TABLE odp_cancel_series" >/dev/null
+fi
 
 if [ "${ODP_SKIP_BENCH:-0}" != 1 ]; then
 	odp_log "benchmark"
-	ODP_BENCH_CPU_THREADS=${ODP_BENCH_CPU_THREADS:-16} bash test/bench/bench_outliers.sh
+	odp_wants outliers && ODP_BENCH_CPU_THREADS=${ODP_BENCH_CPU_THREADS:-16} bash test/bench/bench_outliers.sh
+	odp_wants pearson && ODP_BENCH_CPU_THREADS=${ODP_BENCH_CPU_THREADS:-16} bash test/bench/bench_pearson.sh
 fi
 odp_stop_server
 echo "$ODP_PASSED passed, $ODP_FAILED failed"
