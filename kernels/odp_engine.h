@@ -4,7 +4,8 @@
  *	  Plain C API of the odp_gpu compute engine (CPU and GPU paths).
  *
  * The engine knows nothing of PostgreSQL.  It takes an N x D float32
- * matrix in row-major order, returns results into buffers the caller
+ * matrix in row-major order (float64, with optional flags of missing
+ * values, for the correlations), returns results into buffers the caller
  * owns, and reports failure as a status code plus a message in the
  * context.  It never exits, aborts, longjmps or throws, and it frees all
  * host and device memory it allocated before returning, on every path.
