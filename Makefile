@@ -54,7 +54,8 @@ else
 SHLIB_LINK += -L$(CUDA_HOME)/lib64 -lcudart_static -lstdc++ -lpthread -ldl -lrt -lm
 endif
 
-EXTRA_CLEAN = test/engine/test_engine test/bench/ss_bench test/bench/knn_bench kernels/*.o src/*.o
+EXTRA_CLEAN = test/engine/test_engine test/bench/ss_bench test/bench/knn_bench \
+	test/bench/corr_bench test/bench/corr_bench_trace kernels/*.o src/*.o
 
 override with_llvm = no
 
@@ -89,3 +90,18 @@ test/bench/ss_bench: test/bench/ss_bench.c $(ENGINE_C_OBJS) $(ENGINE_CU_OBJS)
 test/bench/knn_bench: test/bench/knn_bench.c $(ENGINE_C_OBJS) $(ENGINE_CU_OBJS)
 	$(CC) -std=c11 -O2 -Wall -Ikernels $(ENGINE_CFLAGS) -o $@ $< \
 		$(ENGINE_C_OBJS) $(ENGINE_CU_OBJS) $(SHLIB_LINK)
+
+# Correlation benchmark (no server; GPU part needs a GPU); the _trace
+# variant also times the GPU path's stages (a separate build of its file).
+test/bench/corr_bench: test/bench/corr_bench.c $(ENGINE_C_OBJS) $(ENGINE_CU_OBJS)
+	$(CC) -std=c11 -O2 -Wall -Ikernels $(ENGINE_CFLAGS) -o $@ $< \
+		$(ENGINE_C_OBJS) $(ENGINE_CU_OBJS) $(SHLIB_LINK)
+
+kernels/gpu_pearson_trace.o: kernels/gpu_pearson.cu kernels/*.h $(wildcard kernels/*.cuh)
+	$(NVCC) $(NVCCFLAGS) -DODP_CORR_TRACE -c -o $@ $<
+
+test/bench/corr_bench_trace: test/bench/corr_bench.c $(ENGINE_C_OBJS) \
+		$(filter-out kernels/gpu_pearson.o,$(ENGINE_CU_OBJS)) kernels/gpu_pearson_trace.o
+	$(CC) -std=c11 -O2 -Wall -Ikernels $(ENGINE_CFLAGS) -DODP_CORR_TRACE -o $@ $< \
+		$(ENGINE_C_OBJS) $(filter-out kernels/gpu_pearson.o,$(ENGINE_CU_OBJS)) \
+		kernels/gpu_pearson_trace.o $(SHLIB_LINK)

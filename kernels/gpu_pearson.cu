@@ -164,6 +164,54 @@ typedef struct GpuCorr
 extern "C" int64_t odp_gpu_corr_staged_runs;
 int64_t		odp_gpu_corr_staged_runs = 0;
 
+/*
+ * Stage timing for benchmarks (-DODP_CORR_TRACE): each stage waits for
+ * the stream and adds its wall time; odp_gpu_corr_trace_print writes them
+ * to stderr.  Compiled out otherwise.
+ */
+#ifdef ODP_CORR_TRACE
+#include <stdio.h>
+enum
+{
+	CORR_T_SETUP, CORR_T_PREP, CORR_T_GEMM, CORR_T_FINISH, CORR_T_SELECT,
+	CORR_T_TOP, CORR_T_HOST, CORR_T_COUNT
+};
+static const char *const corr_t_names[CORR_T_COUNT] = {
+	"setup", "prepare", "gemm", "finish", "select", "top-k", "host"
+};
+static double corr_t_ms[CORR_T_COUNT];
+static double corr_t_last;
+
+/* Closes stage s: waits for the stream, adds the time since the last mark. */
+static void
+CorrTraceMark(cudaStream_t stream, int s)
+{
+	double		now;
+
+	if (stream != NULL)
+		(void) cudaStreamSynchronize(stream);
+	now = odp_now_ms();
+	if (s >= 0)
+		corr_t_ms[s] += now - corr_t_last;
+	corr_t_last = now;
+}
+
+/* Prints and clears the stage times. */
+extern "C" void
+odp_gpu_corr_trace_print(void)
+{
+	for (int s = 0; s < CORR_T_COUNT; s++)
+	{
+		fprintf(stderr, "%s%s %.2f ms", s ? ", " : "corr stages: ", corr_t_names[s], corr_t_ms[s]);
+		corr_t_ms[s] = 0.0;
+	}
+	fprintf(stderr, "\n");
+}
+#define CORR_TRACE(stream, s) CorrTraceMark((stream), (s))
+#else
+#define CORR_TRACE(stream, s) ((void) 0)
+#endif
+
 /* ---- kernels ---- */
 
 /* Reduction operators of the preparation. */
@@ -1084,10 +1132,12 @@ CorrTile(GpuCorr *g, const double *const *A, int64_t a0, int64_t ni,
 	{
 		if ((status = CorrGemm(g, A[0], ni, B[0], nj, g->tiles)) != ODP_OK)
 			return status;
+		CORR_TRACE(g->stream, CORR_T_GEMM);
 		CorrFinishComplete<<<grid, CORR_THREADS, 0, g->stream>>>(
 			g->tiles, nj, a0, b0, g->x.invalid, g->ys->invalid, self_mode);
 		ODP_CUDA_TRY(ctx, cudaGetLastError(), "finishing the coefficients");
 		ODP_CUDA_TRY(ctx, ODP_LAUNCH_SYNC(g->stream), "finishing the coefficients");
+		CORR_TRACE(g->stream, CORR_T_FINISH);
 		return ODP_OK;
 	}
 	/* Sxy, n, Sx, Sy, Sxx, Syy (odp_corr.h) */
@@ -1098,6 +1148,7 @@ CorrTile(GpuCorr *g, const double *const *A, int64_t a0, int64_t ni,
 		(status = CorrGemm(g, A[1], ni, B[2], nj, g->tiles + 4 * stride)) != ODP_OK ||
 		(status = CorrGemm(g, A[2], ni, B[1], nj, g->tiles + 5 * stride)) != ODP_OK)
 		return status;
+	CORR_TRACE(g->stream, CORR_T_GEMM);
 	{
 		CorrPlanes xa = {A[3], A[2]};
 		CorrPlanes yb = {B[3], B[2]};
@@ -1107,6 +1158,7 @@ CorrTile(GpuCorr *g, const double *const *A, int64_t a0, int64_t ni,
 	}
 	ODP_CUDA_TRY(ctx, cudaGetLastError(), "finishing the coefficients");
 	ODP_CUDA_TRY(ctx, ODP_LAUNCH_SYNC(g->stream), "finishing the coefficients");
+	CORR_TRACE(g->stream, CORR_T_FINISH);
 	status = ODP_OK;
 cleanup:
 	return status;
@@ -1137,6 +1189,7 @@ CorrTakePairs(GpuCorr *g, int64_t a0, int64_t ni, int64_t b0, int64_t nj)
 				 "copying the pair count back");
 	if ((status = CorrSync(g, "selecting the pairs over the threshold")) != ODP_OK)
 		goto cleanup;
+	CORR_TRACE(g->stream, CORR_T_SELECT);
 	if (count == 0)
 		goto cleanup;
 	CorrGatherKernel<<<CorrBlocks(g, count), CORR_THREADS, 0, g->stream>>>(
@@ -1184,6 +1237,7 @@ CorrTakePairs(GpuCorr *g, int64_t a0, int64_t ni, int64_t b0, int64_t nj)
 		g->pairs.r[at] = g->h_selr[q];
 	}
 	g->pairs.count += count;
+	CORR_TRACE(NULL, CORR_T_HOST);
 cleanup:
 	return status;
 }
@@ -1209,6 +1263,7 @@ CorrTakeTop(GpuCorr *g, const double *tile, int64_t ni, int64_t nj,
 	CorrTopKernel<<<(unsigned) ((ni + CORR_SEL_WARPS - 1) / CORR_SEL_WARPS),
 		CORR_SEL_WARPS * 32, 0, g->stream>>>(a);
 	ODP_CUDA_TRY_LAUNCH(g->ctx, g->stream, "selecting the top-k partners");
+	CORR_TRACE(g->stream, CORR_T_TOP);
 cleanup:
 	return status;
 }
@@ -1397,6 +1452,7 @@ odp_gpu_corr(OdpContext *ctx, const OdpCorrJob *job)
 	g.y.rows = p->y ? p->y->rows : 0;
 	g.ys = g.self ? &g.x : &g.y;
 
+	CORR_TRACE(NULL, -1);
 	if ((status = OdpGpuBegin(ctx, &g.dev)) != ODP_OK ||
 		(status = OdpBlasLoad(ctx, &g.blas)) != ODP_OK)
 		goto cleanup;
@@ -1407,12 +1463,16 @@ odp_gpu_corr(OdpContext *ctx, const OdpCorrJob *job)
 		goto cleanup;
 	if (!g.plan.resident)
 		odp_gpu_corr_staged_runs++;
-	if ((status = CorrAllocate(&g)) != ODP_OK ||
-
-		(status = CorrPrepare(&g, &g.x)) != ODP_OK ||
-		(!g.self && (status = CorrPrepare(&g, &g.y)) != ODP_OK) ||
-		(status = CorrRun(&g)) != ODP_OK)
+	if ((status = CorrAllocate(&g)) != ODP_OK)
 		goto cleanup;
+	CORR_TRACE(g.stream, CORR_T_SETUP);
+	if ((status = CorrPrepare(&g, &g.x)) != ODP_OK ||
+		(!g.self && (status = CorrPrepare(&g, &g.y)) != ODP_OK))
+		goto cleanup;
+	CORR_TRACE(g.stream, CORR_T_PREP);
+	if ((status = CorrRun(&g)) != ODP_OK)
+		goto cleanup;
+
 cleanup:
 	CorrRelease(&g);
 	ctx->compute_ms = odp_now_ms() - start - ctx->transfer_ms -
