@@ -63,6 +63,9 @@
 
 #include <float.h>
 #include <math.h>
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
 
 #include "access/relation.h"
 #include "access/table.h"
@@ -1114,6 +1117,32 @@ OdpMulSize(Size a, Size b)
 	return (Size) result;
 }
 
+/* Buffers at least this large are backed by huge pages where the OS can. */
+#define ODP_INPUT_HUGE_PAGES	((Size) 32 << 20)
+
+/*
+ * Asks Linux to back the 2 MB-aligned part of a large buffer with
+ * transparent huge pages.  Reading a large input is mostly spent on first
+ * touches of the buffer it fills (a page fault and a cleared page per
+ * 4 kB); huge pages take 512 times fewer faults.  Only advice: without
+ * transparent huge pages (or on other systems) nothing changes.
+ */
+static void
+OdpAdviseHugePages(void *buf, Size size)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+	const uintptr_t huge = (uintptr_t) 2 << 20;
+	uintptr_t	start = ((uintptr_t) buf + huge - 1) & ~(huge - 1);
+	uintptr_t	end = ((uintptr_t) buf + size) & ~(huge - 1);
+
+	if (size >= ODP_INPUT_HUGE_PAGES && end > start)
+		(void) madvise((void *) start, end - start, MADV_HUGEPAGE);
+#else
+	(void) buf;
+	(void) size;
+#endif
+}
+
 /* Allocates or reallocates buf (in cxt) to size bytes, huge allowed. */
 static void *
 OdpResize(MemoryContext cxt, void *buf, Size size)
@@ -1121,8 +1150,11 @@ OdpResize(MemoryContext cxt, void *buf, Size size)
 	if (size == 0)
 		size = 1;
 	if (buf == NULL)
-		return MemoryContextAllocHuge(cxt, size);
-	return repalloc_huge(buf, size);
+		buf = MemoryContextAllocHuge(cxt, size);
+	else
+		buf = repalloc_huge(buf, size);
+	OdpAdviseHugePages(buf, size);
+	return buf;
 }
 
 /* Sizes the value buffers (data or data64, and missing) for capacity rows. */
