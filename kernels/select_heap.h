@@ -9,6 +9,7 @@
  * same entries.  Include it with
  *
  *	  #define ODP_HEAP_PREFIX name	  -- defines name_offer, name_sort_ascending
+ *										 (and name_sift_down)
  *	  #define ODP_HEAP_KEY type		  -- float, double
  *	  #include "select_heap.h"
  *
@@ -29,6 +30,43 @@
 #define ODP_HEAP_CAT(a, b) ODP_HEAP_CAT_(a, b)
 #define ODP_HEAP_OFFER ODP_HEAP_CAT(ODP_HEAP_PREFIX, offer)
 #define ODP_HEAP_SORT ODP_HEAP_CAT(ODP_HEAP_PREFIX, sort_ascending)
+#define ODP_HEAP_SIFT ODP_HEAP_CAT(ODP_HEAP_PREFIX, sift_down)
+
+/*
+ * Puts (d, j) at the root of the max-heap hd/hi of size entries keyed by
+ * (key, index), whose root was taken away, and sifts it down.
+ */
+static inline void
+ODP_HEAP_SIFT(ODP_HEAP_KEY *hd, int64_t *hi, int32_t size, ODP_HEAP_KEY d,
+			  int64_t j)
+{
+	int32_t		i = 0;
+
+	for (;;)
+	{
+		int32_t		l = 2 * i + 1,
+					r = l + 1,
+					w = -1;
+		ODP_HEAP_KEY wd = d;
+		int64_t		wj = j;
+
+		if (l < size && (hd[l] > wd || (hd[l] == wd && hi[l] > wj)))
+		{
+			w = l;
+			wd = hd[l];
+			wj = hi[l];
+		}
+		if (r < size && (hd[r] > wd || (hd[r] == wd && hi[r] > wj)))
+			w = r;
+		if (w < 0)
+			break;
+		hd[i] = hd[w];
+		hi[i] = hi[w];
+		i = w;
+	}
+	hd[i] = d;
+	hi[i] = j;
+}
 
 /*
  * Offers (d, j) to the max-heap hd/hi of *size (at most k) entries keyed by
@@ -61,32 +99,7 @@ ODP_HEAP_OFFER(ODP_HEAP_KEY *hd, int64_t *hi, int32_t *size, int32_t k,
 	}
 	if (d > hd[0] || (d == hd[0] && j > hi[0]))
 		return;
-	/* replace the root, sift down */
-	i = 0;
-	for (;;)
-	{
-		int32_t		l = 2 * i + 1,
-					r = l + 1,
-					w = -1;
-		ODP_HEAP_KEY wd = d;
-		int64_t		wj = j;
-
-		if (l < k && (hd[l] > wd || (hd[l] == wd && hi[l] > wj)))
-		{
-			w = l;
-			wd = hd[l];
-			wj = hi[l];
-		}
-		if (r < k && (hd[r] > wd || (hd[r] == wd && hi[r] > wj)))
-			w = r;
-		if (w < 0)
-			break;
-		hd[i] = hd[w];
-		hi[i] = hi[w];
-		i = w;
-	}
-	hd[i] = d;
-	hi[i] = j;
+	ODP_HEAP_SIFT(hd, hi, k, d, j);
 }
 
 /* Turns a max-heap of size entries into ascending order in place. */
@@ -97,40 +110,16 @@ ODP_HEAP_SORT(ODP_HEAP_KEY *hd, int64_t *hi, int32_t size)
 	{
 		ODP_HEAP_KEY d = hd[end];
 		int64_t		j = hi[end];
-		int32_t		i = 0;
 
 		hd[end] = hd[0];
 		hi[end] = hi[0];
-		/* sift (d, j) down from the root within [0, end) */
-		for (;;)
-		{
-			int32_t		l = 2 * i + 1,
-						r = l + 1,
-						w = -1;
-			ODP_HEAP_KEY wd = d;
-			int64_t		wj = j;
-
-			if (l < end && (hd[l] > wd || (hd[l] == wd && hi[l] > wj)))
-			{
-				w = l;
-				wd = hd[l];
-				wj = hi[l];
-			}
-			if (r < end && (hd[r] > wd || (hd[r] == wd && hi[r] > wj)))
-				w = r;
-			if (w < 0)
-				break;
-			hd[i] = hd[w];
-			hi[i] = hi[w];
-			i = w;
-		}
-		hd[i] = d;
-		hi[i] = j;
+		ODP_HEAP_SIFT(hd, hi, end, d, j);
 	}
 }
 
 #undef ODP_HEAP_OFFER
 #undef ODP_HEAP_SORT
+#undef ODP_HEAP_SIFT
 #undef ODP_HEAP_CAT
 #undef ODP_HEAP_CAT_
 #undef ODP_HEAP_PREFIX

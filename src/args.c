@@ -31,6 +31,20 @@ OdpArgNotNull(FunctionCallInfo fcinfo, int argno, const char *name)
 				 errmsg("%s must not be null", name)));
 }
 
+/* Reads an optional text argument: NULL when the argument is NULL. */
+text *
+OdpArgOptText(FunctionCallInfo fcinfo, int argno)
+{
+	return PG_ARGISNULL(argno) ? NULL : PG_GETARG_TEXT_PP(argno);
+}
+
+/* Reads an optional array argument (text[]): NULL when the argument is NULL. */
+ArrayType *
+OdpArgOptArray(FunctionCallInfo fcinfo, int argno)
+{
+	return PG_ARGISNULL(argno) ? NULL : PG_GETARG_ARRAYTYPE_P(argno);
+}
+
 /*
  * Parses the metric argument; unknown names list the known ones.  The
  * inner product ranks by similarity, so only the k-NN functions take it

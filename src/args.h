@@ -15,8 +15,11 @@
 
 #include "fmgr.h"
 #include "odp_engine.h"
+#include "utils/array.h"
 
 extern void OdpArgNotNull(FunctionCallInfo fcinfo, int argno, const char *name);
+extern text *OdpArgOptText(FunctionCallInfo fcinfo, int argno);
+extern ArrayType *OdpArgOptArray(FunctionCallInfo fcinfo, int argno);
 extern OdpMetric OdpArgMetric(FunctionCallInfo fcinfo, int argno,
 							  bool allow_inner_product);
 extern float *OdpArgQueryVector(FunctionCallInfo fcinfo, int argno, int32 *dims);

@@ -37,20 +37,6 @@ PG_FUNCTION_INFO_V1(odp_knn_join);
 #define KNN_COLS		3
 #define KNN_JOIN_COLS	4
 
-/* Reads an optional text argument. */
-static text *
-KnnOptText(FunctionCallInfo fcinfo, int argno)
-{
-	return PG_ARGISNULL(argno) ? NULL : PG_GETARG_TEXT_PP(argno);
-}
-
-/* Reads an optional text[] argument. */
-static ArrayType *
-KnnOptArray(FunctionCallInfo fcinfo, int argno)
-{
-	return PG_ARGISNULL(argno) ? NULL : PG_GETARG_ARRAYTYPE_P(argno);
-}
-
 /* The neighbours a call computed, in the work context. */
 typedef struct KnnResult
 {
@@ -122,8 +108,8 @@ odp_knn(PG_FUNCTION_ARGS)
 	metric = OdpArgMetric(fcinfo, 5, true);
 	memset(&spec, 0, sizeof(spec));
 	spec.source = PG_GETARG_TEXT_PP(0);
-	spec.id_column = KnnOptText(fcinfo, 3);
-	spec.features = KnnOptArray(fcinfo, 4);
+	spec.id_column = OdpArgOptText(fcinfo, 3);
+	spec.features = OdpArgOptArray(fcinfo, 4);
 	InitMaterializedSRF(fcinfo, 0);
 	Assert(rsinfo->setDesc->natts == KNN_COLS);
 
@@ -200,8 +186,8 @@ odp_knn_join(PG_FUNCTION_ARGS)
 	memset(&spec, 0, sizeof(spec));
 	memset(&qspec, 0, sizeof(qspec));
 	spec.source = PG_GETARG_TEXT_PP(1);
-	spec.id_column = KnnOptText(fcinfo, 3);
-	spec.features = KnnOptArray(fcinfo, 4);
+	spec.id_column = OdpArgOptText(fcinfo, 3);
+	spec.features = OdpArgOptArray(fcinfo, 4);
 	qspec.source = PG_GETARG_TEXT_PP(0);
 	qspec.id_column = PG_ARGISNULL(6) ? spec.id_column : PG_GETARG_TEXT_PP(6);
 	qspec.features = PG_ARGISNULL(7) ? spec.features : PG_GETARG_ARRAYTYPE_P(7);

@@ -54,8 +54,8 @@ OutlierReadArgs(FunctionCallInfo fcinfo, int k_arg, int id_arg,
 	memset(args, 0, sizeof(*args));
 	args->spec.source = PG_GETARG_TEXT_PP(0);
 	args->k = OdpArgK(fcinfo, k_arg);
-	args->spec.id_column = PG_ARGISNULL(id_arg) ? NULL : PG_GETARG_TEXT_PP(id_arg);
-	args->spec.features = PG_ARGISNULL(features_arg) ? NULL : PG_GETARG_ARRAYTYPE_P(features_arg);
+	args->spec.id_column = OdpArgOptText(fcinfo, id_arg);
+	args->spec.features = OdpArgOptArray(fcinfo, features_arg);
 	args->metric = OdpArgMetric(fcinfo, metric_arg, false);
 }
 

@@ -74,20 +74,6 @@ typedef struct PearsonInput
 	const OdpInput *yp;			/* &y, or NULL for one source */
 } PearsonInput;
 
-/* Reads an optional text argument. */
-static text *
-PearsonOptText(FunctionCallInfo fcinfo, int argno)
-{
-	return PG_ARGISNULL(argno) ? NULL : PG_GETARG_TEXT_PP(argno);
-}
-
-/* Reads an optional text[] argument. */
-static ArrayType *
-PearsonOptArray(FunctionCallInfo fcinfo, int argno)
-{
-	return PG_ARGISNULL(argno) ? NULL : PG_GETARG_ARRAYTYPE_P(argno);
-}
-
 /* Reads a text argument that must be given, as a C string. */
 static char *
 PearsonArgName(FunctionCallInfo fcinfo, int argno, const char *name)
@@ -192,8 +178,8 @@ PearsonReadArgs(FunctionCallInfo fcinfo, const PearsonArgPos *pos,
 				 errdetail("A coefficient needs at least 2 common values whatever min_periods says.")));
 
 	args->spec.source = PG_GETARG_TEXT_PP(0);
-	args->spec.id_column = PearsonOptText(fcinfo, pos->id_column);
-	args->spec.features = PearsonOptArray(fcinfo, pos->features);
+	args->spec.id_column = OdpArgOptText(fcinfo, pos->id_column);
+	args->spec.features = OdpArgOptArray(fcinfo, pos->features);
 	args->spec.values = ODP_VALUES_FLOAT8;
 	args->spec.missing_ok = args->pairwise;
 	args->spec.max_dims = ODP_MAX_SERIES_LEN;

@@ -5,6 +5,7 @@
 # statement_timeout and of pg_cancel_backend, and the next call in the same
 # session (NEXT, printing EXPECT; by default 100 scores of TABLE) must
 # work; on the GPU, device memory must be back.
+# odp_cancel_series_checks DEVICE ROWS LEN does the same for a correlation.
 # Prints one "ok"/"FAILED" line per check and adds to ODP_PASSED/ODP_FAILED.
 
 odp_now() { date +%s.%N; }
@@ -75,4 +76,21 @@ SQL
 		&& awk -v e="$el" 'BEGIN { exit !(e < 1.0) }'
 	odp_check "$dev $table: pg_cancel_backend stops the run" $? "stopped $el s after the cancel; $(head -c 200 /tmp/odp_cancel.$$ | tr '\n' ' ')"
 	rm -f /tmp/odp_cancel.$$
+}
+
+# odp_cancel_series_checks DEVICE ROWS LEN: the checks above on a
+# correlation of ROWS random series of LEN values at threshold 0, whose
+# result (every pair) takes minutes to store on any path.
+odp_cancel_series_checks() {
+	local dev=$1 rows=$2 len=$3
+	psql -X -q -v ON_ERROR_STOP=1 >/dev/null <<SQL
+SET client_min_messages = warning;
+DROP TABLE IF EXISTS odp_cancel_series;
+CREATE TABLE odp_cancel_series AS
+	SELECT i AS id, array(SELECT random() FROM generate_series(1, $len) WHERE i > 0) AS v
+	FROM generate_series(1, $rows) i;
+SQL
+	odp_cancel_checks "$dev" odp_cancel_series 0 "SELECT count(*) FROM odp_pearson('odp_cancel_series')" \
+		"SELECT count(*) FROM odp_pearson('SELECT * FROM odp_cancel_series WHERE id <= 100')" 4950
+	psql -X -q -c "DROP TABLE odp_cancel_series" >/dev/null
 }

@@ -271,17 +271,7 @@ odp_cancel_checks gpu odp_cancel_gpu 50
 psql -X -q -c "DROP TABLE odp_cancel_gpu" >/dev/null
 fi
 if odp_wants pearson; then
-# every pair of 100,000 short series: minutes to store, whatever the GPU
-psql -X -q -v ON_ERROR_STOP=1 >/dev/null <<'SQL'
-SET client_min_messages = warning;
-DROP TABLE IF EXISTS odp_cancel_series;
-CREATE TABLE odp_cancel_series AS
-	SELECT i AS id, array(SELECT random() FROM generate_series(1, 32) WHERE i > 0) AS v
-	FROM generate_series(1, 100000) i;
-SQL
-odp_cancel_checks gpu odp_cancel_series 0 "SELECT count(*) FROM odp_pearson('odp_cancel_series')" \
-	"SELECT count(*) FROM odp_pearson('SELECT * FROM odp_cancel_series WHERE id <= 100')" 4950
-psql -X -q -c "DROP TABLE odp_cancel_series" >/dev/null
+odp_cancel_series_checks gpu 100000 32
 fi
 
 if [ "${ODP_SKIP_BENCH:-0}" != 1 ]; then
