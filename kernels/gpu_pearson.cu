@@ -77,7 +77,8 @@
 #define CORR_PLANES			4		/* c, c^2, mask, scaled values (pairwise) */
 #define CORR_SUMS			6		/* Sxy, n, Sx, Sy, Sxx, Syy */
 #define CORR_MAX_T			4096	/* tile rows */
-#define CORR_TILE_ELEMS		((int64_t) 1 << 24)
+#define CORR_MAX_T_TRIANGLE	1024	/* tile rows over an upper triangle */
+#define CORR_TILE_ELEMS		((int64_t) 1 << 26)
 #define CORR_TILE_FLOP		((double) ((int64_t) 1 << 39))
 #define CORR_PREP_ELEMS		((int64_t) 1 << 26)	/* values per prepared chunk */
 
@@ -158,11 +159,22 @@ typedef struct GpuCorr
 	int64_t    *h_tag;
 	int32_t    *h_count;
 	OdpCorrPairs pairs;			/* the current row block's pairs */
+	void	   *pinned;			/* an input page-locked for its copy, or NULL */
 } GpuCorr;
 
 /* Calls that staged their series in host memory, for the tests (not thread-safe). */
 extern "C" int64_t odp_gpu_corr_staged_runs;
 int64_t		odp_gpu_corr_staged_runs = 0;
+
+/*
+ * Whether large inputs are page-locked for their copy to the GPU (see
+ * CorrPinInput); benchmarks clear it to measure the pageable copy.
+ */
+extern "C" int	odp_gpu_corr_pin_input;
+int			odp_gpu_corr_pin_input = 1;
+
+/* Inputs at least this large are page-locked for their copy. */
+#define CORR_PIN_BYTES		((size_t) 64 << 20)
 
 /*
  * Stage timing for benchmarks (-DODP_CORR_TRACE): each stage waits for
@@ -428,27 +440,39 @@ CorrMasked(int self_mode, int64_t a, int64_t b)
 }
 
 /*
- * Complete data: turns the tile's dot products (ni x nj, row-major) into
- * coefficients in place, NaN for pairs without one.  a0, b0: the series
- * of row 0 and column 0.  Grid: (column blocks, rows).
+ * How the consumers of a tile (the pair selection, the top-k selection)
+ * read coefficient (i, j) of ni x nj (row-major) values t.  Pairwise data
+ * is finished in place first (CorrFinishPairwise: r, or NaN for none);
+ * complete data is read as the products themselves, which the reader
+ * clamps and masks (a constant series, the self mask), so that no pass
+ * over the tile is spent on finishing it.  a0, b0: the series of row 0
+ * and column 0; inv_a, inv_b their sides' constant-series flags.
  */
-static __global__ void
-CorrFinishComplete(double *tile, int64_t nj, int64_t a0, int64_t b0,
-				   const uint8_t *inv_x, const uint8_t *inv_y, int self_mode)
+struct CorrTileView
 {
-	const int64_t i = blockIdx.y;
-	const int64_t a = a0 + i;
-	const bool	bad_a = inv_x[a] != 0;
+	const double *t;
+	int64_t		nj;
+	int64_t		a0;
+	int64_t		b0;
+	const uint8_t *inv_a;
+	const uint8_t *inv_b;
+	int			self_mode;
+	bool		finished;		/* t holds coefficients (pairwise data) */
+};
 
-	for (int64_t j = blockIdx.x * (int64_t) blockDim.x + threadIdx.x; j < nj;
-		 j += (int64_t) gridDim.x * blockDim.x)
-	{
-		const int64_t b = b0 + j;
-		double	   *t = tile + i * nj + j;
+/* Coefficient (i, j) of a tile view, NaN where the pair has none. */
+static __device__ __forceinline__ double
+CorrTileR(const CorrTileView &v, int64_t i, int64_t j)
+{
+	const double g = v.t[i * v.nj + j];
+	const int64_t a = v.a0 + i;
+	const int64_t b = v.b0 + j;
 
-		*t = (bad_a || inv_y[b] || CorrMasked(self_mode, a, b)) ?
-			(double) NAN : odp_corr_clamp(*t);
-	}
+	if (v.finished)
+		return g;
+	if (v.inv_a[a] || v.inv_b[b] || CorrMasked(v.self_mode, a, b))
+		return NAN;
+	return odp_corr_clamp(g);
 }
 
 /* Pointers to one panel's scaled values and mask at its first series. */
@@ -496,35 +520,43 @@ CorrFinishPairwise(double *tiles, int64_t ni, int64_t nj, int64_t a0,
 	}
 }
 
-/* Selection predicate: a coefficient at or over the threshold (NaN never). */
+/*
+ * Selection predicate over a tile's linear indexes: a coefficient at or
+ * over the threshold (NaN never).  The raw value is tested first, since
+ * clamping and masking only ever remove values, and most fail.
+ */
 struct CorrOverThreshold
 {
-	const double *r;
+	CorrTileView v;
 	double		t;
 
 	__device__ __forceinline__ bool operator() (const uint32_t &e) const
 	{
-		return fabs(r[e]) >= t;
+		const uint32_t nj = (uint32_t) v.nj;
+
+		if (!(fabs(v.t[e]) >= t))
+			return false;
+		return fabs(CorrTileR(v, e / nj, e % nj)) >= t;
 	}
 };
 
-/* out[p] = tile[sel[p]] for the n selected elements. */
+/* out[p] = coefficient sel[p] of the tile, for the n selected elements. */
 static __global__ void
-CorrGatherKernel(const double *tile, const uint32_t *sel, int64_t n, double *out)
+CorrGatherKernel(CorrTileView v, const uint32_t *sel, int64_t n, double *out)
 {
+	const uint32_t nj = (uint32_t) v.nj;
+
 	for (int64_t p = blockIdx.x * (int64_t) blockDim.x + threadIdx.x; p < n;
 		 p += (int64_t) gridDim.x * blockDim.x)
-		out[p] = tile[sel[p]];
+		out[p] = CorrTileR(v, sel[p] / nj, sel[p] % nj);
 }
 
 /* Arguments of CorrTopKernel. */
 struct CorrTopArgs
 {
-	const double *tile;			/* ni x nj coefficients, NaN: none */
+	CorrTileView v;				/* ni x nj coefficients */
 	int64_t		ni;
-	int64_t		nj;
 	int64_t		row0;			/* state row of tile row 0 */
-	int64_t		col0;			/* partner row of tile column 0 */
 	double	   *key;			/* state: rows x k */
 	int64_t    *tag;
 	int32_t    *count;
@@ -568,13 +600,14 @@ CorrTopKernel(const CorrTopArgs a)
 		tk = lk[a.k - 1];
 		tt = lt[a.k - 1];
 	}
-	for (int64_t c = 0; c < a.nj; c += 32)
+	for (int64_t c = 0; c < a.v.nj; c += 32)
 	{
 		const int64_t j = c + lane;
-		const double r = j < a.nj ? a.tile[i * a.nj + j] : (double) NAN;
+		const double r = j < a.v.nj ? CorrTileR(a.v, i, j) : (double) NAN;
 		const bool	valid = !isnan(r);
 		const double key = odp_corr_key(r, a.rank);
-		const int64_t tag = odp_corr_tag(a.col0 + j, r);
+		const int64_t tag = odp_corr_tag(a.v.b0 + j, r);
+
 		bool		pass = valid && (len < a.k || OdpSelLess(key, tag, tk, tt));
 		unsigned	b = __ballot_sync(0xffffffffu, pass);
 
@@ -657,8 +690,9 @@ CorrTempBytes(GpuCorr *g, size_t *bytes)
 	if (!g->job->top)
 	{
 		thrust::counting_iterator<uint32_t> in(0);
-		CorrOverThreshold pred = {NULL, 0.0};
+		CorrOverThreshold pred;
 
+		memset(&pred, 0, sizeof(pred));
 		ODP_CUDA_TRY(g->ctx, cub::DeviceSelect::If(NULL, b, in, (uint32_t *) NULL,
 												   (int64_t *) NULL,
 												   g->plan.T * g->plan.W, pred,
@@ -727,6 +761,14 @@ CorrPlanClamp(GpuCorr *g)
 
 	if (pl->T > CORR_MAX_T)
 		pl->T = CORR_MAX_T;
+	/*
+	 * Over the upper triangle a row block also computes the lower half of
+	 * its diagonal block: taller blocks waste more (T = 1024 computes 6%
+	 * more than the triangle at 16,384 series, T = 4096 25%) than their
+	 * larger products gain.
+	 */
+	if (g->self && (!g->job->top || pl->triangle_top) && pl->T > CORR_MAX_T_TRIANGLE)
+		pl->T = CORR_MAX_T_TRIANGLE;
 	if (pl->T >= 128 && pl->T < g->x.rows)
 		pl->T -= pl->T % 64;
 	if (pl->T > g->x.rows)
@@ -1015,6 +1057,42 @@ cleanup:
 	return status;
 }
 
+/*
+ * Page-locks the values of a large input for its copy to the GPU.  A copy
+ * from pageable memory goes through the driver's staging buffers at a few
+ * GB/s; from page-locked memory the GPU reads at the bus's speed, and the
+ * input, filled just before, is resident already (in huge pages where the
+ * reader could), so locking it is cheap.  Failing to lock is no error:
+ * the copy is then pageable.  CorrUnpin undoes it.
+ */
+static void
+CorrPinInput(GpuCorr *g, const GpuCorrSide *side)
+{
+	size_t		bytes = (size_t) side->rows * (size_t) g->dims * sizeof(double);
+	double		t0 = odp_now_ms();
+
+	if (!odp_gpu_corr_pin_input || bytes < CORR_PIN_BYTES)
+		return;
+	if (cudaHostRegister((void *) side->m->data, bytes, cudaHostRegisterReadOnly) ==
+		cudaSuccess)
+		g->pinned = (void *) side->m->data;
+	else
+		(void) cudaGetLastError();
+	g->ctx->transfer_ms += odp_now_ms() - t0;
+}
+
+/* Unlocks what CorrPinInput locked. */
+static void
+CorrUnpin(GpuCorr *g)
+{
+	if (g->pinned != NULL)
+	{
+		(void) cudaHostUnregister(g->pinned);
+		(void) cudaGetLastError();
+		g->pinned = NULL;
+	}
+}
+
 /* Prepares every series of side: into its device planes, or its host planes. */
 static OdpStatus
 CorrPrepare(GpuCorr *g, GpuCorrSide *side)
@@ -1022,6 +1100,8 @@ CorrPrepare(GpuCorr *g, GpuCorrSide *side)
 	OdpStatus	status = ODP_OK;
 	const int64_t step = g->plan.prep_rows;
 	const size_t dims = (size_t) g->dims;
+
+	CorrPinInput(g, side);
 
 	for (int64_t s0 = 0; s0 < side->rows; s0 += step)
 	{
@@ -1054,6 +1134,7 @@ CorrPrepare(GpuCorr *g, GpuCorrSide *side)
 		if ((status = CorrPoll(g)) != ODP_OK)
 			return status;
 	}
+	CorrUnpin(g);
 cleanup:
 	return status;
 }
@@ -1114,13 +1195,15 @@ cleanup:
 }
 
 /*
- * Computes the coefficients of the tile rows [a0, a0 + ni) x partners
- * [b0, b0 + nj) into tiles[0] (NaN where a pair has none), from the
- * planes A of the rows and B of the partners.
+ * Enqueues the products of the tile rows [a0, a0 + ni) x partners
+ * [b0, b0 + nj) into g->tiles, from the planes A of the rows and B of the
+ * partners (pairwise data: the six sums, then their coefficients), and
+ * returns how its consumers read it.
  */
 static OdpStatus
 CorrTile(GpuCorr *g, const double *const *A, int64_t a0, int64_t ni,
-		 const double *const *B, int64_t b0, int64_t nj, int self_mode)
+		 const double *const *B, int64_t b0, int64_t nj, int self_mode,
+		 CorrTileView *view)
 {
 	OdpContext *ctx = g->ctx;
 	const int64_t stride = ni * nj;
@@ -1128,17 +1211,19 @@ CorrTile(GpuCorr *g, const double *const *A, int64_t a0, int64_t ni,
 	dim3		grid((unsigned) (gx < 65535 ? gx : 65535), (unsigned) ni);
 	OdpStatus	status;
 
+	view->t = g->tiles;
+	view->nj = nj;
+	view->a0 = a0;
+	view->b0 = b0;
+	view->inv_a = g->x.invalid;
+	view->inv_b = g->ys->invalid;
+	view->self_mode = self_mode;
+	view->finished = g->pairwise;
 	if (!g->pairwise)
 	{
-		if ((status = CorrGemm(g, A[0], ni, B[0], nj, g->tiles)) != ODP_OK)
-			return status;
+		status = CorrGemm(g, A[0], ni, B[0], nj, g->tiles);
 		CORR_TRACE(g->stream, CORR_T_GEMM);
-		CorrFinishComplete<<<grid, CORR_THREADS, 0, g->stream>>>(
-			g->tiles, nj, a0, b0, g->x.invalid, g->ys->invalid, self_mode);
-		ODP_CUDA_TRY(ctx, cudaGetLastError(), "finishing the coefficients");
-		ODP_CUDA_TRY(ctx, ODP_LAUNCH_SYNC(g->stream), "finishing the coefficients");
-		CORR_TRACE(g->stream, CORR_T_FINISH);
-		return ODP_OK;
+		return status;
 	}
 	/* Sxy, n, Sx, Sy, Sxx, Syy (odp_corr.h) */
 	if ((status = CorrGemm(g, A[0], ni, B[0], nj, g->tiles)) != ODP_OK ||
@@ -1164,36 +1249,61 @@ cleanup:
 	return status;
 }
 
-/*
- * Appends the tile's pairs over the threshold to g->pairs: compacts their
- * indexes on the device and copies only them back.
- */
-static OdpStatus
-CorrTakePairs(GpuCorr *g, int64_t a0, int64_t ni, int64_t b0, int64_t nj)
+/* A tile whose selected pairs wait in host memory (h_sel, h_selr). */
+typedef struct CorrTaken
 {
-	OdpContext *ctx = g->ctx;
+	int64_t		count;			/* pairs; 0: none waiting */
+	int64_t		a0;				/* the tile's first series and partner */
+	int64_t		b0;
+	int64_t		nj;				/* its width */
+	bool		block_end;		/* the last tile of its row block */
+} CorrTaken;
+
+/* Enqueues the selection of the tile's pairs over the threshold. */
+static OdpStatus
+CorrSelectPairs(GpuCorr *g, const CorrTileView *v, int64_t ni)
+{
 	OdpStatus	status = ODP_OK;
 	thrust::counting_iterator<uint32_t> in(0);
 	CorrOverThreshold pred;
 	size_t		tb = g->temp_bytes;
+
+	pred.v = *v;
+	pred.t = g->job->min_abs_r;
+	ODP_CUDA_TRY(g->ctx, cub::DeviceSelect::If(g->d_temp, tb, in, g->d_sel, g->d_nsel,
+											   ni * v->nj, pred, g->stream),
+				 "selecting the pairs over the threshold");
+cleanup:
+	return status;
+}
+
+/*
+ * Waits for the tile's selection and copies its pairs back into h_sel and
+ * h_selr (which must be free: the previous tile's converted); sets
+ * taken->count.
+ */
+static OdpStatus
+CorrFetchPairs(GpuCorr *g, const CorrTileView *v, CorrTaken *taken)
+{
+	OdpContext *ctx = g->ctx;
+	OdpStatus	status = ODP_OK;
 	int64_t		count = 0;
 	double		t0;
 
-	pred.r = g->tiles;
-	pred.t = g->job->min_abs_r;
-	ODP_CUDA_TRY(ctx, cub::DeviceSelect::If(g->d_temp, tb, in, g->d_sel, g->d_nsel,
-											ni * nj, pred, g->stream),
-				 "selecting the pairs over the threshold");
 	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(&count, g->d_nsel, sizeof(int64_t),
 									  cudaMemcpyDeviceToHost, g->stream),
 				 "copying the pair count back");
 	if ((status = CorrSync(g, "selecting the pairs over the threshold")) != ODP_OK)
 		goto cleanup;
 	CORR_TRACE(g->stream, CORR_T_SELECT);
+	taken->count = count;
+	taken->a0 = v->a0;
+	taken->b0 = v->b0;
+	taken->nj = v->nj;
 	if (count == 0)
 		goto cleanup;
 	CorrGatherKernel<<<CorrBlocks(g, count), CORR_THREADS, 0, g->stream>>>(
-		g->tiles, g->d_sel, count, g->d_selr);
+		*v, g->d_sel, count, g->d_selr);
 	ODP_CUDA_TRY_LAUNCH(ctx, g->stream, "gathering the selected coefficients");
 	if (count > g->h_cap)
 	{
@@ -1205,6 +1315,7 @@ CorrTakePairs(GpuCorr *g, int64_t a0, int64_t ni, int64_t b0, int64_t nj)
 		if (g->h_sel == NULL || g->h_selr == NULL)
 		{
 			g->h_cap = 0;
+			taken->count = 0;
 			status = odp_fail(ctx, ODP_ERR_HOST_OOM, "out of host memory for %lld pairs",
 							  (long long) count);
 			goto cleanup;
@@ -1217,44 +1328,72 @@ CorrTakePairs(GpuCorr *g, int64_t a0, int64_t ni, int64_t b0, int64_t nj)
 	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(g->h_selr, g->d_selr, (size_t) count * sizeof(double),
 									  cudaMemcpyDeviceToHost, g->stream),
 				 "copying the coefficients back");
-	if ((status = CorrSync(g, "copying the pairs back")) != ODP_OK)
-		goto cleanup;
+	status = CorrSync(g, "copying the pairs back");
 	ctx->transfer_ms += odp_now_ms() - t0;
-	if (!odp_corr_pairs_reserve(&g->pairs, count))
-	{
-		status = odp_fail(ctx, ODP_ERR_HOST_OOM, "out of host memory for %lld pairs",
-						  (long long) (g->pairs.count + count));
-		goto cleanup;
-	}
-	for (int64_t q = 0; q < count; q++)
-	{
-		const int64_t e = g->h_sel[q];
-		const int64_t i = e / nj;
-		const int64_t at = g->pairs.count + q;
-
-		g->pairs.a[at] = a0 + i;
-		g->pairs.b[at] = b0 + (e - i * nj);
-		g->pairs.r[at] = g->h_selr[q];
-	}
-	g->pairs.count += count;
-	CORR_TRACE(NULL, CORR_T_HOST);
 cleanup:
 	return status;
 }
 
-/* Merges a coefficient tile (ni x nj) into the lists of state rows row0 .. */
+/*
+ * Turns the waiting pairs (tile linear indexes, ascending) into (a, b, r)
+ * in g->pairs, walking the rows instead of dividing; hands the row block's
+ * pairs to the caller, in (a, b) order, after its last tile.
+ */
 static OdpStatus
-CorrTakeTop(GpuCorr *g, const double *tile, int64_t ni, int64_t nj,
-			int64_t row0, int64_t col0)
+CorrTakePairs(GpuCorr *g, CorrTaken *taken)
+{
+	OdpContext *ctx = g->ctx;
+	const uint64_t nj = (uint64_t) taken->nj;
+	uint64_t	row_start = 0;
+	int64_t		a = taken->a0;
+	int64_t		at = g->pairs.count;
+	OdpStatus	status = ODP_OK;
+
+	if (taken->count > 0)
+	{
+		if (!odp_corr_pairs_reserve(&g->pairs, taken->count))
+			return odp_fail(ctx, ODP_ERR_HOST_OOM, "out of host memory for %lld pairs",
+							(long long) (g->pairs.count + taken->count));
+		for (int64_t q = 0; q < taken->count; q++, at++)
+		{
+			const uint64_t e = g->h_sel[q];
+
+			while (e >= row_start + nj)
+			{
+				row_start += nj;
+				a++;
+			}
+			g->pairs.a[at] = a;
+			g->pairs.b[at] = taken->b0 + (int64_t) (e - row_start);
+			g->pairs.r[at] = g->h_selr[q];
+		}
+		g->pairs.count = at;
+		taken->count = 0;
+	}
+	CORR_TRACE(NULL, CORR_T_HOST);
+	if (taken->block_end)
+	{
+		/* several column blocks arrive block after block: order by (a, b) */
+		if (!odp_corr_pairs_sort(&g->pairs))
+			return odp_fail(ctx, ODP_ERR_HOST_OOM, "out of host memory to order %lld pairs",
+							(long long) g->pairs.count);
+		status = odp_corr_emit(ctx, g->job->emitter, &g->pairs);
+		g->pairs.count = 0;
+		taken->block_end = false;
+	}
+	return status;
+}
+
+/* Enqueues the merge of a tile view's ni rows into the lists of state rows row0 .. */
+static OdpStatus
+CorrTakeTop(GpuCorr *g, const CorrTileView *v, int64_t ni, int64_t row0)
 {
 	OdpStatus	status = ODP_OK;
 	CorrTopArgs a;
 
-	a.tile = tile;
+	a.v = *v;
 	a.ni = ni;
-	a.nj = nj;
 	a.row0 = row0;
-	a.col0 = col0;
 	a.key = g->s_key;
 	a.tag = g->s_tag;
 	a.count = g->s_count;
@@ -1316,7 +1455,11 @@ cleanup:
 	return status;
 }
 
-/* The tile loop (see the file header). */
+/*
+ * The tile loop (see the file header).  Pairs are pipelined: while the GPU
+ * computes tile t, the host turns tile t - 1's pairs into rows and hands
+ * finished row blocks to the caller.
+ */
 static OdpStatus
 CorrRun(GpuCorr *g)
 {
@@ -1328,8 +1471,10 @@ CorrRun(GpuCorr *g)
 	const bool	triangle = g->self && (!job->top || pl->triangle_top);
 	const int	self_mode = !g->self ? CORR_SELF_NONE :
 		(job->top ? CORR_SELF_OTHER : CORR_SELF_UPPER);
+	CorrTaken	taken;
 	OdpStatus	status = ODP_OK;
 
+	memset(&taken, 0, sizeof(taken));
 	if (job->top && pl->triangle_top)
 		ODP_CUDA_TRY(ctx, cudaMemsetAsync(g->s_count, 0, (size_t) mx * sizeof(int32_t),
 										  g->stream),
@@ -1337,6 +1482,7 @@ CorrRun(GpuCorr *g)
 	for (int64_t i0 = 0; i0 < mx; i0 += pl->T)
 	{
 		const int64_t ni = i0 + pl->T < mx ? pl->T : mx - i0;
+		const int64_t jstart = triangle ? i0 : 0;
 		const double *A[CORR_PLANES] = {NULL, NULL, NULL, NULL};
 
 		if ((status = CorrPanel(g, &g->x, i0, ni, g->panel_a, pl->T, A)) != ODP_OK)
@@ -1345,27 +1491,35 @@ CorrRun(GpuCorr *g)
 			ODP_CUDA_TRY(ctx, cudaMemsetAsync(g->s_count, 0, (size_t) ni * sizeof(int32_t),
 											  g->stream),
 						 "clearing the top-k lists");
-		for (int64_t j0 = triangle ? i0 : 0; j0 < my; j0 += pl->W)
+		for (int64_t j0 = jstart; j0 < my; j0 += pl->W)
 		{
 			const int64_t nj = j0 + pl->W < my ? pl->W : my - j0;
 			const double *B[CORR_PLANES] = {NULL, NULL, NULL, NULL};
-
+			CorrTileView view;
 
 			if ((status = CorrPanel(g, g->ys, j0, nj, g->panel_b, pl->W, B)) != ODP_OK ||
-				(status = CorrTile(g, A, i0, ni, B, j0, nj, self_mode)) != ODP_OK)
+				(status = CorrTile(g, A, i0, ni, B, j0, nj, self_mode, &view)) != ODP_OK)
 				return status;
 			if (!job->top)
-				status = CorrTakePairs(g, i0, ni, j0, nj);
+			{
+				/* the GPU works on this tile while the host takes the last one's pairs */
+				if ((status = CorrSelectPairs(g, &view, ni)) != ODP_OK ||
+					(status = CorrTakePairs(g, &taken)) != ODP_OK ||
+					(status = CorrFetchPairs(g, &view, &taken)) != ODP_OK)
+					return status;
+				taken.block_end = j0 + nj >= my;
+			}
 			else
 			{
 				/* the partners' side: the tile's columns past the row block */
 				const int64_t off = i0 + ni > j0 ? i0 + ni - j0 : 0;
 
-				status = CorrTakeTop(g, g->tiles, ni, nj, pl->triangle_top ? i0 : 0, j0);
+				status = CorrTakeTop(g, &view, ni, pl->triangle_top ? i0 : 0);
 				if (status == ODP_OK && pl->triangle_top && nj > off)
 				{
 					const double one = 1.0;
 					const double zero = 0.0;
+					CorrTileView tv = view;
 
 					ODP_BLAS_TRY(ctx, g->blas,
 								 g->blas->dgeam(g->handle, CUBLAS_OP_T, CUBLAS_OP_N,
@@ -1373,32 +1527,31 @@ CorrRun(GpuCorr *g)
 												g->tiles + off, (int) nj, &zero, g->trans,
 												(int) ni, g->trans, (int) ni),
 								 "transposing a tile (cublasDgeam)");
-					status = CorrTakeTop(g, g->trans, nj - off, ni, j0 + off, i0);
+					tv.t = g->trans;
+					tv.nj = ni;
+					tv.a0 = j0 + off;
+					tv.b0 = i0;
+					tv.inv_a = g->ys->invalid;
+					tv.inv_b = g->x.invalid;
+					status = CorrTakeTop(g, &tv, nj - off, j0 + off);
 				}
+				/* one tile is bounded work (CORR_TILE_FLOP): wait, to poll */
+				if (status == ODP_OK)
+					status = CorrSync(g, "computing a correlation tile");
 			}
 			if (status != ODP_OK)
 				return status;
 			ctx->chunks++;
-			/* one tile is bounded work (CORR_TILE_FLOP): a place to poll */
-			if ((status = CorrSync(g, "computing a correlation tile")) != ODP_OK ||
-				(status = CorrPoll(g)) != ODP_OK)
+			if ((status = CorrPoll(g)) != ODP_OK)
 				return status;
 		}
-		if (!job->top)
-		{
-			/* several column blocks arrive block after block: order by (a, b) */
-			if (!odp_corr_pairs_sort(&g->pairs))
-				return odp_fail(ctx, ODP_ERR_HOST_OOM, "out of host memory to order %lld pairs",
-								(long long) g->pairs.count);
-			if ((status = odp_corr_emit(ctx, job->emitter, &g->pairs)) != ODP_OK)
-				return status;
-			g->pairs.count = 0;
-		}
-		else if (!pl->triangle_top &&
-				 (status = CorrTakeLists(g, i0, ni)) != ODP_OK)
+		if (job->top && !pl->triangle_top &&
+			(status = CorrTakeLists(g, i0, ni)) != ODP_OK)
 			return status;
 	}
-	if (job->top && pl->triangle_top)
+	if (!job->top)
+		status = CorrTakePairs(g, &taken);
+	else if (pl->triangle_top)
 		status = CorrTakeLists(g, 0, mx);
 cleanup:
 	return status;
@@ -1412,7 +1565,9 @@ CorrRelease(GpuCorr *g)
 
 	if (g->stream != NULL)
 		(void) cudaStreamSynchronize(g->stream);
+	CorrUnpin(g);
 	if (g->handle != NULL)
+
 		(void) g->blas->destroy(g->handle);
 	OdpGpuArenaRelease(&g->arena);
 	if (g->stream != NULL)

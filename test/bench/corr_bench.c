@@ -12,6 +12,7 @@
  *	--series M (16384)  --len N (4096)  --threshold T (0.9)  --k K (10)
  *	--reps R (3)  --cpu (also the CPU, compared)  --threads T (16)
  *	--missing P (share of values missing, 0)  --spearman
+ *	--no-pin (copy the input from pageable memory, to compare)
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -33,6 +34,9 @@ extern void odp_gpu_corr_trace_print(void);
 #else
 #define TRACE_PRINT() ((void) 0)
 #endif
+
+/* The engine's switch for page-locking inputs (gpu_pearson.cu); weak for CPU builds. */
+extern int	odp_gpu_corr_pin_input __attribute__((weak));
 
 static uint64_t rng = 0x853c49e6748fea9bULL;
 
@@ -171,6 +175,8 @@ main(int argc, char **argv)
 			cpu = true;
 		else if (strcmp(a, "--spearman") == 0)
 			method = ODP_CORR_SPEARMAN;
+		else if (strcmp(a, "--no-pin") == 0 && &odp_gpu_corr_pin_input != NULL)
+			odp_gpu_corr_pin_input = 0;
 		else
 		{
 			fprintf(stderr, "unknown option %s\n", a);
