@@ -79,6 +79,8 @@
 #define CORR_MAX_T			4096	/* tile rows */
 #define CORR_MAX_T_TRIANGLE	1024	/* tile rows over an upper triangle */
 #define CORR_TILE_ELEMS		((int64_t) 1 << 26)
+#define CORR_PAIR_TILE_ELEMS ((int64_t) 1 << 25)	/* when pairs are kept */
+#define CORR_POLL_PAIRS		((int64_t) 1 << 20)	/* pairs between cancel polls */
 #define CORR_TILE_FLOP		((double) ((int64_t) 1 << 39))
 #define CORR_PREP_ELEMS		((int64_t) 1 << 26)	/* values per prepared chunk */
 
@@ -802,7 +804,9 @@ CorrPlan(GpuCorr *g)
 
 	pl->nplanes = g->pairwise ? CORR_PLANES : 1;
 	pl->ntiles = g->pairwise ? CORR_SUMS : 1;
-	elems = CORR_TILE_ELEMS;
+	/* a tile's pairs are also held on the host (12 and 24 bytes a pair) */
+	elems = g->job->top ? CORR_TILE_ELEMS : CORR_PAIR_TILE_ELEMS;
+
 	if ((double) elems > CORR_TILE_FLOP / (2.0 * g->dims * pl->ntiles))
 		elems = (int64_t) (CORR_TILE_FLOP / (2.0 * g->dims * pl->ntiles));
 	pl->prep_rows = CORR_PREP_ELEMS / g->dims;
@@ -1081,15 +1085,18 @@ CorrPinInput(GpuCorr *g, const GpuCorrSide *side)
 	g->ctx->transfer_ms += odp_now_ms() - t0;
 }
 
-/* Unlocks what CorrPinInput locked. */
+/* Unlocks what CorrPinInput locked (part of the copy's cost, like the lock). */
 static void
 CorrUnpin(GpuCorr *g)
 {
+	double		t0 = odp_now_ms();
+
 	if (g->pinned != NULL)
 	{
 		(void) cudaHostUnregister(g->pinned);
 		(void) cudaGetLastError();
 		g->pinned = NULL;
+		g->ctx->transfer_ms += odp_now_ms() - t0;
 	}
 }
 
@@ -1302,6 +1309,12 @@ CorrFetchPairs(GpuCorr *g, const CorrTileView *v, CorrTaken *taken)
 	taken->nj = v->nj;
 	if (count == 0)
 		goto cleanup;
+	/* copying a large tile's pairs back takes a while: let the user stop first */
+	if (count > CORR_POLL_PAIRS && (status = CorrPoll(g)) != ODP_OK)
+	{
+		taken->count = 0;
+		goto cleanup;
+	}
 	CorrGatherKernel<<<CorrBlocks(g, count), CORR_THREADS, 0, g->stream>>>(
 		*v, g->d_sel, count, g->d_selr);
 	ODP_CUDA_TRY_LAUNCH(ctx, g->stream, "gathering the selected coefficients");
@@ -1358,6 +1371,10 @@ CorrTakePairs(GpuCorr *g, CorrTaken *taken)
 		{
 			const uint64_t e = g->h_sel[q];
 
+			/* a tile of every pair takes a while to turn into rows */
+			if ((q & (CORR_POLL_PAIRS - 1)) == CORR_POLL_PAIRS - 1 &&
+				(status = CorrPoll(g)) != ODP_OK)
+				return status;
 			while (e >= row_start + nj)
 			{
 				row_start += nj;
