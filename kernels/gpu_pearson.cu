@@ -8,7 +8,9 @@
  * Design
  * ------
  * Preparation (odp_corr.h): the series are copied to the device in chunks
- * and prepared there: for Spearman ranked first (a segmented radix sort
+ * (a large input page-locked for the copy, which then runs at the bus's
+ * speed instead of through the driver's staging buffers) and prepared
+ * there: for Spearman ranked first (a segmented radix sort
  * per chunk, then each value's average rank by two binary searches in its
  * sorted series), then scaled and centred by one block per series.
  * Complete data gives one plane z (unit-norm centred series); data with
@@ -18,16 +20,21 @@
  * Products: tiles of T rows of x by up to W partners.  A self correlation
  * computes only the upper triangle: the row block [i0, i1) meets the
  * partners [i0, M), which costs a little over half of the full product.
- * Each tile is one DGEMM of the z plane (six of the planes for pairwise
- * data, turned into coefficients by odp_corr_from_sums, with the exact
+ * Each tile is one DGEMM of the z plane into device memory, T x W float64
+ * products that the consumers read as coefficients through a tile view
+ * (clamped, NaN where a pair has none: CorrTileR), with no pass of its
+ * own; pairwise data takes six products of the planes, turned into
+ * coefficients in place by odp_corr_from_sums, with the exact
  * recomputation of ill-conditioned pairs, odp_corr_pair_exact, in the same
- * kernel), written into device memory as T x W float64 coefficients,
- * NaN where a pair has none.  The M x M matrix never exists.
+ * kernel.  The M x M matrix never exists.
  *
  * Pairs over a threshold: cub::DeviceSelect compacts the tile's indexes
  * with |r| >= min_abs_r, in row-major order, a gather kernel fetches
  * their coefficients, and only those come back; each row block's pairs
- * are handed to the caller in (a, b) order before the next row block.
+ * are handed to the caller in (a, b) order.  The host's share is
+ * pipelined: while the GPU computes tile t, tile t - 1's pairs are turned
+ * into rows and, after a row block's last tile, handed over.
+
  *
  * Top-k lists: the shared k-selection of gpu_select.cuh, with float64
  * keys (odp_corr.h).  A warp scans one tile row, a partner at a time per
