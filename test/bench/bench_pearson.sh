@@ -121,7 +121,7 @@ SQL
 	out=$("${PSQL[@]}" -At -c '\timing on' \
 		-c "SELECT sum(array_length(v, 1)) FROM $tab" -c "SELECT sum(array_length(v, 1)) FROM $tab" 2>&1)
 	r_par=$(ms_of "$out")
-	mb=$(awk -v m="$m" -v n="$n" 'BEGIN { printf "%.0f", m * n * 8 / 1e6 }')
+	mb=$(awk -v m="$m" -v n="$n" 'BEGIN { printf "%.1f", m * n * 8 / 1e6 }')
 	rate() { awk -v ms="$1" -v mb="$mb" 'BEGIN { if (ms > 0) printf "%.0f MB/s", mb / ms * 1000; else printf "-" }'; }
 	echo "reading $mb MB of float8: count(*) $r_count ms; sum(array_length(v, 1)) serial $r_serial ms ($(rate "$r_serial")), parallel $r_par ms ($(rate "$r_par"))"
 

@@ -46,6 +46,8 @@ import time
 
 import numpy as np
 
+from pg_copy import write_copy_binary
+
 K = int(os.environ.get("K", "10"))
 PEERS = os.environ.get("PEERS", "torch sklearn").split()
 LIMIT = float(os.environ.get("PEER_LIMIT_S", "40"))
@@ -55,34 +57,6 @@ SEEDS = {"t32": 32, "t128": 128, "q128": 1128, "q32": 1032}
 
 
 # ---------------------------------------------------------------- gen
-
-def write_copy_binary(path, x, chunk=131072):
-    """x (float32 rows) as a PostgreSQL COPY BINARY file of (id bigint, f real[])."""
-    n, d = x.shape
-    rec = np.dtype([("nfields", ">i2"), ("idlen", ">i4"), ("id", ">i8"),
-                    ("arrlen", ">i4"), ("ndim", ">i4"), ("hasnull", ">i4"),
-                    ("elemtype", ">u4"), ("dim", ">i4"), ("lbound", ">i4"),
-                    ("v", [("len", ">i4"), ("val", ">f4")], (d,))])
-    with open(path, "wb") as f:
-        f.write(b"PGCOPY\n\xff\r\n\x00" + np.zeros(2, ">i4").tobytes())
-        for s in range(0, n, chunk):
-            e = min(n, s + chunk)
-            r = np.empty(e - s, dtype=rec)
-            r["nfields"] = 2
-            r["idlen"] = 8
-            r["id"] = np.arange(s + 1, e + 1)
-            r["arrlen"] = 20 + 8 * d
-            r["ndim"] = 1
-            r["hasnull"] = 0
-            r["elemtype"] = 700          # float4
-            r["dim"] = d
-            r["lbound"] = 1
-            r["v"]["len"] = 4
-            r["v"]["val"] = x[s:e]
-            r.tofile(f)
-        f.write(np.array([-1], ">i2").tobytes())
-    os.chmod(path, 0o644)
-
 
 def gen(work, n, q, repeat, cube_q):
     t0 = time.perf_counter()

@@ -38,6 +38,8 @@ import time
 
 import numpy as np
 
+from pg_copy import write_copy_binary
+
 LIMIT = float(os.environ.get("PEER_LIMIT_S", "40"))
 PEERS = os.environ.get("PEERS", "cupy32 cupy64 torch32 torch64 numpy pandas").split()
 
@@ -52,34 +54,6 @@ def walks(m, n, seed):
         eps = rng.uniform(-0.01, 0.01, size=(e - s, n))
         x[s:e] = 100.0 * np.cumprod(1.0 + eps, axis=1)
     return x
-
-
-def write_copy_binary(path, x, chunk=8192):
-    """x (float64 rows) as a COPY BINARY file of (id bigint, v float8[])."""
-    m, n = x.shape
-    rec = np.dtype([("nfields", ">i2"), ("idlen", ">i4"), ("id", ">i8"),
-                    ("arrlen", ">i4"), ("ndim", ">i4"), ("hasnull", ">i4"),
-                    ("elemtype", ">u4"), ("dim", ">i4"), ("lbound", ">i4"),
-                    ("v", [("len", ">i4"), ("val", ">f8")], (n,))])
-    with open(path, "wb") as f:
-        f.write(b"PGCOPY\n\xff\r\n\x00" + np.zeros(2, ">i4").tobytes())
-        for s in range(0, m, chunk):
-            e = min(m, s + chunk)
-            r = np.empty(e - s, dtype=rec)
-            r["nfields"] = 2
-            r["idlen"] = 8
-            r["id"] = np.arange(s + 1, e + 1)
-            r["arrlen"] = 20 + 12 * n
-            r["ndim"] = 1
-            r["hasnull"] = 0
-            r["elemtype"] = 701          # float8
-            r["dim"] = n
-            r["lbound"] = 1
-            r["v"]["len"] = 8
-            r["v"]["val"] = x[s:e]
-            r.tofile(f)
-        f.write(np.array([-1], ">i2").tobytes())
-    os.chmod(path, 0o644)
 
 
 def gen(work, name, m, n, seed):
