@@ -196,14 +196,14 @@ done
 echo
 echo "odp_gpu (ms; whole = the SQL call as psql timed it, a warm session, the call's second run):"
 printf '%-6s %-21s %9s %6s %-4s %9s %9s %9s %9s %9s %9s\n' workload call size "|r|>=" path pairs read transfer compute output whole
-printf '%s\n' "${rows[@]}"
-printf '  %s\n' "${notes[@]}"
+[ ${#rows[@]} -gt 0 ] && printf '%s\n' "${rows[@]}"
+[ ${#notes[@]} -gt 0 ] && printf '  %s\n' "${notes[@]}"
 if [ "$peers" = 1 ]; then
 	echo
 	echo "peers (ms; matrix = the M x M coefficients; +pairs = with the pairs over the threshold brought to host memory;"
 	echo " speed-up = peer's +pairs over odp_gpu's compute phase):"
 	printf '%-6s %-8s %11s %13s %9s %8s  %s\n' workload peer matrix +pairs pairs speed-up note
-	printf '%s\n' "${peer_rows[@]}"
+	[ ${#peer_rows[@]} -gt 0 ] && printf '%s\n' "${peer_rows[@]}"
 	[ -n "${exact:-}" ] && echo "w16k pairs, odp_gpu against cupy float64: $exact"
 	echo "${corr_line:-}"
 fi
