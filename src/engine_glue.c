@@ -39,6 +39,19 @@ typedef struct GlueCancelState
 } GlueCancelState;
 
 /*
+ * Keeps the error being handled in state, to re-throw once the engine has
+ * cleaned up; call in a PG_CATCH block, old being the context to return to.
+ */
+static void
+GlueKeepError(GlueCancelState *state, MemoryContext old)
+{
+	MemoryContextSwitchTo(state->error_context);
+	state->pending_error = CopyErrorData();
+	FlushErrorState();
+	MemoryContextSwitchTo(old);
+}
+
+/*
  * Engine cancel callback: stop for a cancel, a timeout or termination.
  *
  * It also absorbs ProcSignalBarriers (PostgreSQL 15 emits them for DROP
@@ -62,10 +75,7 @@ GlueCancelRequested(void *arg)
 		}
 		PG_CATCH();
 		{
-			MemoryContextSwitchTo(state->error_context);
-			state->pending_error = CopyErrorData();
-			FlushErrorState();
-			MemoryContextSwitchTo(old);
+			GlueKeepError(state, old);
 		}
 		PG_END_TRY();
 	}
@@ -371,7 +381,6 @@ GlueCorrBegin(const OdpInput *x, const OdpInput *y, OdpCorrMethod method,
 			  OdpRunInfo *info)
 {
 	memset(info, 0, sizeof(*info));
-	info->is_corr = true;
 	info->on_gpu = GlueChooseCorrGpu(x->rows, x->rows + (y ? y->rows : 0));
 	if (y != NULL)
 	{
@@ -421,10 +430,7 @@ GluePairs(void *arg, const int64_t *a, const int64_t *b, const double *r,
 	}
 	PG_CATCH();
 	{
-		MemoryContextSwitchTo(st->cancel->error_context);
-		st->cancel->pending_error = CopyErrorData();
-		FlushErrorState();
-		MemoryContextSwitchTo(old);
+		GlueKeepError(st->cancel, old);
 		ok = false;
 	}
 	PG_END_TRY();
@@ -578,14 +584,11 @@ OdpReportTiming(const char *what, const OdpInput *in, const OdpRunInfo *info,
 	if (info->queries > 0)
 		extra = psprintf(" queries=" INT64_FORMAT " query_read=%.1f ms",
 						 info->queries, info->query_read_ms);
-	if (info->is_corr)
-	{
-		if (info->other_rows > 0)
-			extra = psprintf(" other_rows=" INT64_FORMAT " other_read=%.1f ms",
-							 info->other_rows, info->other_read_ms);
-		if (info->has_pairs)
-			extra = psprintf("%s pairs=" INT64_FORMAT, extra, info->pairs);
-	}
+	if (info->other_rows > 0)
+		extra = psprintf(" other_rows=" INT64_FORMAT " other_read=%.1f ms",
+						 info->other_rows, info->other_read_ms);
+	if (info->has_pairs)
+		extra = psprintf("%s pairs=" INT64_FORMAT, extra, info->pairs);
 	if (info->has_method)
 	{
 

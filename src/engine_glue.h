@@ -36,7 +36,6 @@ typedef struct OdpRunInfo
 	int32		iterations;		/* SolvingSet candidate batches */
 
 	/* set by the correlations only */
-	bool		is_corr;
 	int64		other_rows;		/* series of the second source (0: none) */
 	double		other_read_ms;
 	bool		has_pairs;
