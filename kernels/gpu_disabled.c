@@ -13,6 +13,7 @@
  *-------------------------------------------------------------------------
  */
 #include "corr_internal.h"
+#include "sky_internal.h"
 
 #define NO_CUDA_MESSAGE "odp_gpu was built without CUDA (make WITH_CUDA=no)"
 
@@ -135,5 +136,16 @@ odp_gpu_corr(OdpContext *ctx, const OdpCorrJob *job)
 OdpStatus
 odp_gpu_corr_available(OdpContext *ctx)
 {
+	return odp_fail(ctx, ODP_ERR_NO_GPU, NO_CUDA_MESSAGE);
+}
+
+/* Cannot run; the skyline dispatcher only gets here when forced. */
+OdpStatus
+odp_gpu_skyline(OdpContext *ctx, const OdpSkylineProblem *p,
+				int32_t *dominated_by, OdpSkylineStats *stats)
+{
+	(void) p;
+	(void) dominated_by;
+	(void) stats;
 	return odp_fail(ctx, ODP_ERR_NO_GPU, NO_CUDA_MESSAGE);
 }

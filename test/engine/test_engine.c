@@ -18,6 +18,7 @@
  *
  *	  test_engine                       run the tests
  *	  test_engine --pearson             run the correlation tests only
+ *	  test_engine --skyline             run the skyline tests only
  *	  test_engine --bench ROWS [DIMS [K [METRIC]]]
  *	                                    time the GPU on uniform random data
  *	                                    (and compare with the CPU up to
@@ -754,6 +755,12 @@ main(int argc, char **argv)
 		return bench(argc, argv);
 
 	probe_gpu();
+	if (argc >= 2 && strcmp(argv[1], "--skyline") == 0)
+	{
+		run_skyline_tests();
+		printf("%d passed, %d failed\n", n_passed, n_failed);
+		return n_failed == 0 ? 0 : 1;
+	}
 	if (argc >= 2 && strcmp(argv[1], "--pearson") == 0)
 	{
 		run_pearson_tests();
@@ -798,6 +805,7 @@ main(int argc, char **argv)
 	run_solvingset_tests();
 	run_knn_tests();
 	run_pearson_tests();
+	run_skyline_tests();
 
 	printf("%d passed, %d failed\n", n_passed, n_failed);
 	return n_failed == 0 ? 0 : 1;

@@ -83,4 +83,7 @@ extern void run_knn_tests(void);
 /* The correlation tests (test_pearson.c). */
 extern void run_pearson_tests(void);
 
+/* The skyline tests (test_skyline.c). */
+extern void run_skyline_tests(void);
+
 #endif							/* ODP_TEST_UTIL_H */
