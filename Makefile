@@ -9,7 +9,7 @@ PGFILEDESC = "odp_gpu - distance-based outliers, k-NN and correlation on the GPU
 DATA = $(wildcard sql/odp_gpu--*.sql)
 
 SRC_OBJS = src/odp_gpu.o src/settings.o src/args.o src/input.o src/engine_glue.o \
-	src/outliers.o src/knn.o src/pearson.o src/aggregates.o src/gpu_info.o
+	src/outliers.o src/knn.o src/pearson.o src/skyline.o src/aggregates.o src/gpu_info.o
 ENGINE_C_OBJS = kernels/engine_common.o kernels/outliers.o kernels/knn.o \
 	kernels/cpu_knn.o kernels/topn.o kernels/solvingset.o \
 	kernels/cpu_solvingset.o kernels/pearson.o kernels/cpu_pearson.o \
@@ -21,7 +21,7 @@ ENGINE_CU_OBJS = kernels/gpu_disabled.o
 else
 ENGINE_CU_OBJS = kernels/gpu_runtime.o kernels/gpu_knn.o kernels/gpu_knn_run.o \
 	kernels/gpu_knn_search.o kernels/gpu_knn_tc.o kernels/gpu_outliers.o kernels/gpu_solvingset.o \
-	kernels/gpu_blas.o kernels/gpu_pearson.o
+	kernels/gpu_blas.o kernels/gpu_pearson.o kernels/gpu_skyline.o
 endif
 OBJS = $(SRC_OBJS) $(ENGINE_C_OBJS) $(ENGINE_CU_OBJS)
 
@@ -70,6 +70,7 @@ kernels/%.o: kernels/%.cu kernels/*.h $(wildcard kernels/*.cuh)
 	$(NVCC) $(NVCCFLAGS) -c -o $@ $<
 
 $(OBJS): kernels/odp_engine.h
+$(SRC_OBJS): $(wildcard src/*.h)
 $(ENGINE_C_OBJS) kernels/gpu_disabled.o: $(wildcard kernels/*.h)
 
 # Engine unit tests: no server needed; the GPU part runs where a GPU is.

@@ -96,7 +96,8 @@ odp_top_outliers_agg_transfn(PG_FUNCTION_ARGS)
 		Oid			elemtype = get_element_type(arraytype);
 
 		state = (OutlierAggState *) MemoryContextAlloc(aggcxt, sizeof(OutlierAggState));
-		state->rows = OdpRowAccumCreate(aggcxt, "id", "features", elemtype);
+		state->rows = OdpRowAccumCreate(aggcxt, "id", "features", elemtype,
+										 ODP_VALUES_FLOAT4);
 		state->k = k;
 		state->n = n;
 	}

@@ -569,6 +569,32 @@ OdpOutlierMethodName(OdpOutlierMethod method)
 }
 
 /*
+ * Computes the k-skyband (band = k) of in's float64 rows into
+ * dominated_by (in->rows entries: the number of dominating rows, or band
+ * for rows outside the band).  maximize has in->dims flags or is NULL.
+ */
+void
+OdpComputeSkyline(const OdpInput *in, const uint8 *maximize, int32 band,
+				  int32 *dominated_by, OdpRunInfo *info)
+{
+	OdpContext	ctx;
+	GlueCancelState cancel;
+	OdpMatrix64 m;
+	OdpSkylineProblem p;
+
+	memset(info, 0, sizeof(*info));
+	info->on_gpu = OdpChooseGpu(in->rows, in->rows);
+	info->has_skyline = true;
+	GlueInitContext(&ctx, info->on_gpu, &cancel);
+	GlueMatrix64(in, &m);
+	p.points = &m;
+	p.maximize = maximize;
+	p.band = band;
+	GlueEnd(odp_compute_skyline(&ctx, &p, dominated_by, &info->skyline),
+			&ctx, &cancel, info);
+}
+
+/*
  * Emits the per-phase NOTICE when odp_gpu.report_timing is on.  Scripts
  * parse its key=value pairs: keep the existing keys and their order, and
  * append new ones at the end.
@@ -589,6 +615,11 @@ OdpReportTiming(const char *what, const OdpInput *in, const OdpRunInfo *info,
 						 info->other_rows, info->other_read_ms);
 	if (info->has_pairs)
 		extra = psprintf("%s pairs=" INT64_FORMAT, extra, info->pairs);
+	if (info->has_skyline)
+		extra = psprintf(" members=" INT64_FORMAT " pair_tests=" INT64_FORMAT
+						 " full_tests=" INT64_FORMAT " blocks=" INT64_FORMAT,
+						 info->skyline.members, info->skyline.pair_tests,
+						 info->skyline.full_tests, info->skyline.blocks);
 	if (info->has_method)
 	{
 

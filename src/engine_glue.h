@@ -41,6 +41,10 @@ typedef struct OdpRunInfo
 	bool		has_pairs;
 	int64		pairs;			/* pairs handed over (OdpComputeCorrPairs) */
 	double		emit_ms;		/* time spent storing them */
+
+	/* set by OdpComputeSkyline only */
+	bool		has_skyline;
+	OdpSkylineStats skyline;
 } OdpRunInfo;
 
 /*
@@ -76,6 +80,9 @@ extern void OdpComputeCorrTop(const OdpInput *x, const OdpInput *y,
 							  OdpCorrMethod method, int32 min_periods,
 							  int32 k, OdpCorrRank rank, int64 *other,
 							  double *r, OdpRunInfo *info);
+extern void OdpComputeSkyline(const OdpInput *in, const uint8 *maximize,
+							  int32 band, int32 *dominated_by,
+							  OdpRunInfo *info);
 extern const char *OdpOutlierMethodName(OdpOutlierMethod method);
 
 extern void OdpReportTiming(const char *what, const OdpInput *in,

@@ -1952,12 +1952,13 @@ struct OdpRowAccum
  * Creates an accumulator of (id bigint, vector) rows in cxt, which must
  * outlive it (an aggregate's context).  id_name and vector_name name the
  * values in messages; elemtype is the vector's element type, FLOAT4OID or
- * FLOAT8OID.
+ * FLOAT8OID; values says how they are delivered (as OdpInputSpec.values).
  */
 OdpRowAccum *
 OdpRowAccumCreate(MemoryContext cxt, const char *id_name,
-				  const char *vector_name, Oid elemtype)
+				  const char *vector_name, Oid elemtype, OdpValueType values)
 {
+	OdpInputSpec spec;
 	OdpRowAccum *acc;
 	OdpColumn  *id;
 	OdpColumn  *vec;
@@ -1986,7 +1987,9 @@ OdpRowAccumCreate(MemoryContext cxt, const char *id_name,
 	acc->plan.nfeatures = 1;
 	acc->plan.features = vec;
 	acc->plan.maxpos = 2;
-	OdpReaderInit(&acc->reader, &acc->plan, cxt, NULL, "group", 0, NULL);
+	memset(&spec, 0, sizeof(spec));
+	spec.values = values;
+	OdpReaderInit(&acc->reader, &acc->plan, cxt, NULL, "group", 0, &spec);
 	return acc;
 }
 
@@ -2035,6 +2038,7 @@ OdpRowAccumFinish(OdpRowAccum *acc, const char *source_desc, OdpInput *out)
 	out->rows = acc->reader.rows;
 	out->dims = acc->reader.dims;
 	out->data = acc->reader.data;
+	out->data64 = acc->reader.data64;
 	out->ids = acc->reader.ids;
 	out->source_desc = pstrdup(source_desc);
 	out->heap_scan = false;

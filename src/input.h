@@ -83,7 +83,8 @@ extern bool OdpSameSource(const OdpInputSpec *a, const OdpInputSpec *b);
 typedef struct OdpRowAccum OdpRowAccum;
 
 extern OdpRowAccum *OdpRowAccumCreate(MemoryContext cxt, const char *id_name,
-									  const char *vector_name, Oid elemtype);
+									  const char *vector_name, Oid elemtype,
+									  OdpValueType values);
 extern void OdpRowAccumAdd(OdpRowAccum *acc, Datum id, bool id_isnull,
 						   Datum vector, bool vector_isnull);
 extern int64 OdpRowAccumRows(const OdpRowAccum *acc);

@@ -1,0 +1,326 @@
+/*-------------------------------------------------------------------------
+ *
+ * skyline.c
+ *	  SQL entry points of the skyline: odp_skyline (the k-skyband of a
+ *	  source, with each row's number of dominators) and odp_skyline_agg
+ *	  (the skyline or k-skyband of each group).
+ *
+ * Features are read as float64 as stored; directions say, per feature,
+ * whether smaller (min) or larger (max) is better.  Sources are read
+ * sorted by id, so rows come out by id.  All memory of a call lives in
+ * one child context deleted at the end.
+ *
+ * The aggregate keeps its rows as odp_top_outliers_agg does (input.c's
+ * OdpRowAccum, float64 here), checks that directions and band are the
+ * same in every row of a group, and returns the ids in ascending order.
+ *
+ * Copyright (c) 2026, odp_gpu developers
+ *
+ * IDENTIFICATION
+ *	  src/skyline.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "args.h"
+#include "catalog/pg_type.h"
+#include "engine_glue.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "input.h"
+#include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/tuplestore.h"
+
+PG_FUNCTION_INFO_V1(odp_skyline);
+PG_FUNCTION_INFO_V1(odp_skyline_agg_transfn);
+PG_FUNCTION_INFO_V1(odp_skyline_agg_finalfn);
+
+#define SKYLINE_COLS	2
+
+/* Argument positions of odp_skyline. */
+#define SKY_ARG_SOURCE		0
+#define SKY_ARG_DIRECTIONS	1
+#define SKY_ARG_BAND		2
+#define SKY_ARG_ID_COLUMN	3
+#define SKY_ARG_FEATURES	4
+
+/* Argument positions of the transition function (0 is the state). */
+#define SKY_AGG_ARG_ID			1
+#define SKY_AGG_ARG_FEATURES	2
+#define SKY_AGG_ARG_DIRECTIONS	3
+#define SKY_AGG_ARG_BAND		4
+
+/*
+ * Parses a directions array (NULL: every feature min) into nentries
+ * flags, 1 = max, in palloc'd memory, or NULL for all min.  The length is
+ * checked later against the features (SkylineCheckDirections).
+ */
+static uint8 *
+SkylineParseDirections(ArrayType *arr, int *nentries)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	uint8	   *maximize;
+
+	*nentries = -1;
+	if (arr == NULL)
+		return NULL;
+	if (ARR_ELEMTYPE(arr) != TEXTOID)
+		elog(ERROR, "directions must be a text array");
+	if (ARR_NDIM(arr) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("directions must be a one-dimensional array"),
+				 errhint("Pass one entry per feature, for example '{min,max}'.")));
+	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+	maximize = (uint8 *) palloc(Max(n, 1));
+	for (int i = 0; i < n; i++)
+	{
+		char	   *name;
+
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("directions must not contain nulls"),
+					 errdetail("Entry %d is null.", i + 1),
+					 errhint("Use min or max for every feature.")));
+		name = TextDatumGetCString(elems[i]);
+		if (pg_strcasecmp(name, "min") == 0)
+			maximize[i] = 0;
+		else if (pg_strcasecmp(name, "max") == 0)
+			maximize[i] = 1;
+		else
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("unknown direction \"%s\"", name),
+					 errdetail("Entry %d of directions.", i + 1),
+					 errhint("Use min (smaller is better) or max (larger is better).")));
+	}
+	*nentries = n;
+	return maximize;
+}
+
+/* Ensures directions (nentries >= 0: given) have one entry per feature. */
+static void
+SkylineCheckDirections(int nentries, const OdpInput *in)
+{
+	if (nentries >= 0 && nentries != in->dims)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("directions has %d entr%s but %s has %d feature%s",
+						nentries, nentries == 1 ? "y" : "ies", in->source_desc,
+						in->dims, in->dims == 1 ? "" : "s"),
+				 errhint("Give one direction (min or max) per feature, per element for an array feature.")));
+}
+
+/* Ensures band is given and at least 1. */
+static int32
+SkylineArgBand(FunctionCallInfo fcinfo, int argno)
+{
+	int32		band;
+
+	OdpArgNotNull(fcinfo, argno, "band");
+	band = PG_GETARG_INT32(argno);
+	if (band < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("band must be at least 1, not %d", band),
+				 errhint("band => 1 gives the skyline; band => k the rows fewer than k rows dominate.")));
+	return band;
+}
+
+/*
+ * odp_skyline(source, directions, band, id_column, features)
+ *	  -> TABLE(id bigint, dominated_by int): the rows fewer than band
+ *	  rows dominate, by id, with their number of dominators.
+ */
+Datum
+odp_skyline(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	OdpInputSpec spec;
+	OdpInput	in;
+	OdpRunInfo	info;
+	MemoryContext work,
+				old;
+	uint8	   *maximize;
+	int			nentries;
+	int32		band;
+	int32	   *dominated_by;
+	double		start;
+
+	OdpArgNotNull(fcinfo, SKY_ARG_SOURCE, "source");
+	band = SkylineArgBand(fcinfo, SKY_ARG_BAND);
+	memset(&spec, 0, sizeof(spec));
+	spec.source = PG_GETARG_TEXT_PP(SKY_ARG_SOURCE);
+	spec.id_column = OdpArgOptText(fcinfo, SKY_ARG_ID_COLUMN);
+	spec.features = OdpArgOptArray(fcinfo, SKY_ARG_FEATURES);
+	spec.values = ODP_VALUES_FLOAT8;
+	InitMaterializedSRF(fcinfo, 0);
+	Assert(rsinfo->setDesc->natts == SKYLINE_COLS);
+
+	work = AllocSetContextCreate(CurrentMemoryContext, "odp_gpu skyline",
+								 ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(work);
+	maximize = SkylineParseDirections(OdpArgOptArray(fcinfo, SKY_ARG_DIRECTIONS),
+									  &nentries);
+	OdpReadInput(&spec, &in);
+	SkylineCheckDirections(nentries, &in);
+	dominated_by = MemoryContextAllocHuge(work, sizeof(int32) * (Size) in.rows);
+	OdpComputeSkyline(&in, maximize, band, dominated_by, &info);
+	MemoryContextSwitchTo(old);
+
+	start = odp_now_ms();
+	for (int64 r = 0; r < in.rows; r++)
+	{
+		Datum		values[SKYLINE_COLS];
+		bool		nulls[SKYLINE_COLS] = {false, false};
+
+		if (dominated_by[r] >= band)
+			continue;
+		/* an anti-correlated skyline holds a third of the rows */
+		if ((r & 0xffff) == 0)
+			CHECK_FOR_INTERRUPTS();
+		values[0] = Int64GetDatum(in.ids[r]);
+		values[1] = Int32GetDatum(dominated_by[r]);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	OdpReportTiming("odp_skyline", &in, &info, odp_now_ms() - start);
+	MemoryContextDelete(work);
+	return (Datum) 0;
+}
+
+/* Per-group state, in the aggregate's memory context. */
+typedef struct SkylineAggState
+{
+	OdpRowAccum *rows;
+	uint8	   *maximize;		/* parsed directions, or NULL (all min) */
+	int			nentries;		/* their number; -1 for NULL */
+	int32		band;
+} SkylineAggState;
+
+/* Whether parsed directions are the state's. */
+static bool
+SkylineSameDirections(const SkylineAggState *state, const uint8 *maximize,
+					  int nentries)
+{
+	if (state->nentries != nentries)
+		return false;
+	return nentries <= 0 || memcmp(state->maximize, maximize, nentries) == 0;
+}
+
+/*
+ * odp_skyline_agg transition function:
+ *	  (internal, id bigint, features real[] or float8[], directions text[]
+ *	  [, band int]) -> internal.  Not strict: null ids and vectors are
+ *	  errors, as in the table function; null directions mean all min.
+ */
+Datum
+odp_skyline_agg_transfn(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcxt;
+	SkylineAggState *state;
+	uint8	   *maximize;
+	int			nentries;
+	int32		band = 1;
+
+	if (!AggCheckCallContext(fcinfo, &aggcxt))
+		elog(ERROR, "odp_skyline_agg_transfn called in non-aggregate context");
+	if (PG_NARGS() > SKY_AGG_ARG_BAND)
+		band = SkylineArgBand(fcinfo, SKY_AGG_ARG_BAND);
+	maximize = SkylineParseDirections(OdpArgOptArray(fcinfo, SKY_AGG_ARG_DIRECTIONS),
+									  &nentries);
+
+	if (PG_ARGISNULL(0))
+	{
+		Oid			arraytype = get_fn_expr_argtype(fcinfo->flinfo, SKY_AGG_ARG_FEATURES);
+		Oid			elemtype = get_element_type(arraytype);
+
+		state = (SkylineAggState *) MemoryContextAllocZero(aggcxt, sizeof(SkylineAggState));
+		state->rows = OdpRowAccumCreate(aggcxt, "id", "features", elemtype,
+										ODP_VALUES_FLOAT8);
+		state->nentries = nentries;
+		if (maximize != NULL)
+		{
+			state->maximize = MemoryContextAlloc(aggcxt, Max(nentries, 1));
+			memcpy(state->maximize, maximize, nentries);
+		}
+		state->band = band;
+	}
+	else
+	{
+		state = (SkylineAggState *) PG_GETARG_POINTER(0);
+		if (!SkylineSameDirections(state, maximize, nentries))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("directions must be the same in every row of a group"),
+					 errhint("Pass a constant directions array.")));
+		if (state->band != band)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("band must be the same in every row of a group, but is %d and %d",
+							state->band, band),
+					 errhint("Pass a constant band.")));
+	}
+
+	OdpRowAccumAdd(state->rows,
+				   PG_ARGISNULL(SKY_AGG_ARG_ID) ? (Datum) 0 : PG_GETARG_DATUM(SKY_AGG_ARG_ID),
+				   PG_ARGISNULL(SKY_AGG_ARG_ID),
+				   PG_ARGISNULL(SKY_AGG_ARG_FEATURES) ? (Datum) 0 : PG_GETARG_DATUM(SKY_AGG_ARG_FEATURES),
+				   PG_ARGISNULL(SKY_AGG_ARG_FEATURES));
+	PG_RETURN_POINTER(state);
+}
+
+/*
+ * odp_skyline_agg final function: (internal) -> bigint[], the ids of the
+ * group's skyline (k-skyband), ascending; NULL for no rows.  Orders the
+ * state's rows in place.
+ */
+Datum
+odp_skyline_agg_finalfn(PG_FUNCTION_ARGS)
+{
+	SkylineAggState *state;
+	MemoryContext work,
+				old;
+	OdpInput	in;
+	OdpRunInfo	info;
+	int32	   *dominated_by;
+	Datum	   *elems;
+	int64		count = 0;
+	ArrayType  *result;
+	double		start;
+
+	if (!AggCheckCallContext(fcinfo, NULL))
+		elog(ERROR, "odp_skyline_agg_finalfn called in non-aggregate context");
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	state = (SkylineAggState *) PG_GETARG_POINTER(0);
+
+	work = AllocSetContextCreate(CurrentMemoryContext, "odp_gpu skyline aggregate",
+								 ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(work);
+	OdpRowAccumFinish(state->rows, "the group", &in);
+	SkylineCheckDirections(state->nentries, &in);
+	dominated_by = MemoryContextAllocHuge(work, sizeof(int32) * (Size) in.rows);
+	OdpComputeSkyline(&in, state->maximize, state->band, dominated_by, &info);
+
+	start = odp_now_ms();
+	elems = (Datum *) MemoryContextAllocHuge(work, sizeof(Datum) * (Size) in.rows);
+	for (int64 r = 0; r < in.rows; r++)
+		if (dominated_by[r] < state->band)
+			elems[count++] = Int64GetDatum(in.ids[r]);
+
+	/* the array is the result: build it in the caller's context */
+	MemoryContextSwitchTo(old);
+	result = construct_array(elems, (int) count, INT8OID, sizeof(int64),
+							 FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
+	OdpReportTiming("odp_skyline_agg", &in, &info, odp_now_ms() - start);
+	MemoryContextDelete(work);
+	PG_RETURN_ARRAYTYPE_P(result);
+}
