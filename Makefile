@@ -56,7 +56,7 @@ SHLIB_LINK += -L$(CUDA_HOME)/lib64 -lcudart_static -lstdc++ -lpthread -ldl -lrt 
 endif
 
 EXTRA_CLEAN = test/engine/test_engine test/bench/ss_bench test/bench/knn_bench \
-	test/bench/corr_bench test/bench/corr_bench_trace kernels/*.o src/*.o
+	test/bench/corr_bench test/bench/corr_bench_trace test/bench/sky_bench kernels/*.o src/*.o
 
 override with_llvm = no
 
@@ -96,6 +96,11 @@ test/bench/knn_bench: test/bench/knn_bench.c $(ENGINE_C_OBJS) $(ENGINE_CU_OBJS)
 # Correlation benchmark (no server; GPU part needs a GPU); the _trace
 # variant also times the GPU path's stages (a separate build of its file).
 test/bench/corr_bench: test/bench/corr_bench.c $(ENGINE_C_OBJS) $(ENGINE_CU_OBJS)
+	$(CC) -std=c11 -O2 -Wall -Ikernels $(ENGINE_CFLAGS) -o $@ $< \
+		$(ENGINE_C_OBJS) $(ENGINE_CU_OBJS) $(SHLIB_LINK)
+
+# Skyline workloads and engine timings (no server; GPU part needs a GPU).
+test/bench/sky_bench: test/bench/sky_bench.c $(ENGINE_C_OBJS) $(ENGINE_CU_OBJS)
 	$(CC) -std=c11 -O2 -Wall -Ikernels $(ENGINE_CFLAGS) -o $@ $< \
 		$(ENGINE_C_OBJS) $(ENGINE_CU_OBJS) $(SHLIB_LINK)
 

@@ -123,6 +123,7 @@ odp_cpu_skyline(OdpContext *ctx, const OdpSkylineProblem *p,
 
 	if ((status = odp_sky_prepare(ctx, p, &prep)) != ODP_OK)
 		return status;
+	stats->presort_ms = odp_now_ms() - start;
 	wranks = malloc(sizeof(uint32_t) * (size_t) prep.rows * prep.dims);
 	wmasks = malloc(sizeof(uint64_t) * (size_t) prep.rows);
 	c1 = malloc(sizeof(int32_t) * (size_t) prep.rows);
@@ -164,6 +165,7 @@ odp_cpu_skyline(OdpContext *ctx, const OdpSkylineProblem *p,
 		}
 		stats->blocks++;
 	}
+	stats->loop_ms = odp_now_ms() - start - stats->presort_ms;
 	for (int64_t q = 0; q < prep.rows; q++)
 		dominated_by[prep.order[q]] = count[q] < p->band ? count[q] : p->band;
 	stats->pair_tests = atomic_load(&job.pair_tests);

@@ -176,16 +176,6 @@ extern "C" int64_t odp_gpu_corr_staged_runs;
 int64_t		odp_gpu_corr_staged_runs = 0;
 
 /*
- * Whether large inputs are page-locked for their copy to the GPU (see
- * CorrPinInput); benchmarks clear it to measure the pageable copy.
- */
-extern "C" int	odp_gpu_corr_pin_input;
-int			odp_gpu_corr_pin_input = 1;
-
-/* Inputs at least this large are page-locked for their copy. */
-#define CORR_PIN_BYTES		((size_t) 64 << 20)
-
-/*
  * Stage timing for benchmarks (-DODP_CORR_TRACE): each stage waits for
  * the stream and adds its wall time; odp_gpu_corr_trace_print writes them
  * to stderr.  Compiled out otherwise.
@@ -1068,43 +1058,20 @@ cleanup:
 	return status;
 }
 
-/*
- * Page-locks the values of a large input for its copy to the GPU.  A copy
- * from pageable memory goes through the driver's staging buffers at a few
- * GB/s; from page-locked memory the GPU reads at the bus's speed, and the
- * input, filled just before, is resident already (in huge pages where the
- * reader could), so locking it is cheap.  Failing to lock is no error:
- * the copy is then pageable.  CorrUnpin undoes it.
- */
+/* Page-locks a large input for its copy (OdpGpuPinHost). */
 static void
 CorrPinInput(GpuCorr *g, const GpuCorrSide *side)
 {
-	size_t		bytes = (size_t) side->rows * (size_t) g->dims * sizeof(double);
-	double		t0 = odp_now_ms();
-
-	if (!odp_gpu_corr_pin_input || bytes < CORR_PIN_BYTES)
-		return;
-	if (cudaHostRegister((void *) side->m->data, bytes, cudaHostRegisterReadOnly) ==
-		cudaSuccess)
-		g->pinned = (void *) side->m->data;
-	else
-		(void) cudaGetLastError();
-	g->ctx->transfer_ms += odp_now_ms() - t0;
+	g->pinned = OdpGpuPinHost(g->ctx, side->m->data,
+							  (size_t) side->rows * (size_t) g->dims * sizeof(double));
 }
 
-/* Unlocks what CorrPinInput locked (part of the copy's cost, like the lock). */
+/* Unlocks what CorrPinInput locked. */
 static void
 CorrUnpin(GpuCorr *g)
 {
-	double		t0 = odp_now_ms();
-
-	if (g->pinned != NULL)
-	{
-		(void) cudaHostUnregister(g->pinned);
-		(void) cudaGetLastError();
-		g->pinned = NULL;
-		g->ctx->transfer_ms += odp_now_ms() - t0;
-	}
+	OdpGpuUnpinHost(g->ctx, g->pinned);
+	g->pinned = NULL;
 }
 
 /* Prepares every series of side: into its device planes, or its host planes. */

@@ -378,3 +378,36 @@ OdpGpuArenaRelease(OdpGpuArena *arena)
 	arena->count = 0;
 	arena->used = 0;
 }
+
+/* See gpu_runtime.cuh. */
+int			odp_gpu_pin_inputs = 1;
+
+/* See gpu_runtime.cuh. */
+void *
+OdpGpuPinHost(OdpContext *ctx, const void *ptr, size_t bytes)
+{
+	double		t0 = odp_now_ms();
+	void	   *pinned = NULL;
+
+	if (!odp_gpu_pin_inputs || bytes < ODP_GPU_PIN_BYTES)
+		return NULL;
+	if (cudaHostRegister((void *) ptr, bytes, cudaHostRegisterReadOnly) == cudaSuccess)
+		pinned = (void *) ptr;
+	else
+		(void) cudaGetLastError();
+	ctx->transfer_ms += odp_now_ms() - t0;
+	return pinned;
+}
+
+/* See gpu_runtime.cuh. */
+void
+OdpGpuUnpinHost(OdpContext *ctx, void *pinned)
+{
+	double		t0 = odp_now_ms();
+
+	if (pinned == NULL)
+		return;
+	(void) cudaHostUnregister(pinned);
+	(void) cudaGetLastError();
+	ctx->transfer_ms += odp_now_ms() - t0;
+}

@@ -95,6 +95,20 @@ extern void OdpGpuArenaRelease(OdpGpuArena *arena);
 extern void OdpSignalsBlock(sigset_t *old);
 extern void OdpSignalsRestore(const sigset_t *old);
 
+/*
+ * Page-locks a large input (ODP_GPU_PIN_BYTES or more) for its copy to
+ * the GPU and returns it, or NULL when it is small, odp_gpu_pin_inputs is
+ * clear or locking fails (no error: the copy is then pageable).  A copy
+ * from pageable memory goes through the driver's staging buffers at a few
+ * GB/s; from page-locked memory the GPU reads at the bus's speed, and an
+ * input filled just before is resident already, so locking it is cheap.
+ * The time goes to ctx->transfer_ms, as does OdpGpuUnpinHost's.
+ */
+#define ODP_GPU_PIN_BYTES		((size_t) 64 << 20)
+extern "C" int odp_gpu_pin_inputs;	/* benchmarks clear it to compare */
+extern void *OdpGpuPinHost(OdpContext *ctx, const void *ptr, size_t bytes);
+extern void OdpGpuUnpinHost(OdpContext *ctx, void *pinned);
+
 /* Bytes an allocation of n bytes counts against the budget. */
 static inline size_t
 OdpGpuRounded(size_t n)

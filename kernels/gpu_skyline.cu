@@ -11,9 +11,10 @@
  * ordered by their key (odp_skyline.h) and their ranks gathered row-major
  * in that order.
  *
- * Block loop.  One thread holds one row of the block; a CTA compares 128
- * rows with a tile of 256 partners (their masks, and for up to 32
- * features their ranks, in shared memory).  The grid runs row tiles
+ * Block loop.  One thread holds one row of the block; a CTA compares 256
+ * rows with a tile of 256 partners, whose masks it holds in shared
+ * memory, with the AND of each 32 of them; the few pairs the masks let
+ * through read the partner's ranks from global memory (L2).  The grid runs row tiles
  * fastest, so the strongest pruners (the first window tiles) are met
  * first, and a row that reached band dominators is skipped by every later
  * CTA.  Counts go to the rows with one atomic add per CTA and row.
@@ -46,9 +47,8 @@
 #include "odp_skyline.h"
 #include "sky_internal.h"
 
-#define SKY_QTHREADS	128		/* rows of a block per CTA */
+#define SKY_QTHREADS	256		/* rows of a block per CTA */
 #define SKY_TILE		256		/* partners per CTA */
-#define SKY_SMEM_DIMS	32		/* partner ranks in shared memory up to this */
 #define SKY_REG_DIMS	16		/* row ranks in registers up to this */
 #define SKY_GRID_Y_MAX	65535
 #define SKY_MIN_BLOCK	32
@@ -72,6 +72,7 @@ typedef struct GpuSky
 	int			band;
 	bool		resident;
 	int64_t		block;			/* rows per block */
+	void	   *pinned;			/* the input while it is page-locked */
 
 	/* resident: every row's ranks and mask in key order, and the order */
 	uint32_t   *d_ranks;
@@ -87,10 +88,13 @@ typedef struct GpuSky
 	int32_t    *d_c1;			/* the block's counts after step 1 */
 	uint8_t    *d_flags;
 	int32_t    *d_sel;
+	int32_t    *d_sel2;			/* the selection sorted by mask */
+	int32_t    *d_perm;			/* the block's positions in mask order */
+	uint64_t   *d_selkey[2];
 	int32_t    *d_nsel;
 	void	   *d_temp;
 	size_t		temp_bytes;
-	unsigned long long *d_tests;	/* pair tests, full tests */
+	unsigned long long *d_tests;	/* per slot: pair tests, full tests */
 
 	/* the window: on the device up to wcap rows, then on the host */
 	uint32_t   *d_wranks;
@@ -117,10 +121,14 @@ SkyOrderedBits(double v)
 	return (u >> 63) ? ~u : (u | ((uint64_t) 1 << 63));
 }
 
-/* Item i = d * rows + r: the key of value (r, d) and its item index. */
+/*
+ * Item i = d * rows + r: the key of value (r, d) and its item index; the
+ * smallest row with a value not finite goes to *bad.
+ */
 __global__ void
 SkyValueKeys(const double *__restrict__ x, const uint8_t *__restrict__ maximize,
-			 int64_t rows, int dims, uint64_t *key, uint32_t *item)
+			 int64_t rows, int dims, uint64_t *key, uint32_t *item,
+			 unsigned long long *bad)
 {
 	int64_t		i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
 
@@ -129,8 +137,11 @@ SkyValueKeys(const double *__restrict__ x, const uint8_t *__restrict__ maximize,
 	{
 		int			d = (int) (i / rows);
 		int64_t		r = i - (int64_t) d * rows;
+		double		v = x[r * dims + d];
 
-		key[i] = SkyOrderedBits(odp_sky_value(x[r * dims + d], maximize != NULL && maximize[d]));
+		if (!isfinite(v))
+			atomicMin(bad, (unsigned long long) r);
+		key[i] = SkyOrderedBits(odp_sky_value(v, maximize != NULL && maximize[d]));
 		item[i] = (uint32_t) i;
 	}
 }
@@ -237,27 +248,89 @@ SkyGatherRows(const uint32_t *__restrict__ rank_cols, const uint64_t *__restrict
 	}
 }
 
+/* Partners per group whose masks are ANDed for a group test. */
+#define SKY_GROUP		32
+#define SKY_GROUPS		(SKY_TILE / SKY_GROUP)
+
+/* Mask bits (the top ones) the rows and members are ordered by. */
+#define SKY_ORDER_BITS	16
+
+/* Window size, in blocks, from which a block's rows are put in mask order. */
+#define SKY_PERM_MIN_WINDOW	4
+
+/* Slots of the test counters (pair tests, full tests) CTAs add to. */
+#define SKY_TEST_SLOTS	64
+
+/* Whether partner rank row pr dominates the row's ranks (qreg or qr). */
+template <int QREG>
+static __device__ __forceinline__ bool
+SkyDominates(const uint32_t *pr, const uint32_t *qreg, const uint32_t *__restrict__ qr,
+			 int dims)
+{
+	bool		strict = false;
+
+	if constexpr (QREG > 0)
+	{
+#pragma unroll
+		for (int d = 0; d < QREG; d++)
+		{
+			if (d < dims)
+			{
+				uint32_t	a = pr[d];
+
+				if (a > qreg[d])
+					return false;
+				strict |= a < qreg[d];
+			}
+		}
+	}
+	else
+	{
+		for (int d = 0; d < dims; d++)
+		{
+			uint32_t	a = pr[d],
+						b = __ldg(qr + d);
+
+			if (a > b)
+				return false;
+			strict |= a < b;
+		}
+	}
+	return strict;
+}
+
 /*
  * Adds to qcount[q] the partners in tile blockIdx.y (+ tile0) that
  * dominate row q, stopping at band; partners flagged by pfilter >= band
  * get an all-ones mask (skipped by nearly every row; comparing them
  * anyway changes no count below band).  triangular: partners and rows are
  * the same rows, and row q only meets partners before it.
+ *
+ * The masks of each group of 32 partners are ANDed: a bit every partner
+ * of the group has and the row lacks rules out the whole group with one
+ * test.  The window's members are appended sorted by mask, so the
+ * partners of a group share the leading features' thresholds; and the
+ * rows are taken in mask order too (qperm, or NULL for their own order),
+ * so that the rows of a warp tend to rule out the same groups and the
+ * warp skips them together.
  */
 template <int QREG>
 __global__ void __launch_bounds__(SKY_QTHREADS)
 SkyCount(const uint32_t *__restrict__ qranks, const uint64_t *__restrict__ qmasks,
-		 int32_t *qcount, int64_t nq,
+		 int32_t *qcount, int64_t nq, const int32_t *__restrict__ qperm,
 		 const uint32_t *__restrict__ pranks, const uint64_t *__restrict__ pmasks,
 		 const int32_t *__restrict__ pfilter, int64_t np, int64_t tile0,
 		 int dims, int band, bool triangular, unsigned long long *tests)
 {
 	__shared__ uint64_t smask[SKY_TILE];
-	extern __shared__ uint32_t srank[];
-	const int64_t q = (int64_t) blockIdx.x * SKY_QTHREADS + threadIdx.x;
+	__shared__ uint64_t sgroup[SKY_GROUPS];
+	__shared__ unsigned long long spairs[SKY_QTHREADS / 32];
+	__shared__ unsigned long long sfull[SKY_QTHREADS / 32];
+	const int64_t slot = (int64_t) blockIdx.x * SKY_QTHREADS + threadIdx.x;
+	const int64_t q = qperm != NULL && slot < nq ? qperm[slot] : slot;
 	const int64_t p0 = (tile0 + blockIdx.y) * SKY_TILE;
 	const int64_t pend = p0 + SKY_TILE < np ? p0 + SKY_TILE : np;
-	const bool	smem = dims <= SKY_SMEM_DIMS;
+	const int	lane = threadIdx.x & 31;
 	int32_t		c0 = band;
 	unsigned long long pairs = 0,
 				full = 0;
@@ -268,17 +341,24 @@ SkyCount(const uint32_t *__restrict__ qranks, const uint64_t *__restrict__ qmask
 	active = c0 < band && p0 < pend && (!triangular || q > p0);
 	if (!__syncthreads_or(active))
 		return;
-	for (int j = threadIdx.x; j < pend - p0; j += SKY_QTHREADS)
+	for (int j = threadIdx.x; j < SKY_TILE; j += SKY_QTHREADS)
 	{
-		uint64_t	m = pmasks[p0 + j];
+		uint64_t	m = ~(uint64_t) 0;
 
-		if (pfilter != NULL && pfilter[p0 + j] >= band)
-			m = ~(uint64_t) 0;
+		if (p0 + j < pend && (pfilter == NULL || pfilter[p0 + j] < band))
+			m = pmasks[p0 + j];
 		smask[j] = m;
 	}
-	if (smem)
-		for (int64_t e = threadIdx.x; e < (pend - p0) * dims; e += SKY_QTHREADS)
-			srank[e] = pranks[p0 * dims + e];
+	__syncthreads();
+	for (int grp = threadIdx.x >> 5; grp < SKY_GROUPS; grp += SKY_QTHREADS / 32)
+	{
+		uint64_t	m = smask[grp * SKY_GROUP + lane];
+		uint32_t	lo = __reduce_and_sync(0xffffffffu, (uint32_t) m);
+		uint32_t	hi = __reduce_and_sync(0xffffffffu, (uint32_t) (m >> 32));
+
+		if (lane == 0)
+			sgroup[grp] = ((uint64_t) hi << 32) | lo;
+	}
 	__syncthreads();
 
 	if (active)
@@ -289,7 +369,6 @@ SkyCount(const uint32_t *__restrict__ qranks, const uint64_t *__restrict__ qmask
 		int64_t		jend = pend - p0;
 		const int32_t need = band - c0;
 		int32_t		c = 0;
-		int64_t		j;
 
 		if (QREG > 0)
 		{
@@ -299,68 +378,53 @@ SkyCount(const uint32_t *__restrict__ qranks, const uint64_t *__restrict__ qmask
 		}
 		if (triangular && q - p0 < jend)
 			jend = q - p0;
-		for (j = 0; j < jend; j++)
+		for (int grp = 0; grp * SKY_GROUP < jend && c < need; grp++)
 		{
-			const uint32_t *pr;
-			bool		dom = true,
-						strict = false;
+			const int	gend = (int) (jend < (grp + 1) * SKY_GROUP ? jend : (grp + 1) * SKY_GROUP);
 
-			if (smask[j] & ~mq)
+			if (sgroup[grp] & ~mq)
 				continue;
-			full++;
-			pr = smem ? srank + j * dims : pranks + (p0 + j) * dims;
-			if (QREG > 0)
+			for (int j = grp * SKY_GROUP; j < gend; j++)
 			{
-#pragma unroll
-				for (int d = 0; d < (QREG > 0 ? QREG : 1); d++)
-				{
-					if (d < dims)
-					{
-						uint32_t	a = pr[d];
-
-						if (a > qreg[d])
-						{
-							dom = false;
-							break;
-						}
-						strict |= a < qreg[d];
-					}
-				}
-			}
-			else
-			{
-				for (int d = 0; d < dims; d++)
-				{
-					uint32_t	a = pr[d],
-								b = __ldg(qr + d);
-
-					if (a > b)
-					{
-						dom = false;
-						break;
-					}
-					strict |= a < b;
-				}
-			}
-			if (dom && strict && ++c >= need)
-			{
-				j++;
-				break;
+				pairs++;
+				if (smask[j] & ~mq)
+					continue;
+				full++;
+				if (SkyDominates<QREG>(pranks + (p0 + j) * dims, qreg, qr, dims) &&
+					++c >= need)
+					break;
 			}
 		}
-		pairs = (unsigned long long) j;
 		if (c > 0)
 			atomicAdd(qcount + q, c);
 	}
+	/* one add per CTA, spread over slots: one shared counter would serialise */
 	for (int off = 16; off > 0; off >>= 1)
 	{
 		pairs += __shfl_down_sync(0xffffffffu, pairs, off);
 		full += __shfl_down_sync(0xffffffffu, full, off);
 	}
-	if ((threadIdx.x & 31) == 0 && pairs > 0)
+	if (lane == 0)
 	{
-		atomicAdd(tests, pairs);
-		atomicAdd(tests + 1, full);
+		spairs[threadIdx.x >> 5] = pairs;
+		sfull[threadIdx.x >> 5] = full;
+	}
+	__syncthreads();
+	if (threadIdx.x == 0)
+	{
+		const int	at = (int) ((blockIdx.x + blockIdx.y) % SKY_TEST_SLOTS);
+
+		pairs = full = 0;
+		for (int w = 0; w < SKY_QTHREADS / 32; w++)
+		{
+			pairs += spairs[w];
+			full += sfull[w];
+		}
+		if (pairs > 0)
+		{
+			atomicAdd(tests + 2 * at, pairs);
+			atomicAdd(tests + 2 * at + 1, full);
+		}
 	}
 }
 
@@ -392,6 +456,31 @@ SkyAppendWindow(const uint32_t *__restrict__ branks, const uint64_t *__restrict_
 		wranks[e] = branks[src * dims + d];
 		if (d == 0)
 			wmasks[i] = bmasks[src];
+	}
+}
+
+/* The masks of the selected block rows, the keys of their sort. */
+__global__ void
+SkySelectedMasks(const uint64_t *__restrict__ bmasks, const int32_t *__restrict__ sel,
+				 int64_t n, uint64_t *key)
+{
+	int64_t		i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i < n)
+		key[i] = bmasks[sel[i]];
+}
+
+/* The block's masks and positions, the keys and values of their sort. */
+__global__ void
+SkyMasksAndIndexes(const uint64_t *__restrict__ bmasks, int64_t n, uint64_t *key,
+				   int32_t *index)
+{
+	int64_t		i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i < n)
+	{
+		key[i] = bmasks[i];
+		index[i] = (int32_t) i;
 	}
 }
 
@@ -440,6 +529,16 @@ SkyTempBytes(GpuSky *g, int64_t cells, size_t *bytes)
 													   (int32_t *) NULL, (int32_t *) NULL,
 													   g->block),
 					"sizing the skyline's selection");
+	{
+		size_t		m = 0;
+		cub::DoubleBuffer<uint64_t> k64(NULL, NULL);
+		cub::DoubleBuffer<int32_t> v32(NULL, NULL);
+
+		ODP_CUDA_RETURN(g->ctx, cub::DeviceRadixSort::SortPairs(NULL, m, k64, v32, g->block),
+						"sizing the skyline's member sort");
+		if (m > s)
+			s = m;
+	}
 	if (g->resident)
 	{
 		cub::DoubleBuffer<uint64_t> k64(NULL, NULL);
@@ -506,7 +605,7 @@ SkyPlan(GpuSky *g)
 	/* staged: counts, then the block, the segment buffer and the window */
 	{
 		size_t		fixed = (size_t) g->rows * 4 + ((size_t) 64 << 10);
-		size_t		per_block_row = 2 * row_bytes + 13;
+		size_t		per_block_row = 2 * row_bytes + 37;
 		size_t		left;
 
 		if (g->dev.budget <= fixed)
@@ -545,8 +644,12 @@ SkyAllocate(GpuSky *g)
 		(status = SkyAlloc(g, g->block, "skyline step counts", &g->d_c1)) != ODP_OK ||
 		(status = SkyAlloc(g, g->block, "skyline flags", &g->d_flags)) != ODP_OK ||
 		(status = SkyAlloc(g, g->block, "skyline selection", &g->d_sel)) != ODP_OK ||
+		(status = SkyAlloc(g, g->block, "skyline selection", &g->d_sel2)) != ODP_OK ||
+		(status = SkyAlloc(g, g->block, "skyline row order", &g->d_perm)) != ODP_OK ||
+		(status = SkyAlloc(g, g->block, "skyline selection keys", &g->d_selkey[0])) != ODP_OK ||
+		(status = SkyAlloc(g, g->block, "skyline selection keys", &g->d_selkey[1])) != ODP_OK ||
 		(status = SkyAlloc(g, 1, "skyline selection count", &g->d_nsel)) != ODP_OK ||
-		(status = SkyAlloc(g, 2, "skyline test counters", &g->d_tests)) != ODP_OK ||
+		(status = SkyAlloc(g, 2 * SKY_TEST_SLOTS, "skyline test counters", &g->d_tests)) != ODP_OK ||
 		(status = OdpGpuArenaAlloc(g->ctx, &g->arena, temp > 0 ? temp : 1,
 								   "skyline scratch", &g->d_temp)) != ODP_OK)
 		return status;
@@ -618,6 +721,7 @@ SkyPresortDevice(GpuSky *g)
 		(status = SkyAlloc(g, g->dims, "skyline directions", &d_max)) != ODP_OK)
 		return status;
 
+	g->pinned = OdpGpuPinHost(ctx, g->p->points->data, sizeof(double) * (size_t) n);
 	t0 = odp_now_ms();
 	ODP_CUDA_RETURN(ctx, cudaMemcpyAsync(d_x, g->p->points->data, sizeof(double) * (size_t) n,
 										 cudaMemcpyHostToDevice, g->stream),
@@ -628,9 +732,14 @@ SkyPresortDevice(GpuSky *g)
 						"copying the skyline's directions to the GPU");
 	ODP_CUDA_RETURN(ctx, cudaStreamSynchronize(g->stream), "copying the skyline's rows to the GPU");
 	ctx->transfer_ms += odp_now_ms() - t0;
+	OdpGpuUnpinHost(ctx, g->pinned);
+	g->pinned = NULL;
 
+	ODP_CUDA_RETURN(ctx, cudaMemcpyAsync(g->d_tests, &g->rows, sizeof(int64_t),
+										 cudaMemcpyHostToDevice, g->stream),
+					"checking the skyline's values");
 	SkyValueKeys<<<SkyGrid(n, 256), 256, 0, g->stream>>>(d_x, d_max, g->rows, g->dims,
-														 k64[0], v32[0]);
+														 k64[0], v32[0], g->d_tests);
 	ODP_CUDA_RETURN_LAUNCH(ctx, g->stream, "building the skyline's value keys");
 	{
 		cub::DoubleBuffer<uint64_t> keys(k64[0], k64[1]);
@@ -714,11 +823,10 @@ SkyPresortDevice(GpuSky *g)
 /* Launches SkyCount of rows q (nq) against partners p (np), tile by tile. */
 static OdpStatus
 SkyLaunchCount(GpuSky *g, const uint32_t *qr, const uint64_t *qm, int32_t *qc,
-			   int64_t nq, const uint32_t *pr, const uint64_t *pm,
+			   int64_t nq, const int32_t *perm, const uint32_t *pr, const uint64_t *pm,
 			   const int32_t *pf, int64_t np, bool triangular)
 {
 	const int64_t tiles = (np + SKY_TILE - 1) / SKY_TILE;
-	const size_t smem = g->dims <= SKY_SMEM_DIMS ? (size_t) SKY_TILE * g->dims * 4 : 0;
 
 	for (int64_t t0 = 0; t0 < tiles; t0 += SKY_GRID_Y_MAX)
 	{
@@ -726,15 +834,15 @@ SkyLaunchCount(GpuSky *g, const uint32_t *qr, const uint64_t *qm, int32_t *qc,
 						 (unsigned int) (tiles - t0 < SKY_GRID_Y_MAX ? tiles - t0 : SKY_GRID_Y_MAX));
 
 		if (g->dims <= 8)
-			SkyCount<8><<<grid, SKY_QTHREADS, smem, g->stream>>>(qr, qm, qc, nq, pr, pm, pf, np, t0,
+			SkyCount<8><<<grid, SKY_QTHREADS, 0, g->stream>>>(qr, qm, qc, nq, perm, pr, pm, pf, np, t0,
 																 g->dims, g->band, triangular,
 																 g->d_tests);
 		else if (g->dims <= SKY_REG_DIMS)
-			SkyCount<SKY_REG_DIMS><<<grid, SKY_QTHREADS, smem, g->stream>>>(qr, qm, qc, nq, pr, pm, pf,
+			SkyCount<SKY_REG_DIMS><<<grid, SKY_QTHREADS, 0, g->stream>>>(qr, qm, qc, nq, perm, pr, pm, pf,
 																			np, t0, g->dims, g->band,
 																			triangular, g->d_tests);
 		else
-			SkyCount<0><<<grid, SKY_QTHREADS, smem, g->stream>>>(qr, qm, qc, nq, pr, pm, pf, np, t0,
+			SkyCount<0><<<grid, SKY_QTHREADS, 0, g->stream>>>(qr, qm, qc, nq, perm, pr, pm, pf, np, t0,
 																 g->dims, g->band, triangular,
 																 g->d_tests);
 		ODP_CUDA_RETURN_LAUNCH(g->ctx, g->stream, "counting dominators");
@@ -753,6 +861,7 @@ SkyRunBlock(GpuSky *g, int64_t b0, int64_t nb)
 	int32_t    *bc = g->d_counts + b0;
 	int32_t		nsel = 0;
 	int64_t		take;
+	const int32_t *perm;
 	OdpStatus	status;
 	thrust::counting_iterator<int32_t> iota(0);
 
@@ -778,9 +887,37 @@ SkyRunBlock(GpuSky *g, int64_t b0, int64_t nb)
 		bm = g->d_bmasks;
 	}
 
+	/*
+	 * The rows in mask order, for coherent warps, once the window is large
+	 * enough to repay the sort; by the mask's top bits only (the leading
+	 * features' thresholds), which cost two radix passes instead of eight.
+	 */
+	perm = NULL;
+	if (g->wn + g->hwn >= SKY_PERM_MIN_WINDOW * g->block)
+	{
+		cub::DoubleBuffer<uint64_t> keys(g->d_selkey[0], g->d_selkey[1]);
+		cub::DoubleBuffer<int32_t> rows(g->d_sel2, g->d_perm);
+		size_t		tb = g->temp_bytes;
+
+		SkyMasksAndIndexes<<<SkyGrid(nb, 256), 256, 0, g->stream>>>(bm, nb, g->d_selkey[0],
+																	 g->d_sel2);
+		ODP_CUDA_RETURN_LAUNCH(ctx, g->stream, "ordering the skyline's block");
+		ODP_CUDA_RETURN(ctx, cub::DeviceRadixSort::SortPairs(g->d_temp, tb, keys, rows, nb,
+															 64 - SKY_ORDER_BITS, 64, g->stream),
+						"ordering the skyline's block");
+		if (rows.Current() != g->d_perm)
+		{
+			int32_t    *t = g->d_perm;
+
+			g->d_perm = g->d_sel2;
+			g->d_sel2 = t;
+		}
+		perm = g->d_perm;
+	}
+
 	/* step 1: the window on the device, then the part on the host */
 	if (g->wn > 0 &&
-		(status = SkyLaunchCount(g, br, bm, bc, nb, g->d_wranks, g->d_wmasks, NULL,
+		(status = SkyLaunchCount(g, br, bm, bc, nb, perm, g->d_wranks, g->d_wmasks, NULL,
 								 g->wn, false)) != ODP_OK)
 		return status;
 	for (int64_t s0 = 0; s0 < g->hwn; s0 += g->block)
@@ -800,8 +937,8 @@ SkyRunBlock(GpuSky *g, int64_t b0, int64_t nb)
 						"streaming the skyline's window");
 		ctx->transfer_ms += odp_now_ms() - t0;
 		odp_gpu_sky_streamed_rows += ns;
-		if ((status = SkyLaunchCount(g, br, bm, bc, nb, g->d_seg_ranks, g->d_seg_masks, NULL,
-									 ns, false)) != ODP_OK)
+		if ((status = SkyLaunchCount(g, br, bm, bc, nb, perm, g->d_seg_ranks,
+									 g->d_seg_masks, NULL, ns, false)) != ODP_OK)
 			return status;
 		/* the buffer is refilled next: wait for the launch that reads it */
 		ODP_CUDA_RETURN(ctx, cudaStreamSynchronize(g->stream), "streaming the skyline's window");
@@ -811,7 +948,7 @@ SkyRunBlock(GpuSky *g, int64_t b0, int64_t nb)
 	ODP_CUDA_RETURN(ctx, cudaMemcpyAsync(g->d_c1, bc, sizeof(int32_t) * (size_t) nb,
 										 cudaMemcpyDeviceToDevice, g->stream),
 					"keeping the skyline's counts");
-	if ((status = SkyLaunchCount(g, br, bm, bc, nb, br, bm, g->d_c1, nb, true)) != ODP_OK)
+	if ((status = SkyLaunchCount(g, br, bm, bc, nb, perm, br, bm, g->d_c1, nb, true)) != ODP_OK)
 		return status;
 
 	/* the block's band members join the window */
@@ -828,6 +965,27 @@ SkyRunBlock(GpuSky *g, int64_t b0, int64_t nb)
 										 cudaMemcpyDeviceToHost, g->stream),
 					"selecting the skyline's members");
 	ODP_CUDA_RETURN(ctx, cudaStreamSynchronize(g->stream), "selecting the skyline's members");
+	if (nsel > 1)
+	{
+		/* by mask, so that a group of partners shares its leading bits */
+		cub::DoubleBuffer<uint64_t> keys(g->d_selkey[0], g->d_selkey[1]);
+		cub::DoubleBuffer<int32_t> sel(g->d_sel, g->d_sel2);
+		size_t		tb = g->temp_bytes;
+
+		SkySelectedMasks<<<SkyGrid(nsel, 256), 256, 0, g->stream>>>(bm, g->d_sel, nsel,
+																	g->d_selkey[0]);
+		ODP_CUDA_RETURN_LAUNCH(ctx, g->stream, "ordering the skyline's members");
+		ODP_CUDA_RETURN(ctx, cub::DeviceRadixSort::SortPairs(g->d_temp, tb, keys, sel, nsel,
+															 64 - SKY_ORDER_BITS, 64, g->stream),
+						"ordering the skyline's members");
+		if (sel.Current() != g->d_sel)
+		{
+			int32_t    *t = g->d_sel;
+
+			g->d_sel = g->d_sel2;
+			g->d_sel2 = t;
+		}
+	}
 	take = g->wcap - g->wn < nsel ? g->wcap - g->wn : nsel;
 	if (take > 0)
 	{
@@ -867,6 +1025,8 @@ SkyRelease(GpuSky *g)
 		(void) cudaStreamDestroy(g->stream);
 		g->stream = NULL;
 	}
+	OdpGpuUnpinHost(g->ctx, g->pinned);
+	g->pinned = NULL;
 	OdpGpuArenaRelease(&g->arena);
 	odp_sky_prep_free(&g->prep);
 	free(g->h_wranks);
@@ -883,7 +1043,7 @@ odp_gpu_skyline(OdpContext *ctx, const OdpSkylineProblem *p, int32_t *dominated_
 {
 	GpuSky		g;
 	OdpStatus	status;
-	unsigned long long tests[2] = {0, 0};
+	unsigned long long tests[2 * SKY_TEST_SLOTS];
 	double		start = odp_now_ms();
 	double		t0;
 
@@ -900,10 +1060,23 @@ odp_gpu_skyline(OdpContext *ctx, const OdpSkylineProblem *p, int32_t *dominated_
 				 "creating a CUDA stream");
 	if ((status = SkyPlan(&g)) != ODP_OK || (status = SkyAllocate(&g)) != ODP_OK)
 		goto cleanup;
+	t0 = odp_now_ms();
 	if (g.resident)
 	{
 		if ((status = SkyPresortDevice(&g)) != ODP_OK)
 			goto cleanup;
+		int64_t		bad = g.rows;
+
+		/* the first test counter held the smallest row with a bad value */
+		ODP_CUDA_TRY(ctx, cudaMemcpyAsync(&bad, g.d_tests, sizeof(bad), cudaMemcpyDeviceToHost,
+										  g.stream),
+					 "checking the skyline's values");
+		ODP_CUDA_TRY(ctx, cudaStreamSynchronize(g.stream), "presorting the skyline's rows");
+		if (bad < g.rows)
+		{
+			status = odp_sky_not_finite(ctx, bad);
+			goto cleanup;
+		}
 	}
 	else
 	{
@@ -919,11 +1092,13 @@ odp_gpu_skyline(OdpContext *ctx, const OdpSkylineProblem *p, int32_t *dominated_
 			goto cleanup;
 		}
 	}
+	stats->presort_ms = odp_now_ms() - t0 - (g.resident ? ctx->transfer_ms : 0.0);
 	ODP_CUDA_TRY(ctx, cudaMemsetAsync(g.d_counts, 0, sizeof(int32_t) * (size_t) g.rows, g.stream),
 				 "clearing the skyline's counts");
-	ODP_CUDA_TRY(ctx, cudaMemsetAsync(g.d_tests, 0, 2 * sizeof(unsigned long long), g.stream),
+	ODP_CUDA_TRY(ctx, cudaMemsetAsync(g.d_tests, 0, sizeof(tests), g.stream),
 				 "clearing the skyline's counters");
 
+	t0 = odp_now_ms();
 	for (int64_t b0 = 0; b0 < g.rows; b0 += g.block)
 	{
 		if (odp_cancel_requested(ctx))
@@ -936,6 +1111,8 @@ odp_gpu_skyline(OdpContext *ctx, const OdpSkylineProblem *p, int32_t *dominated_
 		stats->blocks++;
 		ctx->chunks++;
 	}
+	ODP_CUDA_TRY(ctx, cudaStreamSynchronize(g.stream), "comparing the skyline's rows");
+	stats->loop_ms = odp_now_ms() - t0;
 
 	t0 = odp_now_ms();
 	if (g.resident)
@@ -964,8 +1141,11 @@ odp_gpu_skyline(OdpContext *ctx, const OdpSkylineProblem *p, int32_t *dominated_
 		for (int64_t pos = 0; pos < g.rows; pos++)
 			dominated_by[g.prep.order[pos]] = g.h_counts[pos] < g.band ? g.h_counts[pos] : g.band;
 	ctx->transfer_ms += odp_now_ms() - t0;
-	stats->pair_tests = (int64_t) tests[0];
-	stats->full_tests = (int64_t) tests[1];
+	for (int slot = 0; slot < SKY_TEST_SLOTS; slot++)
+	{
+		stats->pair_tests += (int64_t) tests[2 * slot];
+		stats->full_tests += (int64_t) tests[2 * slot + 1];
+	}
 	status = ODP_OK;
 
 cleanup:

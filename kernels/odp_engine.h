@@ -319,6 +319,8 @@ typedef struct OdpSkylineStats
 	int64_t		pair_tests;		/* (dominator candidate, row) pairs looked at */
 	int64_t		full_tests;		/* of them, compared feature by feature */
 	int64_t		blocks;			/* blocks of rows, in presorted order */
+	double		presort_ms;		/* of compute_ms: ranks, keys, order */
+	double		loop_ms;		/* of compute_ms: the blocks' comparisons */
 } OdpSkylineStats;
 
 /*

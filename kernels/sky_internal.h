@@ -50,6 +50,12 @@ extern OdpStatus odp_sky_prepare(OdpContext *ctx, const OdpSkylineProblem *p,
 extern void odp_sky_prep_free(OdpSkyPrep *prep);
 
 /*
+ * The error both paths report for a NaN or infinity, found while ranking:
+ * row is the smallest row that has one.
+ */
+extern OdpStatus odp_sky_not_finite(OdpContext *ctx, int64_t row);
+
+/*
  * Runs fn(arg, task) for task = 0 .. tasks-1 on ctx->cpu_threads threads;
  * the caller's thread polls the cancel callback between its tasks.
  * Returns ODP_ERR_CANCELLED when asked to stop, else ODP_OK; fn reports

@@ -183,6 +183,7 @@ typedef struct SkyPrepJob
 	uint64_t   *keys;			/* per row */
 	uint64_t   *masks;			/* per row */
 	atomic_int	oom;
+	atomic_llong bad_row;		/* smallest row with a value not finite */
 } SkyPrepJob;
 
 /* Task: the dense ranks, largest rank and mask thresholds of feature d. */
@@ -206,7 +207,17 @@ sky_prep_feature(void *arg, int64_t d)
 	}
 	for (int64_t i = 0; i < n; i++)
 	{
-		key[i] = sky_ordered_bits(odp_sky_value(x[i * job->dims + d], max));
+		double		v = x[i * job->dims + d];
+
+		if (!isfinite(v))
+		{
+			long long	seen = atomic_load(&job->bad_row);
+
+			while (i < seen && !atomic_compare_exchange_weak(&job->bad_row, &seen, i))
+				;
+			goto done;
+		}
+		key[i] = sky_ordered_bits(odp_sky_value(v, max));
 		row[i] = (uint32_t) i;
 	}
 	sky_radix_sort(key, row, key + n, row + n, n, count);
@@ -289,6 +300,14 @@ sky_prep_gather(void *arg, int64_t task)
 }
 
 /* See sky_internal.h. */
+OdpStatus
+odp_sky_not_finite(OdpContext *ctx, int64_t row)
+{
+	return odp_fail(ctx, ODP_ERR_DATA, "row %lld has a value that is not finite",
+					(long long) row);
+}
+
+/* See sky_internal.h. */
 void
 odp_sky_prep_free(OdpSkyPrep *prep)
 {
@@ -320,6 +339,7 @@ odp_sky_prepare(OdpContext *ctx, const OdpSkylineProblem *p, OdpSkyPrep *prep)
 	job.dims = dims;
 	job.bits = odp_sky_bits_per_dim(dims);
 	atomic_init(&job.oom, 0);
+	atomic_init(&job.bad_row, n);
 	job.rank_cols = malloc(sizeof(uint32_t) * cells);
 	job.max_rank = malloc(sizeof(uint32_t) * (size_t) dims);
 	job.thresholds = malloc(sizeof(uint32_t) * ODP_SKY_MASK_BITS);
@@ -343,6 +363,11 @@ odp_sky_prepare(OdpContext *ctx, const OdpSkylineProblem *p, OdpSkyPrep *prep)
 
 	if ((status = odp_sky_parallel(ctx, dims, sky_prep_feature, &job)) != ODP_OK)
 		goto cleanup;
+	if (atomic_load(&job.bad_row) < n)
+	{
+		status = odp_sky_not_finite(ctx, atomic_load(&job.bad_row));
+		goto cleanup;
+	}
 	if (atomic_load(&job.oom))
 	{
 		status = odp_fail(ctx, ODP_ERR_HOST_OOM,
@@ -418,11 +443,6 @@ odp_compute_skyline(OdpContext *ctx, const OdpSkylineProblem *p,
 	if (p->band < 1)
 		return odp_fail(ctx, ODP_ERR_INVALID_ARGUMENT,
 						"band must be at least 1, not %d", (int) p->band);
-	for (int64_t i = 0; i < m->rows * m->dims; i++)
-		if (!isfinite(m->data[i]))
-			return odp_fail(ctx, ODP_ERR_DATA,
-							"row %lld has a value that is not finite",
-							(long long) (i / m->dims));
 
 	memset(&local, 0, sizeof(local));
 	if (ctx->device == ODP_DEVICE_GPU)

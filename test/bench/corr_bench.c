@@ -35,8 +35,8 @@ extern void odp_gpu_corr_trace_print(void);
 #define TRACE_PRINT() ((void) 0)
 #endif
 
-/* The engine's switch for page-locking inputs (gpu_pearson.cu); weak for CPU builds. */
-extern int	odp_gpu_corr_pin_input __attribute__((weak));
+/* The engine's switch for page-locking inputs (gpu_runtime.cu); weak for CPU builds. */
+extern int	odp_gpu_pin_inputs __attribute__((weak));
 
 static uint64_t rng = 0x853c49e6748fea9bULL;
 
@@ -175,8 +175,8 @@ main(int argc, char **argv)
 			cpu = true;
 		else if (strcmp(a, "--spearman") == 0)
 			method = ODP_CORR_SPEARMAN;
-		else if (strcmp(a, "--no-pin") == 0 && &odp_gpu_corr_pin_input != NULL)
-			odp_gpu_corr_pin_input = 0;
+		else if (strcmp(a, "--no-pin") == 0 && &odp_gpu_pin_inputs != NULL)
+			odp_gpu_pin_inputs = 0;
 		else
 		{
 			fprintf(stderr, "unknown option %s\n", a);
