@@ -94,3 +94,21 @@ SQL
 		"SELECT count(*) FROM odp_pearson('SELECT * FROM odp_cancel_series WHERE id <= 100')" 4950
 	psql -X -q -c "DROP TABLE odp_cancel_series" >/dev/null
 }
+# odp_cancel_sky_checks DEVICE ROWS: the checks above on the k-skyband of
+# ROWS points on the simplex (no point dominates another) with a band
+# larger than ROWS, so that every row is compared with every row before it.
+odp_cancel_sky_checks() {
+	local dev=$1 rows=$2
+	psql -X -q -v ON_ERROR_STOP=1 >/dev/null <<SQL
+SET client_min_messages = warning;
+DROP TABLE IF EXISTS odp_cancel_sky;
+CREATE TABLE odp_cancel_sky AS
+	SELECT i AS id, a / s AS a, b / s AS b, c / s AS c, d / s AS d, e / s AS e, f / s AS f
+	FROM (SELECT i, a, b, c, d, e, f, a + b + c + d + e + f AS s FROM (
+		SELECT i, random() AS a, random() AS b, random() AS c, random() AS d, random() AS e,
+			random() AS f FROM generate_series(1, $rows) i) x) y;
+SQL
+	odp_cancel_checks "$dev" odp_cancel_sky 0 "SELECT count(*) FROM odp_skyline('odp_cancel_sky', band => 2000000000)" \
+		"SELECT count(*) FROM odp_skyline('SELECT * FROM odp_cancel_sky WHERE id <= 100', band => 1000)" 100
+	psql -X -q -c "DROP TABLE odp_cancel_sky" >/dev/null
+}

@@ -8,8 +8,10 @@
 # Needs a running server: PGHOST etc. set (e.g. source .devpg/start.sh),
 # or none, and then it starts a throwaway one like test/run_tests.sh.
 #   ODP_SKIP_ENGINE=1, ODP_SKIP_REGRESS=1, ODP_SKIP_BENCH=1 skip those parts.
-#   ODP_ANALYTICS="outliers knn pearson" (default all) limits the engine
-#   tests, comparisons, cancellation checks and benchmarks to those.
+#   ODP_ANALYTICS="outliers knn pearson skyline" (default all) limits the
+#   engine tests, comparisons, cancellation checks and benchmarks to those;
+#   one analytic with its own engine tests and regress suite (pearson,
+#   skyline) runs only those.
 #   ODP_PREBUILT=1 installs the odp_gpu.so already built in the tree (same
 #   compiler and flags, e.g. built on a machine without a GPU) instead of
 #   building, and uses the engine test binary already built.
@@ -23,7 +25,7 @@ if [ -n "${PGHOST:-}" ] && pg_isready -q 2>/dev/null; then
 	export ODP_USE_RUNNING_SERVER=1
 	export PG_CONFIG=${PG_CONFIG:-$(command -v pg_config)}
 fi
-ODP_ANALYTICS=${ODP_ANALYTICS:-outliers knn pearson}
+ODP_ANALYTICS=${ODP_ANALYTICS:-outliers knn pearson skyline}
 odp_wants() { [[ " $ODP_ANALYTICS " == *" $1 "* ]]; }
 set -e
 odp_install_deps
@@ -39,7 +41,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader ||
 psql -X -q -c "SET client_min_messages = warning" -c "CREATE EXTENSION IF NOT EXISTS odp_gpu" >/dev/null
 if [ "${ODP_SKIP_ENGINE:-0}" != 1 ]; then
 odp_log "engine unit tests"
-if [ "$ODP_ANALYTICS" = pearson ]; then engine_args=--pearson; else engine_args=; fi
+case "$ODP_ANALYTICS" in pearson|skyline) engine_args=--$ODP_ANALYTICS ;; *) engine_args= ;; esac
 if [ "${ODP_PREBUILT:-0}" = 1 ]; then
 	test/engine/test_engine $engine_args >/tmp/odp_engine_test.log 2>&1
 else
@@ -60,7 +62,7 @@ if [ "${ODP_SKIP_REGRESS:-0}" != 1 ]; then
 odp_log "pg_regress suites with odp_gpu.device = gpu, odp_gpu.gpu_min_rows = 0"
 # settings is left out: it checks the settings' defaults, which PGOPTIONS changes
 suites=$(ls sql/*.sql | sed 's|sql/||; s|\.sql$||' | grep -v -e '^odp_gpu--' -e '^settings$' | tr '\n' ' ')
-[ "$ODP_ANALYTICS" = pearson ] && suites=pearson
+case "$ODP_ANALYTICS" in pearson|skyline) suites=$ODP_ANALYTICS ;; esac
 PGOPTIONS="-c odp_gpu.device=gpu -c odp_gpu.gpu_min_rows=0" make -s installcheck REGRESS="$suites" PG_CONFIG="$PG_CONFIG" >/tmp/odp_regress.log 2>&1
 grep -E '\.\.\. ' /tmp/odp_regress.log
 ok=$(grep -cE '\.\.\. ok' /tmp/odp_regress.log); bad=$(grep -cE '\.\.\. (FAILED|failed)' /tmp/odp_regress.log)
@@ -238,6 +240,60 @@ odp_compare_corr two-sources 3000 500 0.8 3 0 pearson 0 40
 odp_compare_corr two-sources-pairwise 1000 300 0.3 3 0.1 pearson 0 40
 fi
 
+if odp_wants skyline; then
+odp_log "skyline: GPU vs CPU"
+# odp_compare_sky NAME ROWS DIMS BAND KIND DIRECTIONS [MEMORY_LIMIT_MB]: KIND
+# independent (uniform), anti (points scattered about the plane sum = 1),
+# or ties (integers 0 .. 4); every (id, dominated_by) row must be the same.
+odp_compare_sky() {
+	local name=$1 rows=$2 dims=$3 band=$4 kind=$5 dirs=$6 limit=${7:-0} out gen
+	case $kind in
+		independent) gen="random()" ;;
+		ties) gen="floor(random() * 5)" ;;
+		anti) gen="random()" ;;
+	esac
+	out=$(psql -X -At -v ON_ERROR_STOP=1 2>&1 <<SQL
+SET client_min_messages = warning;
+SELECT setseed(0.375);
+DROP TABLE IF EXISTS sky_data, sky_cpu, sky_gpu;
+CREATE TABLE sky_data AS SELECT i::bigint AS id,
+	array(SELECT ($gen)::float8 FROM generate_series(1, $dims) WHERE i > 0) AS v
+	FROM generate_series(1, $rows) i;
+$([ "$kind" = anti ] && echo "UPDATE sky_data SET v = (SELECT array_agg(x / s * (0.95 + 0.1 * random()) ORDER BY o) FROM unnest(v) WITH ORDINALITY u(x, o), (SELECT sum(y) AS s FROM unnest(v) y) t);")
+SET odp_gpu.device = cpu;
+SET odp_gpu.cpu_threads = 16;
+CREATE TABLE sky_cpu AS SELECT * FROM odp_skyline('sky_data', $dirs, band => $band);
+SET odp_gpu.device = gpu;
+SET odp_gpu.gpu_memory_limit = $limit;
+SET odp_gpu.report_timing = on;
+SET client_min_messages = notice;
+CREATE TABLE sky_gpu AS SELECT * FROM odp_skyline('sky_data', $dirs, band => $band);
+SET client_min_messages = warning;
+SELECT 'cmp=' || count(*) || ' ' || count(*) FILTER (WHERE c.dominated_by = g.dominated_by)
+	FROM sky_cpu c FULL JOIN sky_gpu g USING (id);
+SELECT 'agg=' || (SELECT array_agg(id ORDER BY id) FROM sky_cpu WHERE dominated_by = 0)
+	= (SELECT odp_skyline_agg(id, v, $dirs) FROM sky_data);
+DROP TABLE sky_data, sky_cpu, sky_gpu;
+SQL
+)
+	local cmp=$(sed -n 's/^cmp=//p' <<<"$out") agg=$(sed -n 's/^agg=//p' <<<"$out")
+	local chunks=$(sed -n 's/.*chunks=\([0-9]*\).*/\1/p' <<<"$out" | tr '\n' ' ')
+	local n=$(cut -d' ' -f1 <<<"$cmp") same=$(cut -d' ' -f2 <<<"$cmp")
+	[ -n "$n" ] && [ "$n" -gt 0 ] && [ "$same" = "$n" ] && [ "$agg" = t ]
+	odp_check "gpu-vs-cpu skyline $name: rows=$rows dims=$dims band=$band $kind limit=${limit}MB" $? \
+		"$same of $n rows identical, aggregate $agg, chunks=$chunks; $(sed -n 's/.*\(compute=[0-9.]* ms\).*\(members=[0-9]*\).*/\1 \2/p' <<<"$out" | head -1)"
+	grep -q '^ERROR' <<<"$out" && grep '^ERROR' <<<"$out" | head -3
+}
+odp_compare_sky independent 50000 4 1 independent NULL
+odp_compare_sky anti 60000 6 1 anti NULL
+odp_compare_sky anti-band 60000 6 5 anti "'{min,max,min,max,min,max}'"
+odp_compare_sky ties 40000 3 3 ties "'{max,min,max}'"
+odp_compare_sky one-feature 30000 1 2 ties "'{max}'"
+odp_compare_sky wide 20000 200 1 independent NULL
+odp_compare_sky staged 100000 8 1 anti NULL 4
+odp_compare_sky staged-band 50000 5 4 anti NULL 2
+fi
+
 if odp_wants outliers; then
 odp_log "an input over 1 GB"
 # 16,500 rows x 16,384 dims = 1.08 GB of float32: every value of row i is i,
@@ -273,11 +329,15 @@ fi
 if odp_wants pearson; then
 odp_cancel_series_checks gpu 100000 32
 fi
+if odp_wants skyline; then
+odp_cancel_sky_checks gpu 3000000
+fi
 
 if [ "${ODP_SKIP_BENCH:-0}" != 1 ]; then
 	odp_log "benchmark"
 	odp_wants outliers && ODP_BENCH_CPU_THREADS=${ODP_BENCH_CPU_THREADS:-16} bash test/bench/bench_outliers.sh
 	odp_wants pearson && ODP_BENCH_CPU_THREADS=${ODP_BENCH_CPU_THREADS:-16} bash test/bench/bench_pearson.sh
+	odp_wants skyline && ODP_BENCH_CPU_THREADS=${ODP_BENCH_CPU_THREADS:-16} bash test/bench/bench_skyline.sh
 fi
 odp_stop_server
 echo "$ODP_PASSED passed, $ODP_FAILED failed"
