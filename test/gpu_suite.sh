@@ -271,8 +271,8 @@ CREATE TABLE sky_gpu AS SELECT * FROM odp_skyline('sky_data', $dirs, band => $ba
 SET client_min_messages = warning;
 SELECT 'cmp=' || count(*) || ' ' || count(*) FILTER (WHERE c.dominated_by = g.dominated_by)
 	FROM sky_cpu c FULL JOIN sky_gpu g USING (id);
-SELECT 'agg=' || (SELECT array_agg(id ORDER BY id) FROM sky_cpu WHERE dominated_by = 0)
-	= (SELECT odp_skyline_agg(id, v, $dirs) FROM sky_data);
+SELECT 'agg=' || ((SELECT array_agg(id ORDER BY id) FROM sky_cpu WHERE dominated_by = 0)
+	= (SELECT odp_skyline_agg(id, v, $dirs) FROM sky_data));
 DROP TABLE sky_data, sky_cpu, sky_gpu;
 SQL
 )
