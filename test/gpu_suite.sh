@@ -279,7 +279,7 @@ SQL
 	local cmp=$(sed -n 's/^cmp=//p' <<<"$out") agg=$(sed -n 's/^agg=//p' <<<"$out")
 	local chunks=$(sed -n 's/.*chunks=\([0-9]*\).*/\1/p' <<<"$out" | tr '\n' ' ')
 	local n=$(cut -d' ' -f1 <<<"$cmp") same=$(cut -d' ' -f2 <<<"$cmp")
-	[ -n "$n" ] && [ "$n" -gt 0 ] && [ "$same" = "$n" ] && [ "$agg" = t ]
+	[ -n "$n" ] && [ "$n" -gt 0 ] && [ "$same" = "$n" ] && [ "$agg" = true ]
 	odp_check "gpu-vs-cpu skyline $name: rows=$rows dims=$dims band=$band $kind limit=${limit}MB" $? \
 		"$same of $n rows identical, aggregate $agg, chunks=$chunks; $(sed -n 's/.*\(compute=[0-9.]* ms\).*\(members=[0-9]*\).*/\1 \2/p' <<<"$out" | head -1)"
 	grep -q '^ERROR' <<<"$out" && grep '^ERROR' <<<"$out" | head -3
