@@ -108,11 +108,7 @@ odp_top_outliers_agg_transfn(PG_FUNCTION_ARGS)
 		OutlierAggEnsureSame("n", state->n, n);
 	}
 
-	OdpRowAccumAdd(state->rows,
-				   PG_ARGISNULL(AGG_ARG_ID) ? (Datum) 0 : PG_GETARG_DATUM(AGG_ARG_ID),
-				   PG_ARGISNULL(AGG_ARG_ID),
-				   PG_ARGISNULL(AGG_ARG_FEATURES) ? (Datum) 0 : PG_GETARG_DATUM(AGG_ARG_FEATURES),
-				   PG_ARGISNULL(AGG_ARG_FEATURES));
+	OdpRowAccumAdd(state->rows, fcinfo, AGG_ARG_ID, AGG_ARG_FEATURES);
 	PG_RETURN_POINTER(state);
 }
 

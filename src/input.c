@@ -1994,21 +1994,22 @@ OdpRowAccumCreate(MemoryContext cxt, const char *id_name,
 }
 
 /*
- * Appends one row, checking it as OdpReadInput checks rows (null id or
+ * Appends one row, the id and the vector of an aggregate's arguments id_arg
+ * and vector_arg, checking it as OdpReadInput checks rows (null id or
  * vector, null or non-finite elements, shape, length).  Temporary memory
  * goes to CurrentMemoryContext and is freed before returning.
  */
 void
-OdpRowAccumAdd(OdpRowAccum *acc, Datum id, bool id_isnull, Datum vector,
-			   bool vector_isnull)
+OdpRowAccumAdd(OdpRowAccum *acc, FunctionCallInfo fcinfo, int id_arg,
+			   int vector_arg)
 {
 	Datum		values[2];
 	bool		isnull[2];
 
-	values[0] = id;
-	isnull[0] = id_isnull;
-	values[1] = vector;
-	isnull[1] = vector_isnull;
+	isnull[0] = PG_ARGISNULL(id_arg);
+	values[0] = isnull[0] ? (Datum) 0 : PG_GETARG_DATUM(id_arg);
+	isnull[1] = PG_ARGISNULL(vector_arg);
+	values[1] = isnull[1] ? (Datum) 0 : PG_GETARG_DATUM(vector_arg);
 	OdpReaderAddRow(&acc->reader, values, isnull);
 }
 

@@ -21,6 +21,7 @@
 #ifndef ODP_INPUT_H
 #define ODP_INPUT_H
 
+#include "fmgr.h"
 #include "utils/array.h"
 
 /* How OdpReadInput delivers the feature values. */
@@ -85,8 +86,8 @@ typedef struct OdpRowAccum OdpRowAccum;
 extern OdpRowAccum *OdpRowAccumCreate(MemoryContext cxt, const char *id_name,
 									  const char *vector_name, Oid elemtype,
 									  OdpValueType values);
-extern void OdpRowAccumAdd(OdpRowAccum *acc, Datum id, bool id_isnull,
-						   Datum vector, bool vector_isnull);
+extern void OdpRowAccumAdd(OdpRowAccum *acc, FunctionCallInfo fcinfo,
+						   int id_arg, int vector_arg);
 extern int64 OdpRowAccumRows(const OdpRowAccum *acc);
 extern void OdpRowAccumFinish(OdpRowAccum *acc, const char *source_desc,
 							  OdpInput *out);

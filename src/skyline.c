@@ -269,11 +269,7 @@ odp_skyline_agg_transfn(PG_FUNCTION_ARGS)
 					 errhint("Pass a constant band.")));
 	}
 
-	OdpRowAccumAdd(state->rows,
-				   PG_ARGISNULL(SKY_AGG_ARG_ID) ? (Datum) 0 : PG_GETARG_DATUM(SKY_AGG_ARG_ID),
-				   PG_ARGISNULL(SKY_AGG_ARG_ID),
-				   PG_ARGISNULL(SKY_AGG_ARG_FEATURES) ? (Datum) 0 : PG_GETARG_DATUM(SKY_AGG_ARG_FEATURES),
-				   PG_ARGISNULL(SKY_AGG_ARG_FEATURES));
+	OdpRowAccumAdd(state->rows, fcinfo, SKY_AGG_ARG_ID, SKY_AGG_ARG_FEATURES);
 	PG_RETURN_POINTER(state);
 }
 
