@@ -119,22 +119,6 @@ SkylineCheckDirections(int nentries, const OdpInput *in)
 				 errhint("Give one direction (min or max) per feature, per element for an array feature.")));
 }
 
-/* Ensures band is given and at least 1. */
-static int32
-SkylineArgBand(FunctionCallInfo fcinfo, int argno)
-{
-	int32		band;
-
-	OdpArgNotNull(fcinfo, argno, "band");
-	band = PG_GETARG_INT32(argno);
-	if (band < 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("band must be at least 1, not %d", band),
-				 errhint("band => 1 gives the skyline; band => k the rows fewer than k rows dominate.")));
-	return band;
-}
-
 /*
  * odp_skyline(source, directions, band, id_column, features)
  *	  -> TABLE(id bigint, dominated_by int): the rows fewer than band
@@ -156,7 +140,7 @@ odp_skyline(PG_FUNCTION_ARGS)
 	double		start;
 
 	OdpArgNotNull(fcinfo, SKY_ARG_SOURCE, "source");
-	band = SkylineArgBand(fcinfo, SKY_ARG_BAND);
+	band = OdpArgPositive(fcinfo, SKY_ARG_BAND, "band");
 	memset(&spec, 0, sizeof(spec));
 	spec.source = PG_GETARG_TEXT_PP(SKY_ARG_SOURCE);
 	spec.id_column = OdpArgOptText(fcinfo, SKY_ARG_ID_COLUMN);
@@ -233,7 +217,7 @@ odp_skyline_agg_transfn(PG_FUNCTION_ARGS)
 	if (!AggCheckCallContext(fcinfo, &aggcxt))
 		elog(ERROR, "odp_skyline_agg_transfn called in non-aggregate context");
 	if (PG_NARGS() > SKY_AGG_ARG_BAND)
-		band = SkylineArgBand(fcinfo, SKY_AGG_ARG_BAND);
+		band = OdpArgPositive(fcinfo, SKY_AGG_ARG_BAND, "band");
 	maximize = SkylineParseDirections(OdpArgOptArray(fcinfo, SKY_AGG_ARG_DIRECTIONS),
 									  &nentries);
 
