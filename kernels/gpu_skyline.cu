@@ -14,10 +14,11 @@
  * Block loop.  One thread holds one row of the block; a CTA compares 256
  * rows with a tile of 256 partners, whose masks it holds in shared
  * memory, with the AND of each 32 of them; the few pairs the masks let
- * through read the partner's ranks from global memory (L2).  The grid runs row tiles
- * fastest, so the strongest pruners (the first window tiles) are met
- * first, and a row that reached band dominators is skipped by every later
- * CTA.  Counts go to the rows with one atomic add per CTA and row.
+ * through read the partner's ranks from global memory (L2).  The grid
+ * runs row tiles fastest, so the strongest pruners (the first window
+ * tiles) are met first, and a row that reached band dominators is skipped
+ * by every later CTA.  Counts go to the rows with one atomic add per CTA
+ * and row.
  *
  * Plans.  Resident: the presort and the whole window on the device.
  * Staged, when that does not fit the budget: the presort on the host
@@ -112,15 +113,6 @@ typedef struct GpuSky
 
 /* ---- kernels ---- */
 
-/* The order-preserving 64-bit image of a double (no NaN; -0 already 0). */
-static __device__ __forceinline__ uint64_t
-SkyOrderedBits(double v)
-{
-	uint64_t	u = (uint64_t) __double_as_longlong(v);
-
-	return (u >> 63) ? ~u : (u | ((uint64_t) 1 << 63));
-}
-
 /*
  * Item i = d * rows + r: the key of value (r, d) and its item index; the
  * smallest row with a value not finite goes to *bad.
@@ -141,7 +133,7 @@ SkyValueKeys(const double *__restrict__ x, const uint8_t *__restrict__ maximize,
 
 		if (!isfinite(v))
 			atomicMin(bad, (unsigned long long) r);
-		key[i] = SkyOrderedBits(odp_sky_value(v, maximize != NULL && maximize[d]));
+		key[i] = odp_sky_ordered_bits(odp_sky_value(v, maximize != NULL && maximize[d]));
 		item[i] = (uint32_t) i;
 	}
 }
@@ -261,7 +253,10 @@ SkyGatherRows(const uint32_t *__restrict__ rank_cols, const uint64_t *__restrict
 /* Slots of the test counters (pair tests, full tests) CTAs add to. */
 #define SKY_TEST_SLOTS	64
 
-/* Whether partner rank row pr dominates the row's ranks (qreg or qr). */
+/*
+ * Whether partner rank row pr dominates the row's ranks: odp_sky_dominates,
+ * with the row's ranks held in registers (qreg) up to QREG features.
+ */
 template <int QREG>
 static __device__ __forceinline__ bool
 SkyDominates(const uint32_t *pr, const uint32_t *qreg, const uint32_t *__restrict__ qr,
@@ -285,17 +280,7 @@ SkyDominates(const uint32_t *pr, const uint32_t *qreg, const uint32_t *__restric
 		}
 	}
 	else
-	{
-		for (int d = 0; d < dims; d++)
-		{
-			uint32_t	a = pr[d],
-						b = __ldg(qr + d);
-
-			if (a > b)
-				return false;
-			strict |= a < b;
-		}
-	}
+		return odp_sky_dominates(pr, qr, dims);
 	return strict;
 }
 
@@ -370,10 +355,10 @@ SkyCount(const uint32_t *__restrict__ qranks, const uint64_t *__restrict__ qmask
 		const int32_t need = band - c0;
 		int32_t		c = 0;
 
-		if (QREG > 0)
+		if constexpr (QREG > 0)
 		{
 #pragma unroll
-			for (int d = 0; d < (QREG > 0 ? QREG : 1); d++)
+			for (int d = 0; d < QREG; d++)
 				qreg[d] = d < dims ? qr[d] : 0;
 		}
 		if (triangular && q - p0 < jend)
@@ -459,28 +444,21 @@ SkyAppendWindow(const uint32_t *__restrict__ branks, const uint64_t *__restrict_
 	}
 }
 
-/* The masks of the selected block rows, the keys of their sort. */
+/*
+ * Sort keys of block rows by mask: key[i] is the mask of block row sel[i]
+ * (sel NULL: row i, whose position then goes to index[i]).
+ */
 __global__ void
-SkySelectedMasks(const uint64_t *__restrict__ bmasks, const int32_t *__restrict__ sel,
-				 int64_t n, uint64_t *key)
-{
-	int64_t		i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
-
-	if (i < n)
-		key[i] = bmasks[sel[i]];
-}
-
-/* The block's masks and positions, the keys and values of their sort. */
-__global__ void
-SkyMasksAndIndexes(const uint64_t *__restrict__ bmasks, int64_t n, uint64_t *key,
-				   int32_t *index)
+SkyMaskKeys(const uint64_t *__restrict__ bmasks, const int32_t *__restrict__ sel,
+			int64_t n, uint64_t *key, int32_t *index)
 {
 	int64_t		i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
 
 	if (i < n)
 	{
-		key[i] = bmasks[i];
-		index[i] = (int32_t) i;
+		key[i] = bmasks[sel != NULL ? sel[i] : i];
+		if (sel == NULL)
+			index[i] = (int32_t) i;
 	}
 }
 
@@ -850,6 +828,50 @@ SkyLaunchCount(GpuSky *g, const uint32_t *qr, const uint64_t *qm, int32_t *qc,
 	return ODP_OK;
 }
 
+/* Copies n rank rows and their masks from the host (staged plan). */
+static OdpStatus
+SkyUploadRows(GpuSky *g, const uint32_t *ranks, const uint64_t *masks, int64_t n,
+			  uint32_t *d_ranks, uint64_t *d_masks)
+{
+	double		t0 = odp_now_ms();
+
+	ODP_CUDA_RETURN(g->ctx, cudaMemcpyAsync(d_ranks, ranks, sizeof(uint32_t) * (size_t) g->dims * n,
+											cudaMemcpyHostToDevice, g->stream),
+					"copying the skyline's rows to the GPU");
+	ODP_CUDA_RETURN(g->ctx, cudaMemcpyAsync(d_masks, masks, sizeof(uint64_t) * (size_t) n,
+											cudaMemcpyHostToDevice, g->stream),
+					"copying the skyline's rows to the GPU");
+	g->ctx->transfer_ms += odp_now_ms() - t0;
+	return ODP_OK;
+}
+
+/*
+ * Orders n block rows by the top SKY_ORDER_BITS bits of their masks (two
+ * radix passes instead of eight): with identity, rows 0 .. n-1 into *vals;
+ * else the block positions already in *vals.  *vals ends up holding the
+ * sorted positions; it and g->d_sel2, the sort's other buffer, may swap.
+ */
+static OdpStatus
+SkySortByMask(GpuSky *g, const uint64_t *bm, int64_t n, bool identity, int32_t **vals)
+{
+	cub::DoubleBuffer<uint64_t> keys(g->d_selkey[0], g->d_selkey[1]);
+	cub::DoubleBuffer<int32_t> rows(*vals, g->d_sel2);
+	size_t		tb = g->temp_bytes;
+
+	SkyMaskKeys<<<SkyGrid(n, 256), 256, 0, g->stream>>>(bm, identity ? NULL : *vals, n,
+														g->d_selkey[0], *vals);
+	ODP_CUDA_RETURN_LAUNCH(g->ctx, g->stream, "ordering the skyline's rows by mask");
+	ODP_CUDA_RETURN(g->ctx, cub::DeviceRadixSort::SortPairs(g->d_temp, tb, keys, rows, n,
+															64 - SKY_ORDER_BITS, 64, g->stream),
+					"ordering the skyline's rows by mask");
+	if (rows.Current() != *vals)
+	{
+		g->d_sel2 = *vals;
+		*vals = rows.Current();
+	}
+	return ODP_OK;
+}
+
 /* One block of rows b0 .. b0+nb-1: both steps, then the window grows. */
 static OdpStatus
 SkyRunBlock(GpuSky *g, int64_t b0, int64_t nb)
@@ -872,17 +894,9 @@ SkyRunBlock(GpuSky *g, int64_t b0, int64_t nb)
 	}
 	else
 	{
-		double		t0 = odp_now_ms();
-
-		ODP_CUDA_RETURN(ctx, cudaMemcpyAsync(g->d_branks, g->prep.ranks + (size_t) b0 * dims,
-											 sizeof(uint32_t) * dims * (size_t) nb,
-											 cudaMemcpyHostToDevice, g->stream),
-						"copying a block of the skyline's rows");
-		ODP_CUDA_RETURN(ctx, cudaMemcpyAsync(g->d_bmasks, g->prep.masks + b0,
-											 sizeof(uint64_t) * (size_t) nb,
-											 cudaMemcpyHostToDevice, g->stream),
-						"copying a block of the skyline's rows");
-		ctx->transfer_ms += odp_now_ms() - t0;
+		if ((status = SkyUploadRows(g, g->prep.ranks + (size_t) b0 * dims, g->prep.masks + b0,
+									nb, g->d_branks, g->d_bmasks)) != ODP_OK)
+			return status;
 		br = g->d_branks;
 		bm = g->d_bmasks;
 	}
@@ -895,23 +909,8 @@ SkyRunBlock(GpuSky *g, int64_t b0, int64_t nb)
 	perm = NULL;
 	if (g->wn + g->hwn >= SKY_PERM_MIN_WINDOW * g->block)
 	{
-		cub::DoubleBuffer<uint64_t> keys(g->d_selkey[0], g->d_selkey[1]);
-		cub::DoubleBuffer<int32_t> rows(g->d_sel2, g->d_perm);
-		size_t		tb = g->temp_bytes;
-
-		SkyMasksAndIndexes<<<SkyGrid(nb, 256), 256, 0, g->stream>>>(bm, nb, g->d_selkey[0],
-																	 g->d_sel2);
-		ODP_CUDA_RETURN_LAUNCH(ctx, g->stream, "ordering the skyline's block");
-		ODP_CUDA_RETURN(ctx, cub::DeviceRadixSort::SortPairs(g->d_temp, tb, keys, rows, nb,
-															 64 - SKY_ORDER_BITS, 64, g->stream),
-						"ordering the skyline's block");
-		if (rows.Current() != g->d_perm)
-		{
-			int32_t    *t = g->d_perm;
-
-			g->d_perm = g->d_sel2;
-			g->d_sel2 = t;
-		}
+		if ((status = SkySortByMask(g, bm, nb, true, &g->d_perm)) != ODP_OK)
+			return status;
 		perm = g->d_perm;
 	}
 
@@ -923,19 +922,12 @@ SkyRunBlock(GpuSky *g, int64_t b0, int64_t nb)
 	for (int64_t s0 = 0; s0 < g->hwn; s0 += g->block)
 	{
 		int64_t		ns = g->hwn - s0 < g->block ? g->hwn - s0 : g->block;
-		double		t0 = odp_now_ms();
 
 		if (odp_cancel_requested(ctx))
 			return odp_fail(ctx, ODP_ERR_CANCELLED, "the skyline was cancelled");
-		ODP_CUDA_RETURN(ctx, cudaMemcpyAsync(g->d_seg_ranks, g->h_wranks + (size_t) s0 * dims,
-											 sizeof(uint32_t) * dims * (size_t) ns,
-											 cudaMemcpyHostToDevice, g->stream),
-						"streaming the skyline's window");
-		ODP_CUDA_RETURN(ctx, cudaMemcpyAsync(g->d_seg_masks, g->h_wmasks + s0,
-											 sizeof(uint64_t) * (size_t) ns,
-											 cudaMemcpyHostToDevice, g->stream),
-						"streaming the skyline's window");
-		ctx->transfer_ms += odp_now_ms() - t0;
+		if ((status = SkyUploadRows(g, g->h_wranks + (size_t) s0 * dims, g->h_wmasks + s0, ns,
+									g->d_seg_ranks, g->d_seg_masks)) != ODP_OK)
+			return status;
 		odp_gpu_sky_streamed_rows += ns;
 		if ((status = SkyLaunchCount(g, br, bm, bc, nb, perm, g->d_seg_ranks,
 									 g->d_seg_masks, NULL, ns, false)) != ODP_OK)
@@ -965,27 +957,9 @@ SkyRunBlock(GpuSky *g, int64_t b0, int64_t nb)
 										 cudaMemcpyDeviceToHost, g->stream),
 					"selecting the skyline's members");
 	ODP_CUDA_RETURN(ctx, cudaStreamSynchronize(g->stream), "selecting the skyline's members");
-	if (nsel > 1)
-	{
-		/* by mask, so that a group of partners shares its leading bits */
-		cub::DoubleBuffer<uint64_t> keys(g->d_selkey[0], g->d_selkey[1]);
-		cub::DoubleBuffer<int32_t> sel(g->d_sel, g->d_sel2);
-		size_t		tb = g->temp_bytes;
-
-		SkySelectedMasks<<<SkyGrid(nsel, 256), 256, 0, g->stream>>>(bm, g->d_sel, nsel,
-																	g->d_selkey[0]);
-		ODP_CUDA_RETURN_LAUNCH(ctx, g->stream, "ordering the skyline's members");
-		ODP_CUDA_RETURN(ctx, cub::DeviceRadixSort::SortPairs(g->d_temp, tb, keys, sel, nsel,
-															 64 - SKY_ORDER_BITS, 64, g->stream),
-						"ordering the skyline's members");
-		if (sel.Current() != g->d_sel)
-		{
-			int32_t    *t = g->d_sel;
-
-			g->d_sel = g->d_sel2;
-			g->d_sel2 = t;
-		}
-	}
+	/* by mask, so that a group of partners shares its leading bits */
+	if (nsel > 1 && (status = SkySortByMask(g, bm, nsel, false, &g->d_sel)) != ODP_OK)
+		return status;
 	take = g->wcap - g->wn < nsel ? g->wcap - g->wn : nsel;
 	if (take > 0)
 	{

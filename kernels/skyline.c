@@ -104,16 +104,6 @@ odp_sky_parallel(OdpContext *ctx, int64_t tasks, OdpSkyTaskFn fn, void *arg)
 
 /* ---- the presort ---- */
 
-/* The order-preserving 64-bit image of a double (no NaN; -0 already 0). */
-static inline uint64_t
-sky_ordered_bits(double v)
-{
-	uint64_t	u;
-
-	memcpy(&u, &v, sizeof(u));
-	return (u >> 63) ? ~u : (u | ((uint64_t) 1 << 63));
-}
-
 /*
  * Sorts key[0 .. n) ascending, carrying val, stably (LSD radix); tmp
  * buffers of n entries each; the result ends in key/val.  Passes whose
@@ -217,7 +207,7 @@ sky_prep_feature(void *arg, int64_t d)
 				;
 			goto done;
 		}
-		key[i] = sky_ordered_bits(odp_sky_value(v, max));
+		key[i] = odp_sky_ordered_bits(odp_sky_value(v, max));
 		row[i] = (uint32_t) i;
 	}
 	sky_radix_sort(key, row, key + n, row + n, n, count);
