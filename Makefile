@@ -99,6 +99,9 @@ test/bench/corr_bench: test/bench/corr_bench.c $(ENGINE_C_OBJS) $(ENGINE_CU_OBJS
 	$(CC) -std=c11 -O2 -Wall -Ikernels $(ENGINE_CFLAGS) -o $@ $< \
 		$(ENGINE_C_OBJS) $(ENGINE_CU_OBJS) $(SHLIB_LINK)
 
+test/bench/knn_bench test/bench/corr_bench test/bench/corr_bench_trace \
+	test/bench/sky_bench: test/bench/bench_rng.h
+
 # Skyline workloads and engine timings (no server; GPU part needs a GPU).
 test/bench/sky_bench: test/bench/sky_bench.c $(ENGINE_C_OBJS) $(ENGINE_CU_OBJS)
 	$(CC) -std=c11 -O2 -Wall -Ikernels $(ENGINE_CFLAGS) -o $@ $< \

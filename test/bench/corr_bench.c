@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_rng.h"
 #include "odp_engine.h"
 
 #ifdef ODP_CORR_TRACE
@@ -40,14 +41,11 @@ extern int	odp_gpu_pin_inputs __attribute__((weak));
 
 static uint64_t rng = 0x853c49e6748fea9bULL;
 
-/* A uniform double in [0, 1) from a 64-bit xorshift. */
+/* A uniform double in [0, 1). */
 static double
 unit(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (rng >> 11) / 9007199254740992.0;
+	return bench_unit(&rng);
 }
 
 /* Pairs kept by the benchmark: only their number and the coefficients. */

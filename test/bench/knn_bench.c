@@ -22,25 +22,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_rng.h"
 #include "odp_engine.h"
 
 static uint64_t rng = 0x853c49e6748fea9bULL;
 
-/* A standard normal deviate (Box-Muller over a 64-bit xorshift). */
+/* A standard normal deviate (Box-Muller; u1 in (0, 1], never 0). */
 static float
 gauss(void)
 {
 	double		u1,
 				u2;
 
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	u1 = ((rng >> 11) + 1.0) / 9007199254740993.0;
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	u2 = (rng >> 11) / 9007199254740992.0;
+	u1 = ((bench_next(&rng) >> 11) + 1.0) / 9007199254740993.0;
+	u2 = bench_unit(&rng);
 	return (float) (sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
 }
 

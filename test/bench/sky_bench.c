@@ -31,18 +31,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_rng.h"
 #include "odp_engine.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ULL;
 
-/* A uniform double in [0, 1) from a 64-bit xorshift. */
+/* A uniform double in [0, 1). */
 static double
 unit(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (rng >> 11) / 9007199254740992.0;
+	return bench_unit(&rng);
 }
 
 /* The generator's helpers: uniform, peaked (mean of dim uniforms), normal. */
