@@ -544,7 +544,8 @@ SkyTempBytes(GpuSky *g, int64_t cells, size_t *bytes)
 /*
  * Chooses the plan: resident when the presort's buffers and a window of
  * every row fit the budget and the cells fit 32-bit indexes, else staged
- * with blocks and a window sized to the budget.
+ * with blocks and a window sized to the budget; sets the CUB scratch size
+ * the plan needs (temp_bytes).
  */
 static OdpStatus
 SkyPlan(GpuSky *g)
@@ -577,6 +578,7 @@ SkyPlan(GpuSky *g)
 	if (g->resident)
 	{
 		g->wcap = g->rows;
+		g->temp_bytes = temp;
 		return ODP_OK;
 	}
 
@@ -599,6 +601,7 @@ SkyPlan(GpuSky *g)
 							g->dev.budget, SKY_MIN_BLOCK, g->dims);
 		if ((status = SkyTempBytes(g, 0, &temp)) != ODP_OK)
 			return status;
+		g->temp_bytes = temp;
 		left -= (size_t) g->block * per_block_row;
 		left = left > temp + 8 * ODP_GPU_ALLOC_ALIGN ? left - temp - 8 * ODP_GPU_ALLOC_ALIGN : 0;
 		g->wcap = (int64_t) (left / row_bytes);
@@ -613,11 +616,7 @@ static OdpStatus
 SkyAllocate(GpuSky *g)
 {
 	OdpStatus	status;
-	size_t		temp = 0;
 
-	if ((status = SkyTempBytes(g, g->resident ? g->rows * (int64_t) g->dims : 0, &temp)) != ODP_OK)
-		return status;
-	g->temp_bytes = temp;
 	if ((status = SkyAlloc(g, g->rows, "skyline counts", &g->d_counts)) != ODP_OK ||
 		(status = SkyAlloc(g, g->block, "skyline step counts", &g->d_c1)) != ODP_OK ||
 		(status = SkyAlloc(g, g->block, "skyline flags", &g->d_flags)) != ODP_OK ||
@@ -628,7 +627,7 @@ SkyAllocate(GpuSky *g)
 		(status = SkyAlloc(g, g->block, "skyline selection keys", &g->d_selkey[1])) != ODP_OK ||
 		(status = SkyAlloc(g, 1, "skyline selection count", &g->d_nsel)) != ODP_OK ||
 		(status = SkyAlloc(g, 2 * SKY_TEST_SLOTS, "skyline test counters", &g->d_tests)) != ODP_OK ||
-		(status = OdpGpuArenaAlloc(g->ctx, &g->arena, temp > 0 ? temp : 1,
+		(status = OdpGpuArenaAlloc(g->ctx, &g->arena, g->temp_bytes > 0 ? g->temp_bytes : 1,
 								   "skyline scratch", &g->d_temp)) != ODP_OK)
 		return status;
 	if (g->wcap > 0 &&
