@@ -124,6 +124,9 @@ SELECT count(*) AS differences FROM (
 	 SELECT city, unnest(odp_skyline_agg(id, ARRAY[price, size], '{min,max}')) FROM listings GROUP BY city)) x;
 SELECT odp_skyline_agg(id, v, NULL) FROM (VALUES (1, '{1,2}'::real[]), (2, '{2,1}'), (3, '{2,2}')) s(id, v);
 SELECT odp_skyline_agg(id, v, '{min,min}', 2) FROM (VALUES (1, '{1,2}'::float8[]), (2, '{2,1}'), (3, '{2,2}'), (4, '{3,3}')) s(id, v);
+-- the same directions spelled differently in different rows are the same
+SELECT odp_skyline_agg(id, v, CASE WHEN id = 1 THEN '{MIN,min}' ELSE '{min,Min}' END::text[])
+FROM (VALUES (1, '{1,2}'::float8[]), (2, '{2,1}'), (3, '{2,2}')) s(id, v);
 SELECT odp_skyline_agg(id, v, '{min}') IS NULL AS no_rows FROM (VALUES (1, '{1}'::float8[])) s(id, v) WHERE id < 0;
 
 -- Privileges and row-level security hold as for every odp_gpu function

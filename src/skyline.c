@@ -184,19 +184,32 @@ odp_skyline(PG_FUNCTION_ARGS)
 typedef struct SkylineAggState
 {
 	OdpRowAccum *rows;
-	uint8	   *maximize;		/* parsed directions, or NULL (all min) */
+	ArrayType  *directions;		/* the first row's, copied, or NULL */
+	uint8	   *maximize;		/* parsed, or NULL (all min) */
 	int			nentries;		/* their number; -1 for NULL */
 	int32		band;
 } SkylineAggState;
 
-/* Whether parsed directions are the state's. */
+/*
+ * Whether a row's directions are the state's: the same array, byte for
+ * byte, is (the common case, checked without parsing); else they are
+ * parsed and compared entry by entry, so that '{MIN}' equals '{min}'.
+ */
 static bool
-SkylineSameDirections(const SkylineAggState *state, const uint8 *maximize,
-					  int nentries)
+SkylineSameDirections(const SkylineAggState *state, ArrayType *arr)
 {
+	uint8	   *maximize;
+	int			nentries;
+
+	if (arr == NULL || state->directions == NULL)
+		return arr == NULL && state->directions == NULL;
+	if (VARSIZE(arr) == VARSIZE(state->directions) &&
+		memcmp(arr, state->directions, VARSIZE(arr)) == 0)
+		return true;
+	maximize = SkylineParseDirections(arr, &nentries);
 	if (state->nentries != nentries)
 		return false;
-	return nentries <= 0 || memcmp(state->maximize, maximize, nentries) == 0;
+	return nentries == 0 || memcmp(state->maximize, maximize, nentries) == 0;
 }
 
 /*
@@ -210,37 +223,35 @@ odp_skyline_agg_transfn(PG_FUNCTION_ARGS)
 {
 	MemoryContext aggcxt;
 	SkylineAggState *state;
-	uint8	   *maximize;
-	int			nentries;
+	ArrayType  *directions;
 	int32		band = 1;
 
 	if (!AggCheckCallContext(fcinfo, &aggcxt))
 		elog(ERROR, "odp_skyline_agg_transfn called in non-aggregate context");
 	if (PG_NARGS() > SKY_AGG_ARG_BAND)
 		band = OdpArgPositive(fcinfo, SKY_AGG_ARG_BAND, "band");
-	maximize = SkylineParseDirections(OdpArgOptArray(fcinfo, SKY_AGG_ARG_DIRECTIONS),
-									  &nentries);
+	directions = OdpArgOptArray(fcinfo, SKY_AGG_ARG_DIRECTIONS);
 
 	if (PG_ARGISNULL(0))
 	{
 		Oid			arraytype = get_fn_expr_argtype(fcinfo->flinfo, SKY_AGG_ARG_FEATURES);
 		Oid			elemtype = get_element_type(arraytype);
+		MemoryContext old;
 
 		state = (SkylineAggState *) MemoryContextAllocZero(aggcxt, sizeof(SkylineAggState));
 		state->rows = OdpRowAccumCreate(aggcxt, "id", "features", elemtype,
 										ODP_VALUES_FLOAT8);
-		state->nentries = nentries;
-		if (maximize != NULL)
-		{
-			state->maximize = MemoryContextAlloc(aggcxt, Max(nentries, 1));
-			memcpy(state->maximize, maximize, nentries);
-		}
+		old = MemoryContextSwitchTo(aggcxt);
+		state->maximize = SkylineParseDirections(directions, &state->nentries);
+		if (directions != NULL)
+			state->directions = DatumGetArrayTypePCopy(PointerGetDatum(directions));
+		MemoryContextSwitchTo(old);
 		state->band = band;
 	}
 	else
 	{
 		state = (SkylineAggState *) PG_GETARG_POINTER(0);
-		if (!SkylineSameDirections(state, maximize, nentries))
+		if (!SkylineSameDirections(state, directions))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("directions must be the same in every row of a group"),
