@@ -152,8 +152,8 @@ odp_cpu_skyline(OdpContext *ctx, const OdpSkylineProblem *p,
 
 		job.q0 = q0;
 		job.q1 = q1;
-		if ((status = odp_sky_parallel(ctx, tasks, cpu_sky_window, &job)) != ODP_OK ||
-			(status = odp_sky_parallel(ctx, tasks, cpu_sky_block, &job)) != ODP_OK)
+		if ((status = odp_parallel_tasks(ctx, tasks, cpu_sky_window, &job)) != ODP_OK ||
+			(status = odp_parallel_tasks(ctx, tasks, cpu_sky_block, &job)) != ODP_OK)
 			goto cleanup;
 		for (int64_t q = q0; q < q1; q++)
 		{

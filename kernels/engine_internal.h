@@ -77,6 +77,36 @@ extern int	odp_cpu_workers_start(pthread_t *threads, int nthreads,
 extern void odp_cpu_workers_join(pthread_t *threads, int started);
 
 /*
+ * Runs fn(arg, task) for task = 0 .. tasks-1 on ctx->cpu_threads threads
+ * (host_tasks.c); the caller's thread polls the cancel callback between
+ * its tasks.  Returns ODP_ERR_CANCELLED when asked to stop, else ODP_OK;
+ * fn reports its own failures through arg.
+ */
+typedef void (*OdpTaskFn) (void *arg, int64_t task);
+extern OdpStatus odp_parallel_tasks(OdpContext *ctx, int64_t tasks,
+									OdpTaskFn fn, void *arg);
+
+/* Entries of the count scratch odp_radix_sort takes. */
+#define ODP_RADIX_COUNTS	2048
+
+/*
+ * Sorts key[0 .. n) ascending by their low bits bits, stably, carrying
+ * val when it is not NULL (host_sort.c); tkey and tval are scratch of n
+ * entries, count of ODP_RADIX_COUNTS.  Serial.
+ */
+extern void odp_radix_sort(uint64_t *key, uint32_t *val, uint64_t *tkey,
+						   uint32_t *tval, int64_t n, int bits,
+						   int64_t *count);
+
+/*
+ * Sorts key[0 .. n) ascending by their low bits bits on ctx->cpu_threads
+ * threads; tkey is scratch of n entries.  Fails only when cancelled or out
+ * of host memory.
+ */
+extern OdpStatus odp_radix_sort_parallel(OdpContext *ctx, uint64_t *key,
+										 uint64_t *tkey, int64_t n, int bits);
+
+/*
  * Shared argument checks of the outlier analytics (outliers.c): resets
  * ctx's outputs, validates m, k and metric, and for cosine returns every
  * row's norm in a new array *norms (else NULL) that the caller frees.

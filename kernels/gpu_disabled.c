@@ -12,7 +12,10 @@
  *
  *-------------------------------------------------------------------------
  */
+#include <string.h>
+
 #include "corr_internal.h"
+#include "iv_internal.h"
 #include "sky_internal.h"
 
 #define NO_CUDA_MESSAGE "odp_gpu was built without CUDA (make WITH_CUDA=no)"
@@ -147,5 +150,14 @@ odp_gpu_skyline(OdpContext *ctx, const OdpSkylineProblem *p,
 	(void) p;
 	(void) dominated_by;
 	(void) stats;
+	return odp_fail(ctx, ODP_ERR_NO_GPU, NO_CUDA_MESSAGE);
+}
+
+/* Cannot run; the matching driver only gets here when forced. */
+OdpStatus
+odp_gpu_iv_backend(OdpContext *ctx, const OdpIvPrep *prep, OdpIvBackend *backend)
+{
+	(void) prep;
+	memset(backend, 0, sizeof(*backend));
 	return odp_fail(ctx, ODP_ERR_NO_GPU, NO_CUDA_MESSAGE);
 }

@@ -133,7 +133,7 @@ SkyValueKeys(const double *__restrict__ x, const uint8_t *__restrict__ maximize,
 
 		if (!isfinite(v))
 			atomicMin(bad, (unsigned long long) r);
-		key[i] = odp_sky_ordered_bits(odp_sky_value(v, maximize != NULL && maximize[d]));
+		key[i] = odp_order_float64(odp_sky_value(v, maximize != NULL && maximize[d]));
 		item[i] = (uint32_t) i;
 	}
 }

@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "odp_hostdev.h"
+#include "odp_order.h"
 
 /* Mask bits per row. */
 #define ODP_SKY_MASK_BITS	64
@@ -76,19 +77,6 @@ ODP_HD double
 odp_sky_value(double v, bool maximize)
 {
 	return (maximize ? -v : v) + 0.0;
-}
-
-/*
- * The order-preserving 64-bit image of a compared value (no NaN; -0 is
- * already 0): equal values, equal images; ranks are counted on these.
- */
-ODP_HD uint64_t
-odp_sky_ordered_bits(double v)
-{
-	uint64_t	u;
-
-	memcpy(&u, &v, sizeof(u));
-	return (u >> 63) ? ~u : (u | ((uint64_t) 1 << 63));
 }
 
 /* Weight of a feature whose ranks go 0 .. max_rank; at least 1. */

@@ -55,16 +55,6 @@ extern void odp_sky_prep_free(OdpSkyPrep *prep);
  */
 extern OdpStatus odp_sky_not_finite(OdpContext *ctx, int64_t row);
 
-/*
- * Runs fn(arg, task) for task = 0 .. tasks-1 on ctx->cpu_threads threads;
- * the caller's thread polls the cancel callback between its tasks.
- * Returns ODP_ERR_CANCELLED when asked to stop, else ODP_OK; fn reports
- * its own failures through arg.
- */
-typedef void (*OdpSkyTaskFn) (void *arg, int64_t task);
-extern OdpStatus odp_sky_parallel(OdpContext *ctx, int64_t tasks,
-								  OdpSkyTaskFn fn, void *arg);
-
 /* Rows per block of the block loop on each path. */
 #define ODP_SKY_CPU_BLOCK	4096
 #define ODP_SKY_GPU_BLOCK	16384

@@ -8,7 +8,8 @@
  * The presort (odp_skyline.h) turns values into dense ranks per feature,
  * orders the rows by a strictly dominance-monotone key and computes each
  * row's pruning mask.  Sorting is a radix sort of the values' order-
- * preserving 64-bit images, one feature per task, features in parallel.
+ * preserving 64-bit images (host_sort.c), one feature per task, features
+ * in parallel.
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -20,145 +21,12 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <math.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "odp_skyline.h"
 #include "sky_internal.h"
-
-/* Radix sort digits: 11 bits, 6 passes cover 64-bit keys. */
-#define SKY_RADIX_BITS		11
-#define SKY_RADIX_SIZE		(1 << SKY_RADIX_BITS)
-#define SKY_MAX_THREADS		256
-
-/* ---- a parallel loop with cancellation ---- */
-
-typedef struct SkyLoop
-{
-	OdpSkyTaskFn fn;
-	void	   *arg;
-	int64_t		tasks;
-	atomic_llong next;
-	atomic_int	stop;
-} SkyLoop;
-
-static void
-sky_loop_run(SkyLoop *loop, OdpContext *ctx, bool *cancelled)
-{
-	for (;;)
-	{
-		int64_t		t;
-
-		if (atomic_load(&loop->stop))
-			return;
-		if (ctx != NULL && odp_cancel_requested(ctx))
-		{
-			atomic_store(&loop->stop, 1);
-			*cancelled = true;
-			return;
-		}
-		t = atomic_fetch_add(&loop->next, 1);
-		if (t >= loop->tasks)
-			return;
-		loop->fn(loop->arg, t);
-	}
-}
-
-static void *
-sky_loop_thread(void *arg)
-{
-	bool		unused = false;
-
-	sky_loop_run((SkyLoop *) arg, NULL, &unused);
-	return NULL;
-}
-
-/* See sky_internal.h. */
-OdpStatus
-odp_sky_parallel(OdpContext *ctx, int64_t tasks, OdpSkyTaskFn fn, void *arg)
-{
-	pthread_t	threads[SKY_MAX_THREADS];
-	int			nthreads = ctx->cpu_threads > 1 ? ctx->cpu_threads : 1;
-	SkyLoop		loop;
-	bool		cancelled = false;
-	int			started;
-
-	if (nthreads > SKY_MAX_THREADS)
-		nthreads = SKY_MAX_THREADS;
-	if (nthreads > tasks)
-		nthreads = tasks > 0 ? (int) tasks : 1;
-	loop.fn = fn;
-	loop.arg = arg;
-	loop.tasks = tasks;
-	atomic_init(&loop.next, 0);
-	atomic_init(&loop.stop, 0);
-	started = odp_cpu_workers_start(threads, nthreads, sky_loop_thread, &loop);
-	sky_loop_run(&loop, ctx, &cancelled);
-	odp_cpu_workers_join(threads, started);
-	if (cancelled)
-		return odp_fail(ctx, ODP_ERR_CANCELLED, "the skyline was cancelled");
-	return ODP_OK;
-}
-
-/* ---- the presort ---- */
-
-/*
- * Sorts key[0 .. n) ascending, carrying val, stably (LSD radix); tmp
- * buffers of n entries each; the result ends in key/val.  Passes whose
- * digit is the same in every key are skipped.
- */
-static void
-sky_radix_sort(uint64_t *key, uint32_t *val, uint64_t *tkey, uint32_t *tval,
-			   int64_t n, int64_t *count)
-{
-	uint64_t   *k0 = key,
-			   *k1 = tkey;
-	uint32_t   *v0 = val,
-			   *v1 = tval;
-
-	for (int shift = 0; shift < 64; shift += SKY_RADIX_BITS)
-	{
-		int64_t		sum = 0;
-		bool		trivial = false;
-
-		memset(count, 0, sizeof(int64_t) * SKY_RADIX_SIZE);
-		for (int64_t i = 0; i < n; i++)
-			count[(k0[i] >> shift) & (SKY_RADIX_SIZE - 1)]++;
-		for (int b = 0; b < SKY_RADIX_SIZE; b++)
-		{
-			int64_t		c = count[b];
-
-			trivial |= c == n;
-			count[b] = sum;
-			sum += c;
-		}
-		if (trivial)
-			continue;
-		for (int64_t i = 0; i < n; i++)
-		{
-			int64_t		at = count[(k0[i] >> shift) & (SKY_RADIX_SIZE - 1)]++;
-
-			k1[at] = k0[i];
-			v1[at] = v0[i];
-		}
-		{
-			uint64_t   *tk = k0;
-			uint32_t   *tv = v0;
-
-			k0 = k1;
-			k1 = tk;
-			v0 = v1;
-			v1 = tv;
-		}
-	}
-	if (k0 != key)
-	{
-		memcpy(key, k0, sizeof(uint64_t) * (size_t) n);
-		memcpy(val, v0, sizeof(uint32_t) * (size_t) n);
-	}
-}
 
 /* State of one presort. */
 typedef struct SkyPrepJob
@@ -186,7 +54,7 @@ sky_prep_feature(void *arg, int64_t d)
 	const bool	max = job->p->maximize != NULL && job->p->maximize[d];
 	uint64_t   *key = malloc(sizeof(uint64_t) * 2 * (size_t) n);
 	uint32_t   *row = malloc(sizeof(uint32_t) * 2 * (size_t) n);
-	int64_t    *count = malloc(sizeof(int64_t) * SKY_RADIX_SIZE);
+	int64_t    *count = malloc(sizeof(int64_t) * ODP_RADIX_COUNTS);
 	uint32_t   *rank = job->rank_cols + (size_t) d * n;
 	uint32_t	r = 0;
 
@@ -207,10 +75,10 @@ sky_prep_feature(void *arg, int64_t d)
 				;
 			goto done;
 		}
-		key[i] = odp_sky_ordered_bits(odp_sky_value(v, max));
+		key[i] = odp_order_float64(odp_sky_value(v, max));
 		row[i] = (uint32_t) i;
 	}
-	sky_radix_sort(key, row, key + n, row + n, n, count);
+	odp_radix_sort(key, row, key + n, row + n, n, 64, count);
 	for (int64_t i = 0; i < n; i++)
 	{
 		r += i > 0 && key[i] != key[i - 1];
@@ -337,7 +205,7 @@ odp_sky_prepare(OdpContext *ctx, const OdpSkylineProblem *p, OdpSkyPrep *prep)
 	job.masks = malloc(sizeof(uint64_t) * (size_t) n);
 	key2 = malloc(sizeof(uint64_t) * (size_t) n);
 	order32 = malloc(sizeof(uint32_t) * 2 * (size_t) n);
-	count = malloc(sizeof(int64_t) * SKY_RADIX_SIZE);
+	count = malloc(sizeof(int64_t) * ODP_RADIX_COUNTS);
 	prep->ranks = malloc(sizeof(uint32_t) * cells);
 	prep->masks = malloc(sizeof(uint64_t) * (size_t) n);
 	prep->order = malloc(sizeof(int64_t) * (size_t) n);
@@ -351,7 +219,7 @@ odp_sky_prepare(OdpContext *ctx, const OdpSkylineProblem *p, OdpSkyPrep *prep)
 		goto cleanup;
 	}
 
-	if ((status = odp_sky_parallel(ctx, dims, sky_prep_feature, &job)) != ODP_OK)
+	if ((status = odp_parallel_tasks(ctx, dims, sky_prep_feature, &job)) != ODP_OK)
 		goto cleanup;
 	if (atomic_load(&job.bad_row) < n)
 	{
@@ -364,7 +232,7 @@ odp_sky_prepare(OdpContext *ctx, const OdpSkylineProblem *p, OdpSkyPrep *prep)
 						  "out of host memory while ranking the skyline's features");
 		goto cleanup;
 	}
-	if ((status = odp_sky_parallel(ctx, tasks, sky_prep_keys, &job)) != ODP_OK)
+	if ((status = odp_parallel_tasks(ctx, tasks, sky_prep_keys, &job)) != ODP_OK)
 		goto cleanup;
 
 	/* key order, ties by input row (the sort is stable) */
@@ -374,12 +242,12 @@ odp_sky_prepare(OdpContext *ctx, const OdpSkylineProblem *p, OdpSkyPrep *prep)
 	{
 		uint64_t   *tkey = job.keys;	/* free to reuse as scratch */
 
-		sky_radix_sort(key2, order32, tkey, order32 + n, n, count);
+		odp_radix_sort(key2, order32, tkey, order32 + n, n, 64, count);
 	}
 	gather.prep_job = &job;
 	gather.prep = prep;
 	gather.order32 = order32;
-	if ((status = odp_sky_parallel(ctx, tasks, sky_prep_gather, &gather)) != ODP_OK)
+	if ((status = odp_parallel_tasks(ctx, tasks, sky_prep_gather, &gather)) != ODP_OK)
 		goto cleanup;
 	prep->rows = n;
 	prep->dims = dims;

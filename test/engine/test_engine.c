@@ -19,6 +19,7 @@
  *	  test_engine                       run the tests
  *	  test_engine --pearson             run the correlation tests only
  *	  test_engine --skyline             run the skyline tests only
+ *	  test_engine --intervals           run the region matching tests only
  *	  test_engine --bench ROWS [DIMS [K [METRIC]]]
  *	                                    time the GPU on uniform random data
  *	                                    (and compare with the CPU up to
@@ -761,6 +762,12 @@ main(int argc, char **argv)
 		printf("%d passed, %d failed\n", n_passed, n_failed);
 		return n_failed == 0 ? 0 : 1;
 	}
+	if (argc >= 2 && strcmp(argv[1], "--intervals") == 0)
+	{
+		run_interval_tests();
+		printf("%d passed, %d failed\n", n_passed, n_failed);
+		return n_failed == 0 ? 0 : 1;
+	}
 	if (argc >= 2 && strcmp(argv[1], "--pearson") == 0)
 	{
 		run_pearson_tests();
@@ -806,6 +813,7 @@ main(int argc, char **argv)
 	run_knn_tests();
 	run_pearson_tests();
 	run_skyline_tests();
+	run_interval_tests();
 
 	printf("%d passed, %d failed\n", n_passed, n_failed);
 	return n_failed == 0 ? 0 : 1;

@@ -86,4 +86,7 @@ extern void run_pearson_tests(void);
 /* The skyline tests (test_skyline.c). */
 extern void run_skyline_tests(void);
 
+/* The region matching tests (test_intervals.c). */
+extern void run_interval_tests(void);
+
 #endif							/* ODP_TEST_UTIL_H */
