@@ -22,7 +22,8 @@ ENGINE_CU_OBJS = kernels/gpu_disabled.o
 else
 ENGINE_CU_OBJS = kernels/gpu_runtime.o kernels/gpu_knn.o kernels/gpu_knn_run.o \
 	kernels/gpu_knn_search.o kernels/gpu_knn_tc.o kernels/gpu_outliers.o kernels/gpu_solvingset.o \
-	kernels/gpu_blas.o kernels/gpu_pearson.o kernels/gpu_skyline.o
+	kernels/gpu_blas.o kernels/gpu_pearson.o kernels/gpu_skyline.o \
+	kernels/gpu_intervals.o
 endif
 OBJS = $(SRC_OBJS) $(ENGINE_C_OBJS) $(ENGINE_CU_OBJS)
 
@@ -57,7 +58,8 @@ SHLIB_LINK += -L$(CUDA_HOME)/lib64 -lcudart_static -lstdc++ -lpthread -ldl -lrt 
 endif
 
 EXTRA_CLEAN = test/engine/test_engine test/bench/ss_bench test/bench/knn_bench \
-	test/bench/corr_bench test/bench/corr_bench_trace test/bench/sky_bench kernels/*.o src/*.o
+	test/bench/corr_bench test/bench/corr_bench_trace test/bench/sky_bench \
+	test/bench/iv_bench kernels/*.o src/*.o
 
 override with_llvm = no
 
@@ -101,12 +103,17 @@ test/bench/corr_bench: test/bench/corr_bench.c $(ENGINE_C_OBJS) $(ENGINE_CU_OBJS
 		$(ENGINE_C_OBJS) $(ENGINE_CU_OBJS) $(SHLIB_LINK)
 
 test/bench/knn_bench test/bench/corr_bench test/bench/corr_bench_trace \
-	test/bench/sky_bench: test/bench/bench_rng.h
+	test/bench/sky_bench test/bench/iv_bench: test/bench/bench_rng.h
 
 # Skyline workloads and engine timings (no server; GPU part needs a GPU).
 test/bench/sky_bench: test/bench/sky_bench.c $(ENGINE_C_OBJS) $(ENGINE_CU_OBJS)
 	$(CC) -std=c11 -O2 -Wall -Ikernels $(ENGINE_CFLAGS) -o $@ $< \
 		$(ENGINE_C_OBJS) $(ENGINE_CU_OBJS) $(SHLIB_LINK)
+
+# Region matching workloads and engine timings (no server; GPU part needs a GPU).
+test/bench/iv_bench: test/bench/iv_bench.c $(ENGINE_C_OBJS) $(ENGINE_CU_OBJS)
+	$(CC) -std=c11 -O2 -Wall -Ikernels $(ENGINE_CFLAGS) -o $@ $< \
+		$(ENGINE_C_OBJS) $(ENGINE_CU_OBJS) $(SHLIB_LINK) -lm
 
 kernels/gpu_pearson_trace.o: kernels/gpu_pearson.cu kernels/*.h $(wildcard kernels/*.cuh)
 	$(NVCC) $(NVCCFLAGS) -DODP_CORR_TRACE -c -o $@ $<

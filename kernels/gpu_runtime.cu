@@ -290,10 +290,11 @@ OdpStatus
 OdpGpuBegin(OdpContext *ctx, OdpGpuDevice *dev)
 {
 	OdpStatus	status;
-	cudaDeviceProp prop;
 	size_t		share;
 	sigset_t	old_mask;
 	cudaError_t err;
+	int			smem_block = 0,
+				smem_sm = 0;
 
 	memset(dev, 0, sizeof(*dev));
 	status = OdpGpuCheckIndex(ctx, ctx->gpu_id, "gpu_id");
@@ -301,20 +302,29 @@ OdpGpuBegin(OdpContext *ctx, OdpGpuDevice *dev)
 		return status;
 
 	ODP_CUDA_RETURN(ctx, cudaSetDevice(ctx->gpu_id), "selecting the GPU");
-	ODP_CUDA_RETURN(ctx, cudaGetDeviceProperties(&prop, ctx->gpu_id),
-					"reading the GPU's properties");
 	/* the first call on a device creates its context */
 	OdpSignalsBlock(&old_mask);
 	err = cudaMemGetInfo(&dev->free_memory, &dev->total_memory);
 	OdpSignalsRestore(&old_mask);
 	ODP_CUDA_RETURN(ctx, err, "reading the GPU's free memory");
 
+	/*
+	 * Attributes one by one: cudaGetDeviceProperties reads every property
+	 * and took milliseconds, a cost each call paid again.
+	 */
 	dev->id = ctx->gpu_id;
-	dev->sm_count = prop.multiProcessorCount;
-	dev->cc_major = prop.major;
-	dev->cc_minor = prop.minor;
-	dev->smem_per_block = prop.sharedMemPerBlockOptin;
-	dev->smem_per_sm = prop.sharedMemPerMultiprocessor;
+	ODP_CUDA_RETURN(ctx, cudaDeviceGetAttribute(&dev->sm_count, cudaDevAttrMultiProcessorCount, dev->id),
+					"reading the GPU's properties");
+	ODP_CUDA_RETURN(ctx, cudaDeviceGetAttribute(&dev->cc_major, cudaDevAttrComputeCapabilityMajor, dev->id),
+					"reading the GPU's properties");
+	ODP_CUDA_RETURN(ctx, cudaDeviceGetAttribute(&dev->cc_minor, cudaDevAttrComputeCapabilityMinor, dev->id),
+					"reading the GPU's properties");
+	ODP_CUDA_RETURN(ctx, cudaDeviceGetAttribute(&smem_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev->id),
+					"reading the GPU's properties");
+	ODP_CUDA_RETURN(ctx, cudaDeviceGetAttribute(&smem_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev->id),
+					"reading the GPU's properties");
+	dev->smem_per_block = (size_t) smem_block;
+	dev->smem_per_sm = (size_t) smem_sm;
 
 	share = (size_t) ((double) dev->free_memory * ODP_GPU_FREE_SHARE);
 	dev->budget = share;
@@ -366,6 +376,24 @@ OdpGpuArenaAlloc(OdpContext *ctx, OdpGpuArena *arena, size_t bytes,
 	arena->used += rounded;
 	*ptr = p;
 	return ODP_OK;
+}
+
+/* See gpu_runtime.cuh. */
+void
+OdpGpuArenaFree(OdpGpuArena *arena, void *ptr)
+{
+	for (int i = 0; i < arena->count; i++)
+	{
+		if (arena->ptr[i] != ptr)
+			continue;
+		(void) cudaFree(ptr);
+		(void) cudaGetLastError();
+		arena->used -= arena->bytes[i];
+		arena->ptr[i] = arena->ptr[arena->count - 1];
+		arena->bytes[i] = arena->bytes[arena->count - 1];
+		arena->count--;
+		return;
+	}
 }
 
 /* See gpu_runtime.cuh. */

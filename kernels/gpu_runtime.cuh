@@ -81,6 +81,12 @@ extern OdpStatus OdpGpuArenaAlloc(OdpContext *ctx, OdpGpuArena *arena,
 								  void **ptr);
 
 /*
+ * Frees one allocation of the arena (ptr NULL or unknown: nothing), so
+ * that a buffer can be replaced by a larger one within the budget.
+ */
+extern void OdpGpuArenaFree(OdpGpuArena *arena, void *ptr);
+
+/*
  * Frees everything the arena holds.  Errors are ignored (and cleared):
  * this runs on error paths where the context may already be broken.
  */

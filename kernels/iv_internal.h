@@ -108,6 +108,7 @@ typedef struct OdpIvBackend
 	int64_t		capacity;		/* pairs one run may keep */
 	int64_t		block;			/* keys one call of keys returns at most */
 	double		sort_ms;		/* time the path spent ordering pairs */
+	double		match_ms;		/* in load and run, transfers excluded */
 
 	/* Builds the sorted B structure of live B positions [b0, b1). */
 	OdpStatus	(*load) (void *self, int64_t b0, int64_t b1);

@@ -406,7 +406,13 @@ typedef struct OdpIntervalStats
 								 * drive the search */
 	int32_t		runs;			/* chunks of subscriptions x chunks of
 								 * updates the path ran */
-	double		sort_ms;		/* of compute_ms: ordering the pairs */
+	double		prep_ms;		/* of compute_ms: positions, empty regions and
+								 * the sweep dimension, on the host */
+	double		setup_ms;		/* of compute_ms: the path's start (GPU:
+								 * device, plan, buffers) and end */
+	double		match_ms;		/* of compute_ms: sorted structures, windows,
+								 * candidates and the pairs' order */
+	double		sort_ms;		/* of match_ms: ordering the pairs */
 } OdpIntervalStats;
 
 /*

@@ -408,6 +408,18 @@ run_case(IGen gen, int64_t na, int64_t nb, int dims, bool flagged, bool self)
 		odp_iv_test_rows = 0;
 		odp_iv_test_capacity = 0;
 	}
+	/* the GPU's own plan under a small budget: ranges of both sides */
+	if (gpu_ok && na >= 3000)
+	{
+		char		staged[260];
+		int64_t		loads = gpu_counter(&odp_gpu_iv_loads);
+
+		snprintf(staged, sizeof(staged), "%s, 1 MB of GPU memory", label);
+		run_one(staged, ODP_DEVICE_GPU, &x.r, self ? NULL : &y.r, boxp, &ref, (size_t) 1 << 20);
+		check(gpu_counter(&odp_gpu_iv_loads) - loads > 2,
+			  "gpu %s: %lld loads of updates under 1 MB", label,
+			  (long long) (gpu_counter(&odp_gpu_iv_loads) - loads));
+	}
 	pl_free(&ref);
 	tr_free(&x);
 	tr_free(&y);
