@@ -60,7 +60,6 @@ typedef struct CpuIv
 	const OdpIvPrep *prep;
 	int			ntest;
 	int		   *test_dim;		/* ntest dimensions */
-	uint8_t    *test_box;
 	CpuIvSorted bs;				/* the loaded B range */
 	CpuIvSorted as;				/* the run's A range */
 
@@ -123,10 +122,15 @@ cpu_iv_gather(void *arg, int64_t task)
 		const int64_t base = (int64_t) s->row[i] * dims;	/* a live position */
 
 		s->hi[i] = b->side->hi[base + prep->sweep];
+		if (prep->box[prep->sweep])
+			s->hi[i] = odp_iv_box_upper(s->hi[i]);
 		for (int k = 0; k < b->cv->ntest; k++)
 		{
-			s->tlo[k * s->n + i] = b->side->lo[base + b->cv->test_dim[k]];
-			s->thi[k * s->n + i] = b->side->hi[base + b->cv->test_dim[k]];
+			const int	d = b->cv->test_dim[k];
+
+			s->tlo[k * s->n + i] = b->side->lo[base + d];
+			s->thi[k * s->n + i] = prep->box[d] ? odp_iv_box_upper(b->side->hi[base + d])
+				: b->side->hi[base + d];
 		}
 	}
 }
@@ -198,7 +202,6 @@ static void
 cpu_iv_windows(void *arg, int64_t task)
 {
 	CpuIv	   *cv = (CpuIv *) arg;
-	const bool	box = cv->prep->box[cv->prep->sweep];
 	int64_t		g0 = task * CPU_IV_DRIVERS;
 	int64_t		g1 = g0 + CPU_IV_DRIVERS < cv->ndrivers ? g0 + CPU_IV_DRIVERS : cv->ndrivers;
 
@@ -211,7 +214,7 @@ cpu_iv_windows(void *arg, int64_t task)
 		const CpuIvSorted *d = cv->dset[set];
 		const CpuIvSorted *t = cv->tset[set];
 
-		odp_iv_window(cv->run->scheme, set, i, d->lo[i], d->hi[i], t->lo, t->n, box, &s, &e);
+		odp_iv_window(cv->run->scheme, set, i, d->lo[i], d->hi[i], t->lo, t->n, &s, &e);
 		cv->wstart[g] = s;
 		cv->woff[g + 1] = e - s;
 	}
@@ -274,7 +277,7 @@ cpu_iv_candidates(void *arg, int64_t task)
 			uint64_t	key;
 
 			if (cv->tests && !odp_iv_test(d->tlo, d->thi, d->n, i, t->tlo, t->thi, t->n, ti,
-										  cv->ntest, cv->test_box))
+										  cv->ntest))
 				continue;
 			if (!odp_iv_pair_key(cv->run->scheme, set, d->row[i], t->row[ti],
 								 cv->prep->b_bits, &key))
@@ -489,7 +492,6 @@ cpu_iv_release(void *self)
 	free(cv->keys);
 	free(cv->tmp);
 	free(cv->test_dim);
-	free(cv->test_box);
 	free(cv);
 }
 
@@ -505,8 +507,7 @@ odp_cpu_iv_backend(OdpContext *ctx, const OdpIvPrep *prep, OdpIvBackend *backend
 	cv->ctx = ctx;
 	cv->prep = prep;
 	cv->test_dim = malloc(sizeof(int) * (size_t) prep->dims);
-	cv->test_box = malloc((size_t) prep->dims);
-	if (cv->test_dim == NULL || cv->test_box == NULL)
+	if (cv->test_dim == NULL)
 	{
 		cpu_iv_release(cv);
 		return odp_fail(ctx, ODP_ERR_HOST_OOM, "out of host memory");
@@ -515,9 +516,7 @@ odp_cpu_iv_backend(OdpContext *ctx, const OdpIvPrep *prep, OdpIvBackend *backend
 	{
 		if (!odp_iv_is_test_dim(prep, d))
 			continue;
-		cv->test_dim[cv->ntest] = d;
-		cv->test_box[cv->ntest] = prep->box[d];
-		cv->ntest++;
+		cv->test_dim[cv->ntest++] = d;
 	}
 	cv->sort_ms = &backend->sort_ms;
 	cv->match_ms = &backend->match_ms;

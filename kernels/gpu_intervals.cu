@@ -31,8 +31,9 @@
  * fit in half of the budget, else ranges of equal size that do; the rest
  * may hold pairs (keys and the sort's second buffer), allocated run by
  * run as large as the run needs: the pair count where every candidate is
- * one, else 2^24 at first and, when more are found, the number found
- * (the candidates are then tested again).
+ * one, else at first what the sample foresees and 2^20 more and, when
+ * more are found, the number found (the candidates are then tested
+ * again).
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -61,7 +62,7 @@
 #define IV_LAUNCH_ITEMS	((int64_t) 1 << 30)	/* pair slots or candidates per launch */
 #define IV_TARGETS		256		/* targets per shared-memory tile */
 #define IV_REG_TESTS	8		/* test dimensions held in registers */
-#define IV_FIRST_PAIRS	((int64_t) 1 << 24)	/* pair slots of a first testing pass */
+#define IV_FIRST_PAIRS	((int64_t) 1 << 20)	/* pair slots a first testing pass adds */
 #define IV_MAX_SORT		(((int64_t) 1 << 31) - 1)	/* items one CUB sort takes */
 
 /* Test counter: structures of B built (loads). */
@@ -151,12 +152,16 @@ IvStageKeys(const uint64_t *__restrict__ stage_lo, int dims, int sweep, int64_t 
 	vals[i] = (uint32_t) (l0 + i);
 }
 
-/* The sweep upper bounds and test dimensions of the sorted rows. */
+/*
+ * The sweep upper bounds and test dimensions of the sorted rows, upper
+ * bounds of box dimensions as their comparison positions.
+ */
 __global__ void
 IvGather(const uint64_t *__restrict__ stage_lo, const uint64_t *__restrict__ stage_hi,
-		 int dims, int sweep, const uint32_t *__restrict__ pos, int64_t l0, int64_t n,
-		 const int *__restrict__ test_dim, int ntest, uint64_t *hi, uint64_t *tlo,
-		 uint64_t *thi)
+		 int dims, int sweep, bool sweep_box, const uint32_t *__restrict__ pos,
+		 int64_t l0, int64_t n, const int *__restrict__ test_dim,
+		 const uint8_t *__restrict__ test_box, int ntest, uint64_t *hi,
+		 uint64_t *tlo, uint64_t *thi)
 {
 	int64_t		i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
 
@@ -164,12 +169,14 @@ IvGather(const uint64_t *__restrict__ stage_lo, const uint64_t *__restrict__ sta
 		return;
 	{
 		const int64_t base = ((int64_t) pos[i] - l0) * dims;
+		uint64_t	h = stage_hi[base + sweep];
 
-		hi[i] = stage_hi[base + sweep];
+		hi[i] = sweep_box ? odp_iv_box_upper(h) : h;
 		for (int k = 0; k < ntest; k++)
 		{
+			h = stage_hi[base + test_dim[k]];
 			tlo[k * n + i] = stage_lo[base + test_dim[k]];
-			thi[k * n + i] = stage_hi[base + test_dim[k]];
+			thi[k * n + i] = test_box[k] ? odp_iv_box_upper(h) : h;
 		}
 	}
 }
@@ -190,7 +197,7 @@ IvSetOf(int64_t g, int64_t nd0, int64_t *i)
 /* Every driver's window: start and length. */
 __global__ void
 IvWindows(IvSetArgs s0, IvSetArgs s1, int64_t nd0, int64_t ndrivers,
-		  OdpIvScheme scheme, bool box, uint32_t *wstart, int64_t *wlen)
+		  OdpIvScheme scheme, uint32_t *wstart, int64_t *wlen)
 {
 	int64_t		g = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
 
@@ -209,7 +216,7 @@ IvWindows(IvSetArgs s0, IvSetArgs s1, int64_t nd0, int64_t ndrivers,
 		const IvSetArgs *s = set ? &s1 : &s0;
 
 		odp_iv_window(scheme, set, i, s->dlo[i], s->dhi[i], s->tlo_sweep, s->tn,
-					  box, &st, &en);
+					  &st, &en);
 		wstart[g] = (uint32_t) st;
 		wlen[g] = en - st;
 	}
@@ -315,13 +322,6 @@ IvFinish(uint64_t *wbuf, int wcount, bool counting, unsigned long long local,
 	}
 }
 
-/* Whether bounds (l, h) of a test dimension overlap the driver's (dl, dh). */
-__device__ __forceinline__ bool
-IvDimOverlap(uint64_t dl, uint64_t dh, uint64_t l, uint64_t h, bool box)
-{
-	return odp_iv_overlap(dl, dh, l, h, box);
-}
-
 /*
  * The drivers [g0, g1) of set (all in s) test their windows' candidates
  * (see the file header); T >= ntest test dimensions, held in registers.
@@ -331,7 +331,7 @@ template <int T, bool COUNT>
 __global__ void __launch_bounds__(IV_THREADS)
 IvTestTiled(IvSetArgs s, int set, int64_t i0, int64_t g0, int64_t g1,
 			const int64_t *__restrict__ woff, const uint32_t *__restrict__ wstart,
-			int ntest, uint32_t box_mask, OdpIvScheme scheme, int b_bits,
+			int ntest, OdpIvScheme scheme, int b_bits,
 			uint64_t *keys, int64_t capacity, unsigned long long *count)
 {
 	__shared__ uint64_t tl[T][IV_TARGETS];
@@ -420,7 +420,7 @@ IvTestTiled(IvSetArgs s, int set, int64_t i0, int64_t g0, int64_t g1,
 #pragma unroll
 				for (int k = 0; k < T; k++)
 					if (k < ntest)
-						m = m && IvDimOverlap(dl[k], dh[k], tl[k][j], th[k][j], (box_mask >> k) & 1);
+						m = m && dl[k] <= th[k][j] && tl[k][j] <= dh[k];
 				m = m && odp_iv_pair_key(scheme, set, dpos, tp[j], b_bits, &key);
 				if (COUNT)
 					local += m;
@@ -443,8 +443,7 @@ IvTestTiled(IvSetArgs s, int set, int64_t i0, int64_t g0, int64_t g1,
 #pragma unroll
 			for (int k = 0; k < T; k++)
 				if (k < ntest)
-					m = m && IvDimOverlap(dl[k], dh[k], s.ttlo[k * s.tn + t],
-										  s.tthi[k * s.tn + t], (box_mask >> k) & 1);
+					m = m && dl[k] <= s.tthi[k * s.tn + t] && s.ttlo[k * s.tn + t] <= dh[k];
 			m = m && odp_iv_pair_key(scheme, set, dpos, s.tpos[t], b_bits, &key);
 			if (COUNT)
 				local += m;
@@ -463,8 +462,8 @@ template <bool COUNT>
 __global__ void __launch_bounds__(IV_THREADS)
 IvTestWide(IvSetArgs s, int set, int64_t i0, int64_t g0, int64_t g1,
 		   const int64_t *__restrict__ woff, const uint32_t *__restrict__ wstart,
-		   int ntest, const uint8_t *__restrict__ test_box, OdpIvScheme scheme,
-		   int b_bits, uint64_t *keys, int64_t capacity, unsigned long long *count)
+		   int ntest, OdpIvScheme scheme, int b_bits, uint64_t *keys,
+		   int64_t capacity, unsigned long long *count)
 {
 	__shared__ uint64_t wbuf[IV_WARPS][IV_WARP_BUF];
 	const int	warp = threadIdx.x >> 5;
@@ -486,8 +485,7 @@ IvTestWide(IvSetArgs s, int set, int64_t i0, int64_t g0, int64_t g1,
 		{
 			int64_t		t = (int64_t) st + it;
 
-			m = odp_iv_test(s.dtlo, s.dthi, s.dn, i, s.ttlo, s.tthi, s.tn, t,
-							ntest, test_box) &&
+			m = odp_iv_test(s.dtlo, s.dthi, s.dn, i, s.ttlo, s.tthi, s.tn, t, ntest) &&
 				odp_iv_pair_key(scheme, set, s.dpos[i], s.tpos[t], b_bits, &key);
 		}
 		if (COUNT)
@@ -600,9 +598,20 @@ gpu_iv_plan(GpuIv *gv, OdpIvBackend *be)
 		return status;
 	/* allocation rounding: 512 bytes at most for each of the arena's slots */
 	need += (double) gv->temp_bytes + (double) ODP_GPU_ALLOC_ALIGN * ODP_GPU_ARENA_MAX;
-	gv->capacity = (int64_t) ((budget - need) / 17.0);
+	gv->capacity = (int64_t) ((budget - need) / 16.0);
 	if (gv->capacity > IV_MAX_SORT)
 		gv->capacity = IV_MAX_SORT;
+	if (gv->capacity > 0)
+	{
+		/* the pair sort's scratch comes out of the pairs' share */
+		cub::DoubleBuffer<uint64_t> k(NULL, NULL);
+		size_t		ktemp = 0;
+
+		ODP_CUDA_RETURN(gv->ctx, cub::DeviceRadixSort::SortKeys(NULL, ktemp, k, (int) gv->capacity, 0, 64,
+																gv->stream),
+						"sizing the sort of the pairs");
+		gv->capacity = (int64_t) ((budget - need - (double) ktemp) / 16.0);
+	}
 	if (gv->capacity < 1024)
 		return odp_fail(gv->ctx, ODP_ERR_GPU_OOM,
 						"GPU memory budget of %zu bytes leaves no room for pairs in region matching",
@@ -686,8 +695,8 @@ gpu_iv_build(GpuIv *gv, const OdpIvSide *side, int64_t l0, int64_t l1,
 						"moving sorted positions");
 	}
 	IvGather<<<iv_blocks(n, IV_THREADS), IV_THREADS, 0, gv->stream>>>(
-		gv->d_stage_lo, gv->d_stage_hi, dims, prep->sweep, out->pos, l0, n,
-		gv->d_test_dim, gv->ntest, out->hi, out->tlo, out->thi);
+		gv->d_stage_lo, gv->d_stage_hi, dims, prep->sweep, prep->box[prep->sweep] != 0,
+		out->pos, l0, n, gv->d_test_dim, gv->d_test_box, gv->ntest, out->hi, out->tlo, out->thi);
 	ODP_CUDA_RETURN_LAUNCH(gv->ctx, gv->stream, "gathering the sorted regions");
 	return status;
 }
@@ -749,12 +758,9 @@ gpu_iv_test_set(GpuIv *gv, const IvSetArgs *s, int set, int64_t g0, int64_t g1,
 				int64_t capacity)
 {
 	const OdpIvPrep *prep = gv->prep;
-	uint32_t	box_mask = 0;
 	int64_t		slice = total > 0 ? (int64_t) ((double) ndrivers * IV_LAUNCH_ITEMS / total) : ndrivers;
 	OdpStatus	status;
 
-	for (int k = 0; k < gv->ntest && k < 32; k++)
-		box_mask |= (uint32_t) (prep->box[gv->test_dim[k]] != 0) << k;
 	if (slice < 4096)
 		slice = 4096;
 	slice = (slice + IV_THREADS - 1) / IV_THREADS * IV_THREADS;
@@ -768,10 +774,10 @@ gpu_iv_test_set(GpuIv *gv, const IvSetArgs *s, int set, int64_t g0, int64_t g1,
 		do { \
 			if (counting) \
 				IvTestTiled<T, true><<<grid, IV_THREADS, 0, gv->stream>>>(*s, set, i0, a, b, gv->d_woff, \
-					gv->d_wstart, gv->ntest, box_mask, run->scheme, prep->b_bits, gv->d_keys, capacity, gv->d_count); \
+					gv->d_wstart, gv->ntest, run->scheme, prep->b_bits, gv->d_keys, capacity, gv->d_count); \
 			else \
 				IvTestTiled<T, false><<<grid, IV_THREADS, 0, gv->stream>>>(*s, set, i0, a, b, gv->d_woff, \
-					gv->d_wstart, gv->ntest, box_mask, run->scheme, prep->b_bits, gv->d_keys, capacity, gv->d_count); \
+					gv->d_wstart, gv->ntest, run->scheme, prep->b_bits, gv->d_keys, capacity, gv->d_count); \
 		} while (0)
 		if (gv->ntest <= 1)
 			IV_TILED(1);
@@ -783,10 +789,10 @@ gpu_iv_test_set(GpuIv *gv, const IvSetArgs *s, int set, int64_t g0, int64_t g1,
 			IV_TILED(IV_REG_TESTS);
 		else if (counting)
 			IvTestWide<true><<<grid, IV_THREADS, 0, gv->stream>>>(*s, set, i0, a, b, gv->d_woff, gv->d_wstart,
-				gv->ntest, gv->d_test_box, run->scheme, prep->b_bits, gv->d_keys, capacity, gv->d_count);
+				gv->ntest, run->scheme, prep->b_bits, gv->d_keys, capacity, gv->d_count);
 		else
 			IvTestWide<false><<<grid, IV_THREADS, 0, gv->stream>>>(*s, set, i0, a, b, gv->d_woff, gv->d_wstart,
-				gv->ntest, gv->d_test_box, run->scheme, prep->b_bits, gv->d_keys, capacity, gv->d_count);
+				gv->ntest, run->scheme, prep->b_bits, gv->d_keys, capacity, gv->d_count);
 #undef IV_TILED
 		ODP_CUDA_RETURN_LAUNCH(gv->ctx, gv->stream, "testing the candidates");
 		if (b < g1 && (status = gpu_iv_poll(gv, "testing the candidates")) != ODP_OK)
@@ -862,8 +868,7 @@ gpu_iv_run_timed(GpuIv *gv, const OdpIvRun *run, int64_t *found, int64_t *candid
 	}
 
 	IvWindows<<<iv_blocks(ndrivers + 1, IV_THREADS), IV_THREADS, 0, gv->stream>>>(
-		s0, s1, nd0, ndrivers, run->scheme, prep->box[prep->sweep] != 0,
-		gv->d_wstart, gv->d_wlen);
+		s0, s1, nd0, ndrivers, run->scheme, gv->d_wstart, gv->d_wlen);
 	ODP_CUDA_RETURN_LAUNCH(ctx, gv->stream, "finding the windows");
 	ODP_CUDA_RETURN(ctx, cub::DeviceScan::ExclusiveSum(gv->d_temp, gv->temp_bytes, gv->d_wlen,
 													   gv->d_woff, ndrivers + 1, gv->stream),
@@ -904,10 +909,18 @@ gpu_iv_run_timed(GpuIv *gv, const OdpIvRun *run, int64_t *found, int64_t *candid
 	}
 	else
 	{
-		/* a first pass into what is likely enough; again if it was not */
-		int64_t		room = total < IV_FIRST_PAIRS ? total : IV_FIRST_PAIRS;
+		/*
+		 * A first pass into room for the pairs the sample foresees (and a
+		 * margin); a second one, with room for all, if there were more.
+		 */
+		double		expect = prep->pair_share * (double) (run->scheme == ODP_IV_SELF ?
+														  (double) gv->bs.n * (gv->bs.n - 1) / 2 :
+														  (double) gv->as.n * gv->bs.n);
+		int64_t		room = (int64_t) (1.25 * expect) + IV_FIRST_PAIRS;
 		int64_t		matched = 0;
 
+		if (room > total)
+			room = total;
 		if (room > run->capacity)
 			room = run->capacity;
 		if ((status = gpu_iv_reserve_pairs(gv, room > 0 ? room : 1)) != ODP_OK ||

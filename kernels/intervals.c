@@ -22,7 +22,8 @@
  *
  * Sweep dimension.  The candidates are the pairs that overlap in the sweep
  * dimension, so it is the dimension in which fewest pairs of a sample of
- * 256 x 256 regions overlap.
+ * 256 x 256 regions overlap.  The same sample estimates how many pairs
+ * overlap, which the GPU uses to size its first buffer of pairs.
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -358,12 +359,18 @@ iv_count_empty(const OdpIvPrep *prep, const OdpIvSide *s)
  * s->lo and s->hi.
  */
 static OdpStatus
-iv_find_live(OdpContext *ctx, OdpIvPrep *prep, OdpIvSide *s)
+iv_find_live(OdpContext *ctx, OdpIvPrep *prep, OdpIvSide *s, bool flagged)
 {
 	const int	dims = prep->dims;
-	int64_t		empty = iv_count_empty(prep, s);
+	int64_t		empty = 0;
 	uint64_t   *packed;
 	size_t		cells;
+
+	/* unflagged regions are closed and not empty (odp_engine.h) */
+	s->nlive = s->rows;
+	if (!flagged)
+		return ODP_OK;
+	empty = iv_count_empty(prep, s);
 
 	s->nlive = s->rows - empty;
 	prep->empty += empty;
@@ -394,42 +401,59 @@ iv_find_live(OdpContext *ctx, OdpIvPrep *prep, OdpIvSide *s)
 	return ODP_OK;
 }
 
-/* Picks the sweep dimension from a sample (see the file header). */
-static int32_t
-iv_choose_sweep(const OdpIvPrep *prep)
+/*
+ * Picks the sweep dimension from a sample (see the file header), and
+ * estimates the share of all pairs that overlap, for the paths' first
+ * guess at the room their pairs need.
+ */
+static void
+iv_sample(OdpIvPrep *prep)
 {
 	const OdpIvSide *a = &prep->a;
 	const OdpIvSide *b = &prep->b;
 	int64_t		na = a->nlive < IV_SAMPLE ? a->nlive : IV_SAMPLE;
 	int64_t		nb = b->nlive < IV_SAMPLE ? b->nlive : IV_SAMPLE;
+	int64_t		hits[ODP_MAX_INTERVAL_DIMS] = {0};
+	int64_t		all = 0,
+				tried = 0;
 	int64_t		best = -1;
-	int32_t		sweep = 0;
 
-	if (prep->dims == 1 || na == 0 || nb == 0)
-		return 0;
-	for (int d = 0; d < prep->dims; d++)
+	prep->sweep = 0;
+	prep->pair_share = 0.0;
+	if (na == 0 || nb == 0)
+		return;
+	for (int64_t i = 0; i < na; i++)
 	{
-		int64_t		hits = 0;
+		const int64_t pa = (i * a->nlive / na) * prep->dims;
 
-		for (int64_t i = 0; i < na; i++)
+		for (int64_t j = 0; j < nb; j++)
 		{
-			const int64_t pa = (i * a->nlive / na) * prep->dims + d;
+			const int64_t pb = (j * b->nlive / nb) * prep->dims;
+			bool		every = true;
 
-			for (int64_t j = 0; j < nb; j++)
+			if (prep->self && pa == pb)
+				continue;
+			for (int d = 0; d < prep->dims; d++)
 			{
-				const int64_t pb = (j * b->nlive / nb) * prep->dims + d;
+				bool		o = odp_iv_overlap(a->lo[pa + d], a->hi[pa + d],
+											   b->lo[pb + d], b->hi[pb + d], prep->box[d]);
 
-				hits += odp_iv_overlap(a->lo[pa], a->hi[pa], b->lo[pb], b->hi[pb],
-									   prep->box[d]);
+				hits[d] += o;
+				every &= o;
 			}
-		}
-		if (best < 0 || hits < best)
-		{
-			best = hits;
-			sweep = d;
+			all += every;
+			tried++;
 		}
 	}
-	return sweep;
+	for (int d = 0; d < prep->dims; d++)
+	{
+		if (best < 0 || hits[d] < best)
+		{
+			best = hits[d];
+			prep->sweep = d;
+		}
+	}
+	prep->pair_share = tried > 0 ? (double) all / (double) tried : 0.0;
 }
 
 /* Frees what iv_prepare allocated. */
@@ -514,13 +538,13 @@ iv_prepare(OdpContext *ctx, const OdpIntervalProblem *p, OdpIvPrep *prep)
 		prep->b = prep->a;
 	else if ((status = iv_encode_side(ctx, p->b, plans, flagged, &prep->b)) != ODP_OK)
 		goto done;
-	if ((status = iv_find_live(ctx, prep, &prep->a)) != ODP_OK)
+	if ((status = iv_find_live(ctx, prep, &prep->a, p->a->flags != NULL)) != ODP_OK)
 		goto done;
 	if (prep->self)
 		prep->b = prep->a;
-	else if ((status = iv_find_live(ctx, prep, &prep->b)) != ODP_OK)
+	else if ((status = iv_find_live(ctx, prep, &prep->b, p->b->flags != NULL)) != ODP_OK)
 		goto done;
-	prep->sweep = iv_choose_sweep(prep);
+	iv_sample(prep);
 	prep->b_bits = odp_iv_row_bits(prep->b.nlive);
 	prep->key_bits = prep->b_bits + odp_iv_row_bits(prep->a.nlive);
 
@@ -894,8 +918,9 @@ iv_compute(OdpContext *ctx, const OdpIntervalProblem *p, bool count_only,
 	if (status == ODP_OK)
 		status = iv_drive(&dr);
 	t_setup = odp_now_ms();
+	transfer0 = ctx->transfer_ms;
 	be.release(be.self);
-	local.setup_ms += odp_now_ms() - t_setup;
+	local.setup_ms += odp_now_ms() - t_setup - (ctx->transfer_ms - transfer0);
 	free(dr.ea);
 	free(dr.eb);
 	local.pairs = dr.total;

@@ -17,10 +17,11 @@
  * window of A's, and each overlapping pair is in exactly one window.  For
  * one set the windows of case 1 alone, taken after each region's own
  * place in the sorted order, hold each pair once.  The window's regions
- * are the candidates: with one exact dimension every candidate is a pair,
- * so a count is the sum of the window lengths; otherwise the candidates'
- * other dimensions (and a box sweep dimension's other condition) are
- * tested.  The pairs are then sorted by their keys (a, b).
+ * are the candidates: with one dimension every candidate is a pair, so a
+ * count is the sum of the window lengths (lo(b) >= lo(a) and lo(b) <=
+ * hi(b), so a's lower bound meets b's upper bound too); otherwise the
+ * candidates' other dimensions are tested.  The pairs are then sorted by
+ * their keys (a, b).
  *
  * Chunks.  A run matches a range of A's regions (live rows, in row order)
  * against the range of B's that the path has loaded, and holds at most
@@ -77,6 +78,7 @@ typedef struct OdpIvPrep
 	bool		self;			/* one set: b is a */
 	OdpIvSide	a;
 	OdpIvSide	b;
+	double		pair_share;		/* estimated share of pairs that overlap */
 	int			b_bits;			/* bits of a pair key holding b */
 	int			key_bits;		/* bits of a pair key */
 	int64_t		empty;			/* regions set aside */
@@ -145,18 +147,18 @@ extern int64_t odp_iv_test_rows;
 /* Keys the paths hand back per call of keys. */
 #define ODP_IV_KEY_BLOCK		((int64_t) 1 << 20)
 
-/* The test dimensions of a candidate: every dimension but an exact sweep. */
+/* The test dimensions of a candidate: every dimension but the sweep. */
 static inline bool
 odp_iv_is_test_dim(const OdpIvPrep *prep, int d)
 {
-	return d != prep->sweep || prep->box[d];
+	return d != prep->sweep;
 }
 
 /* Whether the candidates need tests (else every candidate is a pair). */
 static inline bool
 odp_iv_needs_tests(const OdpIvPrep *prep, OdpIvScheme scheme)
 {
-	return prep->dims > 1 || prep->any_box || scheme == ODP_IV_SELF_CROSS;
+	return prep->dims > 1 || scheme == ODP_IV_SELF_CROSS;
 }
 
 /* Backend constructors; on failure nothing is left allocated. */

@@ -341,8 +341,10 @@ extern OdpStatus odp_compute_skyline(OdpContext *ctx,
  * per dimension, as order-preserving 64-bit keys of their bounds
  * (odp_order.h: odp_order_int64 for integers, dates and timestamps,
  * odp_order_float64 for floating-point values), rows x dims each,
- * row-major.  flags (or NULL: every bound included and finite) holds
- * rows x dims ODP_BOUND_* bits; the key of an infinite bound is ignored.
+ * row-major.  flags holds rows x dims ODP_BOUND_* bits; the key of an
+ * infinite bound is ignored.  flags NULL promises that every bound is
+ * included and finite and that no lower key exceeds its upper key (no
+ * interval is empty): then nothing is checked or copied.
  *
  * Overlap in one dimension is what PostgreSQL's range && means: a lower
  * bound L and an upper bound U "meet" when L's value is below U's, or

@@ -11,10 +11,13 @@
  * comparison.  A dimension compared as PostgreSQL's box && compares holds
  * the order-preserving images of float64 values instead, and its test is
  * the geometric types' fuzzy FPle(lower, upper): lower <= upper + 1e-6,
- * evaluated in float64 exactly as PostgreSQL evaluates it.  For a fixed
- * upper bound both tests are monotone in the lower bound: true for the
- * smaller ones, false from some point on.  That is what lets a binary
- * search over sorted lower bounds find where a region's candidates end.
+ * evaluated in float64 exactly as PostgreSQL evaluates it, which is again
+ * one unsigned comparison once the upper bound is replaced by the image
+ * of upper + 1e-6 (odp_iv_box_upper).  The sorted structures hold upper
+ * bounds so replaced, and then every test is one comparison of keys; and
+ * for a fixed upper bound it is monotone in the lower bound, which lets a
+ * binary search over sorted lower bounds find where a region's candidates
+ * end.
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -35,14 +38,23 @@
 /* EPSILON of PostgreSQL's utils/geo_decls.h. */
 #define ODP_IV_BOX_EPSILON	1.0E-06
 
+/*
+ * The position at which a box dimension's upper bound is compared: the
+ * image of hi + 1e-6, the sum computed in float64 as FPle computes it, so
+ * that L meets U exactly when L's key is not above it (adding EPSILON is
+ * monotone, so the order of the images is the order FPle needs).
+ */
+ODP_HD uint64_t
+odp_iv_box_upper(uint64_t hi)
+{
+	return odp_order_float64(odp_order_float64_value(hi) + ODP_IV_BOX_EPSILON);
+}
+
 /* Whether lower bound lo meets upper bound hi (positions, or box keys). */
 ODP_HD bool
 odp_iv_meets(uint64_t lo, uint64_t hi, bool box)
 {
-	if (box)
-		return odp_order_float64_value(lo) <=
-			odp_order_float64_value(hi) + ODP_IV_BOX_EPSILON;
-	return lo <= hi;
+	return lo <= (box ? odp_iv_box_upper(hi) : hi);
 }
 
 /* Whether intervals [alo, ahi] and [blo, bhi] overlap. */
@@ -90,31 +102,6 @@ odp_iv_upper_bound(const uint64_t *key, int64_t from, int64_t n, uint64_t v)
 	return lo;
 }
 
-/*
- * End of a window of sorted lower bounds key[from .. n): the first i at
- * or after from whose lower bound does not meet upper bound hi.
- */
-ODP_HD int64_t
-odp_iv_window_end(const uint64_t *key, int64_t from, int64_t n, uint64_t hi,
-				  bool box)
-{
-	int64_t		lo = from,
-				top = n;
-
-	if (!box)
-		return odp_iv_upper_bound(key, from, n, hi);
-	while (lo < top)
-	{
-		int64_t		mid = lo + (top - lo) / 2;
-
-		if (odp_iv_meets(key[mid], hi, true))
-			lo = mid + 1;
-		else
-			top = mid;
-	}
-	return lo;
-}
-
 /* How a run pairs its two ranges (iv_internal.h). */
 typedef enum OdpIvScheme
 {
@@ -127,16 +114,17 @@ typedef enum OdpIvScheme
 } OdpIvScheme;
 
 /*
- * The window of driver i, whose sweep interval is [lo, hi], in the
- * sorted lower bounds t[0 .. n) of its targets: [*start, *end).  Drivers
- * of set 0 (A) take case 1 (targets from their own lower bound on), of
- * set 1 (B) case 2 (targets strictly above it); one whole set takes the
- * targets after the driver's own place.
+ * The window of driver i, whose sweep interval is [lo, hi] (hi a
+ * comparison position: odp_iv_box_upper for a box dimension), in the
+ * sorted lower bounds t[0 .. n) of its targets: [*start, *end), up to the
+ * first target whose lower bound does not meet hi.  Drivers of set 0 (A)
+ * take case 1 (targets from their own lower bound on), of set 1 (B) case 2
+ * (targets strictly above it); one whole set takes the targets after the
+ * driver's own place.
  */
 ODP_HD void
 odp_iv_window(OdpIvScheme scheme, int set, int64_t i, uint64_t lo, uint64_t hi,
-			  const uint64_t *t, int64_t n, bool box, int64_t *start,
-			  int64_t *end)
+			  const uint64_t *t, int64_t n, int64_t *start, int64_t *end)
 {
 	int64_t		s;
 
@@ -147,22 +135,22 @@ odp_iv_window(OdpIvScheme scheme, int set, int64_t i, uint64_t lo, uint64_t hi,
 	else
 		s = odp_iv_upper_bound(t, 0, n, lo);
 	*start = s;
-	*end = odp_iv_window_end(t, s, n, hi, box);
+	*end = odp_iv_upper_bound(t, s, n, hi);
 }
 
 /*
  * Whether driver di (of dn sorted regions) and target ti (of tn) overlap
- * in the ntest test dimensions, stored test-dimension-major.
+ * in the ntest test dimensions, stored test-dimension-major, their upper
+ * bounds as comparison positions.
  */
 ODP_HD bool
 odp_iv_test(const uint64_t *dlo, const uint64_t *dhi, int64_t dn, int64_t di,
 			const uint64_t *tlo, const uint64_t *thi, int64_t tn, int64_t ti,
-			int ntest, const uint8_t *box)
+			int ntest)
 {
 	for (int k = 0; k < ntest; k++)
 	{
-		if (!odp_iv_overlap(dlo[k * dn + di], dhi[k * dn + di],
-							tlo[k * tn + ti], thi[k * tn + ti], box[k]))
+		if (dlo[k * dn + di] > thi[k * tn + ti] || tlo[k * tn + ti] > dhi[k * dn + di])
 			return false;
 	}
 	return true;

@@ -414,10 +414,10 @@ run_case(IGen gen, int64_t na, int64_t nb, int dims, bool flagged, bool self)
 		char		staged[260];
 		int64_t		loads = gpu_counter(&odp_gpu_iv_loads);
 
-		snprintf(staged, sizeof(staged), "%s, 1 MB of GPU memory", label);
-		run_one(staged, ODP_DEVICE_GPU, &x.r, self ? NULL : &y.r, boxp, &ref, (size_t) 1 << 20);
+		snprintf(staged, sizeof(staged), "%s, 256 kB of GPU memory", label);
+		run_one(staged, ODP_DEVICE_GPU, &x.r, self ? NULL : &y.r, boxp, &ref, (size_t) 1 << 18);
 		check(gpu_counter(&odp_gpu_iv_loads) - loads > 2,
-			  "gpu %s: %lld loads of updates under 1 MB", label,
+			  "gpu %s: %lld loads of updates under 256 kB", label,
 			  (long long) (gpu_counter(&odp_gpu_iv_loads) - loads));
 	}
 	pl_free(&ref);
