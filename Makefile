@@ -4,12 +4,13 @@
 
 EXTENSION = odp_gpu
 MODULE_big = odp_gpu
-PGFILEDESC = "odp_gpu - distance-based outliers, k-NN and correlation on the GPU"
+PGFILEDESC = "odp_gpu - outliers, k-NN, correlation, skyline and region matching on the GPU"
 
 DATA = $(wildcard sql/odp_gpu--*.sql)
 
-SRC_OBJS = src/odp_gpu.o src/settings.o src/args.o src/input.o src/engine_glue.o \
-	src/outliers.o src/knn.o src/pearson.o src/skyline.o src/aggregates.o src/gpu_info.o
+SRC_OBJS = src/odp_gpu.o src/settings.o src/args.o src/input.o src/input_regions.o \
+	src/engine_glue.o src/outliers.o src/knn.o src/pearson.o src/skyline.o \
+	src/intervals.o src/aggregates.o src/gpu_info.o
 ENGINE_C_OBJS = kernels/engine_common.o kernels/outliers.o kernels/knn.o \
 	kernels/cpu_knn.o kernels/topn.o kernels/solvingset.o \
 	kernels/cpu_solvingset.o kernels/pearson.o kernels/cpu_pearson.o \

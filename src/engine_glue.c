@@ -490,6 +490,112 @@ OdpComputeCorrTop(const OdpInput *x, const OdpInput *y, OdpCorrMethod method,
 	GlueEnd(odp_compute_corr_top(&ctx, &p, k, rank, other, r), &ctx, &cancel, info);
 }
 
+/* Engine pair callback of the matching: GluePairs, without coefficients. */
+static bool
+GlueIntervalPairs(void *arg, const int64_t *a, const int64_t *b, int64_t count)
+{
+	return GluePairs(arg, a, b, NULL, count);
+}
+
+/* Points r at in's regions. */
+static void
+GlueRegions(const OdpInput *in, OdpRegions *r)
+{
+	r->lower = in->lower;
+	r->upper = in->upper;
+	r->flags = in->bound_flags;
+	r->rows = in->rows;
+	r->dims = in->dims;
+}
+
+/*
+ * Starts a matching of a's regions with b's (NULL: within a): the path,
+ * the context, the problem (compare allocated here); info reset.  Returns
+ * false when there can be no pairs (a source without rows), and then the
+ * engine need not run.
+ */
+static bool
+GlueIntervalBegin(const OdpInput *a, const OdpInput *b, OdpContext *ctx,
+				  GlueCancelState *cancel, OdpRegions *ra, OdpRegions *rb,
+				  OdpIntervalProblem *p, OdpRunInfo *info)
+{
+	int64		rows = a->rows + (b != NULL ? b->rows : 0);
+	uint8	   *compare;
+
+	memset(info, 0, sizeof(*info));
+	info->has_intervals = true;
+	info->on_gpu = OdpChooseGpu(rows, rows);
+	if (b != NULL)
+	{
+		info->other_rows = b->rows;
+		info->other_read_ms = b->read_ms;
+	}
+	GlueInitContext(ctx, info->on_gpu, cancel);
+	if (a->rows == 0 || a->dims == 0 || (b != NULL && (b->rows == 0 || b->dims == 0)))
+		return false;
+	compare = palloc(a->dims);
+	for (int d = 0; d < a->dims; d++)
+		compare[d] = a->region_dims[d].box ? ODP_INTERVAL_BOX : ODP_INTERVAL_EXACT;
+	GlueRegions(a, ra);
+	if (b != NULL)
+		GlueRegions(b, rb);
+	p->a = ra;
+	p->b = b != NULL ? rb : NULL;
+	p->compare = compare;
+	return true;
+}
+
+/*
+ * Hands every overlapping pair of a's regions with b's (NULL: of a's
+ * regions, once) to sink, in (a, b) order, as row indexes; the caller has
+ * checked that the sources' dimensions match.
+ */
+void
+OdpComputeIntervalPairs(const OdpInput *a, const OdpInput *b, OdpPairSink sink,
+						void *arg, OdpRunInfo *info)
+{
+	OdpContext	ctx;
+	GlueCancelState cancel;
+	OdpRegions	ra;
+	OdpRegions	rb;
+	OdpIntervalProblem p;
+	GluePairState st;
+	int64_t		pairs = 0;
+
+	if (!GlueIntervalBegin(a, b, &ctx, &cancel, &ra, &rb, &p, info))
+		return;
+	st.sink = sink;
+	st.arg = arg;
+	st.cancel = &cancel;
+	st.ms = 0.0;
+	GlueEnd(odp_compute_interval_pairs(&ctx, &p, GlueIntervalPairs, &st, &pairs,
+									   &info->intervals),
+			&ctx, &cancel, info);
+	info->has_pairs = true;
+	info->pairs = pairs;
+	info->emit_ms = st.ms;
+}
+
+/* The number of overlapping pairs (as OdpComputeIntervalPairs finds them). */
+int64
+OdpComputeIntervalCount(const OdpInput *a, const OdpInput *b, OdpRunInfo *info)
+{
+	OdpContext	ctx;
+	GlueCancelState cancel;
+	OdpRegions	ra;
+	OdpRegions	rb;
+	OdpIntervalProblem p;
+	int64_t		pairs = 0;
+
+	if (!GlueIntervalBegin(a, b, &ctx, &cancel, &ra, &rb, &p, info))
+		return 0;
+	GlueEnd(odp_compute_interval_count(&ctx, &p, &pairs, &info->intervals),
+			&ctx, &cancel, info);
+	info->has_pairs = true;
+	info->pairs = pairs;
+	return pairs;
+}
+
 /* Computes every row's outlier score into scores (in->rows doubles). */
 void
 OdpComputeOutlierScores(const OdpInput *in, OdpMetric metric, int32 k,
@@ -615,6 +721,13 @@ OdpReportTiming(const char *what, const OdpInput *in, const OdpRunInfo *info,
 						 info->other_rows, info->other_read_ms);
 	if (info->has_pairs)
 		extra = psprintf("%s pairs=" INT64_FORMAT, extra, info->pairs);
+	if (info->has_intervals)
+		extra = psprintf("%s candidates=" INT64_FORMAT " sweep_dim=%d empty=" INT64_FORMAT
+						 " runs=%d prep=%.1f ms setup=%.1f ms match=%.1f ms sort=%.1f ms",
+						 extra, info->intervals.candidates, info->intervals.sweep_dim + 1,
+						 info->intervals.empty, info->intervals.runs, info->intervals.prep_ms,
+						 info->intervals.setup_ms, info->intervals.match_ms,
+						 info->intervals.sort_ms);
 	if (info->has_skyline)
 		extra = psprintf(" members=" INT64_FORMAT " pair_tests=" INT64_FORMAT
 						 " full_tests=" INT64_FORMAT " blocks=" INT64_FORMAT,

@@ -45,6 +45,10 @@ typedef struct OdpRunInfo
 	/* set by OdpComputeSkyline only */
 	bool		has_skyline;
 	OdpSkylineStats skyline;
+
+	/* set by the interval matching only */
+	bool		has_intervals;
+	OdpIntervalStats intervals;
 } OdpRunInfo;
 
 /*
@@ -83,6 +87,11 @@ extern void OdpComputeCorrTop(const OdpInput *x, const OdpInput *y,
 extern void OdpComputeSkyline(const OdpInput *in, const uint8 *maximize,
 							  int32 band, int32 *dominated_by,
 							  OdpRunInfo *info);
+extern void OdpComputeIntervalPairs(const OdpInput *a, const OdpInput *b,
+									OdpPairSink sink, void *arg,
+									OdpRunInfo *info);
+extern int64 OdpComputeIntervalCount(const OdpInput *a, const OdpInput *b,
+									 OdpRunInfo *info);
 extern const char *OdpOutlierMethodName(OdpOutlierMethod method);
 
 extern void OdpReportTiming(const char *what, const OdpInput *in,

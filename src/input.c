@@ -79,7 +79,7 @@
 #include "common/int.h"
 #include "executor/spi.h"
 #include "executor/tuptable.h"
-#include "input.h"
+#include "input_internal.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "odp_engine.h"
@@ -107,69 +107,6 @@
 
 /* Largest row count accepted (the macro in odp_engine.h is unparenthesised). */
 #define ODP_INPUT_MAX_ROWS		((int64) (ODP_MAX_ROWS))
-
-/* The numeric types a feature or id value can have. */
-typedef enum OdpValueKind
-{
-	ODP_VALUE_INT2,
-	ODP_VALUE_INT4,
-	ODP_VALUE_INT8,
-	ODP_VALUE_FLOAT4,
-	ODP_VALUE_FLOAT8,
-	ODP_VALUE_NUMERIC
-} OdpValueKind;
-
-/* Returns whether kind is one of the integer kinds (valid for ids). */
-static inline bool
-OdpIsIntegerKind(OdpValueKind kind)
-{
-	return kind == ODP_VALUE_INT2 || kind == ODP_VALUE_INT4 ||
-		kind == ODP_VALUE_INT8;
-}
-
-/* One column of the source, as resolution sees it. */
-typedef struct OdpColumn
-{
-	const char *name;
-	int			pos;			/* 1-based position in the tuples read */
-	AttrNumber	attnum;			/* relation attnum; InvalidAttrNumber for
-								 * queries */
-	Oid			typid;			/* declared type (for messages) */
-	bool		is_array;		/* a one-or-more dimensional array type */
-	bool		is_numeric;		/* value (or element) type is numeric */
-	OdpValueKind kind;			/* of the value or of the elements */
-} OdpColumn;
-
-/* Which columns are read, and how. */
-typedef struct OdpColumnPlan
-{
-	OdpColumn	id;
-	bool		vector;			/* features is one array column */
-	int			nfeatures;
-	OdpColumn  *features;		/* nfeatures entries */
-	int			maxpos;			/* largest pos used */
-} OdpColumnPlan;
-
-/* Accumulation state while rows arrive. */
-typedef struct OdpReader
-{
-	const OdpColumnPlan *plan;
-	MemoryContext outcxt;		/* where data and ids live (the caller's) */
-	MemoryContext rowcxt;		/* reset every batch of rows */
-	int64		rows;
-	int64		capacity;		/* rows that data and ids have room for */
-	int32		dims;			/* -1 until the first vector is read */
-	int32		max_dims;		/* limit on dims */
-	bool		f64;			/* values as float64 (data64), else data */
-	bool		missing_ok;		/* NULL and NaN values are missing */
-	bool		any_missing;	/* some value was */
-	float	   *data;
-	double	   *data64;
-	uint8	   *missing;		/* missing_ok: a flag per value */
-	int64	   *ids;
-	bool		sorted;			/* ids so far are non-decreasing */
-	const char *desc;
-} OdpReader;
 
 /* A (id, row) pair, sorted to order the rows by id. */
 typedef struct OdpIdRow
@@ -351,7 +288,7 @@ OdpEnsureIdNotNull(bool isnull, const OdpColumn *col)
 }
 
 /* Ensure a feature value is not null. */
-static inline void
+void
 OdpEnsureValueNotNull(bool isnull, const OdpColumn *col, int64 id)
 {
 	if (unlikely(isnull))
@@ -564,7 +501,8 @@ OdpSameSource(const OdpInputSpec *a, const OdpInputSpec *b)
 	Oid			ra;
 	Oid			rb;
 
-	if (!OdpSameText(a->id_column, b->id_column))
+	if (!OdpSameText(a->id_column, b->id_column) || a->values != b->values ||
+		a->pair_flags != b->pair_flags)
 		return false;
 	if ((a->features == NULL) != (b->features == NULL) ||
 		(a->features != NULL &&
@@ -682,7 +620,7 @@ OdpDescribeColumns(TupleDesc tupdesc, bool is_relation, int *ncols)
  * column") and desc word the errors: 42703 when there is none, 42702 when a
  * query has several.  Returns NULL instead of raising 42703 if missing_ok.
  */
-static const OdpColumn *
+const OdpColumn *
 OdpFindColumn(const OdpColumn *cols, int ncols, const char *name,
 			  const char *what, const char *desc, bool missing_ok)
 {
@@ -792,6 +730,14 @@ OdpResolveColumns(const OdpColumn *cols, int ncols, bool is_relation,
 		id = OdpDefaultIdColumn(cols, ncols, pk_attnum, is_relation, desc);
 	plan->id = *id;
 	plan->maxpos = id->pos;
+
+	if (spec->values == ODP_VALUES_REGIONS)
+	{
+		OdpResolveRegionColumns(cols, ncols, id, spec, desc, plan);
+		for (int i = 0; i < plan->nfeatures; i++)
+			plan->maxpos = Max(plan->maxpos, plan->features[i].pos);
+		return;
+	}
 
 	if (spec->features != NULL)
 	{
@@ -1157,12 +1103,22 @@ OdpResize(MemoryContext cxt, void *buf, Size size)
 	return buf;
 }
 
-/* Sizes the value buffers (data or data64, and missing) for capacity rows. */
+/*
+ * Sizes the value buffers (data or data64, and missing; or the bounds of
+ * regions) for capacity rows.
+ */
 static void
 OdpReaderResizeValues(OdpReader *r, int64 capacity)
 {
 	Size		values = OdpMulSize(capacity, r->dims);
 
+	if (r->plan->regions)
+	{
+		r->lower = OdpResize(r->outcxt, r->lower, OdpMulSize(values, sizeof(uint64)));
+		r->upper = OdpResize(r->outcxt, r->upper, OdpMulSize(values, sizeof(uint64)));
+		r->bflags = OdpResize(r->outcxt, r->bflags, values);
+		return;
+	}
 	if (r->f64)
 		r->data64 = OdpResize(r->outcxt, r->data64, OdpMulSize(values, sizeof(double)));
 	else
@@ -1194,10 +1150,10 @@ OdpReaderGrow(OdpReader *r)
 }
 
 /* Sets the number of dimensions from the first vector and allocates data. */
-static void
+void
 OdpReaderSetDims(OdpReader *r, int32 dims)
 {
-	Assert(r->dims < 0 && r->data == NULL && r->data64 == NULL);
+	Assert(r->dims < 0 && r->data == NULL && r->data64 == NULL && r->lower == NULL);
 	OdpEnsureDimsLimit(dims, r->max_dims);
 	r->dims = dims;
 	OdpReaderResizeValues(r, r->capacity);
@@ -1493,7 +1449,9 @@ OdpReaderAddRow(OdpReader *r, const Datum *values, const bool *isnull)
 	if (unlikely(r->rows >= r->capacity))
 		OdpReaderGrow(r);
 
-	if (plan->vector)
+	if (plan->regions)
+		OdpRegionsAddRow(r, values, isnull, id);
+	else if (plan->vector)
 	{
 		const OdpColumn *col = &plan->features[0];
 
@@ -1538,23 +1496,43 @@ OdpReaderAddRow(OdpReader *r, const Datum *values, const bool *isnull)
 	r->ids[r->rows++] = id;
 }
 
+/* One array of the reader's with a fixed number of bytes per row. */
+typedef struct OdpRowArray
+{
+	char	   *base;
+	Size		rowbytes;
+	char	   *scratch;
+} OdpRowArray;
+
 /*
- * Orders the rows by ascending id: sorts (id, row) pairs, then permutes the
- * matrix in place by following the permutation's cycles (each row moves
- * once, through one row of scratch space).
+ * Orders the rows by ascending id: sorts (id, row) pairs, then permutes
+ * every per-row array in place by following the permutation's cycles
+ * (each row moves once, through one row of scratch space per array).
  */
 static void
 OdpReaderSortRows(OdpReader *r)
 {
 	int64		n = r->rows;
-	Size		rowbytes = (r->f64 ? sizeof(double) : sizeof(float)) * (Size) r->dims;
-	Size		flagbytes = (Size) r->dims;
+	OdpRowArray arrays[4];
+	int			narrays = 0;
 	OdpIdRow   *pairs;
-	char	   *data = r->f64 ? (char *) r->data64 : (char *) r->data;
-	char	   *flags = (char *) r->missing;
-	char	   *scratch = palloc(rowbytes);
-	char	   *flag_scratch = palloc(flagbytes);
 	int64		moved = 0;
+	Size		dims = (Size) Max(r->dims, 0);
+
+	if (r->plan->regions)
+	{
+		arrays[narrays++] = (OdpRowArray) {(char *) r->lower, sizeof(uint64) * dims, NULL};
+		arrays[narrays++] = (OdpRowArray) {(char *) r->upper, sizeof(uint64) * dims, NULL};
+		arrays[narrays++] = (OdpRowArray) {(char *) r->bflags, dims, NULL};
+	}
+	else if (r->f64)
+		arrays[narrays++] = (OdpRowArray) {(char *) r->data64, sizeof(double) * dims, NULL};
+	else
+		arrays[narrays++] = (OdpRowArray) {(char *) r->data, sizeof(float) * dims, NULL};
+	if (r->missing != NULL)
+		arrays[narrays++] = (OdpRowArray) {(char *) r->missing, dims, NULL};
+	for (int a = 0; a < narrays; a++)
+		arrays[a].scratch = palloc(Max(arrays[a].rowbytes, 1));
 
 	pairs = MemoryContextAllocHuge(CurrentMemoryContext,
 								   OdpMulSize(n, sizeof(OdpIdRow)));
@@ -1575,9 +1553,9 @@ OdpReaderSortRows(OdpReader *r)
 
 		if (pairs[i].row == i)
 			continue;
-		memcpy(scratch, data + rowbytes * i, rowbytes);
-		if (flags)
-			memcpy(flag_scratch, flags + flagbytes * i, flagbytes);
+		for (int a = 0; a < narrays; a++)
+			memcpy(arrays[a].scratch, arrays[a].base + arrays[a].rowbytes * i,
+				   arrays[a].rowbytes);
 		for (;;)
 		{
 			int64		k = pairs[j].row;
@@ -1586,22 +1564,18 @@ OdpReaderSortRows(OdpReader *r)
 			if ((++moved & (ODP_INPUT_BATCH_ROWS - 1)) == 0)
 				CHECK_FOR_INTERRUPTS();
 			pairs[j].row = j;
+			for (int a = 0; a < narrays; a++)
+				memcpy(arrays[a].base + arrays[a].rowbytes * j,
+					   k == i ? arrays[a].scratch : arrays[a].base + arrays[a].rowbytes * k,
+					   arrays[a].rowbytes);
 			if (k == i)
-			{
-				memcpy(data + rowbytes * j, scratch, rowbytes);
-				if (flags)
-					memcpy(flags + flagbytes * j, flag_scratch, flagbytes);
 				break;
-			}
-			memcpy(data + rowbytes * j, data + rowbytes * k, rowbytes);
-			if (flags)
-				memcpy(flags + flagbytes * j, flags + flagbytes * k, flagbytes);
 			j = k;
 		}
 	}
 	pfree(pairs);
-	pfree(scratch);
-	pfree(flag_scratch);
+	for (int a = 0; a < narrays; a++)
+		pfree(arrays[a].scratch);
 }
 
 /*
@@ -1611,8 +1585,9 @@ OdpReaderSortRows(OdpReader *r)
 static void
 OdpReaderFinish(OdpReader *r)
 {
-	OdpEnsureHasRows(r->rows, r->desc);
-	Assert(r->dims > 0);
+	if (!r->empty_ok)
+		OdpEnsureHasRows(r->rows, r->desc);
+	Assert(r->dims > 0 || r->rows == 0);
 
 	if (!r->sorted)
 		OdpReaderSortRows(r);
@@ -1628,6 +1603,15 @@ OdpReaderFinish(OdpReader *r)
 		pfree(r->missing);
 		r->missing = NULL;
 	}
+	/* no interval was open, infinite or empty: the engine's fast case */
+	if (r->bflags && !r->any_bflag)
+	{
+		pfree(r->bflags);
+		r->bflags = NULL;
+	}
+	/* a source of cubes without rows has no dimensions */
+	if (r->dims < 0)
+		r->dims = 0;
 }
 
 /*
@@ -1649,6 +1633,15 @@ OdpReaderInit(OdpReader *r, const OdpColumnPlan *plan, MemoryContext outcxt,
 	r->f64 = spec != NULL && spec->values == ODP_VALUES_FLOAT8;
 	r->missing_ok = r->f64 && spec->missing_ok;
 	r->max_dims = spec != NULL && spec->max_dims > 0 ? spec->max_dims : ODP_MAX_DIMS;
+	r->empty_ok = spec != NULL && spec->empty_ok;
+	if (plan->regions)
+	{
+		const OdpRegionColumn *last = &plan->region[plan->nregions - 1];
+
+		/* a cube's dimensions are known from its first row */
+		r->dims = last->ndims < 0 ? -1 : last->dim + last->ndims;
+		r->max_dims = ODP_MAX_INTERVAL_DIMS;
+	}
 
 
 	if (capacity_hint > ODP_INPUT_INITIAL_ROWS)
@@ -1928,6 +1921,11 @@ OdpReadInput(const OdpInputSpec *spec, OdpInput *out)
 	out->data = reader.data;
 	out->data64 = reader.data64;
 	out->missing = reader.missing;
+	out->lower = reader.lower;
+	out->upper = reader.upper;
+	out->bound_flags = reader.bflags;
+	if (plan.regions)
+		out->region_dims = OdpDescribeRegionDims(&plan, reader.dims);
 	out->ids = reader.ids;
 	out->source_desc = pstrdup(desc);
 	out->heap_scan = heap_scan;

@@ -8,8 +8,9 @@
  * VALUES or TABLE), an optional id column and an optional list of feature
  * columns.  OdpReadInput turns them into the N x D row-major matrix the
  * engine takes, with the rows sorted by ascending, unique id: float32 for
- * the distance analytics, or float64 as stored (with flags of missing
- * values, if asked) for the correlations.
+ * the distance analytics, float64 as stored (with flags of missing
+ * values, if asked) for the correlations, or the bounds of regions, one
+ * interval per dimension, as order-preserving keys, for the matching.
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -28,8 +29,31 @@
 typedef enum OdpValueType
 {
 	ODP_VALUES_FLOAT4 = 0,		/* float32, checked to fit (distances) */
-	ODP_VALUES_FLOAT8			/* float64 as stored (correlations) */
+	ODP_VALUES_FLOAT8,			/* float64 as stored (correlations) */
+	ODP_VALUES_REGIONS			/* bounds of regions (interval matching) */
 } OdpValueType;
+
+/* The domain a dimension's bounds are compared in. */
+typedef enum OdpBoundDomain
+{
+	ODP_DOMAIN_INTEGER,			/* smallint, integer, bigint; int4range, ... */
+	ODP_DOMAIN_FLOAT,			/* real, double precision, numeric; numrange,
+								 * box, cube */
+	ODP_DOMAIN_DATE,
+	ODP_DOMAIN_TIMESTAMP,
+	ODP_DOMAIN_TIMESTAMPTZ
+} OdpBoundDomain;
+
+/* What one dimension of a source's regions is, for checks and messages. */
+typedef struct OdpRegionDim
+{
+	OdpBoundDomain domain;
+	bool		box;			/* compared as box && (fuzzy) */
+	const char *column;			/* the column (a pair's lower one) */
+	const char *upper_column;	/* a pair's upper column, or NULL */
+	int			axis;			/* box, cube: the coordinate (0 = x); -1 */
+	Oid			typid;			/* the column's type */
+} OdpRegionDim;
 
 typedef struct OdpInputSpec
 {
@@ -44,6 +68,10 @@ typedef struct OdpInputSpec
 								 * NULL vector) is missing, flagged in
 								 * OdpInput.missing, instead of an error */
 	int32		max_dims;		/* values per row; 0 = ODP_MAX_DIMS */
+
+	/* ODP_VALUES_REGIONS: features names the region columns (dims) */
+	uint8		pair_flags;		/* ODP_BOUND_* exclusivity of pairs' bounds */
+	bool		empty_ok;		/* a source without rows is no error */
 } OdpInputSpec;
 
 typedef struct OdpInput
@@ -55,6 +83,14 @@ typedef struct OdpInput
 	double	   *data64;			/* ODP_VALUES_FLOAT8: the same as float64 */
 	uint8	   *missing;		/* missing_ok: rows * dims flags, 1 = missing
 								 * (the value is 0); NULL when none is */
+	uint64	   *lower;			/* ODP_VALUES_REGIONS: rows * dims keys of
+								 * the lower bounds (odp_order.h) */
+	uint64	   *upper;			/* and of the upper bounds */
+	uint8	   *bound_flags;	/* rows * dims ODP_BOUND_* flags, or NULL:
+								 * every interval closed, finite and not
+								 * empty */
+	OdpRegionDim *region_dims;	/* dims entries (dims 0 when a source of
+								 * cubes has no rows) */
 
 	int64	   *ids;			/* rows, strictly ascending (unique) */
 	char	   *source_desc;	/* for messages, e.g. "table \"public\".\"points\""

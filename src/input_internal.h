@@ -1,0 +1,153 @@
+/*-------------------------------------------------------------------------
+ *
+ * input_internal.h
+ *	  The reader's own types, shared by input.c (sources, columns, values
+ *	  of features) and input_regions.c (regions and their bounds).
+ *
+ * Copyright (c) 2026, odp_gpu developers
+ *
+ * IDENTIFICATION
+ *	  src/input_internal.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef ODP_INPUT_INTERNAL_H
+#define ODP_INPUT_INTERNAL_H
+
+#include "input.h"
+
+/* The numeric types a feature or id value can have. */
+typedef enum OdpValueKind
+{
+	ODP_VALUE_INT2,
+	ODP_VALUE_INT4,
+	ODP_VALUE_INT8,
+	ODP_VALUE_FLOAT4,
+	ODP_VALUE_FLOAT8,
+	ODP_VALUE_NUMERIC
+} OdpValueKind;
+
+/* Returns whether kind is one of the integer kinds (valid for ids). */
+static inline bool
+OdpIsIntegerKind(OdpValueKind kind)
+{
+	return kind == ODP_VALUE_INT2 || kind == ODP_VALUE_INT4 ||
+		kind == ODP_VALUE_INT8;
+}
+
+/* One column of the source, as resolution sees it. */
+typedef struct OdpColumn
+{
+	const char *name;
+	int			pos;			/* 1-based position in the tuples read */
+	AttrNumber	attnum;			/* relation attnum; InvalidAttrNumber for
+								 * queries */
+	Oid			typid;			/* declared type (for messages) */
+	bool		is_array;		/* a one-or-more dimensional array type */
+	bool		is_numeric;		/* value (or element) type is numeric */
+	OdpValueKind kind;			/* of the value or of the elements */
+} OdpColumn;
+
+/* How a column (or a pair of columns) holds regions. */
+typedef enum OdpRegionKind
+{
+	ODP_REGION_RANGE,			/* a range type: one dimension */
+	ODP_REGION_BOX,				/* box: two dimensions, compared as box && */
+	ODP_REGION_CUBE,			/* contrib cube: its dimensions */
+	ODP_REGION_PAIR				/* two scalar columns, lower and upper */
+} OdpRegionKind;
+
+/* The types a bound can have, with the domain they are compared in. */
+typedef enum OdpBoundKind
+{
+	ODP_BOUND_INT2,
+	ODP_BOUND_INT4,
+	ODP_BOUND_INT8,
+	ODP_BOUND_FLOAT4,
+	ODP_BOUND_FLOAT8,
+	ODP_BOUND_NUMERIC,
+	ODP_BOUND_DATE,
+	ODP_BOUND_TIMESTAMP,
+	ODP_BOUND_TIMESTAMPTZ
+} OdpBoundKind;
+
+/* One column of regions (the lower one of a pair), as the plan reads it. */
+typedef struct OdpRegionColumn
+{
+	OdpRegionKind kind;
+	int			feature;		/* index in plan->features; a pair's upper
+								 * column is the next one */
+	int			dim;			/* first dimension it fills */
+	int			ndims;			/* 1, 2 for box; -1 for a cube, whose
+								 * dimensions the first row sets (the
+								 * reader's dims, the cube's the last) */
+	OdpBoundKind bound;			/* the bounds' type (box, cube: float8; a
+								 * pair's lower column) */
+	OdpBoundKind upper_bound;	/* a pair's upper column's type */
+	bool		canonical;		/* integer or date intervals are compared
+								 * as sets of values: excluded bounds become
+								 * included ones (int4range and its kin) */
+	struct TypeCacheEntry *range;	/* ranges: the type's cache entry */
+} OdpRegionColumn;
+
+/* Which columns are read, and how. */
+typedef struct OdpColumnPlan
+{
+	OdpColumn	id;
+	bool		vector;			/* features is one array column */
+	int			nfeatures;
+	OdpColumn  *features;		/* nfeatures entries (regions: every column
+								 * read, a pair's two one after the other) */
+	int			maxpos;			/* largest pos used */
+
+	/* regions (OdpInputSpec.values == ODP_VALUES_REGIONS) */
+	bool		regions;
+	int			nregions;
+	OdpRegionColumn *region;	/* nregions entries */
+	uint8		pair_flags;		/* ODP_BOUND_* of pairs' bounds */
+} OdpColumnPlan;
+
+/* Accumulation state while rows arrive. */
+typedef struct OdpReader
+{
+	const OdpColumnPlan *plan;
+	MemoryContext outcxt;		/* where data and ids live (the caller's) */
+	MemoryContext rowcxt;		/* reset every batch of rows */
+	int64		rows;
+	int64		capacity;		/* rows that data and ids have room for */
+	int32		dims;			/* -1 until the first vector is read */
+	int32		max_dims;		/* limit on dims */
+	bool		f64;			/* values as float64 (data64), else data */
+	bool		missing_ok;		/* NULL and NaN values are missing */
+	bool		any_missing;	/* some value was */
+	float	   *data;
+	double	   *data64;
+	uint8	   *missing;		/* missing_ok: a flag per value */
+	uint64	   *lower;			/* regions: rows x dims keys of the bounds */
+	uint64	   *upper;
+	uint8	   *bflags;			/* regions: ODP_BOUND_* per interval */
+	bool		any_bflag;		/* some interval has a flag */
+	bool		empty_ok;		/* a source without rows is no error */
+	int64	   *ids;
+	bool		sorted;			/* ids so far are non-decreasing */
+	const char *desc;
+} OdpReader;
+
+/* ---- input.c, for input_regions.c ---- */
+
+extern const OdpColumn *OdpFindColumn(const OdpColumn *cols, int ncols,
+									  const char *name, const char *what,
+									  const char *desc, bool missing_ok);
+extern void OdpEnsureValueNotNull(bool isnull, const OdpColumn *col, int64 id);
+extern void OdpReaderSetDims(OdpReader *r, int32 dims);
+
+/* ---- input_regions.c, for input.c ---- */
+
+extern void OdpResolveRegionColumns(const OdpColumn *cols, int ncols,
+									const OdpColumn *id, const OdpInputSpec *spec,
+									const char *desc, OdpColumnPlan *plan);
+extern void OdpRegionsAddRow(OdpReader *r, const Datum *values,
+							 const bool *isnull, int64 id);
+extern OdpRegionDim *OdpDescribeRegionDims(const OdpColumnPlan *plan, int32 dims);
+
+#endif							/* ODP_INPUT_INTERNAL_H */

@@ -1,0 +1,769 @@
+/*-------------------------------------------------------------------------
+ *
+ * input_regions.c
+ *	  Regions for the interval matching: which columns hold them (range
+ *	  types, box, contrib cube, pairs of lower and upper columns) and how
+ *	  their bounds become the order-preserving keys the engine compares.
+ *
+ * A dimension's bounds are compared exactly in their own domain: integers,
+ * dates and timestamps as 64-bit integers (a timestamp is an integer count
+ * of microseconds, so two that differ by one stay apart), real, double
+ * precision and numeric as float64, a numeric bound only when a float64
+ * holds it exactly (any other is an error that says so).  NaN is an
+ * error; infinities are values, below or above every other one, and an
+ * unbounded end is beyond them (as range types have it).
+ *
+ * Ranges keep their bounds' inclusivity, infinity and emptiness as engine
+ * flags, except where the type compares them as sets of integers (a range
+ * type with a canonical function, such as int4range, int8range and
+ * daterange, and pairs of integer or date columns, which such types would
+ * hold): there an excluded bound becomes the included one next to it, as
+ * the canonical function does, so that most integer data needs no flags.
+ * A box's and a cube's intervals are closed; a box is compared with the
+ * geometric types' tolerance, as box && compares it.
+ *
+ * Copyright (c) 2026, odp_gpu developers
+ *
+ * IDENTIFICATION
+ *	  src/input_regions.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
+#include "input_internal.h"
+#include "odp_engine.h"
+#include "odp_order.h"
+#include "utils/builtins.h"
+#include "utils/date.h"
+#include "utils/fmgrprotos.h"
+#include "utils/geo_decls.h"
+#include "utils/lsyscache.h"
+#include "utils/numeric.h"
+#include "utils/rangetypes.h"
+#include "utils/syscache.h"
+#include "utils/timestamp.h"
+#include "utils/typcache.h"
+
+/* contrib cube's on-disk layout (cubedata.h): header, then coordinates */
+typedef struct OdpCube
+{
+	int32		vl_len_;
+	uint32		header;			/* dimensions, and the point bit */
+	double		x[FLEXIBLE_ARRAY_MEMBER];
+} OdpCube;
+
+#define ODP_CUBE_POINT_BIT	0x80000000
+#define ODP_CUBE_DIM_MASK	0x7fffffff
+
+static const char *const odp_region_types_hint =
+"Name columns of a range type (int4range, int8range, numrange, daterange, tsrange, tstzrange), "
+"a box or a cube column, or pairs of lower and upper columns, with dims => '{...}'.";
+
+/* ---- types ---- */
+
+/* The bound kind of a scalar type; false if bounds cannot have it. */
+static bool
+OdpBoundKindOf(Oid typid, OdpBoundKind *kind)
+{
+	switch (getBaseType(typid))
+	{
+		case INT2OID:
+			*kind = ODP_BOUND_INT2;
+			return true;
+		case INT4OID:
+			*kind = ODP_BOUND_INT4;
+			return true;
+		case INT8OID:
+			*kind = ODP_BOUND_INT8;
+			return true;
+		case FLOAT4OID:
+			*kind = ODP_BOUND_FLOAT4;
+			return true;
+		case FLOAT8OID:
+			*kind = ODP_BOUND_FLOAT8;
+			return true;
+		case NUMERICOID:
+			*kind = ODP_BOUND_NUMERIC;
+			return true;
+		case DATEOID:
+			*kind = ODP_BOUND_DATE;
+			return true;
+		case TIMESTAMPOID:
+			*kind = ODP_BOUND_TIMESTAMP;
+			return true;
+		case TIMESTAMPTZOID:
+			*kind = ODP_BOUND_TIMESTAMPTZ;
+			return true;
+		default:
+			return false;
+	}
+}
+
+/* The domain bounds of a kind are compared in. */
+static OdpBoundDomain
+OdpDomainOf(OdpBoundKind kind)
+{
+	switch (kind)
+	{
+		case ODP_BOUND_INT2:
+		case ODP_BOUND_INT4:
+		case ODP_BOUND_INT8:
+			return ODP_DOMAIN_INTEGER;
+		case ODP_BOUND_FLOAT4:
+		case ODP_BOUND_FLOAT8:
+		case ODP_BOUND_NUMERIC:
+			return ODP_DOMAIN_FLOAT;
+		case ODP_BOUND_DATE:
+			return ODP_DOMAIN_DATE;
+		case ODP_BOUND_TIMESTAMP:
+			return ODP_DOMAIN_TIMESTAMP;
+		case ODP_BOUND_TIMESTAMPTZ:
+			return ODP_DOMAIN_TIMESTAMPTZ;
+	}
+	return ODP_DOMAIN_FLOAT;	/* keep compiler quiet */
+}
+
+/* Whether typid (a base type) is contrib's cube. */
+static bool
+OdpIsCubeType(Oid typid)
+{
+	HeapTuple	tup = SearchSysCache1(TYPEOID, ObjectIdGetDatum(typid));
+	bool		cube = false;
+
+	if (!HeapTupleIsValid(tup))
+		return false;
+	{
+		Form_pg_type t = (Form_pg_type) GETSTRUCT(tup);
+		char	   *input = get_func_name(t->typinput);
+
+		cube = strcmp(NameStr(t->typname), "cube") == 0 && t->typlen == -1 &&
+			input != NULL && strcmp(input, "cube_in") == 0;
+	}
+	ReleaseSysCache(tup);
+	return cube;
+}
+
+/*
+ * Classifies column col for regions: *kind RANGE, BOX or CUBE for a
+ * column that holds regions, PAIR for a scalar that can be a bound (with
+ * *bound set), and false for anything else.  A range whose subtype is not
+ * a bound type, or that orders it other than by the type's default
+ * ordering, is an error naming the column.
+ */
+static bool
+OdpRegionKindOf(const OdpColumn *col, OdpRegionKind *kind, OdpBoundKind *bound,
+				TypeCacheEntry **range)
+{
+	Oid			base = getBaseType(col->typid);
+
+	*range = NULL;
+	if (type_is_range(base))
+	{
+		TypeCacheEntry *tc = lookup_type_cache(base, TYPECACHE_RANGE_INFO);
+		Oid			sub = tc->rngelemtype->type_id;
+		TypeCacheEntry *subtc = lookup_type_cache(sub, TYPECACHE_CMP_PROC);
+
+		if (!OdpBoundKindOf(sub, bound))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("column \"%s\" is a range of %s, whose bounds odp_gpu cannot compare",
+							col->name, format_type_be(sub)),
+					 errhint("%s", odp_region_types_hint)));
+		if (tc->rng_cmp_proc_finfo.fn_oid != subtc->cmp_proc)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("range type %s of column \"%s\" orders its bounds by a non-default operator class",
+							format_type_be(base), col->name),
+					 errhint("Cast the column to a range type that orders its bounds as %s does by default.",
+							 format_type_be(sub))));
+		*kind = ODP_REGION_RANGE;
+		*range = tc;
+		return true;
+	}
+	if (base == BOXOID)
+	{
+		*kind = ODP_REGION_BOX;
+		*bound = ODP_BOUND_FLOAT8;
+		return true;
+	}
+	if (OdpIsCubeType(base))
+	{
+		*kind = ODP_REGION_CUBE;
+		*bound = ODP_BOUND_FLOAT8;
+		return true;
+	}
+	if (!col->is_array && OdpBoundKindOf(base, bound))
+	{
+		*kind = ODP_REGION_PAIR;
+		return true;
+	}
+	return false;
+}
+
+/* ---- resolving the columns ---- */
+
+/* Ensure dims names at least one column, none of them null. */
+static void
+OdpEnsureDimsNames(int nnames, const bool *nulls)
+{
+	if (nnames == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("dims must name at least one column"),
+				 errhint("Pass NULL to use every range column of the source.")));
+	for (int i = 0; i < nnames; i++)
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("dims must not contain null elements")));
+}
+
+/* Ensure a region column is neither the id column nor listed twice. */
+static void
+OdpEnsureRegionColumnOnce(const OdpColumnPlan *plan, const OdpColumn *col,
+						  const OdpColumn *id)
+{
+	if (col->pos == id->pos)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("id column \"%s\" cannot be a dimension", col->name),
+				 errhint("Remove it from dims, or name another id column with id_column => '...'.")));
+	for (int i = 0; i < plan->nfeatures; i++)
+		if (plan->features[i].pos == col->pos)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("column \"%s\" is listed more than once in dims", col->name)));
+}
+
+/*
+ * Appends a region column (and, for a pair, its upper column, whose bound
+ * kind is upper_bound) to plan.
+ */
+static void
+OdpAddRegionColumn(OdpColumnPlan *plan, OdpRegionKind kind, OdpBoundKind bound,
+				   OdpBoundKind upper_bound, TypeCacheEntry *range,
+				   const OdpColumn *col, const OdpColumn *upper, int *dims)
+{
+	OdpRegionColumn *rc = &plan->region[plan->nregions++];
+
+	rc->kind = kind;
+	rc->feature = plan->nfeatures;
+	rc->dim = *dims;
+	rc->bound = bound;
+	rc->upper_bound = upper_bound;
+	rc->range = range;
+	rc->ndims = kind == ODP_REGION_BOX ? 2 : (kind == ODP_REGION_CUBE ? -1 : 1);
+	/* integer-valued intervals as a canonical range type holds them */
+	if (kind == ODP_REGION_RANGE)
+		rc->canonical = OidIsValid(range->rng_canonical_finfo.fn_oid);
+	else
+		rc->canonical = kind == ODP_REGION_PAIR &&
+			(OdpDomainOf(bound) == ODP_DOMAIN_INTEGER || OdpDomainOf(bound) == ODP_DOMAIN_DATE);
+	plan->features[plan->nfeatures++] = *col;
+	if (upper != NULL)
+		plan->features[plan->nfeatures++] = *upper;
+	*dims = rc->ndims < 0 ? -1 : *dims + rc->ndims;
+}
+
+/* Ensure a cube comes last, so that every other dimension has its place. */
+static void
+OdpEnsureCubeLast(const OdpColumnPlan *plan, const OdpColumn *col)
+{
+	if (plan->nregions > 0 && plan->region[plan->nregions - 1].kind == ODP_REGION_CUBE)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("column \"%s\" follows a cube column in dims", col->name),
+				 errhint("Name the cube column last.")));
+}
+
+/*
+ * Resolves the region columns of a source whose columns are cols (id
+ * resolved already) into plan: the columns spec->features (dims) names, in
+ * order, a range, box or cube column each, or two scalar columns of one
+ * domain, lower then upper; by default every range column, else the one
+ * box or cube column.
+ */
+void
+OdpResolveRegionColumns(const OdpColumn *cols, int ncols, const OdpColumn *id,
+						const OdpInputSpec *spec, const char *desc,
+						OdpColumnPlan *plan)
+{
+	int			dims = 0;
+
+	plan->regions = true;
+	plan->pair_flags = spec->pair_flags;
+	plan->features = palloc0(sizeof(OdpColumn) * Max(ncols, 1));
+	plan->region = palloc0(sizeof(OdpRegionColumn) * Max(ncols, 1));
+
+	if (spec->features != NULL)
+	{
+		Datum	   *names;
+		bool	   *nulls;
+		int			nnames;
+
+		if (ARR_ELEMTYPE(spec->features) != TEXTOID)
+			elog(ERROR, "dims must be of type text[]");
+		deconstruct_array(spec->features, TEXTOID, -1, false, TYPALIGN_INT,
+						  &names, &nulls, &nnames);
+		OdpEnsureDimsNames(nnames, nulls);
+		for (int i = 0; i < nnames; i++)
+		{
+			const OdpColumn *col = OdpFindColumn(cols, ncols, TextDatumGetCString(names[i]),
+												 "column", desc, false);
+			const OdpColumn *upper = NULL;
+			OdpRegionKind kind;
+			OdpBoundKind bound;
+			OdpBoundKind ubound = ODP_BOUND_FLOAT8;
+			TypeCacheEntry *range;
+
+			OdpEnsureRegionColumnOnce(plan, col, id);
+			OdpEnsureCubeLast(plan, col);
+			if (!OdpRegionKindOf(col, &kind, &bound, &range))
+				ereport(ERROR,
+						(errcode(ERRCODE_DATATYPE_MISMATCH),
+						 errmsg("column \"%s\" has type %s, which holds neither regions nor bounds",
+								col->name, format_type_be(col->typid)),
+						 errhint("%s", odp_region_types_hint)));
+			if (kind == ODP_REGION_PAIR)
+			{
+				OdpRegionKind ukind;
+				TypeCacheEntry *urange;
+
+				if (i + 1 == nnames)
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+							 errmsg("column \"%s\" has no upper column in dims", col->name),
+							 errdetail("A column of type %s is a lower bound; the column after it in dims is its upper bound.",
+									   format_type_be(col->typid)),
+							 errhint("Name lower and upper columns in pairs, for example dims => '{lo,hi}'.")));
+				upper = OdpFindColumn(cols, ncols, TextDatumGetCString(names[++i]),
+									  "column", desc, false);
+				OdpEnsureRegionColumnOnce(plan, upper, id);
+				if (upper->pos == col->pos ||
+					!OdpRegionKindOf(upper, &ukind, &ubound, &urange) ||
+					ukind != ODP_REGION_PAIR ||
+					OdpDomainOf(ubound) != OdpDomainOf(bound))
+					ereport(ERROR,
+							(errcode(ERRCODE_DATATYPE_MISMATCH),
+							 errmsg("upper column \"%s\" has type %s but lower column \"%s\" has type %s",
+									upper->name, format_type_be(upper->typid),
+									col->name, format_type_be(col->typid)),
+							 errhint("Pair a lower column with an upper column of a comparable type: both integers, both real, double precision or numeric, both dates, both timestamps or both timestamps with time zone.")));
+			}
+			OdpAddRegionColumn(plan, kind, bound, upper != NULL ? ubound : bound, range,
+							   col, upper, &dims);
+		}
+	}
+	else
+	{
+		const OdpColumn *shape = NULL;
+		int			nshapes = 0;
+
+		for (int i = 0; i < ncols; i++)
+		{
+			OdpRegionKind kind;
+			OdpBoundKind bound;
+			TypeCacheEntry *range;
+
+			if (cols[i].pos == id->pos || !OdpRegionKindOf(&cols[i], &kind, &bound, &range))
+				continue;
+			if (kind == ODP_REGION_RANGE)
+				OdpAddRegionColumn(plan, kind, bound, bound, range, &cols[i], NULL, &dims);
+			else if (kind != ODP_REGION_PAIR)
+			{
+				nshapes++;
+				if (shape == NULL)
+					shape = &cols[i];
+			}
+		}
+		if (plan->nregions == 0 && nshapes > 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s has %d box or cube columns", desc, nshapes),
+					 errhint("Name the one to match with dims => '{%s}'.", shape->name)));
+		if (plan->nregions == 0 && nshapes == 1)
+		{
+			OdpRegionKind kind;
+			OdpBoundKind bound;
+			TypeCacheEntry *range;
+
+			(void) OdpRegionKindOf(shape, &kind, &bound, &range);
+			OdpAddRegionColumn(plan, kind, bound, bound, range, shape, NULL, &dims);
+		}
+		if (plan->nregions == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("%s has no range, box or cube column", desc),
+					 errhint("%s", odp_region_types_hint)));
+	}
+	if (dims > ODP_MAX_INTERVAL_DIMS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("regions of %d dimensions, more than the maximum of %d",
+						dims, ODP_MAX_INTERVAL_DIMS)));
+}
+
+/* ---- bounds ---- */
+
+/* Ensure a bound is not NaN. */
+static inline void
+OdpEnsureBoundNotNaN(double v, const OdpColumn *col, int64 id)
+{
+	if (unlikely(isnan(v)))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("column \"%s\" has a NaN bound in the row with id %lld",
+						col->name, (long long) id),
+				 errhint("Filter out or replace such rows, for example in a query source.")));
+}
+
+/*
+ * The float64 a numeric holds exactly, or an error: outside float64's
+ * range, or between two float64 values (0.1, say), comparing it as a
+ * float64 would not be exact.  The check turns the double back into its
+ * exact decimal expansion and compares that with the numeric.
+ */
+static double
+OdpExactDouble(Numeric num, const OdpColumn *col, int64 id)
+{
+	Datum		nd = NumericGetDatum(num);
+	double		d;
+	char	   *text;
+	Numeric		back;
+	int			exponent;
+
+	if (numeric_is_nan(num))
+		OdpEnsureBoundNotNaN(NAN, col, id);
+	if (numeric_is_inf(num))
+		return DatumGetFloat8(DirectFunctionCall1(numeric_float8, nd));
+	d = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, nd));
+	if (isinf(d))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("column \"%s\" has a bound outside the range of double precision in the row with id %lld",
+						col->name, (long long) id),
+				 errdetail("The bound is %s.", DatumGetCString(DirectFunctionCall1(numeric_out, nd))),
+				 errhint("odp_gpu compares numeric bounds as double precision values, which go up to about 1.8e308.")));
+	/* d = m * 2^(exponent - 53): that many binary digits after the point */
+	(void) frexp(d, &exponent);
+	text = psprintf("%.*f", Max(0, 53 - exponent), d);
+	back = DatumGetNumeric(DirectFunctionCall3(numeric_in, CStringGetDatum(text),
+											   ObjectIdGetDatum(InvalidOid),
+											   Int32GetDatum(-1)));
+	if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, nd, NumericGetDatum(back))) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("column \"%s\" has a bound that double precision cannot hold exactly in the row with id %lld",
+						col->name, (long long) id),
+				 errdetail("The bound is %s; the nearest double precision value is %.17g.",
+						   DatumGetCString(DirectFunctionCall1(numeric_out, nd)), d),
+				 errhint("odp_gpu compares numeric bounds exactly as double precision values; "
+						 "store bounds that double precision holds (such as 0.5 or 1.25, not 0.1), "
+						 "or cast them to double precision in a query source to compare them as rounded.")));
+	pfree(text);
+	return d;
+}
+
+/* The key of a bound value of kind (odp_order.h). */
+static uint64
+OdpBoundKey(OdpBoundKind kind, Datum v, const OdpColumn *col, int64 id)
+{
+	double		d;
+
+	switch (kind)
+	{
+		case ODP_BOUND_INT2:
+			return odp_order_int64(DatumGetInt16(v));
+		case ODP_BOUND_INT4:
+			return odp_order_int64(DatumGetInt32(v));
+		case ODP_BOUND_INT8:
+			return odp_order_int64(DatumGetInt64(v));
+		case ODP_BOUND_DATE:
+			return odp_order_int64(DatumGetDateADT(v));
+		case ODP_BOUND_TIMESTAMP:
+		case ODP_BOUND_TIMESTAMPTZ:
+			return odp_order_int64(DatumGetTimestamp(v));
+		case ODP_BOUND_FLOAT4:
+			d = (double) DatumGetFloat4(v);
+			break;
+		case ODP_BOUND_FLOAT8:
+			d = DatumGetFloat8(v);
+			break;
+		case ODP_BOUND_NUMERIC:
+			d = OdpExactDouble(DatumGetNumeric(v), col, id);
+			break;
+		default:
+			elog(ERROR, "bound of unexpected kind %d", (int) kind);
+			return 0;			/* keep compiler quiet */
+	}
+	OdpEnsureBoundNotNaN(d, col, id);
+	return odp_order_float64(d);
+}
+
+/*
+ * Stores interval d of the current row: keys lo and hi, flags f; an
+ * integer-valued interval (canonical) gets included bounds instead of
+ * excluded ones, and is empty when none is left.
+ */
+static inline void
+OdpStoreInterval(OdpReader *r, int d, uint64 lo, uint64 hi, uint8 f, bool canonical)
+{
+	const Size	at = (Size) r->rows * (Size) r->dims + d;
+
+	if (canonical && (f & ODP_BOUND_LOWER_EXCLUSIVE) && !(f & ODP_BOUND_LOWER_INFINITE))
+	{
+		/* no integer lies between v and v + 1 */
+		if (lo == UINT64_MAX)
+			f |= ODP_BOUND_EMPTY;
+		else
+			lo++;
+		f &= ~ODP_BOUND_LOWER_EXCLUSIVE;
+	}
+	if (canonical && (f & ODP_BOUND_UPPER_EXCLUSIVE) && !(f & ODP_BOUND_UPPER_INFINITE))
+	{
+		if (hi == 0)
+			f |= ODP_BOUND_EMPTY;
+		else
+			hi--;
+		f &= ~ODP_BOUND_UPPER_EXCLUSIVE;
+	}
+	if (canonical && !(f & (ODP_BOUND_LOWER_INFINITE | ODP_BOUND_UPPER_INFINITE)) && lo > hi)
+		f |= ODP_BOUND_EMPTY;
+	r->lower[at] = lo;
+	r->upper[at] = hi;
+	r->bflags[at] = f;
+	r->any_bflag |= f != 0;
+}
+
+/* Reads a range value into interval d. */
+static void
+OdpReadRange(OdpReader *r, const OdpRegionColumn *rc, const OdpColumn *col,
+			 Datum value, int64 id)
+{
+	RangeType  *range = DatumGetRangeTypeP(value);
+	RangeBound	lower,
+				upper;
+	bool		empty;
+	uint8		f = 0;
+	uint64		lo = 0,
+				hi = 0;
+
+	range_deserialize(rc->range, range, &lower, &upper, &empty);
+	if (empty)
+		f = ODP_BOUND_EMPTY;
+	else
+	{
+		if (lower.infinite)
+			f |= ODP_BOUND_LOWER_INFINITE;
+		else
+		{
+			lo = OdpBoundKey(rc->bound, lower.val, col, id);
+			f |= lower.inclusive ? 0 : ODP_BOUND_LOWER_EXCLUSIVE;
+		}
+		if (upper.infinite)
+			f |= ODP_BOUND_UPPER_INFINITE;
+		else
+		{
+			hi = OdpBoundKey(rc->bound, upper.val, col, id);
+			f |= upper.inclusive ? 0 : ODP_BOUND_UPPER_EXCLUSIVE;
+		}
+	}
+	OdpStoreInterval(r, rc->dim, lo, hi, f, rc->canonical);
+}
+
+/* Reads a box value into intervals d (x) and d + 1 (y). */
+static void
+OdpReadBox(OdpReader *r, const OdpRegionColumn *rc, const OdpColumn *col,
+		   Datum value, int64 id)
+{
+	BOX		   *box = DatumGetBoxP(value);
+
+	OdpEnsureBoundNotNaN(box->low.x, col, id);
+	OdpEnsureBoundNotNaN(box->low.y, col, id);
+	OdpEnsureBoundNotNaN(box->high.x, col, id);
+	OdpEnsureBoundNotNaN(box->high.y, col, id);
+	/* box_in puts the smaller coordinates in low */
+	OdpStoreInterval(r, rc->dim, odp_order_float64(Min(box->low.x, box->high.x)),
+					 odp_order_float64(Max(box->low.x, box->high.x)), 0, false);
+	OdpStoreInterval(r, rc->dim + 1, odp_order_float64(Min(box->low.y, box->high.y)),
+					 odp_order_float64(Max(box->low.y, box->high.y)), 0, false);
+}
+
+/* The detoasted cube of value, checked, with its dimensions and point bit. */
+static OdpCube *
+OdpCubeOf(Datum value, const OdpColumn *col, int *n, bool *point)
+{
+	OdpCube    *cube = (OdpCube *) PG_DETOAST_DATUM(value);
+	Size		size = VARSIZE(cube);
+
+	if (size < offsetof(OdpCube, x))
+		elog(ERROR, "corrupt cube in column \"%s\"", col->name);
+	*n = (int) (cube->header & ODP_CUBE_DIM_MASK);
+	*point = (cube->header & ODP_CUBE_POINT_BIT) != 0;
+	if (size < offsetof(OdpCube, x) + sizeof(double) * (Size) *n * (*point ? 1 : 2))
+		elog(ERROR, "corrupt cube in column \"%s\"", col->name);
+	return cube;
+}
+
+/*
+ * Sets the reader's dimensions from the first row's cube (the last
+ * region column), which must have 1 .. the maximum dimensions left.
+ */
+static void
+OdpSetCubeDims(OdpReader *r, const OdpRegionColumn *rc, const OdpColumn *col,
+			   Datum value, int64 id)
+{
+	int			n;
+	bool		point;
+
+	(void) OdpCubeOf(value, col, &n, &point);
+	if (n < 1 || rc->dim + n > ODP_MAX_INTERVAL_DIMS)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("column \"%s\" has a cube of %d dimensions in the row with id %lld",
+						col->name, n, (long long) id),
+				 errhint("Give every cube between 1 and %d dimensions.",
+						 ODP_MAX_INTERVAL_DIMS - rc->dim)));
+	OdpReaderSetDims(r, rc->dim + n);
+}
+
+/*
+ * Reads a cube value, which must have as many dimensions as the first
+ * row's.  cube && compares each coordinate's interval from the smaller
+ * to the larger of its two corners.
+ */
+static void
+OdpReadCube(OdpReader *r, const OdpRegionColumn *rc, const OdpColumn *col,
+			Datum value, int64 id)
+{
+	int			n;
+	bool		point;
+	OdpCube    *cube = OdpCubeOf(value, col, &n, &point);
+
+	if (n != r->dims - rc->dim)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("cubes have different numbers of dimensions"),
+				 errdetail("Column \"%s\" has a cube of %d dimensions in the row with id %lld, but of %d in the first row read.",
+						   col->name, n, (long long) id, r->dims - rc->dim),
+				 errhint("Give every cube the same number of dimensions, for example with cube_subset or cube_enlarge in a query source.")));
+	for (int i = 0; i < n; i++)
+	{
+		double		ll = cube->x[i];
+		double		ur = point ? ll : cube->x[n + i];
+
+		OdpEnsureBoundNotNaN(ll, col, id);
+		OdpEnsureBoundNotNaN(ur, col, id);
+		OdpStoreInterval(r, rc->dim + i, odp_order_float64(Min(ll, ur)),
+						 odp_order_float64(Max(ll, ur)), 0, false);
+	}
+	if ((Pointer) cube != DatumGetPointer(value))
+		pfree(cube);
+}
+
+/*
+ * Reads a pair of columns into interval d: bounds as the plan's bounds
+ * option says; a lower above the upper is an error, as the range
+ * constructors make it.
+ */
+static void
+OdpReadPair(OdpReader *r, const OdpRegionColumn *rc, const OdpColumn *locol,
+			const OdpColumn *hicol, Datum lov, Datum hiv, int64 id)
+{
+	uint64		lo = OdpBoundKey(rc->bound, lov, locol, id);
+	uint64		hi = OdpBoundKey(rc->upper_bound, hiv, hicol, id);
+	uint8		f = r->plan->pair_flags;
+
+	if (lo > hi)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("lower bound \"%s\" is above upper bound \"%s\" in the row with id %lld",
+						locol->name, hicol->name, (long long) id),
+				 errhint("Swap the columns in dims, or filter out such rows in a query source.")));
+	/* equal bounds not both included hold nothing, as in a range */
+	if (lo == hi && f != 0)
+		f = ODP_BOUND_EMPTY;
+	OdpStoreInterval(r, rc->dim, lo, hi, f, rc->canonical);
+}
+
+/*
+ * Reads the regions of one row (values and isnull by column position - 1)
+ * into the reader's next row.  Call with room for the row.
+ */
+void
+OdpRegionsAddRow(OdpReader *r, const Datum *values, const bool *isnull, int64 id)
+{
+	const OdpColumnPlan *plan = r->plan;
+
+	if (unlikely(r->dims < 0))
+	{
+		/* the first row: its cube says how many dimensions there are */
+		const OdpRegionColumn *rc = &plan->region[plan->nregions - 1];
+		const OdpColumn *col = &plan->features[rc->feature];
+
+		Assert(rc->kind == ODP_REGION_CUBE);
+		OdpEnsureValueNotNull(isnull[col->pos - 1], col, id);
+		OdpSetCubeDims(r, rc, col, values[col->pos - 1], id);
+	}
+	for (int i = 0; i < plan->nregions; i++)
+	{
+		const OdpRegionColumn *rc = &plan->region[i];
+		const OdpColumn *col = &plan->features[rc->feature];
+		int			idx = col->pos - 1;
+
+		OdpEnsureValueNotNull(isnull[idx], col, id);
+		switch (rc->kind)
+		{
+			case ODP_REGION_RANGE:
+				OdpReadRange(r, rc, col, values[idx], id);
+				break;
+			case ODP_REGION_BOX:
+				OdpReadBox(r, rc, col, values[idx], id);
+				break;
+			case ODP_REGION_CUBE:
+				OdpReadCube(r, rc, col, values[idx], id);
+				break;
+			case ODP_REGION_PAIR:
+				{
+					const OdpColumn *hicol = &plan->features[rc->feature + 1];
+
+					OdpEnsureValueNotNull(isnull[hicol->pos - 1], hicol, id);
+					OdpReadPair(r, rc, col, hicol, values[idx], values[hicol->pos - 1], id);
+					break;
+				}
+		}
+	}
+}
+
+/* The per-dimension description of plan's regions, dims dimensions. */
+OdpRegionDim *
+OdpDescribeRegionDims(const OdpColumnPlan *plan, int32 dims)
+{
+	OdpRegionDim *out = palloc0(sizeof(OdpRegionDim) * Max(dims, 1));
+
+	for (int i = 0; i < plan->nregions; i++)
+	{
+		const OdpRegionColumn *rc = &plan->region[i];
+		const OdpColumn *col = &plan->features[rc->feature];
+		int			n = rc->ndims < 0 ? Max(dims - rc->dim, 0) : rc->ndims;
+
+		for (int k = 0; k < n && rc->dim + k < dims; k++)
+		{
+			OdpRegionDim *d = &out[rc->dim + k];
+
+			d->domain = OdpDomainOf(rc->bound);
+			d->box = rc->kind == ODP_REGION_BOX;
+			d->column = pstrdup(col->name);
+			d->upper_column = rc->kind == ODP_REGION_PAIR ?
+				pstrdup(plan->features[rc->feature + 1].name) : NULL;
+			d->axis = rc->kind == ODP_REGION_BOX || rc->kind == ODP_REGION_CUBE ? k : -1;
+			d->typid = col->typid;
+		}
+	}
+	return out;
+}
