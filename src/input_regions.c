@@ -447,7 +447,7 @@ OdpExactDouble(Numeric num, const OdpColumn *col, int64 id)
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 				 errmsg("column \"%s\" has a bound outside the range of double precision in the row with id %lld",
 						col->name, (long long) id),
-				 errdetail("The bound is %s.", DatumGetCString(DirectFunctionCall1(numeric_out, nd))),
+				 errdetail("The bound is %s.", numeric_out_sci(num, 6)),
 				 errhint("odp_gpu compares numeric bounds as double precision values, which go up to about 1.8e308.")));
 	/* d = m * 2^(exponent - 53): that many binary digits after the point */
 	(void) frexp(d, &exponent);
@@ -625,8 +625,8 @@ OdpSetCubeDims(OdpReader *r, const OdpRegionColumn *rc, const OdpColumn *col,
 	if (n < 1 || rc->dim + n > ODP_MAX_INTERVAL_DIMS)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),
-				 errmsg("column \"%s\" has a cube of %d dimensions in the row with id %lld",
-						col->name, n, (long long) id),
+				 errmsg("column \"%s\" has a cube of %d dimension%s in the row with id %lld",
+						col->name, n, n == 1 ? "" : "s", (long long) id),
 				 errhint("Give every cube between 1 and %d dimensions.",
 						 ODP_MAX_INTERVAL_DIMS - rc->dim)));
 	OdpReaderSetDims(r, rc->dim + n);
@@ -649,8 +649,8 @@ OdpReadCube(OdpReader *r, const OdpRegionColumn *rc, const OdpColumn *col,
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),
 				 errmsg("cubes have different numbers of dimensions"),
-				 errdetail("Column \"%s\" has a cube of %d dimensions in the row with id %lld, but of %d in the first row read.",
-						   col->name, n, (long long) id, r->dims - rc->dim),
+				 errdetail("Column \"%s\" has a cube of %d dimension%s in the row with id %lld, but of %d in the first row read.",
+						   col->name, n, n == 1 ? "" : "s", (long long) id, r->dims - rc->dim),
 				 errhint("Give every cube the same number of dimensions, for example with cube_subset or cube_enlarge in a query source.")));
 	for (int i = 0; i < n; i++)
 	{

@@ -112,3 +112,25 @@ SQL
 		"SELECT count(*) FROM odp_skyline('SELECT * FROM odp_cancel_sky WHERE id <= 100', band => 1000)" 100
 	psql -X -q -c "DROP TABLE odp_cancel_sky" >/dev/null
 }
+# odp_cancel_interval_checks DEVICE ROWS: the checks above on the pairs of
+# ROWS identical ranges (every pair overlaps: ROWS^2 / 2 pairs, which take
+# minutes to find and store on any path), and on the count of two sets
+# whose regions overlap in each dimension half the time but in both only
+# for equal ids (half of the ROWS^2 pairs are candidates, ROWS pairs).
+odp_cancel_interval_checks() {
+	local dev=$1 rows=$2
+	psql -X -q -v ON_ERROR_STOP=1 >/dev/null <<SQL
+SET client_min_messages = warning;
+DROP TABLE IF EXISTS odp_cancel_iv;
+CREATE TABLE odp_cancel_iv AS
+	SELECT i AS id, int8range(1, 10) AS r, int8range(i, i, '[]') AS p, int8range(0, i, '[]') AS q,
+		int8range(i, $rows, '[]') AS v
+	FROM generate_series(1, $rows) i;
+SQL
+	odp_cancel_checks "$dev" odp_cancel_iv 0 "SELECT count(*) FROM odp_interval_match('odp_cancel_iv', dims => '{r}')" \
+		"SELECT count(*) FROM odp_interval_match('SELECT * FROM odp_cancel_iv WHERE id <= 100', dims => '{r}')" 4950
+	odp_cancel_checks "$dev" odp_cancel_iv 0 \
+		"SELECT odp_interval_match_count('SELECT id, p, p AS u FROM odp_cancel_iv', 'SELECT id, q, v FROM odp_cancel_iv')" \
+		"SELECT odp_interval_match_count('SELECT id, p, p AS u FROM odp_cancel_iv WHERE id <= 100', 'SELECT id, q, v FROM odp_cancel_iv WHERE id <= 100')" 100
+	psql -X -q -c "DROP TABLE odp_cancel_iv" >/dev/null
+}

@@ -8,10 +8,10 @@
 # Needs a running server: PGHOST etc. set (e.g. source .devpg/start.sh),
 # or none, and then it starts a throwaway one like test/run_tests.sh.
 #   ODP_SKIP_ENGINE=1, ODP_SKIP_REGRESS=1, ODP_SKIP_BENCH=1 skip those parts.
-#   ODP_ANALYTICS="outliers knn pearson skyline" (default all) limits the
-#   engine tests, comparisons, cancellation checks and benchmarks to those;
-#   one analytic with its own engine tests and regress suite (pearson,
-#   skyline) runs only those.
+#   ODP_ANALYTICS="outliers knn pearson skyline intervals" (default all)
+#   limits the engine tests, comparisons, cancellation checks and
+#   benchmarks to those; one analytic with its own engine tests and regress
+#   suite (pearson, skyline, intervals) runs only those.
 #   ODP_PREBUILT=1 installs the odp_gpu.so already built in the tree (same
 #   compiler and flags, e.g. built on a machine without a GPU) instead of
 #   building, and uses the engine test binary already built.
@@ -25,7 +25,7 @@ if [ -n "${PGHOST:-}" ] && pg_isready -q 2>/dev/null; then
 	export ODP_USE_RUNNING_SERVER=1
 	export PG_CONFIG=${PG_CONFIG:-$(command -v pg_config)}
 fi
-ODP_ANALYTICS=${ODP_ANALYTICS:-outliers knn pearson skyline}
+ODP_ANALYTICS=${ODP_ANALYTICS:-outliers knn pearson skyline intervals}
 odp_wants() { [[ " $ODP_ANALYTICS " == *" $1 "* ]]; }
 set -e
 odp_install_deps
@@ -41,7 +41,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader ||
 psql -X -q -c "SET client_min_messages = warning" -c "CREATE EXTENSION IF NOT EXISTS odp_gpu" >/dev/null
 if [ "${ODP_SKIP_ENGINE:-0}" != 1 ]; then
 odp_log "engine unit tests"
-case "$ODP_ANALYTICS" in pearson|skyline) engine_args=--$ODP_ANALYTICS ;; *) engine_args= ;; esac
+case "$ODP_ANALYTICS" in pearson|skyline|intervals) engine_args=--$ODP_ANALYTICS ;; *) engine_args= ;; esac
 if [ "${ODP_PREBUILT:-0}" = 1 ]; then
 	test/engine/test_engine $engine_args >/tmp/odp_engine_test.log 2>&1
 else
@@ -62,7 +62,7 @@ if [ "${ODP_SKIP_REGRESS:-0}" != 1 ]; then
 odp_log "pg_regress suites with odp_gpu.device = gpu, odp_gpu.gpu_min_rows = 0"
 # settings is left out: it checks the settings' defaults, which PGOPTIONS changes
 suites=$(ls sql/*.sql | sed 's|sql/||; s|\.sql$||' | grep -v -e '^odp_gpu--' -e '^settings$' | tr '\n' ' ')
-case "$ODP_ANALYTICS" in pearson|skyline) suites=$ODP_ANALYTICS ;; esac
+case "$ODP_ANALYTICS" in pearson|skyline|intervals) suites=$ODP_ANALYTICS ;; esac
 PGOPTIONS="-c odp_gpu.device=gpu -c odp_gpu.gpu_min_rows=0" make -s installcheck REGRESS="$suites" PG_CONFIG="$PG_CONFIG" >/tmp/odp_regress.log 2>&1
 grep -E '\.\.\. ' /tmp/odp_regress.log
 ok=$(grep -cE '\.\.\. ok' /tmp/odp_regress.log); bad=$(grep -cE '\.\.\. (FAILED|failed)' /tmp/odp_regress.log)
@@ -294,6 +294,66 @@ odp_compare_sky staged 100000 8 1 anti NULL 4
 odp_compare_sky staged-band 50000 5 4 anti NULL 2
 fi
 
+if odp_wants intervals; then
+odp_log "region matching: GPU vs CPU"
+# odp_compare_iv NAME ROWS KIND [MEMORY_LIMIT_MB]: two sources of ROWS
+# regions (and the first as one set) of KIND: int8 (int8range, widths 0 ..
+# 40 in a space of 20 * ROWS), ts (tsrange, bounds of every inclusivity,
+# microseconds apart), box (two dimensions, coordinates 1e-6 apart), cube
+# (three), pairs (float8 columns, '[)', with an int4range: two); the pairs
+# and the counts must be the same on both paths.
+odp_compare_iv() {
+	local name=$1 rows=$2 kind=$3 limit=${4:-0} out cols
+	case $kind in
+		int8) cols="int8range(lo, lo + w, '[]') AS r" ;;
+		ts) cols="tsrange(timestamp '2025-01-01' + lo * interval '1 microsecond', timestamp '2025-01-01' + (lo + w) * interval '1 microsecond', (ARRAY['[]','[)','(]','()'])[1 + (lo % 4)::int]) AS r" ;;
+		box) cols="box(point(lo * 1e-6, (lo * 7919 % ($rows * 20)) * 1e-6), point((lo + w) * 1e-6, (lo * 7919 % ($rows * 20) + w) * 1e-6)) AS b" ;;
+		cube) cols="cube(array[lo, lo * 7919 % ($rows * 20), lo * 104729 % ($rows * 20)]::float8[], array[lo + w, lo * 7919 % ($rows * 20) + w, lo * 104729 % ($rows * 20) + 2 * w]::float8[]) AS c" ;;
+		pairs) cols="lo::float8 / 3 AS x0, (lo + w)::float8 / 3 AS x1, int4range((lo % 1000)::int, (lo % 1000)::int + 900) AS r" ;;
+	esac
+	out=$(psql -X -At -v ON_ERROR_STOP=1 2>&1 <<SQL
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS cube;
+SELECT setseed(0.625);
+DROP TABLE IF EXISTS iv_a, iv_b, iv_cpu, iv_gpu, iv_cpu1, iv_gpu1;
+CREATE TABLE iv_a AS SELECT i::bigint AS id, $cols FROM (SELECT i, (random() * $rows * 20)::bigint AS lo, (random() * 40)::bigint AS w FROM generate_series(1, $rows) i) s;
+CREATE TABLE iv_b AS SELECT i::bigint AS id, $cols FROM (SELECT i, (random() * $rows * 20)::bigint AS lo, (random() * 40)::bigint AS w FROM generate_series(1, $rows) i) s;
+SET odp_gpu.device = cpu;
+SET odp_gpu.cpu_threads = 16;
+CREATE TABLE iv_cpu AS SELECT * FROM odp_interval_match('iv_a', 'iv_b', $([ "$kind" = pairs ] && echo "dims => '{x0,x1,r}', bounds => '[)'" || echo "bounds => '[]'"));
+CREATE TABLE iv_cpu1 AS SELECT * FROM odp_interval_match('iv_a', $([ "$kind" = pairs ] && echo "dims => '{x0,x1,r}', bounds => '[)'" || echo "bounds => '[]'"));
+SET odp_gpu.device = gpu;
+SET odp_gpu.gpu_memory_limit = $limit;
+SET odp_gpu.report_timing = on;
+SET client_min_messages = notice;
+CREATE TABLE iv_gpu AS SELECT * FROM odp_interval_match('iv_a', 'iv_b', $([ "$kind" = pairs ] && echo "dims => '{x0,x1,r}', bounds => '[)'" || echo "bounds => '[]'"));
+CREATE TABLE iv_gpu1 AS SELECT * FROM odp_interval_match('iv_a', $([ "$kind" = pairs ] && echo "dims => '{x0,x1,r}', bounds => '[)'" || echo "bounds => '[]'"));
+SELECT 'gcount=' || odp_interval_match_count('iv_a', 'iv_b', $([ "$kind" = pairs ] && echo "dims => '{x0,x1,r}', bounds => '[)'" || echo "bounds => '[]'"));
+SET client_min_messages = warning;
+SELECT 'cmp=' || count(*) || ' ' || count(*) FILTER (WHERE c.subscription_id IS NOT NULL AND g.subscription_id IS NOT NULL)
+	FROM iv_cpu c FULL JOIN iv_gpu g USING (subscription_id, update_id);
+SELECT 'cmp1=' || count(*) || ' ' || count(*) FILTER (WHERE c.id_a IS NOT NULL AND g.id_a IS NOT NULL)
+	FROM iv_cpu1 c FULL JOIN iv_gpu1 g USING (id_a, id_b);
+DROP TABLE iv_a, iv_b, iv_cpu, iv_gpu, iv_cpu1, iv_gpu1;
+SQL
+)
+	local cmp=$(sed -n 's/^cmp=//p' <<<"$out") cmp1=$(sed -n 's/^cmp1=//p' <<<"$out") gcount=$(sed -n 's/^gcount=//p' <<<"$out")
+	local chunks=$(sed -n 's/.*chunks=\([0-9]*\).*/\1/p' <<<"$out" | tr '\n' ' ')
+	local n=$(cut -d' ' -f1 <<<"$cmp") same=$(cut -d' ' -f2 <<<"$cmp") n1=$(cut -d' ' -f1 <<<"$cmp1") same1=$(cut -d' ' -f2 <<<"$cmp1")
+	[ -n "$n" ] && [ "$n" -gt 0 ] && [ "$same" = "$n" ] && [ "$gcount" = "$n" ] && [ -n "$n1" ] && [ "$same1" = "$n1" ]
+	odp_check "gpu-vs-cpu intervals $name: rows=$rows $kind limit=${limit}MB" $? \
+		"$same of $n pairs and $same1 of $n1 within one set identical, GPU count $gcount, chunks=$chunks; $(sed -n 's/.*\(compute=[0-9.]* ms\).*/\1/p' <<<"$out" | head -1)"
+	grep -q '^ERROR' <<<"$out" && grep '^ERROR' <<<"$out" | head -3
+}
+odp_compare_iv int8 100000 int8
+odp_compare_iv ts 50000 ts
+odp_compare_iv box 60000 box
+odp_compare_iv cube 60000 cube
+odp_compare_iv pairs 40000 pairs
+odp_compare_iv chunked 200000 int8 3
+odp_compare_iv chunked-cube 100000 cube 3
+fi
+
 if odp_wants outliers; then
 odp_log "an input over 1 GB"
 # 16,500 rows x 16,384 dims = 1.08 GB of float32: every value of row i is i,
@@ -332,12 +392,16 @@ fi
 if odp_wants skyline; then
 odp_cancel_sky_checks gpu 3000000
 fi
+if odp_wants intervals; then
+odp_cancel_interval_checks gpu 3000000
+fi
 
 if [ "${ODP_SKIP_BENCH:-0}" != 1 ]; then
 	odp_log "benchmark"
 	odp_wants outliers && ODP_BENCH_CPU_THREADS=${ODP_BENCH_CPU_THREADS:-16} bash test/bench/bench_outliers.sh
 	odp_wants pearson && ODP_BENCH_CPU_THREADS=${ODP_BENCH_CPU_THREADS:-16} bash test/bench/bench_pearson.sh
 	odp_wants skyline && ODP_BENCH_CPU_THREADS=${ODP_BENCH_CPU_THREADS:-16} bash test/bench/bench_skyline.sh
+	odp_wants intervals && ODP_BENCH_CPU_THREADS=${ODP_BENCH_CPU_THREADS:-16} bash test/bench/bench_intervals.sh
 fi
 odp_stop_server
 echo "$ODP_PASSED passed, $ODP_FAILED failed"

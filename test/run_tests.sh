@@ -62,6 +62,7 @@ SQL
 odp_cancel_checks cpu odp_cancel_data 10
 odp_cancel_series_checks cpu 20000 64
 odp_cancel_sky_checks cpu 150000
+odp_cancel_interval_checks cpu 200000
 psql -X -q -c "DROP TABLE odp_cancel_data" >/dev/null
 
 odp_stop_server
