@@ -561,9 +561,9 @@ gpu_iv_temp_bytes(GpuIv *gv, int64_t rows, int64_t drivers, size_t *bytes)
 }
 
 /*
- * Plans the memory: both sides' structures resident when they take at
- * most half the budget, else equal ranges that do; pairs may take the
- * rest (keys, the sort's second buffer and its scratch: 17 bytes a pair).
+ * Plans the structures: both sides resident when they take at most half
+ * the budget, else equal ranges that do; pairs may take the rest
+ * (gpu_iv_capacity).
  */
 static OdpStatus
 gpu_iv_plan(GpuIv *gv, OdpIvBackend *be)
@@ -577,7 +577,6 @@ gpu_iv_plan(GpuIv *gv, OdpIvBackend *be)
 	const double budget = (double) gv->dev.budget;
 	int64_t		rows = na > nb ? na : nb;
 	double		need = (na + nb) * per_struct + rows * per_build + (na + nb + 1) * per_driver;
-	OdpStatus	status;
 
 	if (need > budget / 2)
 	{
@@ -586,7 +585,6 @@ gpu_iv_plan(GpuIv *gv, OdpIvBackend *be)
 			return odp_fail(gv->ctx, ODP_ERR_GPU_OOM,
 							"GPU memory budget of %zu bytes is too small for region matching",
 							gv->dev.budget);
-		need = 2 * rows * per_struct + rows * per_build + (2 * rows + 1) * per_driver;
 	}
 	if (rows > IV_MAX_SORT)
 		rows = IV_MAX_SORT;
@@ -594,29 +592,41 @@ gpu_iv_plan(GpuIv *gv, OdpIvBackend *be)
 	be->b_rows_max = nb < rows ? nb : rows;
 	gv->rows_cap = rows;
 	gv->drivers_cap = be->a_rows_max + be->b_rows_max;
-	if ((status = gpu_iv_temp_bytes(gv, rows, gv->drivers_cap, &gv->temp_bytes)) != ODP_OK)
-		return status;
-	/* allocation rounding: 512 bytes at most for each of the arena's slots */
-	need += (double) gv->temp_bytes + (double) ODP_GPU_ALLOC_ALIGN * ODP_GPU_ARENA_MAX;
-	gv->capacity = (int64_t) ((budget - need) / 16.0);
-	if (gv->capacity > IV_MAX_SORT)
-		gv->capacity = IV_MAX_SORT;
-	if (gv->capacity > 0)
+	return gpu_iv_temp_bytes(gv, rows, gv->drivers_cap, &gv->temp_bytes);
+}
+
+/*
+ * The pairs the budget left after the structures can hold: keys, the
+ * sort's second buffer and scratch, each allocation rounded.
+ */
+static OdpStatus
+gpu_iv_capacity(GpuIv *gv, OdpIvBackend *be)
+{
+	const double slack = 3.0 * ODP_GPU_ALLOC_ALIGN;
+	double		left = (double) gv->dev.budget - (double) gv->arena.used - slack;
+	int64_t		cap = (int64_t) (left / 16.0);
+
+	for (int round = 0; round < 2 && cap > 0; round++)
 	{
 		/* the pair sort's scratch comes out of the pairs' share */
 		cub::DoubleBuffer<uint64_t> k(NULL, NULL);
 		size_t		ktemp = 0;
 
-		ODP_CUDA_RETURN(gv->ctx, cub::DeviceRadixSort::SortKeys(NULL, ktemp, k, (int) gv->capacity, 0, 64,
+		if (cap > IV_MAX_SORT)
+			cap = IV_MAX_SORT;
+		ODP_CUDA_RETURN(gv->ctx, cub::DeviceRadixSort::SortKeys(NULL, ktemp, k, (int) cap, 0, 64,
 																gv->stream),
 						"sizing the sort of the pairs");
-		gv->capacity = (int64_t) ((budget - need - (double) ktemp) / 16.0);
+		cap = (int64_t) ((left - (double) OdpGpuRounded(ktemp)) / 16.0);
 	}
-	if (gv->capacity < 1024)
+	if (cap > IV_MAX_SORT)
+		cap = IV_MAX_SORT;
+	if (cap < 1024)
 		return odp_fail(gv->ctx, ODP_ERR_GPU_OOM,
 						"GPU memory budget of %zu bytes leaves no room for pairs in region matching",
 						gv->dev.budget);
-	be->capacity = gv->capacity;
+	gv->capacity = cap;
+	be->capacity = cap;
 	return ODP_OK;
 }
 
@@ -1079,7 +1089,8 @@ odp_gpu_iv_backend(OdpContext *ctx, const OdpIvPrep *prep, OdpIvBackend *backend
 	}
 	gv->stream_made = true;
 	if ((status = gpu_iv_plan(gv, backend)) != ODP_OK ||
-		(status = gpu_iv_setup(gv)) != ODP_OK)
+		(status = gpu_iv_setup(gv)) != ODP_OK ||
+		(status = gpu_iv_capacity(gv, backend)) != ODP_OK)
 	{
 		gpu_iv_release(gv);
 		return status;

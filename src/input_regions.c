@@ -34,6 +34,7 @@
 #include <math.h>
 
 #include "access/htup_details.h"
+#include "access/tupmacs.h"
 #include "catalog/pg_type.h"
 #include "input_internal.h"
 #include "odp_engine.h"
@@ -540,37 +541,127 @@ OdpStoreInterval(OdpReader *r, int d, uint64 lo, uint64 hi, uint8 f, bool canoni
 	r->any_bflag |= f != 0;
 }
 
-/* Reads a range value into interval d. */
+/*
+ * Reads a bound of a fixed-width, by-value subtype (typlen bytes) at
+ * offset of a range's body, which may be unaligned.
+ */
+static inline Datum
+OdpRangeBoundInPlace(const char *body, Size offset, int16 typlen)
+{
+	switch (typlen)
+	{
+		case 2:
+			{
+				int16		v;
+
+				memcpy(&v, body + offset, sizeof(v));
+				return Int16GetDatum(v);
+			}
+		case 4:
+			{
+				int32		v;
+
+				memcpy(&v, body + offset, sizeof(v));
+				return Int32GetDatum(v);
+			}
+		default:
+			{
+				int64		v;
+
+				memcpy(&v, body + offset, sizeof(v));
+				return Int64GetDatum(v);
+			}
+	}
+}
+
+/*
+ * Reads a range value into interval d.  A range of a fixed-width,
+ * by-value subtype (integers, dates, timestamps, real, double precision)
+ * is read in place from the packed varlena, as range_serialize lays it
+ * out: the range type's OID, each present bound aligned for its type
+ * (offsets as in the 4-byte-header form, whose body the packed one
+ * shares), and the flags in the last byte; so the common short value is
+ * neither copied nor deserialised.  Other subtypes (numeric) go through
+ * range_deserialize.
+ */
 static void
 OdpReadRange(OdpReader *r, const OdpRegionColumn *rc, const OdpColumn *col,
 			 Datum value, int64 id)
 {
-	RangeType  *range = DatumGetRangeTypeP(value);
-	RangeBound	lower,
-				upper;
-	bool		empty;
+	const TypeCacheEntry *sub = rc->range->rngelemtype;
 	uint8		f = 0;
 	uint64		lo = 0,
 				hi = 0;
 
-	range_deserialize(rc->range, range, &lower, &upper, &empty);
-	if (empty)
-		f = ODP_BOUND_EMPTY;
+	if (sub->typbyval && sub->typlen > 0 && sub->typlen <= (int16) sizeof(Datum))
+	{
+		struct varlena *raw = (struct varlena *) DatumGetPointer(value);
+		struct varlena *v = pg_detoast_datum_packed(raw);
+		const char *body = VARDATA_ANY(v);
+		Size		len = VARSIZE_ANY_EXHDR(v);
+		char		flags;
+		Size		at = sizeof(RangeType);
+
+		if (len < sizeof(Oid) + 1)
+			elog(ERROR, "corrupt range in column \"%s\"", col->name);
+		flags = body[len - 1];
+		if (flags & RANGE_EMPTY)
+			f = ODP_BOUND_EMPTY;
+		else
+		{
+			if (RANGE_HAS_LBOUND(flags))
+			{
+				at = att_align_nominal(at, sub->typalign);
+				if (at - VARHDRSZ + sub->typlen > len - 1)
+					elog(ERROR, "corrupt range in column \"%s\"", col->name);
+				lo = OdpBoundKey(rc->bound, OdpRangeBoundInPlace(body, at - VARHDRSZ, sub->typlen),
+								 col, id);
+				f |= (flags & RANGE_LB_INC) ? 0 : ODP_BOUND_LOWER_EXCLUSIVE;
+				at += sub->typlen;
+			}
+			else
+				f |= ODP_BOUND_LOWER_INFINITE;
+			if (RANGE_HAS_UBOUND(flags))
+			{
+				at = att_align_nominal(at, sub->typalign);
+				if (at - VARHDRSZ + sub->typlen > len - 1)
+					elog(ERROR, "corrupt range in column \"%s\"", col->name);
+				hi = OdpBoundKey(rc->bound, OdpRangeBoundInPlace(body, at - VARHDRSZ, sub->typlen),
+								 col, id);
+				f |= (flags & RANGE_UB_INC) ? 0 : ODP_BOUND_UPPER_EXCLUSIVE;
+			}
+			else
+				f |= ODP_BOUND_UPPER_INFINITE;
+		}
+		if (v != raw)
+			pfree(v);
+	}
 	else
 	{
-		if (lower.infinite)
-			f |= ODP_BOUND_LOWER_INFINITE;
+		RangeType  *range = DatumGetRangeTypeP(value);
+		RangeBound	lower,
+					upper;
+		bool		empty;
+
+		range_deserialize(rc->range, range, &lower, &upper, &empty);
+		if (empty)
+			f = ODP_BOUND_EMPTY;
 		else
 		{
-			lo = OdpBoundKey(rc->bound, lower.val, col, id);
-			f |= lower.inclusive ? 0 : ODP_BOUND_LOWER_EXCLUSIVE;
-		}
-		if (upper.infinite)
-			f |= ODP_BOUND_UPPER_INFINITE;
-		else
-		{
-			hi = OdpBoundKey(rc->bound, upper.val, col, id);
-			f |= upper.inclusive ? 0 : ODP_BOUND_UPPER_EXCLUSIVE;
+			if (lower.infinite)
+				f |= ODP_BOUND_LOWER_INFINITE;
+			else
+			{
+				lo = OdpBoundKey(rc->bound, lower.val, col, id);
+				f |= lower.inclusive ? 0 : ODP_BOUND_LOWER_EXCLUSIVE;
+			}
+			if (upper.infinite)
+				f |= ODP_BOUND_UPPER_INFINITE;
+			else
+			{
+				hi = OdpBoundKey(rc->bound, upper.val, col, id);
+				f |= upper.inclusive ? 0 : ODP_BOUND_UPPER_EXCLUSIVE;
+			}
 		}
 	}
 	OdpStoreInterval(r, rc->dim, lo, hi, f, rc->canonical);

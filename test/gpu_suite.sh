@@ -49,6 +49,7 @@ else
 		test/engine/test_engine $engine_args >>/tmp/odp_engine_test.log 2>&1
 fi
 cat /tmp/odp_engine_test.log | tail -60
+grep -E '^FAIL' /tmp/odp_engine_test.log | head -20
 line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' /tmp/odp_engine_test.log | tail -1)
 if [ -n "$line" ]; then
 	ODP_PASSED=$((ODP_PASSED + $(cut -d' ' -f1 <<<"$line")))
