@@ -504,6 +504,13 @@ iv_blocks(int64_t n, int threads)
 	return (n + threads - 1) / threads;
 }
 
+/* Bytes a buffer takes in the block: whole 256-byte lines. */
+static size_t
+iv_line(size_t bytes)
+{
+	return (bytes + 255) / 256 * 256;
+}
+
 /* The kernel arguments of drivers d against targets t. */
 static IvSetArgs
 iv_set_args(const GpuIvSorted *d, const GpuIvSorted *t)
@@ -522,24 +529,6 @@ iv_set_args(const GpuIvSorted *d, const GpuIvSorted *t)
 	a.tthi = t->thi;
 	a.tn = t->n;
 	return a;
-}
-
-/* Allocates one structure of rows_cap rows. */
-static OdpStatus
-gpu_iv_alloc_sorted(GpuIv *gv, GpuIvSorted *s, const char *what)
-{
-	OdpStatus	status;
-	size_t		rows = (size_t) gv->rows_cap;
-	size_t		tcells = rows * (size_t) (gv->ntest > 0 ? gv->ntest : 1);
-
-	if ((status = OdpGpuArenaAlloc(gv->ctx, &gv->arena, rows * 8, what, (void **) &s->lo)) != ODP_OK ||
-		(status = OdpGpuArenaAlloc(gv->ctx, &gv->arena, rows * 8, what, (void **) &s->hi)) != ODP_OK ||
-		(status = OdpGpuArenaAlloc(gv->ctx, &gv->arena, rows * 4, what, (void **) &s->pos)) != ODP_OK ||
-		(status = OdpGpuArenaAlloc(gv->ctx, &gv->arena, tcells * 8, what, (void **) &s->tlo)) != ODP_OK ||
-		(status = OdpGpuArenaAlloc(gv->ctx, &gv->arena, tcells * 8, what, (void **) &s->thi)) != ODP_OK)
-		return status;
-	s->n = 0;
-	return ODP_OK;
 }
 
 /* Bytes of CUB scratch for the structure sorts (rows) and the window scan. */
@@ -602,7 +591,7 @@ gpu_iv_plan(GpuIv *gv, OdpIvBackend *be)
 static OdpStatus
 gpu_iv_capacity(GpuIv *gv, OdpIvBackend *be)
 {
-	const double slack = 3.0 * ODP_GPU_ALLOC_ALIGN;
+	const double slack = ODP_GPU_ALLOC_ALIGN + 3 * 256;
 	double		left = (double) gv->dev.budget - (double) gv->arena.used - slack;
 	int64_t		cap = (int64_t) (left / 16.0);
 
@@ -632,32 +621,32 @@ gpu_iv_capacity(GpuIv *gv, OdpIvBackend *be)
 
 /*
  * Makes room for n pairs: slots, the sort's second buffer and scratch,
- * replacing smaller buffers; n is at most the planned capacity.
+ * one block of the arena replacing a smaller one; n is at most the
+ * planned capacity.
  */
 static OdpStatus
 gpu_iv_reserve_pairs(GpuIv *gv, int64_t n)
 {
 	cub::DoubleBuffer<uint64_t> k(NULL, NULL);
 	size_t		bytes = 0;
+	char	   *block = NULL;
 	OdpStatus	status;
 
 	if (n <= gv->keys_cap)
 		return ODP_OK;
 	OdpGpuArenaFree(&gv->arena, gv->d_keys);
-	OdpGpuArenaFree(&gv->arena, gv->d_keys_alt);
-	OdpGpuArenaFree(&gv->arena, gv->d_ktemp);
 	gv->d_keys = gv->d_keys_alt = NULL;
 	gv->d_ktemp = NULL;
 	gv->keys_cap = 0;
 	ODP_CUDA_RETURN(gv->ctx, cub::DeviceRadixSort::SortKeys(NULL, bytes, k, (int) n, 0, 64, gv->stream),
 					"sizing the sort of the pairs");
-	if ((status = OdpGpuArenaAlloc(gv->ctx, &gv->arena, sizeof(uint64_t) * (size_t) n, "pairs",
-								   (void **) &gv->d_keys)) != ODP_OK ||
-		(status = OdpGpuArenaAlloc(gv->ctx, &gv->arena, sizeof(uint64_t) * (size_t) n, "sorted pairs",
-								   (void **) &gv->d_keys_alt)) != ODP_OK ||
-		(status = OdpGpuArenaAlloc(gv->ctx, &gv->arena, bytes, "the sort of the pairs",
-								   &gv->d_ktemp)) != ODP_OK)
+	if ((status = OdpGpuArenaAlloc(gv->ctx, &gv->arena,
+								   2 * iv_line(sizeof(uint64_t) * (size_t) n) + iv_line(bytes),
+								   "the pairs and their sort", (void **) &block)) != ODP_OK)
 		return status;
+	gv->d_keys = (uint64_t *) block;
+	gv->d_keys_alt = (uint64_t *) (block + iv_line(sizeof(uint64_t) * (size_t) n));
+	gv->d_ktemp = block + 2 * iv_line(sizeof(uint64_t) * (size_t) n);
 	gv->ktemp_bytes = bytes;
 	gv->keys_cap = n;
 	return ODP_OK;
@@ -1007,7 +996,18 @@ gpu_iv_release(void *self)
 	free(gv);
 }
 
-/* Allocates the planned buffers and copies the small tables. */
+/* One buffer of the planned block. */
+typedef struct IvBuffer
+{
+	void	  **ptr;
+	size_t		bytes;
+} IvBuffer;
+
+/*
+ * Allocates the planned buffers as one block of the arena (one
+ * cudaMalloc instead of twenty: each one costs a call's time) and copies
+ * the small tables.
+ */
 static OdpStatus
 gpu_iv_setup(GpuIv *gv)
 {
@@ -1016,27 +1016,42 @@ gpu_iv_setup(GpuIv *gv)
 	size_t		rows = (size_t) gv->rows_cap;
 	size_t		stage = rows * (size_t) prep->dims * sizeof(uint64_t);
 	size_t		drivers = (size_t) gv->drivers_cap + 1;
-	uint8_t    *test_box = (uint8_t *) malloc((size_t) (gv->ntest > 0 ? gv->ntest : 1));
+	size_t		tcells = rows * (size_t) (gv->ntest > 0 ? gv->ntest : 1);
+	size_t		ntest = (size_t) (gv->ntest > 0 ? gv->ntest : 1);
+	IvBuffer	buffers[] = {
+		{(void **) &gv->d_stage_lo, stage}, {(void **) &gv->d_stage_hi, stage},
+		{(void **) &gv->d_skeys, rows * 8}, {(void **) &gv->d_svals, rows * 4},
+		{(void **) &gv->as.lo, rows * 8}, {(void **) &gv->as.hi, rows * 8},
+		{(void **) &gv->as.pos, rows * 4}, {(void **) &gv->as.tlo, tcells * 8},
+		{(void **) &gv->as.thi, tcells * 8},
+		{(void **) &gv->bs.lo, rows * 8}, {(void **) &gv->bs.hi, rows * 8},
+		{(void **) &gv->bs.pos, rows * 4}, {(void **) &gv->bs.tlo, tcells * 8},
+		{(void **) &gv->bs.thi, tcells * 8},
+		{(void **) &gv->d_wstart, drivers * 4}, {(void **) &gv->d_wlen, drivers * 8},
+		{(void **) &gv->d_woff, drivers * 8}, {&gv->d_temp, gv->temp_bytes},
+		{(void **) &gv->d_count, sizeof(unsigned long long)},
+		{(void **) &gv->d_test_dim, sizeof(int) * ntest}, {(void **) &gv->d_test_box, ntest},
+	};
+	const int	nbuffers = (int) (sizeof(buffers) / sizeof(buffers[0]));
+	uint8_t    *test_box = (uint8_t *) malloc(ntest);
+	char	   *block = NULL;
+	size_t		total = 0;
 	OdpStatus	status;
 
 	if (test_box == NULL)
 		return odp_fail(ctx, ODP_ERR_HOST_OOM, "out of host memory");
 	for (int k = 0; k < gv->ntest; k++)
 		test_box[k] = prep->box[gv->test_dim[k]];
-	if ((status = OdpGpuArenaAlloc(ctx, &gv->arena, stage, "staged lower bounds", (void **) &gv->d_stage_lo)) != ODP_OK ||
-		(status = OdpGpuArenaAlloc(ctx, &gv->arena, stage, "staged upper bounds", (void **) &gv->d_stage_hi)) != ODP_OK ||
-		(status = OdpGpuArenaAlloc(ctx, &gv->arena, rows * 8, "sort scratch", (void **) &gv->d_skeys)) != ODP_OK ||
-		(status = OdpGpuArenaAlloc(ctx, &gv->arena, rows * 4, "sort scratch", (void **) &gv->d_svals)) != ODP_OK ||
-		(status = gpu_iv_alloc_sorted(gv, &gv->as, "sorted subscriptions")) != ODP_OK ||
-		(status = gpu_iv_alloc_sorted(gv, &gv->bs, "sorted updates")) != ODP_OK ||
-		(status = OdpGpuArenaAlloc(ctx, &gv->arena, drivers * 4, "window starts", (void **) &gv->d_wstart)) != ODP_OK ||
-		(status = OdpGpuArenaAlloc(ctx, &gv->arena, drivers * 8, "window lengths", (void **) &gv->d_wlen)) != ODP_OK ||
-		(status = OdpGpuArenaAlloc(ctx, &gv->arena, drivers * 8, "window offsets", (void **) &gv->d_woff)) != ODP_OK ||
-		(status = OdpGpuArenaAlloc(ctx, &gv->arena, gv->temp_bytes, "sort scratch", &gv->d_temp)) != ODP_OK ||
-		(status = OdpGpuArenaAlloc(ctx, &gv->arena, sizeof(unsigned long long), "pair count", (void **) &gv->d_count)) != ODP_OK ||
-		(status = OdpGpuArenaAlloc(ctx, &gv->arena, sizeof(int) * (gv->ntest > 0 ? gv->ntest : 1), "test dimensions", (void **) &gv->d_test_dim)) != ODP_OK ||
-		(status = OdpGpuArenaAlloc(ctx, &gv->arena, (size_t) (gv->ntest > 0 ? gv->ntest : 1), "test dimensions", (void **) &gv->d_test_box)) != ODP_OK)
+	for (int i = 0; i < nbuffers; i++)
+		total += iv_line(buffers[i].bytes);
+	if ((status = OdpGpuArenaAlloc(ctx, &gv->arena, total, "the sorted regions and their windows",
+								   (void **) &block)) != ODP_OK)
 		goto done;
+	for (int i = 0; i < nbuffers; i++)
+	{
+		*buffers[i].ptr = block;
+		block += iv_line(buffers[i].bytes);
+	}
 	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(gv->d_test_dim, gv->test_dim, sizeof(int) * gv->ntest,
 									  cudaMemcpyHostToDevice, gv->stream), "copying the test dimensions");
 	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(gv->d_test_box, test_box, (size_t) gv->ntest,
