@@ -64,6 +64,9 @@
 #define IV_REG_TESTS	8		/* test dimensions held in registers */
 #define IV_FIRST_PAIRS	((int64_t) 1 << 20)	/* pair slots a first testing pass adds */
 #define IV_MAX_SORT		(((int64_t) 1 << 31) - 1)	/* items one CUB sort takes */
+#define IV_MAX_PAIRS	((int64_t) 1 << 30)	/* pairs one run keeps: 16 GB with the
+											 * sort's buffer, allocated and sorted
+											 * well within a second */
 
 /* Test counter: structures of B built (loads). */
 extern "C" int64_t odp_gpu_iv_loads;
@@ -608,8 +611,8 @@ gpu_iv_capacity(GpuIv *gv, OdpIvBackend *be)
 						"sizing the sort of the pairs");
 		cap = (int64_t) ((left - (double) OdpGpuRounded(ktemp)) / 16.0);
 	}
-	if (cap > IV_MAX_SORT)
-		cap = IV_MAX_SORT;
+	if (cap > IV_MAX_PAIRS)
+		cap = IV_MAX_PAIRS;
 	if (cap < 1024)
 		return odp_fail(gv->ctx, ODP_ERR_GPU_OOM,
 						"GPU memory budget of %zu bytes leaves no room for pairs in region matching",
@@ -921,14 +924,26 @@ gpu_iv_run_timed(GpuIv *gv, const OdpIvRun *run, int64_t *found, int64_t *candid
 		if (room > total)
 			room = total;
 		if (room > run->capacity)
-			room = run->capacity;
-		if ((status = gpu_iv_reserve_pairs(gv, room > 0 ? room : 1)) != ODP_OK ||
-			(status = gpu_iv_test_all(gv, &s0, &s1, nd0, ndrivers, total, run, false, room,
-									  &matched)) != ODP_OK)
-			return status;
-		*found = matched;
-		if (matched > run->capacity)
-			return ODP_OK;
+		{
+			/* likely too many for this run: count first, allocate nothing */
+			if ((status = gpu_iv_test_all(gv, &s0, &s1, nd0, ndrivers, total, run, true, 0,
+										  &matched)) != ODP_OK)
+				return status;
+			*found = matched;
+			if (matched > run->capacity)
+				return ODP_OK;
+			room = 0;			/* the pass below has room for all */
+		}
+		else
+		{
+			if ((status = gpu_iv_reserve_pairs(gv, room > 0 ? room : 1)) != ODP_OK ||
+				(status = gpu_iv_test_all(gv, &s0, &s1, nd0, ndrivers, total, run, false, room,
+										  &matched)) != ODP_OK)
+				return status;
+			*found = matched;
+			if (matched > run->capacity)
+				return ODP_OK;
+		}
 		if (matched > room)
 		{
 			if ((status = gpu_iv_reserve_pairs(gv, matched)) != ODP_OK ||

@@ -832,6 +832,18 @@ iv_drive(IvDriver *dr)
 	if (odp_iv_test_capacity > 0 && be->capacity > odp_iv_test_capacity)
 		be->capacity = odp_iv_test_capacity;
 	dr->b_rows = be->b_rows_max > 0 ? be->b_rows_max : 1;
+	if (!dr->count_only && prep->pair_share > 0.0)
+	{
+		/*
+		 * Ranges of A whose pairs the sample expects to fill half a run, so
+		 * that few runs find more than they can hold and are done again.
+		 */
+		double		per_row = prep->pair_share * (double) nb;
+		double		fit = (double) be->capacity / (2.0 * per_row);
+
+		if (fit < (double) a_rows)
+			a_rows = (int64_t) fit;
+	}
 	if (a_rows < 1)
 		a_rows = 1;
 	if (prep->self)

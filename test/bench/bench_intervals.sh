@@ -14,8 +14,13 @@
 # every pair (iv_bench on the same regions: match, no reading or output),
 # then the peers: odp_gpu's CPU path (ODP_BENCH_CPU_THREADS threads,
 # compute), and the && join with a GiST index on the updates (range types,
-# box, cube) and, for d = 1, with an SP-GiST one (index build, then the
-# count of the join, statement_timeout PEER_LIMIT_S each).  Needs a running
+# box, cube), as PostgreSQL plans it (parallel workers allowed) and in one
+# process (max_parallel_workers_per_gather = 0, as on a small machine),
+# and, for d = 1, with an SP-GiST one (index build, then the count of the
+# join, statement_timeout PEER_LIMIT_S each).  Where odp_gpu returns the
+# pairs, PostgreSQL's own floor for as many rows through a function scan
+# (SELECT count(*) FROM generate_series(1, pairs)) is measured beside the
+# output phase.  Needs a running
 # server with odp_gpu and contrib cube, test/bench/iv_bench built.  Not a
 # test: it never fails on speed.
 #
@@ -43,8 +48,8 @@ echo "== odp_gpu region matching benchmark, $(date -u '+%F %H:%M UTC')"
 echo "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)"
 echo "cpu: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(nproc) threads; odp cpu path at $cpu_threads threads; peers' limit ${limit} s"
 echo
-printf '| d | N | alpha | type | pairs | read ms (both) | transfer ms | count: compute ms | count: whole call ms | pairs: compute ms | pairs: output ms | pairs: whole call ms | engine count ms | engine pairs ms (sort) | engine pairs/s | odp CPU path ms | GiST && ms (index build) | SP-GiST && ms (index build) | whole count vs GiST |\n'
-printf '|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n'
+printf '| d | N | alpha | type | pairs | read ms (both) | transfer ms | count: compute ms | count: whole call ms | pairs: compute ms | pairs: output ms | pairs: whole call ms | generate_series of as many rows ms | engine count ms | engine pairs ms (sort) | engine pairs/s | odp CPU path ms | GiST && ms (index build) | GiST && ms, one process | SP-GiST && ms (index build) | whole count vs GiST (one process) |\n'
+printf '|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n'
 
 "${PSQL[@]}" -c "SET client_min_messages = warning" -c "CREATE EXTENSION IF NOT EXISTS odp_gpu" \
 	-c "CREATE EXTENSION IF NOT EXISTS cube" || exit 1
@@ -76,7 +81,7 @@ SQL
 	read_ms=$(awk -v a="$(key read "$note")" -v b="$(key other_read "$note")" 'BEGIN { printf "%.1f", a + b }')
 	transfer=$(key transfer "$note")
 	count_compute=$(key compute "$note")
-	p_compute=- p_output=- p_whole=-
+	p_compute=- p_output=- p_whole=- floor=-
 	if [ "$pairs" -le "$pairs_max" ]; then
 		pout=$("${PSQL[@]}" 2>&1 <<SQL
 SET odp_gpu.device = $path;
@@ -92,6 +97,13 @@ SQL
 		p_compute=$(key compute "$pnote")
 		p_output=$(key output "$pnote")
 		p_whole=$(ms_of "$pout")
+		fout=$("${PSQL[@]}" 2>&1 <<SQL
+SET work_mem = '1GB';
+\timing on
+SELECT count(*) FROM generate_series(1, $pairs);
+SQL
+)
+		floor=$(ms_of "$fout")
 	fi
 
 	# the engine alone on the same regions
@@ -100,7 +112,7 @@ SQL
 	epairs=$(grep 'task=pairs' <<<"$eng" | sed -n 's/.*match_ms=\([0-9.]*\).*sort_ms=\([0-9.]*\).*/\1 (\2)/p')
 	epps=$(grep 'task=pairs' <<<"$eng" | sed -n 's/.*match_ms=\([0-9.]*\).*/\1/p' | awk -v p="$pairs" '{ if ($1 > 0) printf "%.2e", p / ($1 / 1000) }')
 
-	cpu_ms=- gist=- spgist=- ratio=-
+	cpu_ms=- gist=- gist1=- spgist=- ratio=- ratio1=-
 	if [ "$peers" = 1 ]; then
 		cout=$("${PSQL[@]}" 2>&1 <<SQL
 SET odp_gpu.device = cpu;
@@ -122,28 +134,33 @@ CREATE INDEX iv_upds_idx ON iv_upds USING $am ($col);
 SQL
 )
 			build=$(peer_ms "$gout")
-			jout=$("${PSQL[@]}" 2>&1 <<SQL
+			for procs in all one; do
+				[ "$procs" = one ] && [ "$am" = spgist ] && continue
+				jout=$("${PSQL[@]}" 2>&1 <<SQL
 SET statement_timeout = '${limit}s';
+$([ "$procs" = one ] && echo "SET max_parallel_workers_per_gather = 0;")
 \timing on
 SELECT count(*) FROM iv_subs s JOIN iv_upds u ON s.$col && u.$col;
 SQL
 )
-			jms=$(peer_ms "$jout")
-			jcount=$(grep -E '^ *[0-9]+$' <<<"$jout" | tr -d ' ' | head -1)
-			[ -n "$jcount" ] && [ "$jcount" != "$pairs" ] && jms="$jms (DIFFERENT: $jcount)"
+				jms=$(peer_ms "$jout")
+				jcount=$(grep -E '^ *[0-9]+$' <<<"$jout" | tr -d ' ' | head -1)
+				[ -n "$jcount" ] && [ "$jcount" != "$pairs" ] && jms="$jms (DIFFERENT: $jcount)"
+				r=$(awk -v g="${jms#>}" -v o="$count_whole" 'BEGIN { g += 0; if (o > 0 && g > 0) printf "%.0fx", g / o }')
+				[[ $jms == ">"* ]] && r=">$r"
+				case $am-$procs in
+					gist-all) gist="$jms ($build)"; ratio=$r ;;
+					gist-one) gist1=$jms; ratio1=$r ;;
+					spgist-all) spgist="$jms ($build)" ;;
+				esac
+			done
 			"${PSQL[@]}" -c "DROP INDEX IF EXISTS iv_upds_idx" >/dev/null 2>&1
-			if [ "$am" = gist ]; then
-				gist="$jms ($build)"
-				ratio=$(awk -v g="${jms#>}" -v o="$count_whole" 'BEGIN { g += 0; if (o > 0 && g > 0) printf "%.0fx", g / o }')
-				[[ $jms == ">"* ]] && ratio=">$ratio"
-			else
-				spgist="$jms ($build)"
-			fi
 		done
 	fi
-	printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' \
+	printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s (%s) |\n' \
 		"$d" "$n" "$alpha" "$type" "$pairs" "$read_ms" "$transfer" "$count_compute" "$count_whole" \
-		"$p_compute" "$p_output" "$p_whole" "$ecount" "$epairs" "$epps" "$cpu_ms" "$gist" "$spgist" "$ratio"
+		"$p_compute" "$p_output" "$p_whole" "$floor" "$ecount" "$epairs" "$epps" "$cpu_ms" "$gist" "$gist1" \
+		"$spgist" "$ratio" "$ratio1"
 	rm -f "$work/subs.txt" "$work/upds.txt"
 done
 "${PSQL[@]}" -c "DROP TABLE IF EXISTS iv_subs, iv_upds" >/dev/null
