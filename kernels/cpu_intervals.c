@@ -257,8 +257,8 @@ cpu_iv_candidates(void *arg, int64_t task)
 	int64_t		c0 = task * CPU_IV_CANDIDATES;
 	int64_t		c1 = c0 + CPU_IV_CANDIDATES < total ? c0 + CPU_IV_CANDIDATES : total;
 	/* the last driver whose window starts at or before c0 */
-	int64_t		g = odp_iv_upper_bound((const uint64_t *) cv->woff, 0,
-									   cv->ndrivers + 1, (uint64_t) c0) - 1;
+	int64_t		g = odp_iv_search((const uint64_t *) cv->woff, 0,
+								  cv->ndrivers + 1, (uint64_t) c0, true) - 1;
 	CpuIvBuffer *buf = cv->bufs != NULL ? &cv->bufs[task] : NULL;
 	int64_t		matched = 0;
 	bool		keep = !cv->run->count_only;

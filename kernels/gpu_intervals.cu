@@ -241,13 +241,13 @@ IvExpand(IvSetArgs s0, IvSetArgs s1, int64_t nd0, int64_t ndrivers,
 
 	if (threadIdx.x == 0)
 	{
-		g_range[0] = odp_iv_upper_bound(off, 0, ndrivers + 1, (uint64_t) t0) - 1;
-		g_range[1] = odp_iv_upper_bound(off, g_range[0], ndrivers + 1, (uint64_t) (t1 - 1));
+		g_range[0] = odp_iv_search(off, 0, ndrivers + 1, (uint64_t) t0, true) - 1;
+		g_range[1] = odp_iv_search(off, g_range[0], ndrivers + 1, (uint64_t) (t1 - 1), true);
 	}
 	__syncthreads();
 	for (int64_t k = t0 + threadIdx.x; k < t1; k += blockDim.x)
 	{
-		int64_t		g = odp_iv_upper_bound(off, g_range[0], g_range[1], (uint64_t) k) - 1;
+		int64_t		g = odp_iv_search(off, g_range[0], g_range[1], (uint64_t) k, true) - 1;
 		int64_t		i;
 		int			set = IvSetOf(g, nd0, &i);
 		const IvSetArgs *s = set ? &s1 : &s0;

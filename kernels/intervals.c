@@ -222,7 +222,7 @@ iv_plain(const IvDimPlan *plan, uint64_t key)
 {
 	if (plan->ranks == NULL)
 		return key - plan->base;
-	return (uint64_t) odp_iv_lower_bound(plan->ranks, 0, plan->nranks, key);
+	return (uint64_t) odp_iv_search(plan->ranks, 0, plan->nranks, key, false);
 }
 
 /* Position of a lower bound (key, flags) under plan. */

@@ -64,9 +64,12 @@ odp_iv_overlap(uint64_t alo, uint64_t ahi, uint64_t blo, uint64_t bhi, bool box)
 	return odp_iv_meets(alo, bhi, box) && odp_iv_meets(blo, ahi, box);
 }
 
-/* First i in [from, n) with key[i] >= v, or n (key ascending). */
+/*
+ * First i in [from, n) with key[i] > v (strict) or key[i] >= v (not
+ * strict), or n: key ascending.
+ */
 ODP_HD int64_t
-odp_iv_lower_bound(const uint64_t *key, int64_t from, int64_t n, uint64_t v)
+odp_iv_search(const uint64_t *key, int64_t from, int64_t n, uint64_t v, bool strict)
 {
 	int64_t		lo = from,
 				hi = n;
@@ -75,26 +78,7 @@ odp_iv_lower_bound(const uint64_t *key, int64_t from, int64_t n, uint64_t v)
 	{
 		int64_t		mid = lo + (hi - lo) / 2;
 
-		if (key[mid] < v)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/* First i in [from, n) with key[i] > v, or n (key ascending). */
-ODP_HD int64_t
-odp_iv_upper_bound(const uint64_t *key, int64_t from, int64_t n, uint64_t v)
-{
-	int64_t		lo = from,
-				hi = n;
-
-	while (lo < hi)
-	{
-		int64_t		mid = lo + (hi - lo) / 2;
-
-		if (key[mid] <= v)
+		if (key[mid] < v || (strict && key[mid] == v))
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -130,12 +114,10 @@ odp_iv_window(OdpIvScheme scheme, int set, int64_t i, uint64_t lo, uint64_t hi,
 
 	if (scheme == ODP_IV_SELF)
 		s = i + 1;
-	else if (set == 0)
-		s = odp_iv_lower_bound(t, 0, n, lo);
 	else
-		s = odp_iv_upper_bound(t, 0, n, lo);
+		s = odp_iv_search(t, 0, n, lo, set == 1);
 	*start = s;
-	*end = odp_iv_upper_bound(t, s, n, hi);
+	*end = odp_iv_search(t, s, n, hi, true);
 }
 
 /*

@@ -552,7 +552,7 @@ OdpRelationDesc(Relation rel)
 /* ---- column resolution ---- */
 
 /* Classifies a type; returns false if it is not one of the numeric types. */
-static bool
+bool
 OdpValueKindOf(Oid typid, OdpValueKind *kind)
 {
 	switch (getBaseType(typid))

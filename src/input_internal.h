@@ -135,6 +135,7 @@ typedef struct OdpReader
 
 /* ---- input.c, for input_regions.c ---- */
 
+extern bool OdpValueKindOf(Oid typid, OdpValueKind *kind);
 extern const OdpColumn *OdpFindColumn(const OdpColumn *cols, int ncols,
 									  const char *name, const char *what,
 									  const char *desc, bool missing_ok);

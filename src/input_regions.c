@@ -67,30 +67,30 @@ static const char *const odp_region_types_hint =
 
 /* ---- types ---- */
 
-/* The bound kind of a scalar type; false if bounds cannot have it. */
+/*
+ * The bound kind of a scalar type, a numeric type (as OdpValueKindOf
+ * classifies it) or a date or timestamp; false if bounds cannot have it.
+ */
 static bool
 OdpBoundKindOf(Oid typid, OdpBoundKind *kind)
 {
+	static const OdpBoundKind numeric[] = {
+		[ODP_VALUE_INT2] = ODP_BOUND_INT2,
+		[ODP_VALUE_INT4] = ODP_BOUND_INT4,
+		[ODP_VALUE_INT8] = ODP_BOUND_INT8,
+		[ODP_VALUE_FLOAT4] = ODP_BOUND_FLOAT4,
+		[ODP_VALUE_FLOAT8] = ODP_BOUND_FLOAT8,
+		[ODP_VALUE_NUMERIC] = ODP_BOUND_NUMERIC,
+	};
+	OdpValueKind vkind;
+
+	if (OdpValueKindOf(typid, &vkind))
+	{
+		*kind = numeric[vkind];
+		return true;
+	}
 	switch (getBaseType(typid))
 	{
-		case INT2OID:
-			*kind = ODP_BOUND_INT2;
-			return true;
-		case INT4OID:
-			*kind = ODP_BOUND_INT4;
-			return true;
-		case INT8OID:
-			*kind = ODP_BOUND_INT8;
-			return true;
-		case FLOAT4OID:
-			*kind = ODP_BOUND_FLOAT4;
-			return true;
-		case FLOAT8OID:
-			*kind = ODP_BOUND_FLOAT8;
-			return true;
-		case NUMERICOID:
-			*kind = ODP_BOUND_NUMERIC;
-			return true;
 		case DATEOID:
 			*kind = ODP_BOUND_DATE;
 			return true;
@@ -542,36 +542,52 @@ OdpStoreInterval(OdpReader *r, int d, uint64 lo, uint64 hi, uint8 f, bool canoni
 }
 
 /*
- * Reads a bound of a fixed-width, by-value subtype (typlen bytes) at
- * offset of a range's body, which may be unaligned.
+ * The key of the bound of a fixed-width, by-value subtype that follows
+ * struct offset *at of a range whose body (shifted by the 4-byte header)
+ * has len bytes, the flags byte last: aligns *at for the subtype, checks
+ * the bound lies within the body, and moves *at past it.
  */
-static inline Datum
-OdpRangeBoundInPlace(const char *body, Size offset, int16 typlen)
+static uint64
+OdpRangeBoundInPlace(const OdpRegionColumn *rc, const OdpColumn *col, const char *body,
+					 Size len, Size *at, int64 id)
 {
-	switch (typlen)
+	const TypeCacheEntry *sub = rc->range->rngelemtype;
+	Size		offset;
+	Datum		value;
+
+	*at = att_align_nominal(*at, sub->typalign);
+	offset = *at - VARHDRSZ;
+	if (offset + sub->typlen > len - 1)
+		elog(ERROR, "corrupt range in column \"%s\"", col->name);
+	*at += sub->typlen;
+	switch (sub->typlen)
 	{
 		case 2:
 			{
 				int16		v;
 
 				memcpy(&v, body + offset, sizeof(v));
-				return Int16GetDatum(v);
+				value = Int16GetDatum(v);
+				break;
 			}
 		case 4:
 			{
 				int32		v;
 
 				memcpy(&v, body + offset, sizeof(v));
-				return Int32GetDatum(v);
+				value = Int32GetDatum(v);
+				break;
 			}
 		default:
 			{
 				int64		v;
 
 				memcpy(&v, body + offset, sizeof(v));
-				return Int64GetDatum(v);
+				value = Int64GetDatum(v);
+				break;
 			}
 	}
+	return OdpBoundKey(rc->bound, value, col, id);
 }
 
 /*
@@ -611,23 +627,14 @@ OdpReadRange(OdpReader *r, const OdpRegionColumn *rc, const OdpColumn *col,
 		{
 			if (RANGE_HAS_LBOUND(flags))
 			{
-				at = att_align_nominal(at, sub->typalign);
-				if (at - VARHDRSZ + sub->typlen > len - 1)
-					elog(ERROR, "corrupt range in column \"%s\"", col->name);
-				lo = OdpBoundKey(rc->bound, OdpRangeBoundInPlace(body, at - VARHDRSZ, sub->typlen),
-								 col, id);
+				lo = OdpRangeBoundInPlace(rc, col, body, len, &at, id);
 				f |= (flags & RANGE_LB_INC) ? 0 : ODP_BOUND_LOWER_EXCLUSIVE;
-				at += sub->typlen;
 			}
 			else
 				f |= ODP_BOUND_LOWER_INFINITE;
 			if (RANGE_HAS_UBOUND(flags))
 			{
-				at = att_align_nominal(at, sub->typalign);
-				if (at - VARHDRSZ + sub->typlen > len - 1)
-					elog(ERROR, "corrupt range in column \"%s\"", col->name);
-				hi = OdpBoundKey(rc->bound, OdpRangeBoundInPlace(body, at - VARHDRSZ, sub->typlen),
-								 col, id);
+				hi = OdpRangeBoundInPlace(rc, col, body, len, &at, id);
 				f |= (flags & RANGE_UB_INC) ? 0 : ODP_BOUND_UPPER_EXCLUSIVE;
 			}
 			else
