@@ -10,7 +10,7 @@ DATA = $(wildcard sql/odp_gpu--*.sql)
 
 SRC_OBJS = src/odp_gpu.o src/settings.o src/args.o src/input.o src/input_regions.o \
 	src/engine_glue.o src/outliers.o src/knn.o src/pearson.o src/skyline.o \
-	src/intervals.o src/aggregates.o src/gpu_info.o
+	src/intervals.o src/aggregates.o src/gpu_info.o src/planner_support.o
 ENGINE_C_OBJS = kernels/engine_common.o kernels/outliers.o kernels/knn.o \
 	kernels/cpu_knn.o kernels/topn.o kernels/solvingset.o \
 	kernels/cpu_solvingset.o kernels/pearson.o kernels/cpu_pearson.o \

@@ -478,6 +478,46 @@ OdpSourceNameList(const char *source)
 	return stringToQualifiedNameList(source);
 }
 
+/*
+ * The planner's row estimate of the relation source names (pg_class's
+ * reltuples), or -1 when source is a query, names nothing, names a
+ * relation never analysed, or is not a name at all.  Never raises an
+ * error: the planner calls it while estimating.
+ */
+double
+OdpSourceRowEstimate(const text *source)
+{
+	char	   *raw = text_to_cstring(source);
+	List	   *parts = NIL;
+	Oid			relid;
+	HeapTuple	tuple;
+	double		rows = -1;
+
+	if (OdpSourceIsQuery(raw) || !SplitIdentifierString(raw, '.', &parts) ||
+		list_length(parts) < 1 || list_length(parts) > 3)
+		return -1;
+	{
+		List	   *names = NIL;
+		ListCell   *lc;
+
+		foreach(lc, parts)
+			names = lappend(names, makeString((char *) lfirst(lc)));
+		relid = RangeVarGetRelid(makeRangeVarFromNameList(names), NoLock, true);
+	}
+	if (!OidIsValid(relid))
+		return -1;
+	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	if (HeapTupleIsValid(tuple))
+	{
+		Form_pg_class rel = (Form_pg_class) GETSTRUCT(tuple);
+
+		if (rel->reltuples >= 0 && rel->relkind != RELKIND_VIEW)
+			rows = rel->reltuples;
+		ReleaseSysCache(tuple);
+	}
+	return rows;
+}
+
 /* Whether two optional text arguments are both absent or equal. */
 static bool
 OdpSameText(const text *a, const text *b)

@@ -109,6 +109,9 @@ typedef struct OdpInput
  */
 extern void OdpReadInput(const OdpInputSpec *spec, OdpInput *out);
 
+/* The row estimate of the relation a source names, or -1 (see input.c). */
+extern double OdpSourceRowEstimate(const text *source);
+
 /* Whether two specs name the same data (see input.c). */
 extern bool OdpSameSource(const OdpInputSpec *a, const OdpInputSpec *b);
 
