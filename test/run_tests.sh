@@ -8,6 +8,7 @@
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/cancel_check.sh"
+source "$(dirname "$0")/upgrade_check.sh"
 ODP_PASSED=0
 ODP_FAILED=0
 set -e
@@ -49,7 +50,12 @@ if [ "$bad" -gt 0 ] || [ "$ok" -eq 0 ]; then
 	odp_server_log_tail 30
 fi
 
-# 3. cancellation of a long CPU run (the GPU suite repeats this on a GPU)
+# 3. upgrades from the first release, and released scripts left alone
+odp_log "upgrade checks"
+odp_upgrade_checks
+odp_released_scripts_check
+
+# 4. cancellation of a long CPU run (the GPU suite repeats this on a GPU)
 odp_log "cancellation checks"
 psql -X -q -v ON_ERROR_STOP=1 >/dev/null <<'SQL'
 SET client_min_messages = warning;
