@@ -184,11 +184,18 @@ typedef struct OdpTopOutliersStats
  * stats->solving_set_size says how many.  The solving set is the same on
  * both paths.
  *
- * Requires 1 <= k < rows, k < ODP_MAX_K for SolvingSet, n >= 1.
+ * batch_size is SolvingSet's number of candidates per batch (m), 0 for
+ * its default rule (rows / 64 within 4,096 .. 16,384); either is raised to
+ * n and capped at rows.  A smaller m makes a smaller solving set in more
+ * iterations.  The top n do not depend on it.
+ *
+ * Requires 1 <= k < rows, k < ODP_MAX_K for SolvingSet, n >= 1,
+ * batch_size >= 0.
  */
 extern OdpStatus odp_compute_top_outliers(OdpContext *ctx, const OdpMatrix *m,
 										  OdpMetric metric, int32_t k,
 										  int64_t n, OdpOutlierMethod method,
+										  int64_t batch_size,
 										  int64_t *order, double *scores,
 										  int64_t *count,
 										  int64_t *solving_set,

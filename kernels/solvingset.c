@@ -119,12 +119,13 @@
 int64_t		odp_ss_test_batch_size = 0;
 
 /*
- * Returns the SolvingSet batch size m for the given input: the rule
- * above, raised to n (Top must be able to fill in the first batch) and capped at
- * rows.  The caller passes rows >= 2 and n >= 1.
+ * Returns the SolvingSet batch size m for the given input: the caller's
+ * (requested > 0), else the rule above, raised to n (Top must be able to
+ * fill in the first batch) and capped at rows.  The caller passes rows >= 2
+ * and n >= 1.
  */
 static int64_t
-odp_ss_batch_size(int64_t rows, int32_t k, int64_t n)
+odp_ss_batch_size(int64_t rows, int32_t k, int64_t n, int64_t requested)
 {
 	int64_t		m = rows / ODP_SS_ROWS_PER_CANDIDATE;
 
@@ -137,6 +138,8 @@ odp_ss_batch_size(int64_t rows, int32_t k, int64_t n)
 		m = ODP_SS_BATCH_DEFAULT;
 	if (odp_ss_test_batch_size > 0)
 		m = odp_ss_test_batch_size;
+	if (requested > 0)
+		m = requested;
 	if (m < n)
 		m = n;
 	if (m > rows)
@@ -488,7 +491,7 @@ bf_run(OdpContext *ctx, const OdpMatrix *mat, OdpMetric metric, int32_t k,
 OdpStatus
 odp_compute_top_outliers(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 						 int32_t k, int64_t n, OdpOutlierMethod method,
-						 int64_t *order, double *scores, int64_t *count,
+						 int64_t batch_size, int64_t *order, double *scores, int64_t *count,
 						 int64_t *solving_set, double *solving_scores,
 						 OdpTopOutliersStats *stats)
 {
@@ -519,6 +522,10 @@ odp_compute_top_outliers(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 	else if (method != ODP_METHOD_AUTO && method != ODP_METHOD_BRUTEFORCE &&
 			 method != ODP_METHOD_SOLVINGSET)
 		status = odp_fail(ctx, ODP_ERR_INVALID_ARGUMENT, "unknown method %d", (int) method);
+	else if (batch_size < 0)
+		status = odp_fail(ctx, ODP_ERR_INVALID_ARGUMENT,
+						  "batch size %lld: SolvingSet needs at least 1 candidate per batch",
+						  (long long) batch_size);
 	else if (method == ODP_METHOD_SOLVINGSET && k >= ODP_MAX_K)
 		status = odp_fail(ctx, ODP_ERR_INVALID_ARGUMENT,
 						  "k = %d: SolvingSet needs k < %d (brute force allows %d)",
@@ -531,7 +538,7 @@ odp_compute_top_outliers(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 
 	if (n > m->rows)
 		n = m->rows;
-	batch = odp_ss_batch_size(m->rows, k, n);
+	batch = odp_ss_batch_size(m->rows, k, n, batch_size);
 	chosen = method == ODP_METHOD_AUTO;
 	if (chosen)
 		method = (m->rows >= ODP_SS_AUTO_FACTOR * batch && k < ODP_MAX_K)

@@ -31,7 +31,8 @@ EXPLAIN (COSTS OFF) SELECT * FROM odp_top_outliers('pts', k => 5, n => 10) o JOI
 -- the same rows as without the index
 SELECT count(*), count(payload) FROM odp_top_outliers('pts', k => 5, n => 10) o JOIN big_table USING (id);
 
--- the other estimates: the source's rows, k, queries x k, every pair
+-- the other estimates: the source's rows, k, queries x k, every pair, the
+-- new rows
 SELECT odp_estimate($$SELECT * FROM odp_outlier_scores('pts', k => 5)$$);
 SELECT odp_estimate($$SELECT * FROM odp_top_outliers('pts', n => 5000)$$);
 SELECT odp_estimate($$SELECT * FROM odp_knn('pts', '{1,2}', k => 7)$$);
@@ -40,6 +41,7 @@ SELECT odp_estimate($$SELECT * FROM odp_pearson_top('pts', k => 4)$$);
 SELECT odp_estimate($$SELECT * FROM odp_pearson_top('pts', 'pts', k => 2)$$);
 SELECT odp_estimate($$SELECT * FROM odp_pearson('pts')$$);
 SELECT odp_estimate($$SELECT * FROM odp_pearson('pts', 'pts')$$);
+SELECT odp_estimate($$SELECT * FROM odp_outlier_predict('pts', 'big_table', k => 3)$$);
 -- where the arguments do not say: the function's ROWS
 SELECT odp_estimate($$SELECT * FROM odp_pearson('pts', min_abs_r => 0.9)$$);
 SELECT odp_estimate($$SELECT * FROM odp_outlier_scores('SELECT * FROM pts', k => 5)$$);

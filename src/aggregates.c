@@ -163,7 +163,7 @@ odp_top_outliers_agg_finalfn(PG_FUNCTION_ARGS)
 	order = (int64 *) palloc(sizeof(int64) * (Size) count);
 	scores = (double *) palloc(sizeof(double) * (Size) count);
 	OdpComputeTopOutliers(&in, ODP_METRIC_EUCLIDEAN, state->k, state->n,
-						  ODP_METHOD_AUTO, order, scores, &count,
+						  ODP_METHOD_AUTO, 0, order, scores, &count,
 						  NULL, NULL, NULL, &info);
 
 	start = odp_now_ms();

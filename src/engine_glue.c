@@ -612,8 +612,9 @@ OdpComputeOutlierScores(const OdpInput *in, OdpMetric metric, int32 k,
 }
 
 /*
- * Computes the top-n outliers of in with the given method (see
- * odp_compute_top_outliers).  order and scores must hold min(n, rows)
+ * Computes the top-n outliers of in with the given method and SolvingSet
+ * batch size (0: the default; see odp_compute_top_outliers).  order and
+ * scores must hold min(n, rows)
  * entries; *count receives how many were written, best first.  If
  * solving_set is not NULL, it and solving_scores must hold in->rows
  * entries and receive the solving set (row indexes, ascending) and its
@@ -622,8 +623,8 @@ OdpComputeOutlierScores(const OdpInput *in, OdpMetric metric, int32 k,
  */
 void
 OdpComputeTopOutliers(const OdpInput *in, OdpMetric metric, int32 k, int64 n,
-					  OdpOutlierMethod method, int64 *order, double *scores,
-					  int64 *count, int64 *solving_set,
+					  OdpOutlierMethod method, int64 batch_size, int64 *order,
+					  double *scores, int64 *count, int64 *solving_set,
 					  double *solving_scores, int64 *solving_count,
 					  OdpRunInfo *info)
 {
@@ -636,7 +637,7 @@ OdpComputeTopOutliers(const OdpInput *in, OdpMetric metric, int32 k, int64 n,
 	GlueBegin(in, &ctx, &cancel, &m, info);
 	memset(&stats, 0, sizeof(stats));
 	*count = 0;
-	status = odp_compute_top_outliers(&ctx, &m, metric, k, n, method,
+	status = odp_compute_top_outliers(&ctx, &m, metric, k, n, method, batch_size,
 									  order, scores, count,
 									  solving_set, solving_scores, &stats);
 	GlueEnd(status, &ctx, &cancel, info);

@@ -70,7 +70,8 @@ extern void OdpComputeOutlierScores(const OdpInput *in, OdpMetric metric,
 									OdpRunInfo *info);
 extern void OdpComputeTopOutliers(const OdpInput *in, OdpMetric metric,
 								  int32 k, int64 n, OdpOutlierMethod method,
-								  int64 *order, double *scores, int64 *count,
+								  int64 batch_size, int64 *order,
+								  double *scores, int64 *count,
 								  int64 *solving_set, double *solving_scores,
 								  int64 *solving_count, OdpRunInfo *info);
 extern void OdpComputeKnn(const OdpInput *queries, const OdpInput *source,

@@ -33,9 +33,11 @@
 
 PG_FUNCTION_INFO_V1(odp_knn);
 PG_FUNCTION_INFO_V1(odp_knn_join);
+PG_FUNCTION_INFO_V1(odp_outlier_predict);
 
 #define KNN_COLS		3
 #define KNN_JOIN_COLS	4
+#define PREDICT_COLS	3
 
 /* The neighbours a call computed, in the work context. */
 typedef struct KnnResult
@@ -79,6 +81,26 @@ KnnCompute(const OdpInput *queries, const OdpInput *source, OdpMetric metric,
 					 errdetail("odp_gpu computes distances in float32, whose largest value is about 3.4e38."),
 					 errhint("Scale the features down, for example by dividing them by their standard deviation.")));
 	}
+}
+
+/*
+ * Reads the rows of qspec, checked against source: as many values as its
+ * rows, and norms for cosine.  Allocates in the current memory context.
+ */
+static void
+KnnReadQueries(const OdpInputSpec *qspec, const OdpInput *source, OdpMetric metric,
+			   OdpInput *queries)
+{
+	OdpReadInput(qspec, queries);
+	if (queries->dims != source->dims)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("vectors have different lengths"),
+				 errdetail("The rows of %s have %d values but those of %s have %d.",
+						   queries->source_desc, queries->dims,
+						   source->source_desc, source->dims),
+				 errhint("Give queries the same features as the source.")));
+	OdpCheckCosineRows(queries, metric);
 }
 
 /*
@@ -204,16 +226,7 @@ odp_knn_join(PG_FUNCTION_ARGS)
 		qin = &source;
 	else
 	{
-		OdpReadInput(&qspec, &queries);
-		if (queries.dims != source.dims)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_EXCEPTION),
-					 errmsg("vectors have different lengths"),
-					 errdetail("The rows of %s have %d values but those of %s have %d.",
-							   queries.source_desc, queries.dims,
-							   source.source_desc, source.dims),
-					 errhint("Give queries the same features as the source.")));
-		OdpCheckCosineRows(&queries, metric);
+		KnnReadQueries(&qspec, &source, metric, &queries);
 		qin = &queries;
 	}
 	KnnCompute(qin, &source, metric, k, self_join, &res);
@@ -239,6 +252,91 @@ odp_knn_join(PG_FUNCTION_ARGS)
 	}
 	if (res.k > 0)
 		OdpReportTiming("odp_knn_join", &source, &res.info, odp_now_ms() - start);
+	MemoryContextDelete(work);
+	return (Datum) 0;
+}
+
+/*
+ * odp_outlier_predict(solving_set, new_rows, k, threshold, id_column,
+ *					   features, metric, new_id_column, new_features)
+ *	  -> TABLE(id bigint, weight float8, is_outlier boolean): for every row
+ *	  of new_rows, by id, its weight against the rows of solving_set (the
+ *	  sum of its k smallest distances to them, summed ascending in float64
+ *	  as outlier scores are) and whether it reaches threshold (NULL when
+ *	  threshold is).  With solving_set a solving set of a data set D for
+ *	  its top n (odp_solving_set) and threshold w*, D's n-th best score
+ *	  (seed 001, Definition 3.3; Angiulli, Basta and Pizzuti, TKDE 2006): a
+ *	  new row weighing less than w* against the set weighs less than w*
+ *	  against D too, so it would not be among D's top n; one that reaches
+ *	  w* is predicted an outlier.  The new-row options default to the set's.
+ */
+Datum
+odp_outlier_predict(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	OdpInputSpec sspec;
+	OdpInputSpec nspec;
+	OdpInput	set;
+	OdpInput	rows;
+	KnnResult	res;
+	OdpMetric	metric;
+	MemoryContext work,
+				old;
+	int32		k;
+	bool		has_threshold;
+	double		threshold = 0.0;
+	double		start;
+
+	OdpArgNotNull(fcinfo, 0, "solving_set");
+	OdpArgNotNull(fcinfo, 1, "new_rows");
+	k = OdpArgK(fcinfo, 2);
+	has_threshold = !PG_ARGISNULL(3);
+	if (has_threshold)
+		threshold = PG_GETARG_FLOAT8(3);
+	metric = OdpArgMetric(fcinfo, 6, false);
+	memset(&sspec, 0, sizeof(sspec));
+	memset(&nspec, 0, sizeof(nspec));
+	sspec.source = PG_GETARG_TEXT_PP(0);
+	sspec.id_column = OdpArgOptText(fcinfo, 4);
+	sspec.features = OdpArgOptArray(fcinfo, 5);
+	nspec.source = PG_GETARG_TEXT_PP(1);
+	nspec.id_column = PG_ARGISNULL(7) ? sspec.id_column : PG_GETARG_TEXT_PP(7);
+	nspec.features = PG_ARGISNULL(8) ? sspec.features : PG_GETARG_ARRAYTYPE_P(8);
+	InitMaterializedSRF(fcinfo, 0);
+	Assert(rsinfo->setDesc->natts == PREDICT_COLS);
+
+	work = AllocSetContextCreate(CurrentMemoryContext, "odp_gpu outlier predict",
+								 ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(work);
+	OdpReadInput(&sspec, &set);
+	OdpCheckCosineRows(&set, metric);
+	if (set.rows < k)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("solving set %s has " INT64_FORMAT " rows, fewer than k = %d",
+						set.source_desc, set.rows, k),
+				 errdetail("A weight sums the distances to the k nearest rows of the set."),
+				 errhint("Use the k the solving set was built with, which it always has more rows than.")));
+	KnnReadQueries(&nspec, &set, metric, &rows);
+	KnnCompute(&rows, &set, metric, k, false, &res);
+	MemoryContextSwitchTo(old);
+
+	start = odp_now_ms();
+	for (int64 q = 0; q < rows.rows; q++)
+	{
+		Datum		values[PREDICT_COLS];
+		bool		nulls[PREDICT_COLS] = {false, false, !has_threshold};
+		double		weight = odp_sum_ascending(res.dist + (Size) q * k, k);
+
+		/* a million new rows take a while to store */
+		if ((q & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		values[0] = Int64GetDatum(rows.ids[q]);
+		values[1] = Float8GetDatum(weight);
+		values[2] = BoolGetDatum(has_threshold && weight >= threshold);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	OdpReportTiming("odp_outlier_predict", &set, &res.info, odp_now_ms() - start);
 	MemoryContextDelete(work);
 	return (Datum) 0;
 }

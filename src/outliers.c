@@ -101,12 +101,13 @@ typedef struct OutlierTop
 } OutlierTop;
 
 /*
- * Reads the source and finds its top n by method; with want_set also the
- * solving set.  Allocates in the current memory context.
+ * Reads the source and finds its top n by method (SolvingSet with
+ * batch_size candidates per batch, 0 for the default); with want_set also
+ * the solving set.  Allocates in the current memory context.
  */
 static void
 OutlierTopCompute(const OutlierArgs *args, int32 n, OdpOutlierMethod method,
-				  bool want_set, OutlierTop *top)
+				  int64 batch_size, bool want_set, OutlierTop *top)
 {
 	OdpInput   *in = &top->in;
 
@@ -126,7 +127,7 @@ OutlierTopCompute(const OutlierArgs *args, int32 n, OdpOutlierMethod method,
 		top->member_scores = (double *) MemoryContextAllocHuge(CurrentMemoryContext,
 															   sizeof(double) * (Size) in->rows);
 	}
-	OdpComputeTopOutliers(in, args->metric, args->k, n, method, top->order,
+	OdpComputeTopOutliers(in, args->metric, args->k, n, method, batch_size, top->order,
 						  top->scores, &top->count, top->members,
 						  top->member_scores, want_set ? &top->nmembers : NULL,
 						  &top->info);
@@ -203,7 +204,7 @@ odp_top_outliers(PG_FUNCTION_ARGS)
 	work = AllocSetContextCreate(CurrentMemoryContext, "odp_gpu top outliers",
 								 ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(work);
-	OutlierTopCompute(&args, n, method, false, &top);
+	OutlierTopCompute(&args, n, method, 0, false, &top);
 	MemoryContextSwitchTo(old);
 
 	start = odp_now_ms();
@@ -223,10 +224,12 @@ odp_top_outliers(PG_FUNCTION_ARGS)
 }
 
 /*
- * odp_solving_set(source, k, n, id_column, features, metric)
+ * odp_solving_set(source, k, n, id_column, features, metric, batch_size)
  *	  -> TABLE(id bigint, score float8): the solving set that SolvingSet
  *	  (seed 001, Definition 3.3) builds while finding the top n, in id
- *	  order, with exact scores.  It contains the top-n outliers.
+ *	  order, with exact scores.  It contains the top-n outliers.  batch_size
+ *	  (NULL: the default rule) is the candidates per batch: fewer make a
+ *	  smaller set in more iterations.
  */
 Datum
 odp_solving_set(PG_FUNCTION_ARGS)
@@ -237,10 +240,13 @@ odp_solving_set(PG_FUNCTION_ARGS)
 	MemoryContext work,
 				old;
 	int32		n;
+	int64		batch_size = 0;
 	double		start;
 
 	OutlierReadArgs(fcinfo, 1, 3, 4, 5, &args);
 	n = OdpArgPositive(fcinfo, 2, "n");
+	if (!PG_ARGISNULL(6))
+		batch_size = OdpArgPositive(fcinfo, 6, "batch_size");
 	OdpCheckKForMethod(args.k, ODP_METHOD_SOLVINGSET);
 	InitMaterializedSRF(fcinfo, 0);
 	Assert(rsinfo->setDesc->natts == SOLVING_SET_COLS);
@@ -248,7 +254,7 @@ odp_solving_set(PG_FUNCTION_ARGS)
 	work = AllocSetContextCreate(CurrentMemoryContext, "odp_gpu solving set",
 								 ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(work);
-	OutlierTopCompute(&args, n, ODP_METHOD_SOLVINGSET, true, &top);
+	OutlierTopCompute(&args, n, ODP_METHOD_SOLVINGSET, batch_size, true, &top);
 	MemoryContextSwitchTo(old);
 
 	if (top.nmembers < 0 || top.nmembers > top.in.rows)

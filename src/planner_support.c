@@ -17,6 +17,7 @@
  *	  odp_pearson_top		the source's rows times k
  *	  odp_pearson			every pair (min_abs_r = 0): n(n - 1)/2, or n x m
  *							for two sources
+ *	  odp_outlier_predict	the new rows
  *
  * A source's rows are its relation's reltuples (OdpSourceRowEstimate); a
  * query, an unanalysed table or a non-constant argument leaves the
@@ -88,6 +89,8 @@ SupportEstimate(const char *name, List *args)
 	}
 	if (strcmp(name, "odp_outlier_scores") == 0)
 		return SupportSourceRows(args, 0);
+	if (strcmp(name, "odp_outlier_predict") == 0)
+		return SupportSourceRows(args, 1);
 	if (strcmp(name, "odp_knn") == 0)
 	{
 		double		k = SupportIntArg(args, 2);

@@ -30,6 +30,8 @@ SELECT 'outlier_scores', * FROM odp_outlier_scores('pts', k => 3) ORDER BY id;
 SELECT 'top_outliers', * FROM odp_top_outliers('pts', k => 3, n => 5);
 SELECT 'top_outliers ss', * FROM odp_top_outliers('pts', k => 3, n => 5, method => 'solvingset');
 SELECT 'solving_set', * FROM odp_solving_set('pts', k => 3, n => 5);
+SELECT 'solving_set batch', * FROM odp_solving_set('pts', k => 3, n => 5, batch_size => 10);
+SELECT 'predict', * FROM odp_outlier_predict('SELECT * FROM pts WHERE id % 3 = 0', 'pts', k => 3, threshold => 10) WHERE id <= 30;
 SELECT 'knn', * FROM odp_knn('pts', '{1,2,3}', k => 4, metric => 'manhattan');
 SELECT 'knn_join', * FROM odp_knn_join('pts', 'pts', k => 2) WHERE query_id <= 20;
 SELECT 'top_agg', (unnest(odp_top_outliers_agg(id, f, 3, 2))).* FROM pts;

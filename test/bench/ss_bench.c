@@ -166,7 +166,7 @@ run_top(OdpDevice device, int threads, const OdpMatrix *m, int k, int64_t n,
 	}
 	memset(&out->st, 0, sizeof(out->st));
 	t0 = odp_now_ms();
-	st = odp_compute_top_outliers(&ctx, m, metric, k, n, method,
+	st = odp_compute_top_outliers(&ctx, m, metric, k, n, method, 0,
 								  out->order, out->scores, &out->count,
 								  out->ss, out->ss_scores, &out->st);
 	out->wall_ms = odp_now_ms() - t0;

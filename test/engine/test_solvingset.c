@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "engine_internal.h"
+#include "odp_distance.h"
 #include "test_util.h"
 
 /*
@@ -141,10 +142,13 @@ ss_free(SsResult *r)
 	free(r->set_scores);
 }
 
-/* Runs odp_compute_top_outliers into a fresh result (free with ss_free). */
+/*
+ * Runs odp_compute_top_outliers with SolvingSet batches of batch rows (0:
+ * the default) into a fresh result (free with ss_free).
+ */
 static SsResult
-ss_run(OdpDevice dev, const float *x, int64_t rows, int dims, OdpMetric metric,
-	   int k, int64_t n, OdpOutlierMethod method)
+ss_run_batch(OdpDevice dev, const float *x, int64_t rows, int dims, OdpMetric metric,
+			 int k, int64_t n, OdpOutlierMethod method, int64_t batch)
 {
 	SsResult	r;
 	OdpContext	ctx = make_ctx(dev);
@@ -161,12 +165,20 @@ ss_run(OdpDevice dev, const float *x, int64_t rows, int dims, OdpMetric metric,
 	m.data = x;
 	m.rows = rows;
 	m.dims = dims;
-	r.status = odp_compute_top_outliers(&ctx, &m, metric, k, n, method,
+	r.status = odp_compute_top_outliers(&ctx, &m, metric, k, n, method, batch,
 										r.order, r.scores, &r.count,
 										r.set, r.set_scores, &r.stats);
 	r.ms = odp_now_ms() - t0;
 	snprintf(r.message, sizeof(r.message), "%s", ctx.message);
 	return r;
+}
+
+/* ss_run_batch with the default batch size. */
+static SsResult
+ss_run(OdpDevice dev, const float *x, int64_t rows, int dims, OdpMetric metric,
+	   int k, int64_t n, OdpOutlierMethod method)
+{
+	return ss_run_batch(dev, x, rows, dims, metric, k, n, method, 0);
 }
 
 /*
@@ -342,7 +354,7 @@ ss_cancel_run(OdpContext *ctx, const OdpMatrix *m, int at_poll, int *polls,
 	ctx->cancel = ss_cancel_cb;
 	ctx->cancel_arg = &probe;
 	st = odp_compute_top_outliers(ctx, m, ODP_METRIC_EUCLIDEAN, 10, 10,
-								  ODP_METHOD_SOLVINGSET, order, scores, count,
+								  ODP_METHOD_SOLVINGSET, 0, order, scores, count,
 								  NULL, NULL, NULL);
 	*polls = probe.polls;
 	return st;
@@ -400,6 +412,103 @@ ss_cancel_test(OdpDevice dev)
 	free(x);
 }
 
+/*
+ * The weight of row y against the rows of set (ascending, nset of them,
+ * y not among them): its k smallest distances to them, summed ascending
+ * in float64 (the definition, computed naively).
+ */
+static double
+ss_weight_against(const float *x, int dims, OdpMetric metric, int64_t y,
+				  const int64_t *set, int64_t nset, int k)
+{
+	float	   *d = xmalloc(sizeof(float) * (size_t) nset);
+	double		w;
+
+	for (int64_t i = 0; i < nset; i++)
+		d[i] = odp_distance(metric, x + y * dims, x + set[i] * dims, dims, 0.0f, 0.0f);
+	/* the k smallest, ascending: a partial selection sort */
+	for (int i = 0; i < k && i < nset; i++)
+		for (int64_t j = i + 1; j < nset; j++)
+			if (d[j] < d[i])
+			{
+				float		t = d[i];
+
+				d[i] = d[j];
+				d[j] = t;
+			}
+	w = odp_sum_ascending(d, k);
+	free(d);
+	return w;
+}
+
+/*
+ * Batch sizes chosen by the caller: the top n stay brute force's, and the
+ * set is a solving set (seed 001, Definition 3.3): every row outside it
+ * weighs at most w*, the n-th best score, against it; on both paths
+ * alike.
+ */
+static void
+ss_batch_tests(void)
+{
+	const int64_t rows = 3000;
+	const int	dims = 3,
+				k = 8,
+				n = 6;
+	static const int64_t batches[] = {6, 20, 100, 0};
+	float	   *x = make_data(GEN_UNIFORM, rows, dims);
+	SsResult	b;
+
+	/* six planted outliers far from the cube the rest fill */
+	for (int i = 0; i < 6; i++)
+		for (int d = 0; d < dims; d++)
+			x[(i * 487 + 11) * dims + d] = 4.0f + (float) (i + d);
+	b = ss_run(ODP_DEVICE_CPU, x, rows, dims, ODP_METRIC_EUCLIDEAN, k, n, ODP_METHOD_BRUTEFORCE);
+	for (size_t c = 0; c < sizeof(batches) / sizeof(batches[0]); c++)
+	{
+		SsResult	s = ss_run_batch(ODP_DEVICE_CPU, x, rows, dims, ODP_METRIC_EUCLIDEAN, k, n,
+									 ODP_METHOD_SOLVINGSET, batches[c]);
+		char		why[256] = "";
+		bool		ok = ss_same(&s, &b, why, sizeof(why));
+		double		worst = 0.0;
+		int64_t		at = 0;
+
+		/* Definition 3.3, row by row outside the set */
+		for (int64_t y = 0; ok && y < rows; y++)
+		{
+			double		w;
+
+			while (at < s.stats.solving_set_size && s.set[at] < y)
+				at++;
+			if (at < s.stats.solving_set_size && s.set[at] == y)
+				continue;
+			w = ss_weight_against(x, dims, ODP_METRIC_EUCLIDEAN, y, s.set,
+								  s.stats.solving_set_size, k);
+			if (w > worst)
+				worst = w;
+		}
+		ok = ok && worst <= b.scores[n - 1];
+		check(ok && (batches[c] == 0 || s.stats.batch_size == batches[c]),
+			  "solvingset batch %lld: top %d as brute force, solving set of %lld rows, largest weight outside it %.6g <= w* %.6g%s%s",
+			  (long long) batches[c], n, (long long) s.stats.solving_set_size, worst,
+			  b.scores[n - 1], ok ? "" : ": ", why);
+		if (gpu_ok)
+		{
+			SsResult	g = ss_run_batch(ODP_DEVICE_GPU, x, rows, dims, ODP_METRIC_EUCLIDEAN, k,
+										 n, ODP_METHOD_SOLVINGSET, batches[c]);
+			bool		same = ss_same(&g, &b, why, sizeof(why)) &&
+				g.stats.solving_set_size == s.stats.solving_set_size &&
+				memcmp(g.set, s.set, sizeof(int64_t) * (size_t) s.stats.solving_set_size) == 0;
+
+			check(same, "solvingset batch %lld on the GPU: the CPU's top and solving set%s%s",
+				  (long long) batches[c], same ? "" : ": ", why);
+			ss_free(&g);
+		}
+		ss_free(&s);
+	}
+	ss_free(&b);
+	free(x);
+}
+
 /* Argument errors of odp_compute_top_outliers. */
 static void
 ss_argument_tests(void)
@@ -415,16 +524,18 @@ ss_argument_tests(void)
 		int			k;
 		int64_t		n;
 		int			method;
+		int64_t		batch;
 		bool		null_order;
 		const char *what;
 	}			cases[] = {
-		{10, 0, ODP_METHOD_AUTO, false, "n = 0"},
-		{10, -5, ODP_METHOD_SOLVINGSET, false, "n < 0"},
-		{0, 5, ODP_METHOD_SOLVINGSET, false, "k = 0"},
-		{5000, 5, ODP_METHOD_BRUTEFORCE, false, "k = rows"},
-		{ODP_MAX_K, 5, ODP_METHOD_SOLVINGSET, false, "SolvingSet with k = ODP_MAX_K"},
-		{10, 5, 99, false, "unknown method"},
-		{10, 5, ODP_METHOD_SOLVINGSET, true, "NULL order"},
+		{10, 0, ODP_METHOD_AUTO, 0, false, "n = 0"},
+		{10, -5, ODP_METHOD_SOLVINGSET, 0, false, "n < 0"},
+		{0, 5, ODP_METHOD_SOLVINGSET, 0, false, "k = 0"},
+		{5000, 5, ODP_METHOD_BRUTEFORCE, 0, false, "k = rows"},
+		{ODP_MAX_K, 5, ODP_METHOD_SOLVINGSET, 0, false, "SolvingSet with k = ODP_MAX_K"},
+		{10, 5, 99, 0, false, "unknown method"},
+		{10, 5, ODP_METHOD_SOLVINGSET, 0, true, "NULL order"},
+		{10, 5, ODP_METHOD_SOLVINGSET, -1, false, "negative batch size"},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
@@ -434,8 +545,8 @@ ss_argument_tests(void)
 
 		st = odp_compute_top_outliers(&ctx, &m, ODP_METRIC_EUCLIDEAN, cases[i].k,
 									  cases[i].n, (OdpOutlierMethod) cases[i].method,
-									  cases[i].null_order ? NULL : order, scores,
-									  &count, NULL, NULL, NULL);
+									  cases[i].batch, cases[i].null_order ? NULL : order,
+									  scores, &count, NULL, NULL, NULL);
 		check(st == ODP_ERR_INVALID_ARGUMENT && ctx.message[0] != '\0',
 			  "top outliers %s: status \"%s\", message \"%s\"", cases[i].what,
 			  odp_status_name(st), ctx.message);
@@ -668,6 +779,7 @@ run_solvingset_tests(void)
 	if (gpu_ok)
 		ss_give_up_test(ODP_DEVICE_GPU);
 	ss_argument_tests();
+	ss_batch_tests();
 	ss_cancel_test(ODP_DEVICE_CPU);
 	if (gpu_ok)
 		ss_cancel_test(ODP_DEVICE_GPU);
