@@ -13,12 +13,14 @@ ODP_OS_USER=${ODP_TEST_OS_USER:-odptest}
 
 odp_log() { printf '== %s\n' "$*"; }
 
-# Installs PostgreSQL 15 and its server headers with apt-get when missing.
+# Installs PostgreSQL 15, its server headers and pg_cron (for the scheduled-job
+# checks) with apt-get when missing.
 odp_install_deps() {
 	local need=""
 	if [ -z "${PG_CONFIG:-}" ]; then
 		[ -x /usr/lib/postgresql/15/bin/postgres ] || need="$need postgresql-15"
 		[ -f /usr/include/postgresql/15/server/postgres.h ] || need="$need postgresql-server-dev-15"
+		[ -f /usr/share/postgresql/15/extension/pg_cron.control ] || need="$need postgresql-15-cron"
 		command -v make >/dev/null && command -v gcc >/dev/null || need="$need build-essential"
 		if [ -n "$need" ]; then
 			if [ "$(id -u)" -ne 0 ]; then
@@ -80,6 +82,13 @@ odp_start_server() {
 	ODP_SERVER_RUNAS=("${runas[@]}")
 	export PGHOST=$ODP_SOCKDIR PGPORT=$ODP_PORT PGUSER=postgres PGDATABASE=postgres
 	trap odp_stop_server EXIT
+}
+
+# Restarts the throwaway server with the extra server options $1 (e.g.
+# "-c shared_preload_libraries=pg_cron"; "" for none).
+odp_restart_server() {
+	"${ODP_SERVER_RUNAS[@]}" "$ODP_PGBIN/pg_ctl" -D "$ODP_PGDATA" -l "$ODP_PGDATA/server.log" -w \
+		-o "-k $ODP_SOCKDIR -p $ODP_PORT -c listen_addresses='' $1" restart >/dev/null
 }
 
 # Stops the throwaway server and removes its files.

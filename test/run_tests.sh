@@ -2,13 +2,15 @@
 # Runs every test of odp_gpu on a fresh Debian 12 machine (as root or as a
 # user who already has PostgreSQL 15 and its headers): installs what is
 # missing, builds with warnings as errors, installs, runs the engine unit
-# tests, starts a throwaway server, runs the pg_regress suites and the
-# cancellation checks, stops the server, and ends with "N passed, N failed".
+# tests, starts a throwaway server, runs the pg_regress suites, the upgrade,
+# cancellation and pg_cron checks, stops the server, and ends with
+# "N passed, N failed".
 # Exits non-zero on any failure.  Usage: bash test/run_tests.sh
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/cancel_check.sh"
 source "$(dirname "$0")/upgrade_check.sh"
+source "$(dirname "$0")/cron_check.sh"
 ODP_PASSED=0
 ODP_FAILED=0
 set -e
@@ -50,10 +52,13 @@ if [ "$bad" -gt 0 ] || [ "$ok" -eq 0 ]; then
 	odp_server_log_tail 30
 fi
 
-# 3. upgrades from the first release, and released scripts left alone
+# 3. upgrades from the first release, released scripts left alone, and the
+# README's benchmark tables as recorded
 odp_log "upgrade checks"
 odp_upgrade_checks
 odp_released_scripts_check
+bash "$ODP_ROOT/test/bench/plot_benchmarks.sh" --check >/tmp/odp_plots.out 2>&1
+odp_check "README.md's benchmark tables are those of test/bench/results" $? "$(head -c 300 /tmp/odp_plots.out)"
 
 # 4. cancellation of a long CPU run (the GPU suite repeats this on a GPU)
 odp_log "cancellation checks"
@@ -70,6 +75,10 @@ odp_cancel_series_checks cpu 20000 64
 odp_cancel_sky_checks cpu 150000
 odp_cancel_interval_checks cpu 200000
 psql -X -q -c "DROP TABLE odp_cancel_data" >/dev/null
+
+# 5. a nightly job under pg_cron: its results, idempotence, a failed run
+odp_log "scheduled jobs (pg_cron)"
+odp_cron_checks
 
 odp_stop_server
 echo "$ODP_PASSED passed, $ODP_FAILED failed"

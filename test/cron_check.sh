@@ -1,0 +1,117 @@
+# test/cron_check.sh: sourced by test/run_tests.sh (needs odp_check from
+# test/cancel_check.sh and the throwaway server of test/lib.sh).
+# odp_cron_checks: restarts the server with pg_cron loaded, schedules the
+# README's nightly job (the top outliers of a table into a results table
+# with the run's date and time) to run every minute, the finest schedule of
+# Debian 12's pg_cron 1.4, and checks that
+#   - its run succeeds and the results table holds exactly what
+#     odp_top_outliers returns;
+#   - the job is idempotent: run twice more the same day, it adds nothing;
+#   - once the source table is dropped the next run is recorded as failed in
+#     cron.job_run_details with odp_gpu's error, and the results table is
+#     untouched (not a row written, changed or removed).
+# It waits for two minute boundaries: one to two minutes in all.
+
+ODP_CRON_DB=odp_cron
+
+# The nightly job's statement, as the README's recipe gives it.
+odp_cron_job_sql() {
+	cat <<'SQL'
+INSERT INTO outlier_runs (run_date, ran_at, rank, id, score)
+SELECT current_date, now(), rank, id, score
+FROM odp_top_outliers('points', k => 5, n => 10)
+ON CONFLICT (run_date, rank) DO NOTHING
+SQL
+}
+
+# Waits (at most 150 s) for a run of job $1 with runid above $2 to end;
+# prints "runid|status|return_message".
+odp_cron_wait_run() {
+	local job=$1 after=$2 out
+	for _ in $(seq 75); do
+		out=$(psql -X -At -d $ODP_CRON_DB -c "SELECT runid || '|' || status || '|' || coalesce(return_message, '')
+			FROM cron.job_run_details WHERE jobid = $job AND runid > $after
+			AND status IN ('succeeded', 'failed') ORDER BY runid LIMIT 1" 2>&1)
+		[ -n "$out" ] && { echo "$out"; return 0; }
+		sleep 2
+	done
+	echo "0|no run ended within 150 s|$(psql -X -At -d $ODP_CRON_DB -c "SELECT string_agg(status, ',') FROM cron.job_run_details" 2>&1)"
+	return 1
+}
+
+odp_cron_checks() {
+	local out job run status msg snapshot before after direct
+
+	if [ "${ODP_USE_RUNNING_SERVER:-0}" = 1 ]; then
+		echo "skipped: the pg_cron checks restart the server, which ODP_USE_RUNNING_SERVER=1 forbids"
+		return 0
+	fi
+	[ -f "$("$PG_CONFIG" --sharedir)/extension/pg_cron.control" ]
+	odp_check "pg_cron is installed (postgresql-15-cron)" $? "$("$PG_CONFIG" --sharedir)/extension/pg_cron.control"
+	psql -X -q -c "DROP DATABASE IF EXISTS $ODP_CRON_DB" -c "CREATE DATABASE $ODP_CRON_DB" >/dev/null 2>&1
+	odp_restart_server "-c shared_preload_libraries=pg_cron -c cron.database_name=$ODP_CRON_DB -c cron.use_background_workers=on"
+	odp_check "the server restarts with pg_cron loaded" $? "$(odp_server_log_tail 3 | tr '\n' ' ' | head -c 300)"
+
+	out=$( { cat <<'SQL'
+SET client_min_messages = warning;
+CREATE EXTENSION pg_cron;
+CREATE EXTENSION odp_gpu;
+CREATE TABLE points (id bigint PRIMARY KEY, x float8, y float8);
+INSERT INTO points SELECT i, (i * 7919) % 211, (i * 104729) % 199 FROM generate_series(1, 3000) i;
+INSERT INTO points VALUES (5001, 900, 900), (5002, -600, 100), (5003, 100, -700);
+CREATE TABLE outlier_runs (
+	run_date date NOT NULL,
+	ran_at timestamptz NOT NULL,
+	rank integer NOT NULL,
+	id bigint NOT NULL,
+	score double precision NOT NULL,
+	PRIMARY KEY (run_date, rank));
+SQL
+		echo "SELECT 'job=' || cron.schedule('nightly-outliers', '* * * * *', \$job\$$(odp_cron_job_sql)\$job\$);"
+	} | psql -X -At -d $ODP_CRON_DB -v ON_ERROR_STOP=1 2>&1)
+	job=$(sed -n 's/^job=//p' <<<"$out")
+	[ -n "$job" ]
+	odp_check "pg_cron: the nightly job is scheduled every minute" $? "$(tr '\n' ' ' <<<"$out" | head -c 300)"
+	[ -n "$job" ] || return 0
+
+	# a run that succeeds: the results table holds the top 10
+	out=$(odp_cron_wait_run "$job" 0)
+	IFS='|' read -r run status msg <<<"$out"
+	[ "$status" = succeeded ]
+	odp_check "pg_cron: the job's run succeeds" $? "run $run: $status $msg"
+	out=$(psql -X -At -d $ODP_CRON_DB 2>&1 <<'SQL'
+SELECT 'rows=' || count(*) FROM outlier_runs;
+SELECT 'same=' || ((SELECT array_agg((rank, id, score) ORDER BY rank) FROM outlier_runs
+					WHERE run_date = (SELECT max(run_date) FROM outlier_runs))
+				   = (SELECT array_agg((rank, id, score) ORDER BY rank)
+					  FROM odp_top_outliers('points', k => 5, n => 10)));
+SELECT 'planted=' || count(*) FROM outlier_runs WHERE id > 5000;
+SQL
+)
+	grep -q '^rows=10$' <<<"$out" && grep -q '^same=true$' <<<"$out" && grep -q '^planted=3$' <<<"$out"
+	odp_check "pg_cron: the results table holds exactly what odp_top_outliers returns" $? "$(tr '\n' ' ' <<<"$out")"
+
+	# idempotent: the same statement twice more today adds nothing
+	out=$( { odp_cron_job_sql; echo ";"; odp_cron_job_sql; echo ";"
+			 echo "SELECT 'today=' || count(*) FROM outlier_runs WHERE run_date = current_date;"; } |
+		   psql -X -At -d $ODP_CRON_DB 2>&1)
+	grep -q '^today=10$' <<<"$out"
+	odp_check "pg_cron: the job run twice the same day adds nothing" $? "$(tr '\n' ' ' <<<"$out")"
+
+	# the source dropped: the next run fails with odp_gpu's error, results untouched
+	snapshot="SELECT md5(string_agg(ctid::text || xmin::text || (o.*)::text, ',' ORDER BY run_date, rank)) FROM outlier_runs o"
+	before=$(psql -X -At -d $ODP_CRON_DB -c "$snapshot" -c "DROP TABLE points" 2>&1 | head -1)
+	out=$(odp_cron_wait_run "$job" "$run")
+	IFS='|' read -r run status msg <<<"$out"
+	direct=$(psql -X -At -d $ODP_CRON_DB -c "$(odp_cron_job_sql)" 2>&1 | sed -n 's/^ERROR: *//p' | head -1)
+	[ "$status" = failed ] && [ -n "$direct" ] && [ "$(sed 's/^ERROR: *//' <<<"$msg")" = "$direct" ]
+	odp_check "pg_cron: with the table dropped the run is recorded failed, with the error odp_top_outliers raises" $? \
+		"run $run: $status: $msg; run by hand: $direct"
+	after=$(psql -X -At -d $ODP_CRON_DB -c "$snapshot" 2>&1)
+	[ -n "$before" ] && [ "$before" = "$after" ]
+	odp_check "pg_cron: the failed run leaves the results table untouched" $? "$before / $after"
+
+	psql -X -q -d $ODP_CRON_DB -c "SELECT cron.unschedule($job)" >/dev/null 2>&1
+	odp_restart_server ""
+	psql -X -q -c "DROP DATABASE IF EXISTS $ODP_CRON_DB" >/dev/null 2>&1
+}
