@@ -2,18 +2,7 @@
 -- group's rows; bad rows get the table functions' errors; no rows -> NULL.
 CREATE EXTENSION odp_gpu;
 SET extra_float_digits = 0;
-CREATE FUNCTION odp_try(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-	st text; msg text; det text; hnt text;
-BEGIN
-	EXECUTE q;
-	RETURN 'no error';
-EXCEPTION WHEN OTHERS THEN
-	GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT,
-		det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
-	RETURN st || ': ' || msg || coalesce(E'\nDETAIL: ' || nullif(det, ''), '')
-		|| coalesce(E'\nHINT: ' || nullif(hnt, ''), '');
-END $$;
+\i sql/include/odp_try.psql
 
 -- Four groups of different sizes, rows inserted in descending id order
 -- (the aggregate sorts by id), a planted outlier in groups 1 and 2, ties

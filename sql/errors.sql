@@ -1,18 +1,7 @@
 -- Every bad argument gets an ERROR with a precise SQLSTATE and a message
 -- that says what to fix (input problems are in input_sources).
 CREATE EXTENSION odp_gpu;
-CREATE FUNCTION odp_try(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-	st text; msg text; det text; hnt text;
-BEGIN
-	EXECUTE q;
-	RETURN 'no error';
-EXCEPTION WHEN OTHERS THEN
-	GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT,
-		det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
-	RETURN st || ': ' || msg || coalesce(E'\nDETAIL: ' || nullif(det, ''), '')
-		|| coalesce(E'\nHINT: ' || nullif(hnt, ''), '');
-END $$;
+\i sql/include/odp_try.psql
 CREATE TABLE t (id int PRIMARY KEY, f real[]);
 INSERT INTO t SELECT i, ARRAY[i, i * i]::real[] FROM generate_series(1, 5) i;
 CREATE TABLE z (id int PRIMARY KEY, f real[]);

@@ -9,18 +9,7 @@ SELECT p.oid::regprocedure AS function, obj_description(p.oid, 'pg_proc') IS NOT
 FROM pg_proc p WHERE proname LIKE 'odp_knn%' ORDER BY 1::text;
 SET extra_float_digits = 0;
 
-CREATE FUNCTION odp_try(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-	st text; msg text; det text; hnt text;
-BEGIN
-	EXECUTE q;
-	RETURN 'no error';
-EXCEPTION WHEN OTHERS THEN
-	GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT,
-		det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
-	RETURN st || ': ' || msg || coalesce(E'\nDETAIL: ' || nullif(det, ''), '')
-		|| coalesce(E'\nHINT: ' || nullif(hnt, ''), '');
-END $$;
+\i sql/include/odp_try.psql
 
 -- Points on a line; 6 duplicates 2.
 CREATE TABLE line (id integer PRIMARY KEY, x float8);

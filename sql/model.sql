@@ -6,18 +6,7 @@
 -- distance exact in float32, so both engines' weights agree to the bit.
 CREATE EXTENSION odp_gpu;
 SET extra_float_digits = 0;
-CREATE FUNCTION odp_try(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-	st text; msg text; det text; hnt text;
-BEGIN
-	EXECUTE q;
-	RETURN 'no error';
-EXCEPTION WHEN OTHERS THEN
-	GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT,
-		det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
-	RETURN st || ': ' || msg || coalesce(E'\nDETAIL: ' || nullif(det, ''), '')
-		|| coalesce(E'\nHINT: ' || nullif(hnt, ''), '');
-END $$;
+\i sql/include/odp_try.psql
 
 -- 2,000 points scattered over a 211 x 199 box, four planted far outside it.
 CREATE TABLE pts (id int PRIMARY KEY, x float8, y float8);
@@ -101,6 +90,7 @@ SELECT odp_try($$SELECT * FROM odp_outlier_predict(NULL, 'arrivals')$$);
 SELECT odp_try($$SELECT * FROM odp_outlier_predict('model', NULL)$$);
 SELECT odp_try($$SELECT * FROM odp_outlier_predict('model', 'SELECT 1 AS id, 2.0 AS x')$$);
 SELECT odp_try($$SELECT * FROM odp_outlier_predict('model', 'arrivals', metric => 'hamming')$$);
+SELECT odp_try($$SELECT * FROM odp_outlier_predict('model', 'arrivals', threshold => 'NaN')$$);
 SELECT odp_try($$SELECT * FROM odp_outlier_predict('no_such_table', 'arrivals')$$);
 
 DROP TABLE pts, model, w_star, arrivals;

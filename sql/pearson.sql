@@ -11,18 +11,7 @@ SELECT p.oid::regprocedure AS function, obj_description(p.oid, 'pg_proc') IS NOT
 	   p.provolatile, p.proparallel, p.prosecdef, p.proisstrict
 FROM pg_proc p WHERE proname LIKE 'odp_pearson%' ORDER BY 1::text;
 
-CREATE FUNCTION odp_try(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-	st text; msg text; det text; hnt text;
-BEGIN
-	EXECUTE q;
-	RETURN 'no error';
-EXCEPTION WHEN OTHERS THEN
-	GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT,
-		det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
-	RETURN st || ': ' || msg || coalesce(E'\nDETAIL: ' || nullif(det, ''), '')
-		|| coalesce(E'\nHINT: ' || nullif(hnt, ''), '');
-END $$;
+\i sql/include/odp_try.psql
 
 -- A small example: 2 is 1 doubled (r = 1), 3 is 1 reversed (r = -1), 4 is
 -- constant (no correlation, no rows), 5 is unrelated.

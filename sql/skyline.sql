@@ -10,18 +10,7 @@ SELECT p.oid::regprocedure AS function, obj_description(p.oid, 'pg_proc') IS NOT
 	   p.provolatile, p.proparallel, p.prosecdef, p.proisstrict
 FROM pg_proc p WHERE proname LIKE 'odp_skyline%' ORDER BY 1::text;
 
-CREATE FUNCTION odp_try(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-	st text; msg text; det text; hnt text;
-BEGIN
-	EXECUTE q;
-	RETURN 'no error';
-EXCEPTION WHEN OTHERS THEN
-	GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT,
-		det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
-	RETURN st || ': ' || msg || coalesce(E'\nDETAIL: ' || nullif(det, ''), '')
-		|| coalesce(E'\nHINT: ' || nullif(hnt, ''), '');
-END $$;
+\i sql/include/odp_try.psql
 
 -- Hotels: cheap, close to the beach, well rated.  3 is dominated by 1
 -- (dearer, farther, worse); 5 equals 4 (neither dominates the other);

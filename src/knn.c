@@ -84,6 +84,26 @@ KnnCompute(const OdpInput *queries, const OdpInput *source, OdpMetric metric,
 }
 
 /*
+ * Fills spec, the rows searched (text in argument src, id column and
+ * features in arguments opt and opt + 1), and qspec, the rows searched for
+ * (text in argument qsrc, options in qopt and qopt + 1, by default
+ * spec's).
+ */
+static void
+KnnArgSpecs(FunctionCallInfo fcinfo, int src, int opt, int qsrc, int qopt,
+			OdpInputSpec *spec, OdpInputSpec *qspec)
+{
+	memset(spec, 0, sizeof(*spec));
+	memset(qspec, 0, sizeof(*qspec));
+	spec->source = PG_GETARG_TEXT_PP(src);
+	spec->id_column = OdpArgOptText(fcinfo, opt);
+	spec->features = OdpArgOptArray(fcinfo, opt + 1);
+	qspec->source = PG_GETARG_TEXT_PP(qsrc);
+	qspec->id_column = PG_ARGISNULL(qopt) ? spec->id_column : PG_GETARG_TEXT_PP(qopt);
+	qspec->features = PG_ARGISNULL(qopt + 1) ? spec->features : PG_GETARG_ARRAYTYPE_P(qopt + 1);
+}
+
+/*
  * Reads the rows of qspec, checked against source: as many values as its
  * rows, and norms for cosine.  Allocates in the current memory context.
  */
@@ -205,14 +225,7 @@ odp_knn_join(PG_FUNCTION_ARGS)
 	OdpArgNotNull(fcinfo, 1, "source");
 	k = OdpArgK(fcinfo, 2);
 	metric = OdpArgMetric(fcinfo, 5, true);
-	memset(&spec, 0, sizeof(spec));
-	memset(&qspec, 0, sizeof(qspec));
-	spec.source = PG_GETARG_TEXT_PP(1);
-	spec.id_column = OdpArgOptText(fcinfo, 3);
-	spec.features = OdpArgOptArray(fcinfo, 4);
-	qspec.source = PG_GETARG_TEXT_PP(0);
-	qspec.id_column = PG_ARGISNULL(6) ? spec.id_column : PG_GETARG_TEXT_PP(6);
-	qspec.features = PG_ARGISNULL(7) ? spec.features : PG_GETARG_ARRAYTYPE_P(7);
+	KnnArgSpecs(fcinfo, 1, 3, 0, 6, &spec, &qspec);
 	InitMaterializedSRF(fcinfo, 0);
 	Assert(rsinfo->setDesc->natts == KNN_JOIN_COLS);
 
@@ -293,15 +306,13 @@ odp_outlier_predict(PG_FUNCTION_ARGS)
 	has_threshold = !PG_ARGISNULL(3);
 	if (has_threshold)
 		threshold = PG_GETARG_FLOAT8(3);
+	if (isnan(threshold))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("threshold must be a number, not NaN"),
+				 errhint("Give the n-th best score of the data the solving set was built from.")));
 	metric = OdpArgMetric(fcinfo, 6, false);
-	memset(&sspec, 0, sizeof(sspec));
-	memset(&nspec, 0, sizeof(nspec));
-	sspec.source = PG_GETARG_TEXT_PP(0);
-	sspec.id_column = OdpArgOptText(fcinfo, 4);
-	sspec.features = OdpArgOptArray(fcinfo, 5);
-	nspec.source = PG_GETARG_TEXT_PP(1);
-	nspec.id_column = PG_ARGISNULL(7) ? sspec.id_column : PG_GETARG_TEXT_PP(7);
-	nspec.features = PG_ARGISNULL(8) ? sspec.features : PG_GETARG_ARRAYTYPE_P(8);
+	KnnArgSpecs(fcinfo, 0, 4, 1, 7, &sspec, &nspec);
 	InitMaterializedSRF(fcinfo, 0);
 	Assert(rsinfo->setDesc->natts == PREDICT_COLS);
 
