@@ -170,7 +170,7 @@ ss_exact(void *self, const int64_t *cand, int32_t nc, double *weight,
 {
 	CpuSs	   *ss = (CpuSs *) self;
 	const OdpMatrix *m = ss->m;
-	OdpMatrix	q;
+	OdpMatrix	q = {0};
 	OdpCpuKnnArgs args = {0};
 	OdpStatus	status;
 

@@ -223,6 +223,14 @@ typedef struct OdpSsBackend
 } OdpSsBackend;
 
 /*
+ * SolvingSet's first candidates: the min(m, rows) rows of smallest
+ * (odp_ss_first_key(id), id), ids NULL meaning id = row, written to out
+ * ascending.  Expected time O(rows).
+ */
+extern OdpStatus odp_ss_first_rows(OdpContext *ctx, const int64_t *ids,
+								   int64_t rows, int64_t m, int64_t *out);
+
+/*
  * Test hook of the SolvingSet driver: when > 0, the batch size m used
  * instead of the default (still at least n, at most rows), on both paths.
  * Only the engine tests set it.

@@ -111,13 +111,17 @@ typedef struct OdpContext
 
 /*
  * Dense input: rows x dims float32, row-major, finite values.  Rows are
- * addressed by index 0 .. rows-1.
+ * addressed by index 0 .. rows-1.  ids, where given, are the rows' ids,
+ * strictly ascending: SolvingSet draws its first candidates by id, so
+ * that the same rows give the same run however they are split
+ * (odp_dist.h); NULL stands for ids equal to the indexes.
  */
 typedef struct OdpMatrix
 {
 	const float *data;
 	int64_t		rows;
 	int32_t		dims;
+	const int64_t *ids;
 } OdpMatrix;
 
 /*

@@ -11,7 +11,9 @@
  * an upper bound upper[p] of its weight; the backend (CPU: cpu_solvingset.c,
  * GPU: gpu_solvingset.cu) does the distance work of each batch:
  *
- *	  C = a pseudo-random m-subset of the rows (fixed seed); S = {};
+ *	  C = the m rows of smallest odp_ss_first_key(id), a pseudo-random
+ *		  function of the id alone (so that a split of the rows over
+ *		  nodes draws the same ones, odp_dist.h); S = {};
  *	  every row active; upper[] = +inf.
  *	  while C is not empty:
  *		  exact(C): the weight of every candidate against all other rows;
@@ -69,6 +71,7 @@
 #include <string.h>
 
 #include "engine_internal.h"
+#include "odp_dist.h"
 
 /*
  * Candidates per batch (m): rows / ODP_SS_ROWS_PER_CANDIDATE, kept within
@@ -112,8 +115,14 @@
 #define ODP_SS_AUTO_FILTER_ROWS			INT64_C(2000000)
 #define ODP_SS_AUTO_FILTER_MAX_OVERFLOW	0.01
 
-/* Seed of the initial candidate subset (fixed: runs are reproducible). */
+/* Seed of the first candidates' keys (fixed: runs are reproducible). */
 #define ODP_SS_SEED				UINT64_C(0x5eed5017d5e7c0de)
+
+/*
+ * Candidates the first batch's key threshold aims for beyond m, so that
+ * one pass over the rows usually finds the m smallest keys.
+ */
+#define ODP_SS_FIRST_SLACK		64
 
 /* See engine_internal.h: a test hook, 0 in production. */
 int64_t		odp_ss_test_batch_size = 0;
@@ -124,12 +133,11 @@ int64_t		odp_ss_test_batch_size = 0;
  * fill in the first batch) and capped at rows.  The caller passes rows >= 2
  * and n >= 1.
  */
-static int64_t
-odp_ss_batch_size(int64_t rows, int32_t k, int64_t n, int64_t requested)
+int64_t
+odp_ss_batch_size(int64_t rows, int64_t n, int64_t requested)
 {
 	int64_t		m = rows / ODP_SS_ROWS_PER_CANDIDATE;
 
-	(void) k;
 	if (m < ODP_SS_BATCH_MIN)
 		m = ODP_SS_BATCH_MIN;
 	if (m > ODP_SS_BATCH_MAX)
@@ -166,6 +174,93 @@ ss_cmp_int64(const void *a, const void *b)
 	int64_t		y = *(const int64_t *) b;
 
 	return (x > y) - (x < y);
+}
+
+/* See odp_dist.h: splitmix64's output for the id (seeded). */
+uint64_t
+odp_ss_first_key(int64_t id)
+{
+	uint64_t	state = (uint64_t) id ^ ODP_SS_SEED;
+
+	return ss_splitmix64(&state);
+}
+
+/* A row with its first-candidate key. */
+typedef struct SsKeyed
+{
+	uint64_t	key;
+	int64_t		row;
+} SsKeyed;
+
+/* qsort comparator: key ascending, then row (= id order) ascending. */
+static int
+ss_cmp_keyed(const void *a, const void *b)
+{
+	const SsKeyed *x = (const SsKeyed *) a;
+	const SsKeyed *y = (const SsKeyed *) b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return (x->row > y->row) - (x->row < y->row);
+}
+
+/*
+ * See engine_internal.h.  One pass keeps the rows whose key lies below a
+ * threshold that about 2m + 64 of rows uniform keys would pass, and sorts
+ * those; if fewer than m pass, the threshold doubles and the pass repeats.
+ */
+OdpStatus
+odp_ss_first_rows(OdpContext *ctx, const int64_t *ids, int64_t rows,
+				  int64_t m, int64_t *out)
+{
+	double		share = (2.0 * (double) m + ODP_SS_FIRST_SLACK) / (double) rows;
+	uint64_t	limit = share >= 1.0 ? UINT64_MAX : (uint64_t) ldexp(share, 64);
+	SsKeyed    *kept = NULL;
+	int64_t		nkept;
+
+	if (m > rows)
+		m = rows;
+	for (;;)
+	{
+		int64_t		cap = 0;
+
+		nkept = 0;
+		for (int64_t r = 0; r < rows; r++)
+		{
+			uint64_t	key = odp_ss_first_key(ids != NULL ? ids[r] : r);
+
+			if (key > limit)
+				continue;
+			if (nkept == cap)
+			{
+				SsKeyed    *grown;
+
+				cap = cap > 0 ? 2 * cap : 2 * m + ODP_SS_FIRST_SLACK;
+				grown = realloc(kept, sizeof(SsKeyed) * (size_t) cap);
+				if (grown == NULL)
+				{
+					free(kept);
+					return odp_fail(ctx, ODP_ERR_HOST_OOM,
+									"out of host memory for %lld first candidates",
+									(long long) cap);
+				}
+				kept = grown;
+			}
+			kept[nkept].key = key;
+			kept[nkept].row = r;
+			nkept++;
+		}
+		if (nkept >= m || limit == UINT64_MAX)
+			break;
+		limit = limit > UINT64_MAX / 2 ? UINT64_MAX : 2 * limit;
+	}
+	if (nkept > 0)
+		qsort(kept, (size_t) nkept, sizeof(SsKeyed), ss_cmp_keyed);
+	for (int64_t i = 0; i < m; i++)
+		out[i] = kept[i].row;
+	free(kept);
+	qsort(out, (size_t) m, sizeof(int64_t), ss_cmp_int64);
+	return ODP_OK;
 }
 
 /* Weight table for the Top comparator (qsort has no context argument). */
@@ -241,25 +336,10 @@ ss_run(OdpContext *ctx, const OdpMatrix *mat, OdpMetric metric, int32_t k,
 	for (int64_t i = 0; i < rows; i++)
 		upper[i] = INFINITY;
 
-	/* initial candidates: partial Fisher-Yates with a fixed seed */
-	{
-		uint64_t	rng = ODP_SS_SEED;
-
-		for (int64_t i = 0; i < rows; i++)
-			perm[i] = i;
-		for (int64_t i = 0; i < m; i++)
-		{
-			int64_t		j = i + (int64_t) (ss_splitmix64(&rng) % (uint64_t) (rows - i));
-			int64_t		t = perm[i];
-
-			perm[i] = perm[j];
-			perm[j] = t;
-			cand[i] = perm[i];
-		}
-		nc = m;
-		qsort(cand, (size_t) nc, sizeof(int64_t), ss_cmp_int64);
-	}
-	/* perm is reused below as the positions chosen among active rows */
+	status = odp_ss_first_rows(ctx, mat->ids, rows, m, cand);
+	if (status != ODP_OK)
+		goto done;
+	nc = m;
 
 	if (ctx->device == ODP_DEVICE_GPU)
 		status = odp_gpu_ss_backend(ctx, mat, metric, k, norms, &be);
@@ -538,7 +618,7 @@ odp_compute_top_outliers(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 
 	if (n > m->rows)
 		n = m->rows;
-	batch = odp_ss_batch_size(m->rows, k, n, batch_size);
+	batch = odp_ss_batch_size(m->rows, n, batch_size);
 	chosen = method == ODP_METHOD_AUTO;
 	if (chosen)
 		method = (m->rows >= ODP_SS_AUTO_FACTOR * batch && k < ODP_MAX_K)

@@ -292,6 +292,7 @@ GlueBegin(const OdpInput *in, OdpContext *ctx, GlueCancelState *cancel,
 	m->data = in->data;
 	m->rows = in->rows;
 	m->dims = in->dims;
+	m->ids = in->ids;
 }
 
 /*
@@ -323,8 +324,8 @@ OdpComputeKnn(const OdpInput *queries, const OdpInput *source,
 {
 	OdpContext	ctx;
 	GlueCancelState cancel;
-	OdpMatrix	c;
-	OdpMatrix	q;
+	OdpMatrix	c = {0};
+	OdpMatrix	q = {0};
 
 	memset(info, 0, sizeof(*info));
 	info->on_gpu = OdpChooseGpu(queries->rows, source->rows);

@@ -72,8 +72,8 @@ main(int argc, char **argv)
 	bool		cpu = false;
 	OdpDevice	dev = ODP_DEVICE_GPU;
 	OdpMetric	metric = ODP_METRIC_EUCLIDEAN;
-	OdpMatrix	c,
-				q;
+	OdpMatrix	c = {0},
+				q = {0};
 	float	   *cd,
 			   *qd,
 			   *d1,

@@ -219,7 +219,7 @@ main(int argc, char **argv)
 	OdpDevice	device = ODP_DEVICE_GPU;
 	float	   *data = NULL;
 	int			dims;
-	OdpMatrix	m;
+	OdpMatrix	m = {0};
 	Run			gs;
 	Run			other;
 	int			failures = 0;

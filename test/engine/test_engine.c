@@ -329,7 +329,7 @@ static OdpStatus
 run_path(OdpContext *ctx, const float *x, int64_t rows, int dims,
 		 OdpMetric metric, int k, double *out)
 {
-	OdpMatrix	m;
+	OdpMatrix	m = {0};
 
 	m.data = x;
 	m.rows = rows;
@@ -768,6 +768,12 @@ main(int argc, char **argv)
 		printf("%d passed, %d failed\n", n_passed, n_failed);
 		return n_failed == 0 ? 0 : 1;
 	}
+	if (argc >= 2 && strcmp(argv[1], "--dist") == 0)
+	{
+		run_dist_tests();
+		printf("%d passed, %d failed\n", n_passed, n_failed);
+		return n_failed == 0 ? 0 : 1;
+	}
 	if (argc >= 2 && strcmp(argv[1], "--pearson") == 0)
 	{
 		run_pearson_tests();
@@ -814,6 +820,7 @@ main(int argc, char **argv)
 	run_pearson_tests();
 	run_skyline_tests();
 	run_interval_tests();
+	run_dist_tests();
 
 	printf("%d passed, %d failed\n", n_passed, n_failed);
 	return n_failed == 0 ? 0 : 1;

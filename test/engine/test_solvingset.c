@@ -152,7 +152,7 @@ ss_run_batch(OdpDevice dev, const float *x, int64_t rows, int dims, OdpMetric me
 {
 	SsResult	r;
 	OdpContext	ctx = make_ctx(dev);
-	OdpMatrix	m;
+	OdpMatrix	m = {0};
 	int64_t		cap = n < rows ? n : rows;
 	double		t0 = odp_now_ms();
 

@@ -1,0 +1,409 @@
+/*-------------------------------------------------------------------------
+ *
+ * test_dist.c
+ *	  Tests of the distributed forms (kernels/odp_dist.h): the rows are
+ *	  split over in-process nodes by a hash of their ids, the supervisor
+ *	  drives them, and the results must equal one run over all the rows:
+ *	  SolvingSet's top n, scores, solving set and iterations, the brute
+ *	  force's every weight, and the merged k-NN lists.
+ *
+ * Copyright (c) 2026, odp_gpu developers
+ *
+ * IDENTIFICATION
+ *	  test/engine/test_dist.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_internal.h"
+#include "odp_dist.h"
+#include "test_util.h"
+
+#define DIST_MAX_NODES 8
+
+/* The in-process nodes of one run. */
+typedef struct DistNodes
+{
+	OdpContext *ctx;
+	int			count;
+	OdpMatrix	shard[DIST_MAX_NODES];
+	OdpSsNode  *node[DIST_MAX_NODES];
+	int64_t		distances;
+} DistNodes;
+
+static OdpStatus
+dist_first(void *arg, int64_t m, OdpSsRows *props)
+{
+	DistNodes  *d = arg;
+
+	for (int i = 0; i < d->count; i++)
+	{
+		OdpStatus	st = odp_ss_node_first(d->ctx, d->node[i], m, &props[i]);
+
+		if (st != ODP_OK)
+			return st;
+	}
+	return ODP_OK;
+}
+
+static OdpStatus
+dist_exact(void *arg, const OdpSsRows *cands, float **lists)
+{
+	DistNodes  *d = arg;
+
+	for (int i = 0; i < d->count; i++)
+	{
+		OdpStatus	st = odp_ss_node_exact(d->ctx, d->node[i], cands, lists[i],
+										   &d->distances);
+
+		if (st != ODP_OK)
+			return st;
+	}
+	return ODP_OK;
+}
+
+static OdpStatus
+dist_next(void *arg, bool prune, double min_out, int64_t m, OdpSsRows *props)
+{
+	DistNodes  *d = arg;
+
+	for (int i = 0; i < d->count; i++)
+	{
+		OdpStatus	st = odp_ss_node_next(d->ctx, d->node[i], prune, min_out, m,
+										  &props[i]);
+
+		if (st != ODP_OK)
+			return st;
+	}
+	return ODP_OK;
+}
+
+static void
+rows_alloc(OdpSsRows *r, int64_t capacity, int dims)
+{
+	r->count = 0;
+	r->capacity = capacity;
+	r->dims = dims;
+	r->ids = xmalloc(sizeof(int64_t) * (size_t) capacity + 8);
+	r->rank = xmalloc(sizeof(double) * (size_t) capacity + 8);
+	r->vectors = xmalloc(sizeof(float) * (size_t) capacity * (size_t) dims + 8);
+}
+
+static void
+rows_free(OdpSsRows *r)
+{
+	free(r->ids);
+	free(r->rank);
+	free(r->vectors);
+}
+
+/* Shard of a row: a hash of its id, as hash partitioning would place it. */
+static int
+shard_of(int64_t id, int nodes)
+{
+	uint64_t	h = (uint64_t) id * UINT64_C(0x9e3779b97f4a7c15);
+
+	return (int) ((h >> 33) % (uint64_t) nodes);
+}
+
+/* Splits x (rows with ids) into nodes shards of copied rows. */
+static void
+split_rows(const float *x, const int64_t *ids, int64_t rows, int dims, int nodes,
+		   float **data, int64_t **sids, int64_t *srows)
+{
+	for (int s = 0; s < nodes; s++)
+	{
+		data[s] = xmalloc(sizeof(float) * (size_t) rows * (size_t) dims + 8);
+		sids[s] = xmalloc(sizeof(int64_t) * (size_t) rows + 8);
+		srows[s] = 0;
+	}
+	for (int64_t r = 0; r < rows; r++)
+	{
+		int			s = shard_of(ids[r], nodes);
+
+		memcpy(data[s] + srows[s] * dims, x + r * dims, sizeof(float) * (size_t) dims);
+		sids[s][srows[s]++] = ids[r];
+	}
+}
+
+/*
+ * One distributed SolvingSet (prune) or brute force (!prune) over nodes
+ * shards, compared with one odp_compute_top_outliers over all the rows.
+ */
+static void
+dist_ss_case(OdpDevice dev, Gen gen, int64_t rows, int dims, int k, int64_t n,
+			 int nodes, int64_t batch, bool prune, bool empty_node)
+{
+	OdpContext	ctx = make_ctx(dev);
+	float	   *x = make_data(gen, rows, dims);
+	int64_t    *ids = xmalloc(sizeof(int64_t) * (size_t) rows);
+	float	   *data[DIST_MAX_NODES];
+	int64_t    *sids[DIST_MAX_NODES];
+	int64_t		srows[DIST_MAX_NODES];
+	OdpMatrix	all = {0};
+	int64_t    *order = xmalloc(sizeof(int64_t) * (size_t) n);
+	double	   *scores = xmalloc(sizeof(double) * (size_t) n);
+	int64_t    *set = xmalloc(sizeof(int64_t) * (size_t) rows);
+	double	   *set_scores = xmalloc(sizeof(double) * (size_t) rows);
+	int64_t		count = 0;
+	OdpTopOutliersStats stats;
+	OdpStatus	st;
+	DistNodes	dn;
+	OdpSsNodes	ops;
+	OdpSsSupervisor *sup = NULL;
+	OdpSsRows	props[DIST_MAX_NODES];
+	OdpSsRows	cands;
+	float	   *lists[DIST_MAX_NODES];
+	int64_t		m = odp_ss_batch_size(rows, n, batch);
+	double		sup_ms = 0.0;
+	bool		same = true;
+	int			used = nodes + (empty_node ? 1 : 0);
+	char		what[160];
+
+	snprintf(what, sizeof(what), "%s %s %lld x %d, k = %d, n = %lld, m = %lld, %d node%s%s",
+			 dev == ODP_DEVICE_GPU ? "gpu" : "cpu", prune ? "solvingset" : "bruteforce",
+			 (long long) rows, dims, k, (long long) n, (long long) m, used,
+			 used == 1 ? "" : "s", empty_node ? " (one empty)" : "");
+	for (int64_t r = 0; r < rows; r++)
+		ids[r] = 5 + 3 * r + (r % 7 == 0 ? 1 : 0);
+	all.data = x;
+	all.rows = rows;
+	all.dims = dims;
+	all.ids = ids;
+	st = odp_compute_top_outliers(&ctx, &all, ODP_METRIC_EUCLIDEAN, k, n,
+								  prune ? ODP_METHOD_SOLVINGSET : ODP_METHOD_BRUTEFORCE,
+								  batch, order, scores, &count, set, set_scores, &stats);
+	check(st == ODP_OK, "dist: local run of %s (%s)", what, ctx.message);
+
+	split_rows(x, ids, rows, dims, nodes, data, sids, srows);
+	if (empty_node)
+	{
+		data[nodes] = xmalloc(8);
+		sids[nodes] = xmalloc(8);
+		srows[nodes] = 0;
+	}
+	memset(&dn, 0, sizeof(dn));
+	dn.ctx = &ctx;
+	dn.count = used;
+	for (int s = 0; s < used; s++)
+	{
+		dn.shard[s].data = data[s];
+		dn.shard[s].rows = srows[s];
+		dn.shard[s].dims = dims;
+		dn.shard[s].ids = sids[s];
+		st = odp_ss_node_create(&ctx, &dn.shard[s], ODP_METRIC_EUCLIDEAN, k, prune,
+								&dn.node[s]);
+		check(st == ODP_OK, "dist: node %d of %s (%s)", s, what, ctx.message);
+		rows_alloc(&props[s], m, dims);
+		lists[s] = xmalloc(sizeof(float) * (size_t) m * (size_t) k);
+	}
+	rows_alloc(&cands, m, dims);
+	ops.count = used;
+	ops.arg = &dn;
+	ops.first = dist_first;
+	ops.exact = dist_exact;
+	ops.next = dist_next;
+	st = odp_ss_sup_create(&ctx, rows, k, n, m, prune, &sup);
+	if (st == ODP_OK)
+		st = odp_ss_distributed(&ctx, sup, &ops, props, &cands, lists, &sup_ms);
+	check(st == ODP_OK, "dist: distributed run of %s (%s)", what, ctx.message);
+	if (st == ODP_OK)
+	{
+		int64_t    *dorder = xmalloc(sizeof(int64_t) * (size_t) n);
+		double	   *dscores = xmalloc(sizeof(double) * (size_t) n);
+		int64_t		dcount = odp_ss_sup_top(sup, dorder, dscores);
+		int64_t		dsize = odp_ss_sup_set_size(sup);
+
+		same = dcount == count;
+		for (int64_t i = 0; same && i < count; i++)
+			same = dorder[i] == ids[order[i]] && dscores[i] == scores[i];
+		check(same, "dist: %s: top %lld ids and scores equal one local run",
+			  what, (long long) count);
+		same = dsize == stats.solving_set_size;
+		if (same)
+		{
+			int64_t    *dset = xmalloc(sizeof(int64_t) * (size_t) dsize);
+			double	   *dw = xmalloc(sizeof(double) * (size_t) dsize);
+
+			odp_ss_sup_set(sup, dset, dw);
+			for (int64_t i = 0; same && i < dsize; i++)
+				same = dset[i] == ids[set[i]] && dw[i] == set_scores[i];
+			free(dset);
+			free(dw);
+		}
+		check(same, "dist: %s: solving set (%lld rows, local %lld) and its weights equal",
+			  what, (long long) dsize, (long long) stats.solving_set_size);
+		if (prune)
+			check(odp_ss_sup_iterations(sup) == stats.iterations,
+				  "dist: %s: %d iterations, local %d", what,
+				  (int) odp_ss_sup_iterations(sup), (int) stats.iterations);
+		free(dorder);
+		free(dscores);
+	}
+	odp_ss_sup_free(sup);
+	for (int s = 0; s < used; s++)
+	{
+		odp_ss_node_free(dn.node[s]);
+		rows_free(&props[s]);
+		free(lists[s]);
+		free(data[s]);
+		free(sids[s]);
+	}
+	rows_free(&cands);
+	free(x);
+	free(ids);
+	free(order);
+	free(scores);
+	free(set);
+	free(set_scores);
+}
+
+/* Two nodes that both hold a row: the supervisor says the shards overlap. */
+static void
+dist_overlap_case(void)
+{
+	OdpContext	ctx = make_ctx(ODP_DEVICE_CPU);
+	float		x[] = {0, 1, 2, 3, 4, 5};
+	int64_t		ids_a[] = {1, 2, 3};
+	int64_t		ids_b[] = {3, 4, 5};
+	OdpSsRows	props[2];
+	OdpSsRows	cands;
+	OdpSsSupervisor *sup = NULL;
+	OdpStatus	st;
+
+	rows_alloc(&props[0], 3, 1);
+	rows_alloc(&props[1], 3, 1);
+	rows_alloc(&cands, 6, 1);
+	for (int i = 0; i < 3; i++)
+	{
+		props[0].ids[i] = ids_a[i];
+		props[1].ids[i] = ids_b[i];
+		props[0].rank[i] = props[1].rank[i] = INFINITY;
+		props[0].vectors[i] = x[i];
+		props[1].vectors[i] = x[3 + i];
+	}
+	props[0].count = props[1].count = 3;
+	st = odp_ss_sup_create(&ctx, 6, 1, 1, 6, false, &sup);
+	if (st == ODP_OK)
+		st = odp_ss_sup_choose(&ctx, sup, props, 2, false, &cands);
+	check(st == ODP_ERR_DATA && strstr(ctx.message, "overlap") != NULL,
+		  "dist: overlapping shards are an error (%s)", ctx.message);
+	odp_ss_sup_free(sup);
+	rows_free(&props[0]);
+	rows_free(&props[1]);
+	rows_free(&cands);
+}
+
+/*
+ * k-NN over shards: every shard's odp_knn_excluding, merged, equals one
+ * search over all the rows (ids for indexes), for queries from outside
+ * and for the rows themselves (own row left out, as a self join).
+ */
+static void
+dist_knn_case(OdpDevice dev, Gen gen, int64_t rows, int dims, int k,
+			  OdpMetric metric, int nodes, bool self)
+{
+	OdpContext	ctx = make_ctx(dev);
+	float	   *x = make_data(gen, rows, dims);
+	int64_t		nq = self ? rows : 97;
+	float	   *qx = self ? x : make_data(gen, nq, dims);
+	int64_t    *ids = xmalloc(sizeof(int64_t) * (size_t) rows);
+	float	   *data[DIST_MAX_NODES];
+	int64_t    *sids[DIST_MAX_NODES];
+	int64_t		srows[DIST_MAX_NODES];
+	float	   *dl[DIST_MAX_NODES];
+	int64_t    *il[DIST_MAX_NODES];
+	float	   *ref_d = xmalloc(sizeof(float) * (size_t) nq * (size_t) k);
+	int64_t    *ref_i = xmalloc(sizeof(int64_t) * (size_t) nq * (size_t) k);
+	float	   *out_d = xmalloc(sizeof(float) * (size_t) nq * (size_t) k);
+	int64_t    *out_i = xmalloc(sizeof(int64_t) * (size_t) nq * (size_t) k);
+	OdpMatrix	all = {0};
+	OdpMatrix	qm = {0};
+	OdpStatus	st;
+	bool		same = true;
+	char		what[160];
+
+	snprintf(what, sizeof(what), "%s %s %lld x %d, k = %d, metric %d, %d nodes",
+			 dev == ODP_DEVICE_GPU ? "gpu" : "cpu", self ? "self join" : "queries",
+			 (long long) rows, dims, k, (int) metric, nodes);
+	for (int64_t r = 0; r < rows; r++)
+		ids[r] = 11 + 2 * r;
+	all.data = x;
+	all.rows = rows;
+	all.dims = dims;
+	qm.data = qx;
+	qm.rows = nq;
+	qm.dims = dims;
+	st = odp_compute_knn(&ctx, self ? &all : &qm, &all, metric, k, self, ref_d, ref_i);
+	check(st == ODP_OK, "dist knn: local search of %s (%s)", what, ctx.message);
+	split_rows(x, ids, rows, dims, nodes, data, sids, srows);
+	for (int s = 0; s < nodes && st == ODP_OK; s++)
+	{
+		OdpMatrix	sh = {0};
+
+		sh.data = data[s];
+		sh.rows = srows[s];
+		sh.dims = dims;
+		dl[s] = xmalloc(sizeof(float) * (size_t) nq * (size_t) k);
+		il[s] = xmalloc(sizeof(int64_t) * (size_t) nq * (size_t) k);
+		st = odp_knn_excluding(&ctx, &qm, self ? ids : NULL, &sh, sids[s], metric, k,
+							   dl[s], il[s]);
+		check(st == ODP_OK, "dist knn: shard %d of %s (%s)", s, what, ctx.message);
+	}
+	if (st == ODP_OK)
+	{
+		odp_knn_merge(metric, k, nq, (const float *const *) dl,
+					  (const int64_t *const *) il, nodes, out_d, out_i);
+		for (int64_t i = 0; same && i < nq * k; i++)
+			same = out_i[i] == ids[ref_i[i]] && out_d[i] == ref_d[i];
+		check(same, "dist knn: %s: merged lists equal one search", what);
+	}
+	for (int s = 0; s < nodes; s++)
+	{
+		if (st == ODP_OK || s == 0)
+		{
+			free(dl[s]);
+			free(il[s]);
+		}
+		free(data[s]);
+		free(sids[s]);
+	}
+	if (!self)
+		free(qx);
+	free(x);
+	free(ids);
+	free(ref_d);
+	free(ref_i);
+	free(out_d);
+	free(out_i);
+}
+
+void
+run_dist_tests(void)
+{
+	OdpDevice	devs[2] = {ODP_DEVICE_CPU, ODP_DEVICE_GPU};
+
+	dist_overlap_case();
+	for (int d = 0; d < 2; d++)
+	{
+		if (devs[d] == ODP_DEVICE_GPU && !gpu_ok)
+		{
+			printf("skip - distributed forms on the GPU: %s\n", gpu_reason);
+			continue;
+		}
+		dist_ss_case(devs[d], GEN_UNIFORM, 3000, 4, 10, 10, 1, 64, true, false);
+		dist_ss_case(devs[d], GEN_UNIFORM, 3000, 4, 10, 10, 3, 64, true, false);
+		dist_ss_case(devs[d], GEN_DUPLICATES, 2500, 3, 20, 7, 4, 50, true, true);
+		dist_ss_case(devs[d], GEN_TIES, 2000, 2, 5, 15, 2, 40, true, false);
+		dist_ss_case(devs[d], GEN_GRID, 4000, 10, 50, 10, 5, 200, true, false);
+		dist_ss_case(devs[d], GEN_UNIFORM, 1500, 5, 8, 12, 3, 100, false, true);
+		dist_knn_case(devs[d], GEN_UNIFORM, 2000, 6, 10, ODP_METRIC_EUCLIDEAN, 3, false);
+		dist_knn_case(devs[d], GEN_TIES, 1500, 2, 25, ODP_METRIC_MANHATTAN, 4, true);
+		dist_knn_case(devs[d], GEN_UNIFORM, 1200, 8, 5, ODP_METRIC_INNER_PRODUCT, 2, false);
+		dist_knn_case(devs[d], GEN_DUPLICATES, 1000, 4, 12, ODP_METRIC_COSINE, 3, true);
+	}
+}
