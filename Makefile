@@ -10,7 +10,8 @@ DATA = $(wildcard sql/odp_gpu--*.sql)
 
 SRC_OBJS = src/odp_gpu.o src/settings.o src/args.o src/input.o src/input_regions.o \
 	src/engine_glue.o src/outliers.o src/knn.o src/pearson.o src/skyline.o \
-	src/intervals.o src/aggregates.o src/gpu_info.o src/planner_support.o
+	src/intervals.o src/aggregates.o src/gpu_info.o src/planner_support.o \
+	src/dist_wire.o src/node.o src/shards.o src/node_conn.o src/dist.o
 ENGINE_C_OBJS = kernels/engine_common.o kernels/outliers.o kernels/knn.o \
 	kernels/cpu_knn.o kernels/topn.o kernels/solvingset.o \
 	kernels/cpu_solvingset.o kernels/pearson.o kernels/cpu_pearson.o \
@@ -63,6 +64,10 @@ EXTRA_CLEAN = test/engine/test_engine test/bench/ss_bench test/bench/knn_bench \
 	test/bench/iv_bench kernels/*.o src/*.o
 
 override with_llvm = no
+
+# The distributed calls reach the nodes with libpq, as postgres_fdw does.
+PG_CPPFLAGS += -I$(shell $(PG_CONFIG) --includedir)
+SHLIB_LINK_INTERNAL = -L$(shell $(PG_CONFIG) --libdir) -lpq
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)

@@ -44,7 +44,7 @@ odp_knn_excluding(OdpContext *ctx, const OdpMatrix *queries, const int64_t *qids
 	int64_t    *idx = NULL;
 	OdpStatus	status = ODP_OK;
 
-	if (k < 1 || k >= ODP_MAX_K || cids == NULL)
+	if (k < 1 || k >= ODP_MAX_K || (cids == NULL && cands->rows > 0))
 		return odp_fail(ctx, ODP_ERR_INVALID_ARGUMENT,
 						"k = %d: a sharded search needs 1 .. %d and the rows' ids",
 						(int) k, ODP_MAX_K - 1);

@@ -411,7 +411,7 @@ odp_ss_node_exact(OdpContext *ctx, OdpSsNode *node, const OdpSsRows *cands,
 	OdpMatrix	qm = {0};
 	OdpStatus	status;
 
-	if (cands->dims != node->shard.dims)
+	if (node->shard.rows > 0 && cands->dims != node->shard.dims)
 		return odp_fail(ctx, ODP_ERR_INVALID_ARGUMENT,
 						"candidates of %d dimensions sent to a shard of %d",
 						(int) cands->dims, (int) node->shard.dims);

@@ -32,11 +32,7 @@
  * callback absorbs a barrier cannot be thrown through the engine; it is
  * kept here and re-thrown once the engine has cleaned up.
  */
-typedef struct GlueCancelState
-{
-	MemoryContext error_context;
-	ErrorData  *pending_error;
-} GlueCancelState;
+typedef OdpGlueCancel GlueCancelState;
 
 /*
  * Keeps the error being handled in state, to re-throw once the engine has
@@ -308,6 +304,21 @@ GlueEnd(OdpStatus status, const OdpContext *ctx, const GlueCancelState *cancel,
 	info->transfer_ms = ctx->transfer_ms;
 	info->compute_ms = ctx->compute_ms;
 	info->chunks = ctx->chunks;
+}
+
+/* See engine_glue.h. */
+void
+OdpEngineCallBegin(OdpEngineCall *call, bool on_gpu)
+{
+	GlueInitContext(&call->ctx, on_gpu, &call->cancel);
+}
+
+/* See engine_glue.h. */
+void
+OdpEngineCallEnd(OdpEngineCall *call, OdpStatus status)
+{
+	if (status != ODP_OK)
+		GlueReportFailure(status, &call->ctx, &call->cancel);
 }
 
 /*

@@ -59,6 +59,33 @@ typedef struct OdpRunInfo
 typedef void (*OdpPairSink) (void *arg, const int64 *a, const int64 *b,
 							 const double *r, int64 count);
 
+/*
+ * State of one engine call's cancel callback (engine_glue.c): an error
+ * raised while it absorbs a barrier is kept and re-thrown after the
+ * engine has cleaned up.
+ */
+typedef struct OdpGlueCancel
+{
+	MemoryContext error_context;
+	ErrorData  *pending_error;
+} OdpGlueCancel;
+
+/*
+ * An engine call made by hand, for engine entry points the functions
+ * below do not wrap (the distributed forms): Begin fills call->ctx from
+ * the settings for the given path; End reports a failed status as the
+ * functions below do (never returning) and does nothing on ODP_OK.  The
+ * struct must not move in between.
+ */
+typedef struct OdpEngineCall
+{
+	OdpContext	ctx;
+	OdpGlueCancel cancel;
+} OdpEngineCall;
+
+extern void OdpEngineCallBegin(OdpEngineCall *call, bool on_gpu);
+extern void OdpEngineCallEnd(OdpEngineCall *call, OdpStatus status);
+
 extern bool OdpGpuUsable(char **why);
 /* Fewest queries odp_gpu.device = auto sends to the GPU (k-NN). */
 #define ODP_GPU_MIN_QUERIES 16

@@ -1856,18 +1856,32 @@ OdpReadRelationSource(const char *source, const OdpInputSpec *spec,
 	rel = relation_open(relid, NoLock);
 	OdpEnsureReadableRelkind(rel);
 	OdpEnsureNotOtherTemp(rel);
-	OdpCheckAnyPrivilege(rel);
+	if (!OidIsValid(spec->checked_parent))
+		OdpCheckAnyPrivilege(rel);
 	*desc = OdpRelationDesc(rel);
 
 	cols = OdpDescribeColumns(RelationGetDescr(rel), true, &ncols);
 	OdpResolveColumns(cols, ncols, true, OdpPrimaryKeyColumn(rel), spec,
 					  *desc, plan);
-	OdpCheckColumnPrivileges(rel, plan);
+	if (!OidIsValid(spec->checked_parent))
+		OdpCheckColumnPrivileges(rel, plan);
 
-	/* a plain table, read as SELECT would: no RLS policies, no children */
-	*heap_scan = rel->rd_rel->relkind == RELKIND_RELATION &&
-		check_enable_rls(relid, InvalidOid, false) != RLS_ENABLED &&
-		!has_subclass(relid);
+	/*
+	 * A plain table, read as SELECT would: no RLS policies, no children.
+	 * A partition read for its checked parent is read as the parent's
+	 * query reads it: the parent's policies apply (the caller made sure
+	 * it has none), not the partition's.
+	 */
+	if (OidIsValid(spec->checked_parent))
+	{
+		if (rel->rd_rel->relkind != RELKIND_RELATION || !rel->rd_rel->relispartition)
+			elog(ERROR, "odp_gpu: %s is not a partition", *desc);
+		*heap_scan = true;
+	}
+	else
+		*heap_scan = rel->rd_rel->relkind == RELKIND_RELATION &&
+			check_enable_rls(relid, InvalidOid, false) != RLS_ENABLED &&
+			!has_subclass(relid);
 
 	if (*heap_scan)
 	{
@@ -1908,6 +1922,39 @@ OdpReadRelationSource(const char *source, const OdpInputSpec *spec,
 
 	/* keep the lock until the end of the transaction */
 	relation_close(rel, NoLock);
+}
+
+/* See input.h. */
+bool
+OdpResolveSource(const OdpInputSpec *spec, Oid *relid, char **id_name,
+				 List **features)
+{
+	char	   *source = text_to_cstring(spec->source);
+	Relation	rel;
+	OdpColumn  *cols;
+	OdpColumnPlan plan;
+	char	   *desc;
+	int			ncols;
+
+	*features = NIL;
+	if (OdpSourceIsQuery(source))
+		return false;
+	*relid = RangeVarGetRelid(makeRangeVarFromNameList(OdpSourceNameList(source)),
+							  AccessShareLock, false);
+	rel = relation_open(*relid, NoLock);
+	OdpEnsureReadableRelkind(rel);
+	OdpEnsureNotOtherTemp(rel);
+	OdpCheckAnyPrivilege(rel);
+	desc = OdpRelationDesc(rel);
+	cols = OdpDescribeColumns(RelationGetDescr(rel), true, &ncols);
+	OdpResolveColumns(cols, ncols, true, OdpPrimaryKeyColumn(rel), spec,
+					  desc, &plan);
+	OdpCheckColumnPrivileges(rel, &plan);
+	*id_name = pstrdup(plan.id.name);
+	for (int i = 0; i < plan.nfeatures; i++)
+		*features = lappend(*features, pstrdup(plan.features[i].name));
+	relation_close(rel, NoLock);
+	return true;
 }
 
 /* ---- entry point ---- */

@@ -23,6 +23,7 @@
 #define ODP_INPUT_H
 
 #include "fmgr.h"
+#include "nodes/pg_list.h"
 #include "utils/array.h"
 
 /* How OdpReadInput delivers the feature values. */
@@ -72,6 +73,13 @@ typedef struct OdpInputSpec
 	/* ODP_VALUES_REGIONS: features names the region columns (dims) */
 	uint8		pair_flags;		/* ODP_BOUND_* exclusivity of pairs' bounds */
 	bool		empty_ok;		/* a source without rows is no error */
+
+	/*
+	 * A partition of this relation, whose privileges OdpResolveSource has
+	 * checked for the caller: source (the partition) is read directly,
+	 * as a query on the parent reads it, without checks of its own.
+	 */
+	Oid			checked_parent;
 } OdpInputSpec;
 
 typedef struct OdpInput
@@ -108,6 +116,15 @@ typedef struct OdpInput
  * SQL-callable function does).
  */
 extern void OdpReadInput(const OdpInputSpec *spec, OdpInput *out);
+
+/*
+ * Resolves spec's source as OdpReadInput would, without reading rows:
+ * returns false for a query; else the relation (locked), after the
+ * caller's privileges on it and its columns are checked, and the names of
+ * the id column and of the features (a list of C strings).
+ */
+extern bool OdpResolveSource(const OdpInputSpec *spec, Oid *relid,
+							 char **id_name, List **features);
 
 /* The row estimate of the relation a source names, or -1 (see input.c). */
 extern double OdpSourceRowEstimate(const text *source);

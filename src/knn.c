@@ -23,6 +23,7 @@
 #include <math.h>
 
 #include "args.h"
+#include "dist.h"
 #include "engine_glue.h"
 #include "funcapi.h"
 #include "input.h"
@@ -124,6 +125,44 @@ KnnReadQueries(const OdpInputSpec *qspec, const OdpInput *source, OdpMetric metr
 }
 
 /*
+ * The k nearest rows of a sharded table for every query, found on its
+ * nodes and stored as odp_knn (qids NULL: one query) or odp_knn_join
+ * rows.
+ */
+static void
+KnnDistributed(ReturnSetInfo *rsinfo, const OdpShardSet *shards,
+			   const OdpInputSpec *spec, OdpMetric metric, int32 k,
+			   const float *queries, const int64 *qids, int64 nq, int32 dims,
+			   const char *what)
+{
+	Size		n = (Size) Max(nq, 1) * (Size) k;
+	float	   *dist = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(float) * n);
+	int64	   *ids = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * n);
+	int32		k_out;
+
+	OdpDistKnn(shards, spec, metric, k, queries, qids, nq, dims, false, what,
+			   dist, ids, &k_out);
+	for (int64 q = 0; q < nq; q++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		for (int32 r = 0; r < k_out; r++)
+		{
+			const Size at = (Size) q * k + r;
+			Datum		values[KNN_JOIN_COLS];
+			bool		nulls[KNN_JOIN_COLS] = {false, false, false, false};
+			int			c = 0;
+
+			if (qids != NULL)
+				values[c++] = Int64GetDatum(qids[q]);
+			values[c++] = Int32GetDatum(r + 1);
+			values[c++] = Int64GetDatum(ids[at]);
+			values[c++] = Float8GetDatum((double) dist[at]);
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		}
+	}
+}
+
+/*
  * odp_knn(source, query, k, id_column, features, metric)
  *	  -> TABLE(rank int, id bigint, distance float8): the k rows of source
  *	  nearest to query, nearest first (largest inner product first), ties
@@ -163,6 +202,18 @@ odp_knn(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("query is a zero vector, for which cosine distance is undefined")));
+	{
+		OdpShardSet shards;
+
+		if (k < ODP_MAX_K && OdpFindShards(&spec, &shards))
+		{
+			KnnDistributed(rsinfo, &shards, &spec, metric, k, qv, NULL, 1, qdims,
+						   "odp_knn");
+			MemoryContextSwitchTo(old);
+			MemoryContextDelete(work);
+			return (Datum) 0;
+		}
+	}
 	OdpReadInput(&spec, &source);
 	if (qdims != source.dims)
 		ereport(ERROR,
@@ -233,6 +284,21 @@ odp_knn_join(PG_FUNCTION_ARGS)
 								 ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(work);
 	self_join = OdpSameSource(&qspec, &spec);
+	{
+		OdpShardSet shards;
+
+		/* a self join would send every shard to every node: rows are read */
+		if (!self_join && k < ODP_MAX_K && OdpFindShards(&spec, &shards))
+		{
+			OdpReadInput(&qspec, &queries);
+			OdpCheckCosineRows(&queries, metric);
+			KnnDistributed(rsinfo, &shards, &spec, metric, k, queries.data,
+						   queries.ids, queries.rows, queries.dims, "odp_knn_join");
+			MemoryContextSwitchTo(old);
+			MemoryContextDelete(work);
+			return (Datum) 0;
+		}
+	}
 	OdpReadInput(&spec, &source);
 	OdpCheckCosineRows(&source, metric);
 	if (self_join)

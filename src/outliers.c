@@ -22,6 +22,7 @@
 #include "postgres.h"
 
 #include "args.h"
+#include "dist.h"
 #include "engine_glue.h"
 #include "funcapi.h"
 #include "input.h"
@@ -90,7 +91,8 @@ OutlierScoresCompute(const OutlierArgs *args, OdpInput *in, OdpRunInfo *info)
 /* What odp_top_outliers and odp_solving_set compute. */
 typedef struct OutlierTop
 {
-	OdpInput	in;
+	bool		distributed;	/* computed on a sharded table's nodes */
+	OdpInput	in;				/* the rows read (not distributed) */
 	OdpRunInfo	info;
 	int64	   *order;			/* count row indexes, best first */
 	double	   *scores;			/* their scores */
@@ -98,19 +100,48 @@ typedef struct OutlierTop
 	int64	   *members;		/* solving set rows (want_set), else NULL */
 	double	   *member_scores;
 	int64		nmembers;
+	OdpDistTop	dist;			/* distributed: ids instead of rows */
 } OutlierTop;
+
+/* The id of the r-th best row, and of the i-th solving-set member. */
+static inline int64
+OutlierTopId(const OutlierTop *top, int64 r)
+{
+	return top->distributed ? top->dist.ids[r] : top->in.ids[top->order[r]];
+}
+
+static inline int64
+OutlierMemberId(const OutlierTop *top, int64 i)
+{
+	return top->distributed ? top->dist.member_ids[i] : top->in.ids[top->members[i]];
+}
 
 /*
  * Reads the source and finds its top n by method (SolvingSet with
  * batch_size candidates per batch, 0 for the default); with want_set also
- * the solving set.  Allocates in the current memory context.
+ * the solving set.  A sharded table is computed on its nodes.  Allocates
+ * in the current memory context.
  */
 static void
 OutlierTopCompute(const OutlierArgs *args, int32 n, OdpOutlierMethod method,
-				  int64 batch_size, bool want_set, OutlierTop *top)
+				  int64 batch_size, bool want_set, const char *what,
+				  OutlierTop *top)
 {
 	OdpInput   *in = &top->in;
+	OdpShardSet shards;
 
+	memset(top, 0, sizeof(*top));
+	if (args->k < ODP_MAX_K && OdpFindShards(&args->spec, &shards))
+	{
+		top->distributed = true;
+		OdpDistTopOutliers(&shards, &args->spec, args->metric, args->k, n, method,
+						   batch_size, want_set, what, &top->dist);
+		top->count = top->dist.count;
+		top->scores = top->dist.scores;
+		top->nmembers = top->dist.members;
+		top->member_scores = top->dist.member_scores;
+		return;
+	}
 	OutlierReadSource(args, in);
 	top->count = Min((int64) n, in->rows);
 	top->order = (int64 *) MemoryContextAllocHuge(CurrentMemoryContext,
@@ -204,7 +235,7 @@ odp_top_outliers(PG_FUNCTION_ARGS)
 	work = AllocSetContextCreate(CurrentMemoryContext, "odp_gpu top outliers",
 								 ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(work);
-	OutlierTopCompute(&args, n, method, 0, false, &top);
+	OutlierTopCompute(&args, n, method, 0, false, "odp_top_outliers", &top);
 	MemoryContextSwitchTo(old);
 
 	start = odp_now_ms();
@@ -214,11 +245,12 @@ odp_top_outliers(PG_FUNCTION_ARGS)
 		bool		nulls[TOP_OUTLIERS_COLS] = {false, false, false};
 
 		values[0] = Int32GetDatum((int32) (r + 1));
-		values[1] = Int64GetDatum(top.in.ids[top.order[r]]);
+		values[1] = Int64GetDatum(OutlierTopId(&top, r));
 		values[2] = Float8GetDatum(top.scores[r]);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
-	OdpReportTiming("odp_top_outliers", &top.in, &top.info, odp_now_ms() - start);
+	if (!top.distributed)
+		OdpReportTiming("odp_top_outliers", &top.in, &top.info, odp_now_ms() - start);
 	MemoryContextDelete(work);
 	return (Datum) 0;
 }
@@ -254,12 +286,14 @@ odp_solving_set(PG_FUNCTION_ARGS)
 	work = AllocSetContextCreate(CurrentMemoryContext, "odp_gpu solving set",
 								 ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(work);
-	OutlierTopCompute(&args, n, ODP_METHOD_SOLVINGSET, batch_size, true, &top);
+	OutlierTopCompute(&args, n, ODP_METHOD_SOLVINGSET, batch_size, true,
+					  "odp_solving_set", &top);
 	MemoryContextSwitchTo(old);
 
-	if (top.nmembers < 0 || top.nmembers > top.in.rows)
+	if (top.nmembers < 0 ||
+		top.nmembers > (top.distributed ? top.dist.rows : top.in.rows))
 		elog(ERROR, "odp_gpu engine returned a solving set of " INT64_FORMAT " rows out of " INT64_FORMAT,
-			 top.nmembers, top.in.rows);
+			 top.nmembers, top.distributed ? top.dist.rows : top.in.rows);
 	start = odp_now_ms();
 	for (int64 i = 0; i < top.nmembers; i++)
 	{
@@ -269,11 +303,12 @@ odp_solving_set(PG_FUNCTION_ARGS)
 		/* a solving set can be most of a large table */
 		if ((i & 0xFFFF) == 0)
 			CHECK_FOR_INTERRUPTS();
-		values[0] = Int64GetDatum(top.in.ids[top.members[i]]);
+		values[0] = Int64GetDatum(OutlierMemberId(&top, i));
 		values[1] = Float8GetDatum(top.member_scores[i]);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
-	OdpReportTiming("odp_solving_set", &top.in, &top.info, odp_now_ms() - start);
+	if (!top.distributed)
+		OdpReportTiming("odp_solving_set", &top.in, &top.info, odp_now_ms() - start);
 	MemoryContextDelete(work);
 	return (Datum) 0;
 }

@@ -26,6 +26,8 @@ int			odp_gpu_memory_limit_mb = ODP_GPU_MEMORY_LIMIT_DEFAULT;
 int			odp_gpu_min_rows = ODP_GPU_MIN_ROWS_DEFAULT;
 int			odp_cpu_threads = ODP_CPU_THREADS_DEFAULT;
 bool		odp_report_timing = false;
+bool		odp_distributed = true;
+int			odp_node_connect_timeout = 10;
 
 static const struct config_enum_entry device_options[] = {
 	{"auto", ODP_SETTING_AUTO, false},
@@ -83,6 +85,20 @@ OdpDefineSettings(void)
 							 NULL,
 							 &odp_report_timing, false,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("odp_gpu.distributed",
+							 "Computes outliers, k-NN and skylines of a sharded table on its nodes.",
+							 "A partitioned table whose partitions are postgres_fdw foreign tables on "
+							 "servers with odp_gpu is computed on those servers; off reads every row "
+							 "through postgres_fdw instead.",
+							 &odp_distributed, true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("odp_gpu.node_connect_timeout",
+							"Seconds to wait for a node's connection, where its foreign server sets no connect_timeout.",
+							NULL,
+							&odp_node_connect_timeout, 10, 1, 3600,
+							PGC_USERSET, GUC_UNIT_S, NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("odp_gpu");
 }

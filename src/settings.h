@@ -42,6 +42,8 @@ extern int	odp_gpu_memory_limit_mb;
 extern int	odp_gpu_min_rows;
 extern int	odp_cpu_threads;
 extern bool odp_report_timing;
+extern bool odp_distributed;
+extern int	odp_node_connect_timeout;
 
 extern void OdpDefineSettings(void);
 extern const char *OdpDeviceSettingName(void);

@@ -24,6 +24,8 @@
 #include "postgres.h"
 
 #include "args.h"
+#include "dist.h"
+#include "dist_wire.h"
 #include "catalog/pg_type.h"
 #include "engine_glue.h"
 #include "fmgr.h"
@@ -39,6 +41,7 @@
 PG_FUNCTION_INFO_V1(odp_skyline);
 PG_FUNCTION_INFO_V1(odp_skyline_agg_transfn);
 PG_FUNCTION_INFO_V1(odp_skyline_agg_finalfn);
+PG_FUNCTION_INFO_V1(odp_node_skyline);
 
 #define SKYLINE_COLS	2
 
@@ -58,10 +61,10 @@ PG_FUNCTION_INFO_V1(odp_skyline_agg_finalfn);
 /*
  * Parses a directions array (NULL: every feature min) into nentries
  * flags, 1 = max, in palloc'd memory, or NULL for all min.  The length is
- * checked later against the features (SkylineCheckDirections).
+ * checked later against the features (OdpSkylineCheckDirections).
  */
-static uint8 *
-SkylineParseDirections(ArrayType *arr, int *nentries)
+uint8 *
+OdpSkylineParseDirections(ArrayType *arr, int *nentries)
 {
 	Datum	   *elems;
 	bool	   *nulls;
@@ -107,8 +110,8 @@ SkylineParseDirections(ArrayType *arr, int *nentries)
 }
 
 /* Ensures directions (nentries >= 0: given) have one entry per feature. */
-static void
-SkylineCheckDirections(int nentries, const OdpInput *in)
+void
+OdpSkylineCheckDirections(int nentries, const OdpInput *in)
 {
 	if (nentries >= 0 && nentries != in->dims)
 		ereport(ERROR,
@@ -117,6 +120,88 @@ SkylineCheckDirections(int nentries, const OdpInput *in)
 						nentries, nentries == 1 ? "y" : "ies", in->source_desc,
 						in->dims, in->dims == 1 ? "" : "s"),
 				 errhint("Give one direction (min or max) per feature, per element for an array feature.")));
+}
+
+/* Stores the rows of in that fewer than band rows dominate. */
+static void
+SkylineEmit(ReturnSetInfo *rsinfo, const OdpInput *in, const int32 *dominated_by,
+			int32 band)
+{
+	for (int64 r = 0; r < in->rows; r++)
+	{
+		Datum		values[SKYLINE_COLS];
+		bool		nulls[SKYLINE_COLS] = {false, false};
+
+		if (dominated_by[r] >= band)
+			continue;
+		/* an anti-correlated skyline holds a third of the rows */
+		if ((r & 0xffff) == 0)
+			CHECK_FOR_INTERRUPTS();
+		values[0] = Int64GetDatum(in->ids[r]);
+		values[1] = Int32GetDatum(dominated_by[r]);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+}
+
+/* See dist.h. */
+void
+OdpSkylineBandRows(const OdpInputSpec *spec, const uint8 *maximize, int nentries,
+				   int32 band, OdpInput *band_rows)
+{
+	OdpInput	in;
+	OdpRunInfo	info;
+	int32	   *dominated_by;
+	int64		kept = 0;
+
+	OdpReadInput(spec, &in);
+	if (in.rows > 0)
+		OdpSkylineCheckDirections(nentries, &in);
+	*band_rows = in;
+	if (in.rows == 0)
+		return;
+	dominated_by = MemoryContextAllocHuge(CurrentMemoryContext,
+										  sizeof(int32) * (Size) in.rows);
+	OdpComputeSkyline(&in, maximize, band, dominated_by, &info);
+	/* keep the band in place, in id order */
+	for (int64 r = 0; r < in.rows; r++)
+	{
+		if (dominated_by[r] >= band)
+			continue;
+		in.ids[kept] = in.ids[r];
+		memmove(in.data64 + kept * in.dims, in.data64 + r * in.dims,
+				sizeof(double) * (Size) in.dims);
+		kept++;
+	}
+	band_rows->rows = kept;
+}
+
+/*
+ * odp_node_skyline(source, directions, band, id_column, features)
+ *	  -> the shard's rows that fewer than band of its rows dominate, with
+ *	  their values (skyband payload), for a coordinator to merge.
+ */
+Datum
+odp_node_skyline(PG_FUNCTION_ARGS)
+{
+	OdpInputSpec spec;
+	OdpInput	in;
+	uint8	   *maximize;
+	int			nentries;
+	int32		band;
+
+	OdpArgNotNull(fcinfo, SKY_ARG_SOURCE, "source");
+	band = OdpArgPositive(fcinfo, SKY_ARG_BAND, "band");
+	memset(&spec, 0, sizeof(spec));
+	spec.source = PG_GETARG_TEXT_PP(SKY_ARG_SOURCE);
+	spec.id_column = OdpArgOptText(fcinfo, SKY_ARG_ID_COLUMN);
+	spec.features = OdpArgOptArray(fcinfo, SKY_ARG_FEATURES);
+	spec.values = ODP_VALUES_FLOAT8;
+	spec.empty_ok = true;
+	maximize = OdpSkylineParseDirections(OdpArgOptArray(fcinfo, SKY_ARG_DIRECTIONS),
+										 &nentries);
+	OdpSkylineBandRows(&spec, maximize, nentries, band, &in);
+	PG_RETURN_BYTEA_P(OdpWireFromSkyband(in.ids, in.data64, in.rows,
+										 in.rows > 0 ? in.dims : 0));
 }
 
 /*
@@ -152,29 +237,29 @@ odp_skyline(PG_FUNCTION_ARGS)
 	work = AllocSetContextCreate(CurrentMemoryContext, "odp_gpu skyline",
 								 ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(work);
-	maximize = SkylineParseDirections(OdpArgOptArray(fcinfo, SKY_ARG_DIRECTIONS),
-									  &nentries);
+	maximize = OdpSkylineParseDirections(OdpArgOptArray(fcinfo, SKY_ARG_DIRECTIONS),
+										 &nentries);
+	{
+		OdpShardSet shards;
+
+		if (OdpFindShards(&spec, &shards))
+		{
+			OdpDistSkyline(&shards, OdpArgOptArray(fcinfo, SKY_ARG_DIRECTIONS),
+						   maximize, nentries, band, &in, &dominated_by);
+			MemoryContextSwitchTo(old);
+			SkylineEmit(rsinfo, &in, dominated_by, band);
+			MemoryContextDelete(work);
+			return (Datum) 0;
+		}
+	}
 	OdpReadInput(&spec, &in);
-	SkylineCheckDirections(nentries, &in);
+	OdpSkylineCheckDirections(nentries, &in);
 	dominated_by = MemoryContextAllocHuge(work, sizeof(int32) * (Size) in.rows);
 	OdpComputeSkyline(&in, maximize, band, dominated_by, &info);
 	MemoryContextSwitchTo(old);
 
 	start = odp_now_ms();
-	for (int64 r = 0; r < in.rows; r++)
-	{
-		Datum		values[SKYLINE_COLS];
-		bool		nulls[SKYLINE_COLS] = {false, false};
-
-		if (dominated_by[r] >= band)
-			continue;
-		/* an anti-correlated skyline holds a third of the rows */
-		if ((r & 0xffff) == 0)
-			CHECK_FOR_INTERRUPTS();
-		values[0] = Int64GetDatum(in.ids[r]);
-		values[1] = Int32GetDatum(dominated_by[r]);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-	}
+	SkylineEmit(rsinfo, &in, dominated_by, band);
 	OdpReportTiming("odp_skyline", &in, &info, odp_now_ms() - start);
 	MemoryContextDelete(work);
 	return (Datum) 0;
@@ -206,7 +291,7 @@ SkylineSameDirections(const SkylineAggState *state, ArrayType *arr)
 	if (VARSIZE(arr) == VARSIZE(state->directions) &&
 		memcmp(arr, state->directions, VARSIZE(arr)) == 0)
 		return true;
-	maximize = SkylineParseDirections(arr, &nentries);
+	maximize = OdpSkylineParseDirections(arr, &nentries);
 	if (state->nentries != nentries)
 		return false;
 	return nentries == 0 || memcmp(state->maximize, maximize, nentries) == 0;
@@ -242,7 +327,7 @@ odp_skyline_agg_transfn(PG_FUNCTION_ARGS)
 		state->rows = OdpRowAccumCreate(aggcxt, "id", "features", elemtype,
 										ODP_VALUES_FLOAT8);
 		old = MemoryContextSwitchTo(aggcxt);
-		state->maximize = SkylineParseDirections(directions, &state->nentries);
+		state->maximize = OdpSkylineParseDirections(directions, &state->nentries);
 		if (directions != NULL)
 			state->directions = DatumGetArrayTypePCopy(PointerGetDatum(directions));
 		MemoryContextSwitchTo(old);
@@ -297,7 +382,7 @@ odp_skyline_agg_finalfn(PG_FUNCTION_ARGS)
 								 ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(work);
 	OdpRowAccumFinish(state->rows, "the group", &in);
-	SkylineCheckDirections(state->nentries, &in);
+	OdpSkylineCheckDirections(state->nentries, &in);
 	dominated_by = MemoryContextAllocHuge(work, sizeof(int32) * (Size) in.rows);
 	OdpComputeSkyline(&in, state->maximize, state->band, dominated_by, &info);
 

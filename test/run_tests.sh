@@ -3,7 +3,8 @@
 # user who already has PostgreSQL 15 and its headers): installs what is
 # missing, builds with warnings as errors, installs, runs the engine unit
 # tests, starts a throwaway server, runs the pg_regress suites, the upgrade,
-# cancellation and pg_cron checks, stops the server, and ends with
+# cancellation, pg_cron and sharded-table checks (two node servers of its
+# own), stops the servers, and ends with
 # "N passed, N failed".
 # Exits non-zero on any failure.  Usage: bash test/run_tests.sh
 set -uo pipefail
@@ -11,6 +12,7 @@ source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/cancel_check.sh"
 source "$(dirname "$0")/upgrade_check.sh"
 source "$(dirname "$0")/cron_check.sh"
+source "$(dirname "$0")/shard_check.sh"
 ODP_PASSED=0
 ODP_FAILED=0
 set -e
@@ -79,6 +81,10 @@ psql -X -q -c "DROP TABLE odp_cancel_data" >/dev/null
 # 5. a nightly job under pg_cron: its results, idempotence, a failed run
 odp_log "scheduled jobs (pg_cron)"
 odp_cron_checks
+
+# 6. a table sharded over two node servers and the coordinator
+odp_log "sharded tables (postgres_fdw nodes)"
+odp_shard_checks
 
 odp_stop_server
 echo "$ODP_PASSED passed, $ODP_FAILED failed"
