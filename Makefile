@@ -66,8 +66,10 @@ EXTRA_CLEAN = test/engine/test_engine test/bench/ss_bench test/bench/knn_bench \
 override with_llvm = no
 
 # The distributed calls reach the nodes with libpq, as postgres_fdw does.
+# LIBPQ_LIBS overrides where it is linked from (e.g. a relocated bundle).
 PG_CPPFLAGS += -I$(shell $(PG_CONFIG) --includedir)
-SHLIB_LINK_INTERNAL = -L$(shell $(PG_CONFIG) --libdir) -lpq
+LIBPQ_LIBS ?= -L$(shell $(PG_CONFIG) --libdir) -lpq
+SHLIB_LINK_INTERNAL = $(LIBPQ_LIBS)
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)

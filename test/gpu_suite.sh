@@ -8,16 +8,19 @@
 # Needs a running server: PGHOST etc. set (e.g. source .devpg/start.sh),
 # or none, and then it starts a throwaway one like test/run_tests.sh.
 #   ODP_SKIP_ENGINE=1, ODP_SKIP_REGRESS=1, ODP_SKIP_BENCH=1 skip those parts.
-#   ODP_ANALYTICS="outliers knn pearson skyline intervals" (default all)
+#   ODP_ANALYTICS="outliers knn pearson skyline intervals sharded" (default all)
 #   limits the engine tests, comparisons, cancellation checks and
 #   benchmarks to those; one analytic with its own engine tests and regress
-#   suite (pearson, skyline, intervals) runs only those.
+#   suite (pearson, skyline, intervals) runs only those; sharded alone runs
+#   the distributed engine tests, every regress suite and the shard checks
+#   with the nodes on the GPU.
 #   ODP_PREBUILT=1 installs the odp_gpu.so already built in the tree (same
 #   compiler and flags, e.g. built on a machine without a GPU) instead of
 #   building, and uses the engine test binary already built.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/cancel_check.sh"
+source "$(dirname "$0")/shard_check.sh"
 ODP_PASSED=0
 ODP_FAILED=0
 cd "$ODP_ROOT"
@@ -25,7 +28,7 @@ if [ -n "${PGHOST:-}" ] && pg_isready -q 2>/dev/null; then
 	export ODP_USE_RUNNING_SERVER=1
 	export PG_CONFIG=${PG_CONFIG:-$(command -v pg_config)}
 fi
-ODP_ANALYTICS=${ODP_ANALYTICS:-outliers knn pearson skyline intervals}
+ODP_ANALYTICS=${ODP_ANALYTICS:-outliers knn pearson skyline intervals sharded}
 odp_wants() { [[ " $ODP_ANALYTICS " == *" $1 "* ]]; }
 set -e
 odp_install_deps
@@ -41,7 +44,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader ||
 psql -X -q -c "SET client_min_messages = warning" -c "CREATE EXTENSION IF NOT EXISTS odp_gpu" >/dev/null
 if [ "${ODP_SKIP_ENGINE:-0}" != 1 ]; then
 odp_log "engine unit tests"
-case "$ODP_ANALYTICS" in pearson|skyline|intervals) engine_args=--$ODP_ANALYTICS ;; *) engine_args= ;; esac
+case "$ODP_ANALYTICS" in pearson|skyline|intervals) engine_args=--$ODP_ANALYTICS ;; sharded) engine_args=--dist ;; *) engine_args= ;; esac
 if [ "${ODP_PREBUILT:-0}" = 1 ]; then
 	test/engine/test_engine $engine_args >/tmp/odp_engine_test.log 2>&1
 else
@@ -395,6 +398,13 @@ odp_cancel_sky_checks gpu 3000000
 fi
 if odp_wants intervals; then
 odp_cancel_interval_checks gpu 3000000
+fi
+
+if odp_wants sharded; then
+odp_log "sharded table: the nodes' steps on the GPU"
+# the mid-call faults need a call that lasts: the CPU run of the test
+# command checks them
+ODP_SHARD_LONG=0 odp_shard_checks "-c odp_gpu.device=gpu -c odp_gpu.gpu_min_rows=0"
 fi
 
 if [ "${ODP_SKIP_BENCH:-0}" != 1 ]; then

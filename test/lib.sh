@@ -101,6 +101,57 @@ odp_stop_server() {
 }
 
 # Prints the server log's tail (for failures).
+# Node servers of the sharded-table checks and benchmark: node $1 (1-based)
+# gets its own data directory and socket directory, port ODP_PORT + $1, no
+# TCP, odp_gpu installed, trust for its superuser postgres and passwords
+# (scram) for every other role.  $2: extra server options.
+odp_node_create() {
+	local i=$1
+	ODP_NODE_RUNAS=()
+	if [ "$(id -u)" -eq 0 ]; then
+		id "$ODP_OS_USER" >/dev/null 2>&1 || useradd -m "$ODP_OS_USER"
+		ODP_NODE_RUNAS=(runuser -u "$ODP_OS_USER" --)
+	fi
+	ODP_NODE_DATA[$i]=$(mktemp -d /tmp/odp_gpu_node$i.XXXXXX)
+	ODP_NODE_SOCK[$i]=$(mktemp -d /tmp/odp_gpu_nsock$i.XXXXXX)
+	ODP_NODE_PORT[$i]=$((ODP_PORT + i))
+	ODP_NODE_OPTS[$i]=${2:-}
+	[ "$(id -u)" -eq 0 ] && chown "$ODP_OS_USER" "${ODP_NODE_DATA[$i]}" "${ODP_NODE_SOCK[$i]}"
+	chmod 755 "${ODP_NODE_SOCK[$i]}"
+	"${ODP_NODE_RUNAS[@]}" "$ODP_PGBIN/initdb" -D "${ODP_NODE_DATA[$i]}" -A trust -U postgres \
+		>"${ODP_NODE_DATA[$i]}.initdb.log" 2>&1 || { cat "${ODP_NODE_DATA[$i]}.initdb.log"; return 1; }
+	printf 'local all postgres trust\nlocal all all scram-sha-256\n' |
+		"${ODP_NODE_RUNAS[@]}" tee "${ODP_NODE_DATA[$i]}/pg_hba.conf" >/dev/null
+	odp_node_start "$i" || return 1
+	odp_node_psql "$i" -c "SET client_min_messages = warning" -c "CREATE EXTENSION odp_gpu" >/dev/null
+}
+
+# psql on node $1 as its superuser; further arguments are psql's.
+odp_node_psql() {
+	local i=$1
+	shift
+	psql -X -q -h "${ODP_NODE_SOCK[$i]}" -p "${ODP_NODE_PORT[$i]}" -U postgres -d postgres "$@"
+}
+
+odp_node_start() {
+	"${ODP_NODE_RUNAS[@]}" "$ODP_PGBIN/pg_ctl" -D "${ODP_NODE_DATA[$1]}" -l "${ODP_NODE_DATA[$1]}/server.log" -w \
+		-o "-k ${ODP_NODE_SOCK[$1]} -p ${ODP_NODE_PORT[$1]} -c listen_addresses='' ${ODP_NODE_OPTS[$1]}" start >/dev/null
+}
+
+odp_node_stop() {
+	"${ODP_NODE_RUNAS[@]}" "$ODP_PGBIN/pg_ctl" -D "${ODP_NODE_DATA[$1]}" -m fast -w stop >/dev/null 2>&1
+}
+
+# Stops and removes every node server created.
+odp_nodes_remove() {
+	local i
+	for i in "${!ODP_NODE_DATA[@]}"; do
+		odp_node_stop "$i"
+		rm -rf "${ODP_NODE_DATA[$i]}" "${ODP_NODE_DATA[$i]}.initdb.log" "${ODP_NODE_SOCK[$i]}"
+		unset "ODP_NODE_DATA[$i]"
+	done
+}
+
 odp_server_log_tail() {
 	[ -n "${ODP_PGDATA:-}" ] && tail -n "${1:-30}" "$ODP_PGDATA/server.log" || true
 }
