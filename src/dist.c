@@ -219,151 +219,168 @@ DistKeepError(DistCall *c, MemoryContext old)
 
 /* ---- SolvingSet rounds ---- */
 
-static void
-DistFirstRound(DistCall *c, int64 m, OdpSsRows *props)
+/* One round's arguments, as the engine's callbacks receive them. */
+typedef enum DistRoundKind
 {
-	char	   *mtext = psprintf(INT64_FORMAT, m);
+	DIST_ROUND_FIRST,
+	DIST_ROUND_EXACT,
+	DIST_ROUND_NEXT
+} DistRoundKind;
 
-	for (int s = 0; s < c->set->count; s++)
+typedef struct DistRound
+{
+	DistRoundKind kind;
+	int64		m;
+	OdpSsRows  *props;
+	const OdpSsRows *cands;
+	float	  **lists;
+	bool		prune;
+	double		min_out;
+} DistRound;
+
+/* A round's command and parameters for remote shard s. */
+static void
+DistRoundSend(DistCall *c, int s, const DistRound *r, const bytea *cands,
+			  const uint64 *min_out_bits)
+{
+	OdpNodeConn *node = c->conns[c->remote_of[s]];
+	const char *schema = OdpNodeSchema(node);
+	const char *handle = psprintf("%d", c->handle[s]);
+	const char *m = psprintf(INT64_FORMAT, r->m);
+
+	switch (r->kind)
 	{
-		if (c->remote_of[s] >= 0)
-		{
-			OdpNodeConn *node = c->conns[c->remote_of[s]];
-			const char *values[2] = {psprintf("%d", c->handle[s]), mtext};
+		case DIST_ROUND_FIRST:
+			{
+				const char *values[2] = {handle, m};
 
-			OdpNodeSend(node, psprintf("SELECT %s.odp_node_ss_first($1::int4, $2::int8)",
-									   OdpNodeSchema(node)),
-						2, values, NULL, NULL);
-		}
+				OdpNodeSend(node, psprintf("SELECT %s.odp_node_ss_first($1::int4, $2::int8)", schema),
+							2, values, NULL, NULL);
+				break;
+			}
+		case DIST_ROUND_EXACT:
+			{
+				const char *values[2] = {handle, VARDATA(cands)};
+				const int	lengths[2] = {0, (int) (VARSIZE(cands) - VARHDRSZ)};
+				const int	formats[2] = {0, 1};
+
+				OdpNodeSend(node, psprintf("SELECT %s.odp_node_ss_exact($1::int4, $2::bytea)", schema),
+							2, values, lengths, formats);
+				break;
+			}
+		case DIST_ROUND_NEXT:
+			{
+				const char *values[4] = {handle, r->prune ? "true" : "false",
+				(const char *) min_out_bits, m};
+				const int	lengths[4] = {0, 0, sizeof(uint64), 0};
+				const int	formats[4] = {0, 0, 1, 0};
+
+				OdpNodeSend(node, psprintf("SELECT %s.odp_node_ss_next($1::int4, $2::bool, $3::float8, $4::int8)",
+										   schema),
+							4, values, lengths, formats);
+				break;
+			}
 	}
-	for (int s = 0; s < c->set->count; s++)
-		if (c->remote_of[s] < 0)
-		{
-			OdpEngineCall call;
-
-			OdpEngineCallBegin(&call, c->local[s].on_gpu);
-			OdpEngineCallEnd(&call, odp_ss_node_first(&call.ctx, c->local[s].ss, m,
-													  &props[s]));
-		}
-	DistWait(c);
-	for (int s = 0; s < c->set->count; s++)
-		if (c->remote_of[s] >= 0)
-		{
-			OdpWire		w;
-
-			DistReply(c, s, ODP_WIRE_ROWS, &w);
-			OdpWireToRows(&w, &props[s], c->set->shards[s].desc);
-		}
 }
 
+/* A round's step on local shard s, in this backend. */
 static void
-DistExactRound(DistCall *c, const OdpSsRows *cands, float **lists)
+DistRoundLocal(DistCall *c, int s, const DistRound *r)
 {
-	bytea	   *payload = OdpWireFromRows(cands, 0);
-	const int	formats[2] = {0, 1};
-	int			lengths[2] = {0, (int) VARSIZE(payload) - VARHDRSZ};
+	DistLocal  *l = &c->local[s];
+	OdpEngineCall call;
+	OdpStatus	status = ODP_OK;
 
-	if (VARSIZE(payload) - VARHDRSZ > (Size) INT_MAX)
+	OdpEngineCallBegin(&call, l->on_gpu);
+	switch (r->kind)
+	{
+		case DIST_ROUND_FIRST:
+			status = odp_ss_node_first(&call.ctx, l->ss, r->m, &r->props[s]);
+			break;
+		case DIST_ROUND_EXACT:
+			status = odp_ss_node_exact(&call.ctx, l->ss, r->cands, r->lists[s],
+									   &c->distances);
+			break;
+		case DIST_ROUND_NEXT:
+			status = odp_ss_node_next(&call.ctx, l->ss, r->prune, r->min_out, r->m,
+									  &r->props[s]);
+			break;
+	}
+	OdpEngineCallEnd(&call, status);
+}
+
+/* Remote shard s's reply to a round, into the round's buffers. */
+static void
+DistRoundReceive(DistCall *c, int s, const DistRound *r)
+{
+	OdpWire		w;
+
+	if (r->kind != DIST_ROUND_EXACT)
+	{
+		DistReply(c, s, ODP_WIRE_ROWS, &w);
+		OdpWireToRows(&w, &r->props[s], c->set->shards[s].desc);
+		return;
+	}
+	DistReply(c, s, ODP_WIRE_LISTS, &w);
+	if (w.count != r->cands->count || w.width != c->k)
 		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("a candidate batch of " INT64_FORMAT " rows is too large to send",
-						cands->count)));
-	for (int s = 0; s < c->set->count; s++)
-	{
-		if (c->remote_of[s] >= 0)
-		{
-			OdpNodeConn *node = c->conns[c->remote_of[s]];
-			const char *values[2] = {psprintf("%d", c->handle[s]), VARDATA(payload)};
-
-			OdpNodeSend(node, psprintf("SELECT %s.odp_node_ss_exact($1::int4, $2::bytea)",
-									   OdpNodeSchema(node)),
-						2, values, lengths, formats);
-		}
-	}
-	for (int s = 0; s < c->set->count; s++)
-		if (c->remote_of[s] < 0)
-		{
-			OdpEngineCall call;
-
-			OdpEngineCallBegin(&call, c->local[s].on_gpu);
-			OdpEngineCallEnd(&call, odp_ss_node_exact(&call.ctx, c->local[s].ss, cands,
-													  lists[s], &c->distances));
-		}
-	DistWait(c);
-	for (int s = 0; s < c->set->count; s++)
-		if (c->remote_of[s] >= 0)
-		{
-			OdpWire		w;
-
-			DistReply(c, s, ODP_WIRE_LISTS, &w);
-			if (w.count != cands->count || w.width != c->k)
-				ereport(ERROR,
-						(errcode(ERRCODE_PROTOCOL_VIOLATION),
-						 errmsg("malformed message from %s: lists of another shape",
-								c->set->shards[s].desc)));
-			memcpy(lists[s], w.floats, sizeof(float) * (Size) w.count * (Size) c->k);
-			c->distances += w.figure;
-		}
-}
-
-static void
-DistNextRound(DistCall *c, bool prune, double min_out, int64 m, OdpSsRows *props)
-{
-	char	   *mtext = psprintf(INT64_FORMAT, m);
-	uint64		bits;
-	const int	formats[4] = {0, 0, 1, 0};
-	const int	lengths[4] = {0, 0, sizeof(uint64), 0};
-
-	memcpy(&bits, &min_out, sizeof(bits));
-	bits = pg_hton64(bits);
-	for (int s = 0; s < c->set->count; s++)
-	{
-		if (c->remote_of[s] >= 0)
-		{
-			OdpNodeConn *node = c->conns[c->remote_of[s]];
-			const char *values[4] = {psprintf("%d", c->handle[s]),
-				prune ? "true" : "false", (const char *) &bits, mtext};
-
-			OdpNodeSend(node, psprintf("SELECT %s.odp_node_ss_next($1::int4, $2::bool, $3::float8, $4::int8)",
-									   OdpNodeSchema(node)),
-						4, values, lengths, formats);
-		}
-	}
-	for (int s = 0; s < c->set->count; s++)
-		if (c->remote_of[s] < 0)
-		{
-			OdpEngineCall call;
-
-			OdpEngineCallBegin(&call, c->local[s].on_gpu);
-			OdpEngineCallEnd(&call, odp_ss_node_next(&call.ctx, c->local[s].ss, prune,
-													 min_out, m, &props[s]));
-		}
-	DistWait(c);
-	for (int s = 0; s < c->set->count; s++)
-		if (c->remote_of[s] >= 0)
-		{
-			OdpWire		w;
-
-			DistReply(c, s, ODP_WIRE_ROWS, &w);
-			OdpWireToRows(&w, &props[s], c->set->shards[s].desc);
-		}
+				(errcode(ERRCODE_PROTOCOL_VIOLATION),
+				 errmsg("malformed message from %s: lists of another shape",
+						c->set->shards[s].desc)));
+	memcpy(r->lists[s], w.floats, sizeof(float) * (Size) w.count * (Size) c->k);
+	c->distances += w.figure;
 }
 
 /*
- * The engine's callbacks: each runs its round in the round context and
- * turns an error into a status, keeping it for the caller to throw.
+ * One round on every shard: the commands go to the remote shards first,
+ * so that they work while the local shards' steps run here.
+ */
+static void
+DistRoundAll(DistCall *c, const DistRound *r)
+{
+	bytea	   *cands = NULL;
+	uint64		bits = 0;
+
+	if (r->kind == DIST_ROUND_EXACT)
+	{
+		cands = OdpWireFromRows(r->cands, 0);
+		if (VARSIZE(cands) - VARHDRSZ > (Size) INT_MAX)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("a candidate batch of " INT64_FORMAT " rows is too large to send",
+							r->cands->count)));
+	}
+	if (r->kind == DIST_ROUND_NEXT)
+	{
+		memcpy(&bits, &r->min_out, sizeof(bits));
+		bits = pg_hton64(bits);
+	}
+	for (int s = 0; s < c->set->count; s++)
+		if (c->remote_of[s] >= 0)
+			DistRoundSend(c, s, r, cands, &bits);
+	for (int s = 0; s < c->set->count; s++)
+		if (c->remote_of[s] < 0)
+			DistRoundLocal(c, s, r);
+	DistWait(c);
+	for (int s = 0; s < c->set->count; s++)
+		if (c->remote_of[s] >= 0)
+			DistRoundReceive(c, s, r);
+}
+
+/*
+ * Runs a round for the engine's loop in the round context, turning an
+ * error into a status and keeping it for the caller to throw.
  */
 static OdpStatus
-DistCbFirst(void *arg, int64 m, OdpSsRows *props)
+DistRunRound(DistCall *c, const DistRound *r)
 {
-	DistCall   *c = (DistCall *) arg;
 	MemoryContext old = MemoryContextSwitchTo(c->step_cxt);
 	volatile OdpStatus status = ODP_OK;
 
 	MemoryContextReset(c->step_cxt);
 	PG_TRY();
 	{
-		DistFirstRound(c, m, props);
+		DistRoundAll(c, r);
 	}
 	PG_CATCH();
 	{
@@ -373,64 +390,31 @@ DistCbFirst(void *arg, int64 m, OdpSsRows *props)
 	PG_END_TRY();
 	MemoryContextSwitchTo(old);
 	return status;
+}
+
+static OdpStatus
+DistCbFirst(void *arg, int64 m, OdpSsRows *props)
+{
+	DistRound	r = {.kind = DIST_ROUND_FIRST, .m = m, .props = props};
+
+	return DistRunRound((DistCall *) arg, &r);
 }
 
 static OdpStatus
 DistCbExact(void *arg, const OdpSsRows *cands, float **lists)
 {
-	DistCall   *c = (DistCall *) arg;
-	MemoryContext old = MemoryContextSwitchTo(c->step_cxt);
-	volatile OdpStatus status = ODP_OK;
+	DistRound	r = {.kind = DIST_ROUND_EXACT, .cands = cands, .lists = lists};
 
-	MemoryContextReset(c->step_cxt);
-	PG_TRY();
-	{
-		DistExactRound(c, cands, lists);
-	}
-	PG_CATCH();
-	{
-		DistKeepError(c, c->step_cxt);
-		status = ODP_ERR_INTERNAL;
-	}
-	PG_END_TRY();
-	MemoryContextSwitchTo(old);
-	return status;
+	return DistRunRound((DistCall *) arg, &r);
 }
 
 static OdpStatus
 DistCbNext(void *arg, bool prune, double min_out, int64 m, OdpSsRows *props)
 {
-	DistCall   *c = (DistCall *) arg;
-	MemoryContext old = MemoryContextSwitchTo(c->step_cxt);
-	volatile OdpStatus status = ODP_OK;
+	DistRound	r = {.kind = DIST_ROUND_NEXT, .prune = prune, .min_out = min_out,
+	.m = m, .props = props};
 
-	MemoryContextReset(c->step_cxt);
-	PG_TRY();
-	{
-		DistNextRound(c, prune, min_out, m, props);
-	}
-	PG_CATCH();
-	{
-		DistKeepError(c, c->step_cxt);
-		status = ODP_ERR_INTERNAL;
-	}
-	PG_END_TRY();
-	MemoryContextSwitchTo(old);
-	return status;
-}
-
-static void
-DistRowsAlloc(OdpSsRows *rows, int64 capacity, int32 dims)
-{
-	Size		n = (Size) Max(capacity, 1);
-
-	rows->count = 0;
-	rows->capacity = capacity;
-	rows->dims = dims;
-	rows->ids = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * n);
-	rows->rank = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * n);
-	rows->vectors = MemoryContextAllocHuge(CurrentMemoryContext,
-										   sizeof(float) * n * (Size) Max(dims, 1));
+	return DistRunRound((DistCall *) arg, &r);
 }
 
 /* Opens the SolvingSet state on every shard, remote ones meanwhile. */
@@ -542,11 +526,11 @@ OdpDistTopOutliers(const OdpShardSet *set, const OdpInputSpec *spec,
 		c->lists = palloc(sizeof(float *) * set->count);
 		for (int s = 0; s < set->count; s++)
 		{
-			DistRowsAlloc(&c->props[s], m, c->dims);
+			OdpSsRowsAlloc(&c->props[s], m, c->dims);
 			c->lists[s] = MemoryContextAllocHuge(CurrentMemoryContext,
 												 sizeof(float) * (Size) m * (Size) k);
 		}
-		DistRowsAlloc(&cands, m, c->dims);
+		OdpSsRowsAlloc(&cands, m, c->dims);
 		ops.count = set->count;
 		ops.arg = c;
 		ops.first = DistCbFirst;
@@ -628,7 +612,7 @@ OdpDistKnn(const OdpShardSet *set, const OdpInputSpec *spec, OdpMetric metric,
 		Size		n = (Size) Max(nq, 1) * (Size) k;
 
 		DistConnect(c);
-		DistRowsAlloc(&q, nq, dims);
+		OdpSsRowsAlloc(&q, nq, dims);
 		for (int64 i = 0; i < nq; i++)
 		{
 			q.ids[i] = qids ? qids[i] : i;

@@ -216,3 +216,17 @@ OdpWireToRows(const OdpWire *w, OdpSsRows *rows, const char *from)
 	memcpy(rows->vectors, w->floats, sizeof(float) * n * (Size) rows->dims);
 	rows->count = w->count;
 }
+
+void
+OdpSsRowsAlloc(OdpSsRows *rows, int64 capacity, int32 dims)
+{
+	Size		n = (Size) Max(capacity, 1);
+
+	rows->count = 0;
+	rows->capacity = capacity;
+	rows->dims = dims;
+	rows->ids = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * n);
+	rows->rank = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * n);
+	rows->vectors = MemoryContextAllocHuge(CurrentMemoryContext,
+										   sizeof(float) * n * (Size) Max(dims, 1));
+}

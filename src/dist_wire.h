@@ -62,6 +62,9 @@ extern bytea *OdpWireFromSkyband(const int64 *ids, const double *vectors,
 extern void OdpWireRead(const char *buf, Size len, OdpWireKind kind,
 						const char *from, OdpWire *out);
 
+/* Buffers for capacity rows of dims values, in the current context. */
+extern void OdpSsRowsAlloc(OdpSsRows *rows, int64 capacity, int32 dims);
+
 /* Copies a ROWS payload into rows (capacity and dims checked). */
 extern void OdpWireToRows(const OdpWire *w, OdpSsRows *rows, const char *from);
 

@@ -89,19 +89,17 @@ NodeSessionSlot(FunctionCallInfo fcinfo)
 	return -1;
 }
 
-/* Proposal buffers for count rows of dims values, in the current context. */
-static void
-NodeRowsAlloc(OdpSsRows *rows, int64 count, int32 dims)
+/* k of a node step: the engine needs one more than k at most ODP_MAX_K. */
+static int32
+NodeArgK(FunctionCallInfo fcinfo, int argno)
 {
-	Size		n = (Size) Max(count, 1);
+	int32		k = OdpArgK(fcinfo, argno);
 
-	rows->count = 0;
-	rows->capacity = count;
-	rows->dims = dims;
-	rows->ids = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * n);
-	rows->rank = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * n);
-	rows->vectors = MemoryContextAllocHuge(CurrentMemoryContext,
-										   sizeof(float) * n * (Size) Max(dims, 1));
+	if (k >= ODP_MAX_K)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("k = %d: a node step takes k up to %d", k, ODP_MAX_K - 1)));
+	return k;
 }
 
 static int64
@@ -148,14 +146,10 @@ odp_node_ss_open(PG_FUNCTION_ARGS)
 	bool		nulls[3] = {false, false, false};
 
 	OdpArgNotNull(fcinfo, 0, "source");
-	k = OdpArgK(fcinfo, 1);
+	k = NodeArgK(fcinfo, 1);
 	metric = OdpArgMetric(fcinfo, 4, false);
 	OdpArgNotNull(fcinfo, 5, "bounds");
 	bounds = PG_GETARG_BOOL(5);
-	if (k >= ODP_MAX_K)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("k = %d: a distributed SolvingSet takes k up to %d", k, ODP_MAX_K - 1)));
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "odp_node_ss_open must return a record");
 	for (int i = 0; i < NODE_MAX_SESSIONS; i++)
@@ -225,7 +219,7 @@ odp_node_ss_first(PG_FUNCTION_ARGS)
 	OdpEngineCall call;
 	OdpStatus	status;
 
-	NodeRowsAlloc(&out, Min(m, s->in.rows), s->in.dims);
+	OdpSsRowsAlloc(&out, Min(m, s->in.rows), s->in.dims);
 	OdpEngineCallBegin(&call, s->on_gpu);
 	status = odp_ss_node_first(&call.ctx, s->node, m, &out);
 	OdpEngineCallEnd(&call, status);
@@ -287,7 +281,7 @@ odp_node_ss_next(PG_FUNCTION_ARGS)
 	prune = PG_GETARG_BOOL(1);
 	min_out = PG_GETARG_FLOAT8(2);
 	m = NodeArgBatch(fcinfo, 3);
-	NodeRowsAlloc(&out, Min(m, s->in.rows), s->in.dims);
+	OdpSsRowsAlloc(&out, Min(m, s->in.rows), s->in.dims);
 	OdpEngineCallBegin(&call, s->on_gpu);
 	status = odp_ss_node_next(&call.ctx, s->node, prune, min_out, m, &out);
 	OdpEngineCallEnd(&call, status);
@@ -338,14 +332,10 @@ odp_node_knn(PG_FUNCTION_ARGS)
 
 	OdpArgNotNull(fcinfo, 0, "source");
 	OdpArgNotNull(fcinfo, 1, "queries");
-	k = OdpArgK(fcinfo, 2);
+	k = NodeArgK(fcinfo, 2);
 	metric = OdpArgMetric(fcinfo, 5, true);
 	OdpArgNotNull(fcinfo, 6, "exclude_self");
 	exclude_self = PG_GETARG_BOOL(6);
-	if (k >= ODP_MAX_K)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("k = %d: a distributed k-NN takes k up to %d", k, ODP_MAX_K - 1)));
 	payload = PG_GETARG_BYTEA_PP(1);
 	OdpWireRead(VARDATA_ANY(payload), VARSIZE_ANY_EXHDR(payload), ODP_WIRE_ROWS,
 				"the coordinator", &w);

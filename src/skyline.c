@@ -122,6 +122,22 @@ OdpSkylineCheckDirections(int nentries, const OdpInput *in)
 				 errhint("Give one direction (min or max) per feature, per element for an array feature.")));
 }
 
+/*
+ * Reads odp_skyline's arguments (odp_node_skyline's are the same) into
+ * spec; returns band.
+ */
+static int32
+SkylineReadArgs(FunctionCallInfo fcinfo, OdpInputSpec *spec)
+{
+	OdpArgNotNull(fcinfo, SKY_ARG_SOURCE, "source");
+	memset(spec, 0, sizeof(*spec));
+	spec->source = PG_GETARG_TEXT_PP(SKY_ARG_SOURCE);
+	spec->id_column = OdpArgOptText(fcinfo, SKY_ARG_ID_COLUMN);
+	spec->features = OdpArgOptArray(fcinfo, SKY_ARG_FEATURES);
+	spec->values = ODP_VALUES_FLOAT8;
+	return OdpArgPositive(fcinfo, SKY_ARG_BAND, "band");
+}
+
 /* Stores the rows of in that fewer than band rows dominate. */
 static void
 SkylineEmit(ReturnSetInfo *rsinfo, const OdpInput *in, const int32 *dominated_by,
@@ -189,13 +205,7 @@ odp_node_skyline(PG_FUNCTION_ARGS)
 	int			nentries;
 	int32		band;
 
-	OdpArgNotNull(fcinfo, SKY_ARG_SOURCE, "source");
-	band = OdpArgPositive(fcinfo, SKY_ARG_BAND, "band");
-	memset(&spec, 0, sizeof(spec));
-	spec.source = PG_GETARG_TEXT_PP(SKY_ARG_SOURCE);
-	spec.id_column = OdpArgOptText(fcinfo, SKY_ARG_ID_COLUMN);
-	spec.features = OdpArgOptArray(fcinfo, SKY_ARG_FEATURES);
-	spec.values = ODP_VALUES_FLOAT8;
+	band = SkylineReadArgs(fcinfo, &spec);
 	spec.empty_ok = true;
 	maximize = OdpSkylineParseDirections(OdpArgOptArray(fcinfo, SKY_ARG_DIRECTIONS),
 										 &nentries);
@@ -224,13 +234,7 @@ odp_skyline(PG_FUNCTION_ARGS)
 	int32	   *dominated_by;
 	double		start;
 
-	OdpArgNotNull(fcinfo, SKY_ARG_SOURCE, "source");
-	band = OdpArgPositive(fcinfo, SKY_ARG_BAND, "band");
-	memset(&spec, 0, sizeof(spec));
-	spec.source = PG_GETARG_TEXT_PP(SKY_ARG_SOURCE);
-	spec.id_column = OdpArgOptText(fcinfo, SKY_ARG_ID_COLUMN);
-	spec.features = OdpArgOptArray(fcinfo, SKY_ARG_FEATURES);
-	spec.values = ODP_VALUES_FLOAT8;
+	band = SkylineReadArgs(fcinfo, &spec);
 	InitMaterializedSRF(fcinfo, 0);
 	Assert(rsinfo->setDesc->natts == SKYLINE_COLS);
 
