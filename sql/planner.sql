@@ -58,7 +58,7 @@ SELECT odp_estimate($$SELECT * FROM odp_outlier_scores('fresh')$$);
 SELECT p.oid::regprocedure AS function, p.prorows, p.prosupport
 FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.deptype = 'e'
 JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'odp_gpu'
-WHERE p.proretset ORDER BY p.oid::regprocedure::text;
+WHERE p.proretset ORDER BY p.oid::regprocedure::text COLLATE "C";
 
 DROP TABLE pts, big_table, fresh;
 DROP FUNCTION odp_estimate(text);

@@ -19,7 +19,9 @@
 #                                     0.01% uniform outliers)
 #   ODP_BENCH_ROWS_POKER=200000  ODP_BENCH_ROWS_GAUSS=200000
 #   ODP_BENCH_NODES="1 2 4"           node counts
-#   ODP_BENCH_K=50  ODP_BENCH_N=10
+#   ODP_BENCH_K=50  ODP_BENCH_N=10  ODP_BENCH_METHOD=solvingset (every
+#                                     layout runs it; auto would pick brute
+#                                     force for a small local table)
 #   ODP_BENCH_NODE_OPTS="-c odp_gpu.device=cpu"   every node's server options;
 #                                     %i is replaced by the node's number
 #                                     minus one (e.g. "-c odp_gpu.device_id=%i")
@@ -33,6 +35,7 @@ sets=${ODP_BENCH_SETS:-"poker gauss"}
 node_counts=${ODP_BENCH_NODES:-"1 2 4"}
 k=${ODP_BENCH_K:-50}
 n=${ODP_BENCH_N:-10}
+method=${ODP_BENCH_METHOD:-solvingset}
 node_opts=${ODP_BENCH_NODE_OPTS:-"-c odp_gpu.device=cpu"}
 local_opts=${ODP_BENCH_LOCAL_OPTS:-"SET odp_gpu.device = cpu"}
 pulled=${ODP_BENCH_PULLED:-1}
@@ -109,10 +112,10 @@ SQL
 # the local table of set $1 hash-partitioned over nodes 1 .. $2
 make_sharded() {
 	local s=$1 c=$2 i
-	psql -X -q -c "DROP TABLE IF EXISTS odp_bench_sh_${s}_$c" \
+	psql -X -q -c "SET client_min_messages = warning" -c "DROP TABLE IF EXISTS odp_bench_sh_${s}_$c" \
 		-c "CREATE TABLE odp_bench_sh_${s}_$c (id bigint, f real[]) PARTITION BY HASH (id)" >/dev/null
 	for i in $(seq "$c"); do
-		odp_node_psql "$i" -c "DROP TABLE IF EXISTS sh_${s}_$c" -c "CREATE TABLE sh_${s}_$c (id bigint PRIMARY KEY, f real[])" >/dev/null
+		odp_node_psql "$i" -c "SET client_min_messages = warning" -c "DROP TABLE IF EXISTS sh_${s}_$c" -c "CREATE TABLE sh_${s}_$c (id bigint PRIMARY KEY, f real[])" >/dev/null
 		psql -X -q -c "CREATE FOREIGN TABLE odp_bench_sh_${s}_${c}_p$i PARTITION OF odp_bench_sh_${s}_$c
 			FOR VALUES WITH (MODULUS $c, REMAINDER $((i - 1))) SERVER odp_bench_node$i OPTIONS (table_name 'sh_${s}_$c')" >/dev/null
 	done
@@ -129,7 +132,7 @@ timed() {
 	out=$(psql -X -At -c "$local_opts" -c "$2" \
 		-c "SELECT count(*) FROM odp_top_outliers('odp_bench_warm', k => 3, n => 1)" \
 		-c "SET odp_gpu.report_timing = on" -c '\timing on' \
-		-c "SELECT string_agg(id::text, ',' ORDER BY rank) FROM odp_top_outliers('$1', k => $k, n => $n)" 2>&1)
+		-c "SELECT string_agg(id::text, ',' ORDER BY rank) FROM odp_top_outliers('$1', k => $k, n => $n, method => '$method')" 2>&1)
 	printf '%s|%s|%s\n' "$(sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' <<<"$out" | tail -1)" \
 		"$(grep -E '^[0-9]+(,[0-9]+)*$' <<<"$out" | tail -1)" \
 		"$(sed -n 's/^NOTICE:  odp_gpu timing: //p' <<<"$out" | tail -1)$(grep ERROR <<<"$out" | head -1)"
