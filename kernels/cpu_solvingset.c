@@ -418,8 +418,9 @@ ss_update_thread(void *arg)
  * ss->th, which the caller has prepared for nthreads threads).
  */
 static OdpStatus
-ss_pass(CpuSs *ss, const int64_t *cand, int32_t nc, const uint8_t *active,
-		double *upper, int64_t *distances, bool fused, int nthreads)
+ss_pass(CpuSs *ss, const int64_t *cand, const float *vectors, int32_t nc,
+		const uint8_t *active, double *upper, int64_t *distances, bool fused,
+		int nthreads)
 {
 	const int	dims = ss->m->dims;
 	const int	cb = ss->cand_block;
@@ -433,16 +434,22 @@ ss_pass(CpuSs *ss, const int64_t *cand, int32_t nc, const uint8_t *active,
 		return odp_fail(ss->ctx, ODP_ERR_HOST_OOM,
 						"out of host memory for %d SolvingSet candidates", (int) nc);
 
-	/* transpose the batch: block b is dims x cb, candidates contiguous */
+	/*
+	 * transpose the batch: block b is dims x cb, candidates contiguous;
+	 * given by value (vectors, norms in gnorm), a candidate's row may be
+	 * -1: not in this matrix
+	 */
 	for (int32_t i = 0; i < nc; i++)
 	{
-		const float *row = ss->m->data + cand[i] * dims;
+		const float *row = vectors ? vectors + (size_t) i * dims : ss->m->data + cand[i] * dims;
 		float	   *blk = ss->ct + (size_t) (i / cb) * cb * dims;
 		int			c = i % cb;
 
 		for (int d = 0; d < dims; d++)
 			blk[(size_t) d * cb + c] = row[d];
-		ss->ctnorm[i] = ss->norms ? ss->norms[cand[i]] : 0.0f;
+		ss->ctnorm[i] = !ss->norms ? 0.0f : (vectors ? ss->gnorm[i] : ss->norms[cand[i]]);
+		if (cand[i] < 0)
+			continue;
 		ss->is_cand[cand[i]] = 1;
 		ss->cand_pos[cand[i]] = i;
 	}
@@ -464,7 +471,8 @@ ss_pass(CpuSs *ss, const int64_t *cand, int32_t nc, const uint8_t *active,
 	odp_cpu_workers_join(threads, started);
 
 	for (int32_t i = 0; i < nc; i++)
-		ss->is_cand[cand[i]] = 0;
+		if (cand[i] >= 0)
+			ss->is_cand[cand[i]] = 0;
 	*distances += atomic_load(&job.distances);
 	if (atomic_load(&job.oom))
 		return odp_fail(ss->ctx, ODP_ERR_HOST_OOM,
@@ -494,7 +502,7 @@ ss_update(void *self, const int64_t *cand, int32_t nc, const uint8_t *active,
 {
 	CpuSs	   *ss = (CpuSs *) self;
 
-	return ss_pass(ss, cand, nc, active, upper, distances, false, ss_threads(ss));
+	return ss_pass(ss, cand, NULL, nc, active, upper, distances, false, ss_threads(ss));
 }
 
 /* qsort order of floats, ascending. */
@@ -563,7 +571,7 @@ ss_exact_update(void *self, const int64_t *cand, int32_t nc,
 		memset(ss->thsize + (size_t) t * ss->th_cap, 0, sizeof(int32_t) * (size_t) nc);
 	for (int32_t i = 0; i < nc; i++)
 		ss->bound[i] = ss->heap[cand[i] * k];	/* the root: the largest */
-	status = ss_pass(ss, cand, nc, active, upper, distances, true, nthreads);
+	status = ss_pass(ss, cand, NULL, nc, active, upper, distances, true, nthreads);
 	if (status != ODP_OK)
 		return status;
 
@@ -586,6 +594,75 @@ ss_exact_update(void *self, const int64_t *cand, int32_t nc,
 		weight[i] = odp_sum_ascending(all, k);
 	}
 	return ODP_OK;
+}
+
+/* Where ss_external's emit callback writes: k-lists, +inf padded. */
+typedef struct SsListsOut
+{
+	float	   *lists;
+	int32_t		k;
+} SsListsOut;
+
+static void
+ss_lists_emit(void *arg, int64_t query, const float *dist, const int64_t *index,
+			  int32_t count)
+{
+	SsListsOut *out = (SsListsOut *) arg;
+	float	   *list = out->lists + query * out->k;
+
+	(void) index;
+	memcpy(list, dist, sizeof(float) * (size_t) count);
+	for (int32_t j = count; j < out->k; j++)
+		list[j] = INFINITY;
+}
+
+/*
+ * See OdpSsBackend.external in engine_internal.h: exact()'s k-NN pass with
+ * the batch's vectors as queries (a candidate of this matrix skips its
+ * row by index), then update()'s pass over them.
+ */
+static OdpStatus
+ss_external(void *self, const float *vectors, const int64_t *own, int32_t nc,
+			const uint8_t *active, float *lists, double *upper,
+			int64_t *distances)
+{
+	CpuSs	   *ss = (CpuSs *) self;
+	const OdpMatrix *m = ss->m;
+	OdpMatrix	q = {0};
+	OdpCpuKnnArgs args = {0};
+	SsListsOut	out;
+	OdpStatus	status;
+
+	if (nc <= 0)
+		return ODP_OK;
+	if (!ss_reserve(ss, nc))
+		return odp_fail(ss->ctx, ODP_ERR_HOST_OOM,
+						"out of host memory for %d SolvingSet candidates", (int) nc);
+	for (int32_t i = 0; i < nc && ss->norms; i++)
+		ss->gnorm[i] = odp_row_norm(vectors + (size_t) i * m->dims, m->dims);
+	q.data = vectors;
+	q.rows = nc;
+	q.dims = m->dims;
+	out.lists = lists;
+	out.k = ss->k;
+	args.ctx = ss->ctx;
+	args.queries = &q;
+	args.candidates = m;
+	args.query_norms = ss->norms ? ss->gnorm : NULL;
+	args.cand_norms = ss->norms;
+	args.metric = ss->metric;
+	args.k = ss->k < m->rows ? ss->k : (int32_t) m->rows;
+	args.self_join = false;
+	args.query_rows = own;
+	args.emit = ss_lists_emit;
+	args.emit_arg = &out;
+	status = odp_cpu_knn(&args);
+	if (status != ODP_OK)
+		return status;
+	*distances += (int64_t) nc * m->rows;
+	if (odp_cancel_requested(ss->ctx))
+		return odp_fail(ss->ctx, ODP_ERR_CANCELLED, "canceled");
+	return ss_pass(ss, own, vectors, nc, active, upper, distances, false, ss_threads(ss));
 }
 
 /* OdpSsBackend.release: frees the state; self may be NULL. */
@@ -652,6 +729,7 @@ odp_cpu_ss_backend(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 	backend->update = ss_update;
 	backend->exact_update = ss_exact_update;
 	backend->select = NULL;		/* and selects on the host */
+	backend->external = ss_external;
 	backend->release = ss_release;
 	return ODP_OK;
 }

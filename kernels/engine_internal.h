@@ -218,6 +218,19 @@ typedef struct OdpSsBackend
 						   uint8_t *active, int64_t *cand, int64_t *nc,
 						   bool *done);
 
+	/*
+	 * For a distributed node (ss_dist.c): a batch given by value, from any
+	 * shard: vectors (nc x dims) and own[i], the row of candidate i in
+	 * this matrix or -1.  Writes each candidate's k smallest distances to
+	 * the rows other than own[i], ascending, into lists[i * k ..] (+inf
+	 * where the matrix has too few rows), then does what update() does for
+	 * the batch (the caller has made the own candidates inactive).  The
+	 * distances are exact()'s and update()'s, bit for bit.
+	 */
+	OdpStatus	(*external) (void *self, const float *vectors, const int64_t *own,
+							 int32_t nc, const uint8_t *active, float *lists,
+							 double *upper, int64_t *distances);
+
 	/* Frees everything the backend holds; called once, on every path. */
 	void		(*release) (void *self);
 } OdpSsBackend;
@@ -229,6 +242,13 @@ typedef struct OdpSsBackend
  */
 extern OdpStatus odp_ss_first_rows(OdpContext *ctx, const int64_t *ids,
 								   int64_t rows, int64_t m, int64_t *out);
+
+/*
+ * Test hook of the distributed node (ss_dist.c): 0 keeps every node on
+ * the k-NN engine instead of the path's SolvingSet backend, so that the
+ * tests check both ways.  1 in production.
+ */
+extern int	odp_ss_node_backend;
 
 /*
  * Test hook of the SolvingSet driver: when > 0, the batch size m used

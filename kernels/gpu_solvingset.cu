@@ -184,6 +184,15 @@ typedef struct GpuSs
 	void	   *d_sort_tmp;		/* CUB's temporary storage */
 	size_t		sort_tmp_bytes;
 	int32_t    *d_nact;			/* active rows after pruning */
+
+	/* batches given by value (SsExternal), allocated on first use */
+	int64_t		ext_cap;		/* candidates the buffers below hold */
+	float	   *d_ext;			/* ext_cap x dims candidate vectors */
+	float	   *d_ext_norms;	/* ext_cap, cosine only */
+	int64_t    *d_own;			/* ext_cap: a candidate's row, or -1 */
+	float	   *d_lists;		/* ext_cap x k */
+	int64_t    *h_iota;			/* ext_cap: 0, 1, ... (gather positions) */
+	float	   *h_ext_norms;	/* ext_cap, cosine only */
 } GpuSs;
 
 /* Per-step timings on stderr, for benchmark builds (-DODP_SS_TRACE). */
@@ -249,14 +258,16 @@ SsGatherKernel(const float *data, const float *norms, int dims,
 /*
  * Exact weight of query i: merges its copies' (k + 1)-lists (copy s at
  * state row s * pad + i, each sorted by (distance, index), the copies'
- * index ranges disjoint), skips the entry of the row itself and sums the
- * first k others in order, as odp_sum_ascending does.  Sets *bad when a
- * list is short of what its candidate range guarantees.
+ * index ranges disjoint), skips the entry of the row itself (cand[i])
+ * and sums the first k others in order, as odp_sum_ascending does.  Sets
+ * *bad when a list is short of what its candidate range guarantees.
+ * With lists (a batch given by value) it writes the k distances there
+ * instead, +inf padded.
  */
 static __global__ void
 SsWeightKernel(const float *dist, const int64_t *index, const int32_t *count,
 			   const int64_t *cand, int64_t nc, int64_t pad, int copies,
-			   int k, double *weight, int *bad)
+			   int k, double *weight, float *lists, int *bad)
 {
 	const int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
 	const int	k1 = k + 1;
@@ -280,6 +291,13 @@ SsWeightKernel(const float *dist, const int64_t *index, const int32_t *count,
 									   copies, pos, len);
 		int64_t		at;
 
+		if (c < 0 && lists != NULL)
+		{
+			/* a batch given by value: the matrix may hold fewer rows */
+			for (; taken < k; taken++)
+				lists[i * k + taken] = INFINITY;
+			return;
+		}
 		if (c < 0)
 		{
 			atomicExch(bad, 1);
@@ -290,10 +308,14 @@ SsWeightKernel(const float *dist, const int64_t *index, const int32_t *count,
 		pos[c]++;
 		if (index[at] == self)
 			continue;
-		s += (double) dist[at];
+		if (lists != NULL)
+			lists[i * k + taken] = dist[at];
+		else
+			s += (double) dist[at];
 		taken++;
 	}
-	weight[i] = s;
+	if (lists == NULL)
+		weight[i] = s;
 }
 
 /*
@@ -553,7 +575,8 @@ cleanup:
  * gather buffer.
  */
 static OdpStatus
-SsGather(GpuSs *ss, const int64_t *cand, int64_t nc, int64_t pad, int copies)
+SsGather(GpuSs *ss, const float *src, const float *src_norms, const int64_t *cand,
+		 int64_t nc, int64_t pad, int copies)
 {
 	OdpContext *ctx = ss->ctx;
 	OdpStatus	status = ODP_OK;
@@ -563,7 +586,7 @@ SsGather(GpuSs *ss, const int64_t *cand, int64_t nc, int64_t pad, int copies)
 	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(ss->d_cand, cand, (size_t) nc * sizeof(int64_t),
 									  cudaMemcpyHostToDevice, ss->stream),
 				 "copying SolvingSet candidates to the GPU");
-	SsGatherKernel<<<(unsigned) ((total + 255) / 256), 256, 0, ss->stream>>>(ss->d_data, ss->d_norms, ss->dims, ss->d_cand, nc, pad, copies, ss->d_gather, ss->d_gnorm);
+	SsGatherKernel<<<(unsigned) ((total + 255) / 256), 256, 0, ss->stream>>>(src, src_norms, ss->dims, ss->d_cand, nc, pad, copies, ss->d_gather, ss->d_gnorm);
 	ODP_CUDA_TRY_LAUNCH(ctx, ss->stream, "launching the SolvingSet gather kernel");
 cleanup:
 	ctx->transfer_ms += odp_now_ms() - t0;
@@ -595,12 +618,18 @@ SsSplitFor(const GpuSs *ss, int64_t nq)
 	return s < 1 ? 1 : s;
 }
 
-/* See OdpSsBackend.exact in engine_internal.h. */
+/*
+ * The exact step over a batch gathered from src (rows cand[] of it; the
+ * matrix itself, or the vectors of a batch given by value): every
+ * candidate's k nearest rows other than its own, own_dev[i] on the device
+ * (NULL: the gathered row cand[i] is its own), into weight or, with
+ * lists, as distances.
+ */
 static OdpStatus
-SsExact(void *self, const int64_t *cand, int32_t nc_all, double *weight,
-		int64_t *distances)
+SsExactFrom(GpuSs *ss, const float *src, const float *src_norms,
+			const int64_t *cand, const int64_t *own_dev, int32_t nc_all,
+			double *weight, float *lists, int64_t *distances)
 {
-	GpuSs	   *ss = (GpuSs *) self;
 	OdpContext *ctx = ss->ctx;
 	OdpStatus	status = ODP_OK;
 	int			bad = 0;
@@ -615,7 +644,7 @@ SsExact(void *self, const int64_t *cand, int32_t nc_all, double *weight,
 		OdpKnnProblem prob;
 		double		t0;
 
-		SS_TRY(SsGather(ss, cand + c0, nc, pad, copies));
+		SS_TRY(SsGather(ss, src, src_norms, cand + c0, nc, pad, copies));
 		ss->exact_state.rows = pad * copies;
 		SS_TRY(OdpKnnStateReset(ctx, ss->stream, &ss->exact_state));
 
@@ -643,12 +672,18 @@ SsExact(void *self, const int64_t *cand, int32_t nc_all, double *weight,
 		*distances += nc * ss->rows;
 
 		t0 = odp_now_ms();
-		SsWeightKernel<<<(unsigned) ((nc + 127) / 128), 128, 0, ss->stream>>>(ss->exact_state.dist, ss->exact_state.index, ss->exact_state.count, ss->d_cand, nc, pad, copies, ss->k, ss->d_weight, ss->d_bad);
+		SsWeightKernel<<<(unsigned) ((nc + 127) / 128), 128, 0, ss->stream>>>(ss->exact_state.dist, ss->exact_state.index, ss->exact_state.count, own_dev ? own_dev + c0 : ss->d_cand, nc, pad, copies, ss->k, ss->d_weight, lists ? ss->d_lists : NULL, ss->d_bad);
 		ODP_CUDA_TRY_LAUNCH(ctx, ss->stream, "launching the SolvingSet weight kernel");
-		ODP_CUDA_TRY(ctx, cudaMemcpyAsync(weight + c0, ss->d_weight,
-										  (size_t) nc * sizeof(double),
-										  cudaMemcpyDeviceToHost, ss->stream),
-					 "copying SolvingSet weights from the GPU");
+		if (lists != NULL)
+			ODP_CUDA_TRY(ctx, cudaMemcpyAsync(lists + (size_t) c0 * ss->k, ss->d_lists,
+											  (size_t) nc * ss->k * sizeof(float),
+											  cudaMemcpyDeviceToHost, ss->stream),
+						 "copying SolvingSet neighbour lists from the GPU");
+		else
+			ODP_CUDA_TRY(ctx, cudaMemcpyAsync(weight + c0, ss->d_weight,
+											  (size_t) nc * sizeof(double),
+											  cudaMemcpyDeviceToHost, ss->stream),
+						 "copying SolvingSet weights from the GPU");
 		ODP_CUDA_TRY(ctx, cudaMemcpyAsync(&bad, ss->d_bad, sizeof(int),
 										  cudaMemcpyDeviceToHost, ss->stream),
 					 "copying SolvingSet weights from the GPU");
@@ -662,6 +697,17 @@ SsExact(void *self, const int64_t *cand, int32_t nc_all, double *weight,
 	}
 cleanup:
 	return status;
+}
+
+/* See OdpSsBackend.exact in engine_internal.h. */
+static OdpStatus
+SsExact(void *self, const int64_t *cand, int32_t nc_all, double *weight,
+		int64_t *distances)
+{
+	GpuSs	   *ss = (GpuSs *) self;
+
+	return SsExactFrom(ss, ss->d_data, ss->d_norms, cand, NULL, nc_all, weight, NULL,
+					   distances);
 }
 
 /*
@@ -723,12 +769,15 @@ cleanup:
 	return status;
 }
 
-/* See OdpSsBackend.update in engine_internal.h. */
+/*
+ * The update step over a batch gathered from src (rows cand[] of it: the
+ * matrix, or the vectors of a batch given by value).
+ */
 static OdpStatus
-SsUpdate(void *self, const int64_t *cand, int32_t nc_all,
-		 const uint8_t *active, double *upper, int64_t *distances)
+SsUpdateFrom(GpuSs *ss, const float *src, const float *src_norms,
+			 const int64_t *cand, int32_t nc_all, const uint8_t *active,
+			 double *upper, int64_t *distances)
 {
-	GpuSs	   *ss = (GpuSs *) self;
 	OdpContext *ctx = ss->ctx;
 	OdpStatus	status = ODP_OK;
 
@@ -756,7 +805,7 @@ SsUpdate(void *self, const int64_t *cand, int32_t nc_all,
 		const int64_t nc = nc_all - c0 < ss->cap ? nc_all - c0 : ss->cap;
 		OdpKnnProblem prob;
 
-		SS_TRY(SsGather(ss, cand + c0, nc, nc, 1));
+		SS_TRY(SsGather(ss, src, src_norms, cand + c0, nc, nc, 1));
 		SsBatchProblem(ss, ss->compacted ? ss->d_q : ss->d_data,
 					   ss->compacted ? ss->d_qnorm : ss->d_norms, ss->nq, nc, &prob);
 		SS_TRY(OdpKnnAccumulate(ctx, &ss->dev, ss->stream, &prob,
@@ -767,6 +816,111 @@ SsUpdate(void *self, const int64_t *cand, int32_t nc_all,
 	}
 
 	status = SsUpperBounds(ss, upper);
+cleanup:
+	return status;
+}
+
+/* See OdpSsBackend.update in engine_internal.h. */
+static OdpStatus
+SsUpdate(void *self, const int64_t *cand, int32_t nc_all,
+		 const uint8_t *active, double *upper, int64_t *distances)
+{
+	GpuSs	   *ss = (GpuSs *) self;
+
+	return SsUpdateFrom(ss, ss->d_data, ss->d_norms, cand, nc_all, active, upper,
+						distances);
+}
+
+/* Makes the buffers of batches given by value hold nc candidates. */
+static OdpStatus
+SsExternalReserve(GpuSs *ss, int64_t nc)
+{
+	OdpContext *ctx = ss->ctx;
+	OdpStatus	status = ODP_OK;
+	int64_t    *iota;
+	float	   *norms = NULL;
+
+	if (nc <= ss->ext_cap)
+		return ODP_OK;
+	OdpGpuArenaFree(&ss->arena, ss->d_ext);
+	OdpGpuArenaFree(&ss->arena, ss->d_ext_norms);
+	OdpGpuArenaFree(&ss->arena, ss->d_own);
+	OdpGpuArenaFree(&ss->arena, ss->d_lists);
+	ss->d_ext = NULL;
+	ss->d_ext_norms = NULL;
+	ss->d_own = NULL;
+	ss->d_lists = NULL;
+	ss->ext_cap = 0;
+	iota = (int64_t *) realloc(ss->h_iota, sizeof(int64_t) * (size_t) nc);
+	if (iota != NULL)
+		ss->h_iota = iota;
+	if (ss->cosine)
+	{
+		norms = (float *) realloc(ss->h_ext_norms, sizeof(float) * (size_t) nc);
+		if (norms != NULL)
+			ss->h_ext_norms = norms;
+	}
+	if (iota == NULL || (ss->cosine && norms == NULL))
+		return odp_fail(ctx, ODP_ERR_HOST_OOM,
+						"out of host memory for %lld SolvingSet candidates", (long long) nc);
+	for (int64_t i = 0; i < nc; i++)
+		ss->h_iota[i] = i;
+	status = OdpGpuArenaAlloc(ctx, &ss->arena, (size_t) nc * ss->dims * sizeof(float),
+							  "the candidates of other shards", (void **) &ss->d_ext);
+	if (status == ODP_OK && ss->cosine)
+		status = OdpGpuArenaAlloc(ctx, &ss->arena, (size_t) nc * sizeof(float),
+								  "the norms of other shards' candidates",
+								  (void **) &ss->d_ext_norms);
+	if (status == ODP_OK)
+		status = OdpGpuArenaAlloc(ctx, &ss->arena, (size_t) nc * sizeof(int64_t),
+								  "the candidates' own rows", (void **) &ss->d_own);
+	if (status == ODP_OK)
+		status = OdpGpuArenaAlloc(ctx, &ss->arena, (size_t) nc * ss->k * sizeof(float),
+								  "the candidates' neighbour lists", (void **) &ss->d_lists);
+	if (status == ODP_OK)
+		ss->ext_cap = nc;
+	return status;
+}
+
+/*
+ * See OdpSsBackend.external in engine_internal.h: the vectors are
+ * uploaded once and both steps gather from them (positions 0, 1, ...),
+ * the exact step skipping a candidate's own row by index.
+ */
+static OdpStatus
+SsExternal(void *self, const float *vectors, const int64_t *own, int32_t nc,
+		   const uint8_t *active, float *lists, double *upper, int64_t *distances)
+{
+	GpuSs	   *ss = (GpuSs *) self;
+	OdpContext *ctx = ss->ctx;
+	OdpStatus	status = ODP_OK;
+	double		t0;
+
+	if (nc <= 0)
+		return ODP_OK;
+	ODP_CUDA_RETURN(ctx, cudaSetDevice(ss->dev.id), "selecting the GPU");
+	SS_TRY(SsExternalReserve(ss, nc));
+	for (int32_t i = 0; i < nc && ss->cosine; i++)
+		ss->h_ext_norms[i] = odp_row_norm(vectors + (size_t) i * ss->dims, ss->dims);
+	t0 = odp_now_ms();
+	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(ss->d_ext, vectors, (size_t) nc * ss->dims * sizeof(float),
+									  cudaMemcpyHostToDevice, ss->stream),
+				 "copying candidates to the GPU");
+	if (ss->cosine)
+		ODP_CUDA_TRY(ctx, cudaMemcpyAsync(ss->d_ext_norms, ss->h_ext_norms,
+										  (size_t) nc * sizeof(float),
+										  cudaMemcpyHostToDevice, ss->stream),
+					 "copying candidate norms to the GPU");
+	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(ss->d_own, own, (size_t) nc * sizeof(int64_t),
+									  cudaMemcpyHostToDevice, ss->stream),
+				 "copying candidates to the GPU");
+	ctx->transfer_ms += odp_now_ms() - t0;
+	SS_TRY(SsExactFrom(ss, ss->d_ext, ss->d_ext_norms, ss->h_iota, ss->d_own, nc, NULL,
+					   lists, distances));
+	if (odp_cancel_requested(ctx))
+		return odp_fail(ctx, ODP_ERR_CANCELLED, "canceled");
+	status = SsUpdateFrom(ss, ss->d_ext, ss->d_ext_norms, ss->h_iota, nc, active, upper,
+						  distances);
 cleanup:
 	return status;
 }
@@ -808,7 +962,7 @@ SsExactUpdate(void *self, const int64_t *cand, int32_t nc_all,
 		int			unbounded = 0;
 
 		ODP_CUDA_TRY(ctx, cudaSetDevice(ss->dev.id), "selecting the GPU");
-		SS_TRY(SsGather(ss, cand, nc_all, nc_all, 1));
+		SS_TRY(SsGather(ss, ss->d_data, ss->d_norms, cand, nc_all, nc_all, 1));
 		t0 = odp_now_ms();
 		ODP_CUDA_TRY(ctx, cudaMemsetAsync(ss->d_unbounded, 0, sizeof(int), ss->stream),
 					 "clearing a SolvingSet flag");
@@ -1004,6 +1158,8 @@ SsRelease(void *self)
 	free(ss->h_over);
 	free(ss->h_overw);
 	free(ss->h_overpos);
+	free(ss->h_iota);
+	free(ss->h_ext_norms);
 	free(ss);
 }
 
@@ -1197,6 +1353,7 @@ odp_gpu_ss_backend(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 	backend->update = SsUpdate;
 	backend->exact_update = SsExactUpdate;
 	backend->select = SsSelect;
+	backend->external = SsExternal;
 	backend->release = SsRelease;
 	return ODP_OK;
 

@@ -19,6 +19,7 @@
  *-------------------------------------------------------------------------
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,6 +34,9 @@
  */
 #define SS_UPDATE_BLOCK_BYTES	((size_t) 256 << 20)
 
+/* See engine_internal.h: a test hook, 1 in production. */
+int			odp_ss_node_backend = 1;
+
 struct OdpSsNode
 {
 	OdpMatrix	shard;
@@ -40,9 +44,21 @@ struct OdpSsNode
 	int32_t		k;
 	bool		bounds;
 	uint8_t    *active;
+	double	   *upper;			/* bound per row: +inf until filled */
+
+	/*
+	 * The path's SolvingSet backend keeps the shard and its partial lists
+	 * (on the GPU: resident in device memory) from step to step; its
+	 * context lives here, refreshed from each step's caller.
+	 */
+	bool		have_backend;
+	OdpSsBackend backend;
+	OdpContext	bctx;
+	float	   *norms;			/* cosine, for the backend */
+
+	/* without a backend (too few rows, or no room): the k-NN engine */
 	float	   *lists;			/* rows * k partial lists, ascending */
 	int32_t    *filled;			/* distances seen per row, at most k */
-	double	   *upper;			/* bound per row: +inf until filled */
 	int64_t    *act_rows;		/* scratch: active rows */
 	double	   *act_upper;		/* scratch: their bounds */
 	int64_t    *act_ids;		/* scratch: their ids */
@@ -211,11 +227,56 @@ ss_node_propose(OdpContext *ctx, const OdpSsNode *node, const int64_t *rows,
 
 /* ---- node ---- */
 
+/*
+ * Starts the path's SolvingSet backend over the shard, when it has more
+ * than k rows; a GPU without room for it leaves the node on the k-NN
+ * engine, which chunks (every other failure is the caller's).
+ */
+static OdpStatus
+ss_node_backend(OdpContext *ctx, OdpSsNode *nd)
+{
+	OdpStatus	status;
+
+	if (!odp_ss_node_backend || nd->shard.rows <= nd->k)
+		return ODP_OK;
+	nd->bctx = *ctx;
+	if (nd->metric == ODP_METRIC_COSINE)
+	{
+		status = odp_row_norms(&nd->bctx, &nd->shard, "row", &nd->norms);
+		if (status != ODP_OK)
+		{
+			*ctx = nd->bctx;
+			return status;
+		}
+	}
+	if (ctx->device == ODP_DEVICE_GPU)
+		status = odp_gpu_ss_backend(&nd->bctx, &nd->shard, nd->metric, nd->k,
+									nd->norms, &nd->backend);
+	else
+		status = odp_cpu_ss_backend(&nd->bctx, &nd->shard, nd->metric, nd->k,
+									nd->norms, &nd->backend);
+	if (status == ODP_ERR_GPU_OOM)
+	{
+		nd->bctx.message[0] = '\0';
+		return ODP_OK;
+	}
+	if (status != ODP_OK)
+	{
+		*ctx = nd->bctx;
+		return status;
+	}
+	nd->have_backend = true;
+	return ODP_OK;
+}
+
 void
 odp_ss_node_free(OdpSsNode *node)
 {
 	if (node == NULL)
 		return;
+	if (node->have_backend)
+		node->backend.release(node->backend.self);
+	free(node->norms);
 	free(node->active);
 	free(node->lists);
 	free(node->filled);
@@ -261,12 +322,23 @@ odp_ss_node_create(OdpContext *ctx, const OdpMatrix *rows, OdpMetric metric,
 	nd->perm = malloc(sizeof(int64_t) * (nrows + 1));
 	if (bounds)
 	{
-		nd->lists = malloc(sizeof(float) * (nrows * (size_t) k + 1));
-		nd->filled = calloc(nrows + 1, sizeof(int32_t));
+		OdpStatus	status = ss_node_backend(ctx, nd);
+
+		if (status != ODP_OK)
+		{
+			odp_ss_node_free(nd);
+			return status;
+		}
 		nd->upper = malloc(sizeof(double) * (nrows + 1));
+		if (!nd->have_backend)
+		{
+			nd->lists = malloc(sizeof(float) * (nrows * (size_t) k + 1));
+			nd->filled = calloc(nrows + 1, sizeof(int32_t));
+		}
 	}
 	if (!nd->active || !nd->act_rows || !nd->act_upper || !nd->act_ids ||
-		!nd->perm || (bounds && (!nd->lists || !nd->filled || !nd->upper)))
+		!nd->perm || (bounds && !nd->upper) ||
+		(bounds && !nd->have_backend && (!nd->lists || !nd->filled)))
 	{
 		odp_ss_node_free(nd);
 		return odp_fail(ctx, ODP_ERR_HOST_OOM,
@@ -402,6 +474,49 @@ done:
 	return status;
 }
 
+/*
+ * odp_ss_node_exact through the backend: the own candidates leave the
+ * active rows, then one call does both steps with the batch by value.
+ */
+static OdpStatus
+ss_node_exact_backend(OdpContext *ctx, OdpSsNode *node, const OdpSsRows *cands,
+					  float *lists, int64_t *distances)
+{
+	int64_t    *own;
+	OdpStatus	status;
+
+	if (cands->count > INT32_MAX)
+		return odp_fail(ctx, ODP_ERR_LIMIT, "%lld candidates in one batch",
+						(long long) cands->count);
+	own = malloc(sizeof(int64_t) * (size_t) cands->count);
+	if (own == NULL)
+		return odp_fail(ctx, ODP_ERR_HOST_OOM, "out of host memory for %lld candidates",
+						(long long) cands->count);
+	for (int64_t c = 0; c < cands->count; c++)
+	{
+		int64_t		r = ss_row_of(&node->shard, cands->ids[c]);
+
+		own[c] = r;
+		if (r < 0)
+			continue;
+		if (!node->active[r])
+		{
+			free(own);
+			return odp_fail(ctx, ODP_ERR_INTERNAL,
+							"SolvingSet chose the row of id %lld twice",
+							(long long) cands->ids[c]);
+		}
+		node->active[r] = 0;
+	}
+	node->bctx = *ctx;
+	status = node->backend.external(node->backend.self, cands->vectors, own,
+									(int32_t) cands->count, node->active, lists,
+									node->upper, distances);
+	*ctx = node->bctx;
+	free(own);
+	return status;
+}
+
 OdpStatus
 odp_ss_node_exact(OdpContext *ctx, OdpSsNode *node, const OdpSsRows *cands,
 				  float *lists, int64_t *distances)
@@ -417,6 +532,8 @@ odp_ss_node_exact(OdpContext *ctx, OdpSsNode *node, const OdpSsRows *cands,
 						(int) cands->dims, (int) node->shard.dims);
 	if (cands->count == 0)
 		return ODP_OK;
+	if (node->have_backend)
+		return ss_node_exact_backend(ctx, node, cands, lists, distances);
 	ids = malloc(sizeof(int64_t) * (size_t) cands->count * (size_t) k);
 	if (ids == NULL)
 		return odp_fail(ctx, ODP_ERR_HOST_OOM,

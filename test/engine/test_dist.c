@@ -136,7 +136,7 @@ split_rows(const float *x, const int64_t *ids, int64_t rows, int dims, int nodes
  */
 static void
 dist_ss_case(OdpDevice dev, Gen gen, int64_t rows, int dims, int k, int64_t n,
-			 int nodes, int64_t batch, bool prune, bool empty_node)
+			 int nodes, int64_t batch, bool prune, bool empty_node, OdpMetric metric)
 {
 	OdpContext	ctx = make_ctx(dev);
 	float	   *x = make_data(gen, rows, dims);
@@ -164,17 +164,18 @@ dist_ss_case(OdpDevice dev, Gen gen, int64_t rows, int dims, int k, int64_t n,
 	int			used = nodes + (empty_node ? 1 : 0);
 	char		what[160];
 
-	snprintf(what, sizeof(what), "%s %s %lld x %d, k = %d, n = %lld, m = %lld, %d node%s%s",
+	snprintf(what, sizeof(what), "%s %s %s %lld x %d, k = %d, n = %lld, m = %lld, %d node%s%s%s",
 			 dev == ODP_DEVICE_GPU ? "gpu" : "cpu", prune ? "solvingset" : "bruteforce",
-			 (long long) rows, dims, k, (long long) n, (long long) m, used,
-			 used == 1 ? "" : "s", empty_node ? " (one empty)" : "");
+			 odp_metric_name(metric), (long long) rows, dims, k, (long long) n,
+			 (long long) m, used, used == 1 ? "" : "s", empty_node ? " (one empty)" : "",
+			 odp_ss_node_backend ? "" : ", k-NN engine nodes");
 	for (int64_t r = 0; r < rows; r++)
 		ids[r] = 5 + 3 * r + (r % 7 == 0 ? 1 : 0);
 	all.data = x;
 	all.rows = rows;
 	all.dims = dims;
 	all.ids = ids;
-	st = odp_compute_top_outliers(&ctx, &all, ODP_METRIC_EUCLIDEAN, k, n,
+	st = odp_compute_top_outliers(&ctx, &all, metric, k, n,
 								  prune ? ODP_METHOD_SOLVINGSET : ODP_METHOD_BRUTEFORCE,
 								  batch, order, scores, &count, set, set_scores, &stats);
 	check(st == ODP_OK, "dist: local run of %s (%s)", what, ctx.message);
@@ -195,8 +196,7 @@ dist_ss_case(OdpDevice dev, Gen gen, int64_t rows, int dims, int k, int64_t n,
 		dn.shard[s].rows = srows[s];
 		dn.shard[s].dims = dims;
 		dn.shard[s].ids = sids[s];
-		st = odp_ss_node_create(&ctx, &dn.shard[s], ODP_METRIC_EUCLIDEAN, k, prune,
-								&dn.node[s]);
+		st = odp_ss_node_create(&ctx, &dn.shard[s], metric, k, prune, &dn.node[s]);
 		check(st == ODP_OK, "dist: node %d of %s (%s)", s, what, ctx.message);
 		rows_alloc(&props[s], m, dims);
 		lists[s] = xmalloc(sizeof(float) * (size_t) m * (size_t) k);
@@ -395,12 +395,23 @@ run_dist_tests(void)
 			printf("skip - distributed forms on the GPU: %s\n", gpu_reason);
 			continue;
 		}
-		dist_ss_case(devs[d], GEN_UNIFORM, 3000, 4, 10, 10, 1, 64, true, false);
-		dist_ss_case(devs[d], GEN_UNIFORM, 3000, 4, 10, 10, 3, 64, true, false);
-		dist_ss_case(devs[d], GEN_DUPLICATES, 2500, 3, 20, 7, 4, 50, true, true);
-		dist_ss_case(devs[d], GEN_TIES, 2000, 2, 5, 15, 2, 40, true, false);
-		dist_ss_case(devs[d], GEN_GRID, 4000, 10, 50, 10, 5, 200, true, false);
-		dist_ss_case(devs[d], GEN_UNIFORM, 1500, 5, 8, 12, 3, 100, false, true);
+		/* the k-NN engine's node step, as a node without a backend runs it */
+		odp_ss_node_backend = 0;
+		dist_ss_case(devs[d], GEN_UNIFORM, 3000, 4, 10, 10, 3, 64, true, false, ODP_METRIC_EUCLIDEAN);
+		dist_ss_case(devs[d], GEN_DUPLICATES, 2000, 3, 12, 7, 2, 50, true, true, ODP_METRIC_EUCLIDEAN);
+		odp_ss_node_backend = 1;
+		/* nodes of 30 rows: k = 40 leaves them on the k-NN engine */
+		dist_ss_case(devs[d], GEN_UNIFORM, 150, 3, 40, 5, 5, 20, true, false, ODP_METRIC_EUCLIDEAN);
+		dist_ss_case(devs[d], GEN_UNIFORM, 3000, 4, 10, 10, 1, 64, true, false, ODP_METRIC_EUCLIDEAN);
+		dist_ss_case(devs[d], GEN_UNIFORM, 2000, 5, 10, 8, 3, 64, true, false, ODP_METRIC_COSINE);
+		dist_ss_case(devs[d], GEN_TIES, 2000, 3, 15, 8, 3, 64, true, false, ODP_METRIC_MANHATTAN);
+		dist_ss_case(devs[d], GEN_UNIFORM, 2000, 6, 10, 8, 2, 64, true, false, ODP_METRIC_CHEBYSHEV);
+		dist_ss_case(devs[d], GEN_UNIFORM, 2000, 6, 10, 8, 2, 64, true, false, ODP_METRIC_SQEUCLIDEAN);
+		dist_ss_case(devs[d], GEN_UNIFORM, 3000, 4, 10, 10, 3, 64, true, false, ODP_METRIC_EUCLIDEAN);
+		dist_ss_case(devs[d], GEN_DUPLICATES, 2500, 3, 20, 7, 4, 50, true, true, ODP_METRIC_EUCLIDEAN);
+		dist_ss_case(devs[d], GEN_TIES, 2000, 2, 5, 15, 2, 40, true, false, ODP_METRIC_EUCLIDEAN);
+		dist_ss_case(devs[d], GEN_GRID, 4000, 10, 50, 10, 5, 200, true, false, ODP_METRIC_EUCLIDEAN);
+		dist_ss_case(devs[d], GEN_UNIFORM, 1500, 5, 8, 12, 3, 100, false, true, ODP_METRIC_EUCLIDEAN);
 		dist_knn_case(devs[d], GEN_UNIFORM, 2000, 6, 10, ODP_METRIC_EUCLIDEAN, 3, false);
 		dist_knn_case(devs[d], GEN_TIES, 1500, 2, 25, ODP_METRIC_MANHATTAN, 4, true);
 		dist_knn_case(devs[d], GEN_UNIFORM, 1200, 8, 5, ODP_METRIC_INNER_PRODUCT, 2, false);
