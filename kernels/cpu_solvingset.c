@@ -161,6 +161,35 @@ ss_reserve(CpuSs *ss, int64_t nc)
 }
 
 /*
+ * The k-NN primitive with the batch's nc vectors (norms in gnorm for
+ * cosine) as queries against the whole matrix, query i skipping row
+ * own[i] (-1: none), k nearest each, to emit.
+ */
+static OdpStatus
+ss_batch_knn(CpuSs *ss, const float *vectors, const int64_t *own, int32_t nc,
+			 int32_t k, OdpKnnEmitFn emit, void *emit_arg)
+{
+	OdpMatrix	q = {0};
+	OdpCpuKnnArgs args = {0};
+
+	q.data = vectors;
+	q.rows = nc;
+	q.dims = ss->m->dims;
+	args.ctx = ss->ctx;
+	args.queries = &q;
+	args.candidates = ss->m;
+	args.query_norms = ss->norms ? ss->gnorm : NULL;
+	args.cand_norms = ss->norms;
+	args.metric = ss->metric;
+	args.k = k;
+	args.self_join = false;
+	args.query_rows = own;
+	args.emit = emit;
+	args.emit_arg = emit_arg;
+	return odp_cpu_knn(&args);
+}
+
+/*
  * OdpSsBackend.exact: the exact weight of every candidate against all
  * other rows, through the k-NN primitive.
  */
@@ -170,8 +199,6 @@ ss_exact(void *self, const int64_t *cand, int32_t nc, double *weight,
 {
 	CpuSs	   *ss = (CpuSs *) self;
 	const OdpMatrix *m = ss->m;
-	OdpMatrix	q = {0};
-	OdpCpuKnnArgs args = {0};
 	OdpStatus	status;
 
 	if (nc <= 0)
@@ -185,21 +212,7 @@ ss_exact(void *self, const int64_t *cand, int32_t nc, double *weight,
 			   sizeof(float) * m->dims);
 		ss->gnorm[i] = ss->norms ? ss->norms[cand[i]] : 0.0f;
 	}
-	q.data = ss->gq;
-	q.rows = nc;
-	q.dims = m->dims;
-	args.ctx = ss->ctx;
-	args.queries = &q;
-	args.candidates = m;
-	args.query_norms = ss->norms ? ss->gnorm : NULL;
-	args.cand_norms = ss->norms;
-	args.metric = ss->metric;
-	args.k = ss->k;
-	args.self_join = false;
-	args.query_rows = cand;
-	args.emit = ss_exact_emit;
-	args.emit_arg = weight;
-	status = odp_cpu_knn(&args);
+	status = ss_batch_knn(ss, ss->gq, cand, nc, ss->k, ss_exact_emit, weight);
 	if (status == ODP_OK)
 		*distances += (int64_t) nc * (m->rows - 1);
 	return status;
@@ -628,8 +641,6 @@ ss_external(void *self, const float *vectors, const int64_t *own, int32_t nc,
 {
 	CpuSs	   *ss = (CpuSs *) self;
 	const OdpMatrix *m = ss->m;
-	OdpMatrix	q = {0};
-	OdpCpuKnnArgs args = {0};
 	SsListsOut	out;
 	OdpStatus	status;
 
@@ -640,23 +651,10 @@ ss_external(void *self, const float *vectors, const int64_t *own, int32_t nc,
 						"out of host memory for %d SolvingSet candidates", (int) nc);
 	for (int32_t i = 0; i < nc && ss->norms; i++)
 		ss->gnorm[i] = odp_row_norm(vectors + (size_t) i * m->dims, m->dims);
-	q.data = vectors;
-	q.rows = nc;
-	q.dims = m->dims;
 	out.lists = lists;
 	out.k = ss->k;
-	args.ctx = ss->ctx;
-	args.queries = &q;
-	args.candidates = m;
-	args.query_norms = ss->norms ? ss->gnorm : NULL;
-	args.cand_norms = ss->norms;
-	args.metric = ss->metric;
-	args.k = ss->k < m->rows ? ss->k : (int32_t) m->rows;
-	args.self_join = false;
-	args.query_rows = own;
-	args.emit = ss_lists_emit;
-	args.emit_arg = &out;
-	status = odp_cpu_knn(&args);
+	status = ss_batch_knn(ss, vectors, own, nc, ss->k < m->rows ? ss->k : (int32_t) m->rows,
+						  ss_lists_emit, &out);
 	if (status != ODP_OK)
 		return status;
 	*distances += (int64_t) nc * m->rows;
