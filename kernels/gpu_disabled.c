@@ -67,6 +67,22 @@ odp_gpu_outlier_scores(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 	return odp_fail(ctx, ODP_ERR_NO_GPU, NO_CUDA_MESSAGE);
 }
 
+/* Cannot run; the dispatcher only gets here when the caller forced it. */
+OdpStatus
+odp_gpu_outlier_scores_rows(OdpContext *ctx, const OdpMatrix *m,
+							OdpMetric metric, int32_t k, const float *norms,
+							int64_t first, int64_t count, double *scores)
+{
+	(void) m;
+	(void) metric;
+	(void) k;
+	(void) norms;
+	(void) first;
+	(void) count;
+	(void) scores;
+	return odp_fail(ctx, ODP_ERR_NO_GPU, NO_CUDA_MESSAGE);
+}
+
 /* Cannot run; nothing calls it where the filter is not eligible. */
 OdpStatus
 odp_gpu_outlier_scores_filtered(OdpContext *ctx, const OdpMatrix *m,
@@ -112,6 +128,20 @@ odp_gpu_knn(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
 	(void) dist;
 	(void) index;
 	return odp_fail(ctx, ODP_ERR_NO_GPU, NO_CUDA_MESSAGE);
+}
+
+/* Cannot run; the dispatcher only gets here when the caller forced it. */
+OdpStatus
+odp_gpu_knn_rows(OdpContext *ctx, const OdpMatrix *queries,
+				 const OdpMatrix *cands, const float *qnorms,
+				 const float *cnorms, OdpMetric metric, int32_t k,
+				 bool self_join, int64_t first, int64_t count, float *dist,
+				 int64_t *index)
+{
+	(void) first;
+	(void) count;
+	return odp_gpu_knn(ctx, queries, cands, qnorms, cnorms, metric, k,
+					   self_join, dist, index);
 }
 
 /* Cannot run; the SolvingSet driver only gets here when the caller forced it. */

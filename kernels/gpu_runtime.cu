@@ -26,6 +26,7 @@
 
 #include <cuda_runtime.h>
 
+#include "device_set.h"
 #include "engine_internal.h"
 #include "gpu_check.cuh"
 #include "gpu_runtime.cuh"
@@ -296,12 +297,14 @@ OdpGpuBegin(OdpContext *ctx, OdpGpuDevice *dev)
 	int			smem_block = 0,
 				smem_sm = 0;
 
+	const int	id = odp_device_first(ctx);
+
 	memset(dev, 0, sizeof(*dev));
-	status = OdpGpuCheckIndex(ctx, ctx->gpu_id, "gpu_id");
+	status = OdpGpuCheckIndex(ctx, id, ctx->gpu_count == 0 ? "gpu_id" : "device");
 	if (status != ODP_OK)
 		return status;
 
-	ODP_CUDA_RETURN(ctx, cudaSetDevice(ctx->gpu_id), "selecting the GPU");
+	ODP_CUDA_RETURN(ctx, cudaSetDevice(id), "selecting the GPU");
 	/* the first call on a device creates its context */
 	OdpSignalsBlock(&old_mask);
 	err = cudaMemGetInfo(&dev->free_memory, &dev->total_memory);
@@ -312,7 +315,7 @@ OdpGpuBegin(OdpContext *ctx, OdpGpuDevice *dev)
 	 * Attributes one by one: cudaGetDeviceProperties reads every property
 	 * and took milliseconds, a cost each call paid again.
 	 */
-	dev->id = ctx->gpu_id;
+	dev->id = id;
 	ODP_CUDA_RETURN(ctx, cudaDeviceGetAttribute(&dev->sm_count, cudaDevAttrMultiProcessorCount, dev->id),
 					"reading the GPU's properties");
 	ODP_CUDA_RETURN(ctx, cudaDeviceGetAttribute(&dev->cc_major, cudaDevAttrComputeCapabilityMajor, dev->id),

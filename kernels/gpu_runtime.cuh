@@ -38,7 +38,7 @@
 /* What OdpGpuBegin learned about the selected device. */
 typedef struct OdpGpuDevice
 {
-	int			id;				/* CUDA ordinal (ctx->gpu_id) */
+	int			id;				/* CUDA ordinal (odp_device_first) */
 	int			sm_count;		/* multiprocessors */
 	int			cc_major;
 	int			cc_minor;
@@ -60,7 +60,9 @@ typedef struct OdpGpuArena
 } OdpGpuArena;
 
 /*
- * Probes CUDA (cached), validates ctx->gpu_id, makes it the current device
+ * Probes CUDA (cached), validates the one device a GPU path runs on
+ * (odp_device_first: ctx->gpu_id, or the first of ctx's device list; a
+ * split call gives each part a context of its own), makes it current
  * and fills *dev, including the budget: min(ctx->gpu_memory_limit when
  * nonzero, 90% of the device's free memory).  Returns ODP_ERR_NO_GPU when
  * no GPU is usable and ODP_ERR_INVALID_ARGUMENT for a bad gpu_id.

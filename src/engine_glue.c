@@ -82,13 +82,24 @@ GlueCancelRequested(void *arg)
 	return QueryCancelPending || ProcDiePending || state->pending_error != NULL;
 }
 
+StaticAssertDecl(ODP_DEVICES_MAX == ODP_MAX_GPUS,
+				 "odp_gpu.devices holds as many entries as the engine takes");
+
 /* Fills an engine context from the current settings. */
 static void
 GlueInitContext(OdpContext *ctx, bool on_gpu, GlueCancelState *cancel)
 {
 	memset(ctx, 0, sizeof(*ctx));
 	ctx->device = on_gpu ? ODP_DEVICE_GPU : ODP_DEVICE_CPU;
-	ctx->gpu_id = odp_device_id;
+	ctx->gpu_count = OdpDeviceList(ctx->gpu_ids);
+	if (ctx->gpu_count < 0)
+		ctx->gpu_count = ODP_GPUS_ALL;
+	else if (ctx->gpu_count == 1)
+	{
+		/* one device: exactly the one-device path of before */
+		ctx->gpu_id = ctx->gpu_ids[0];
+		ctx->gpu_count = 0;
+	}
 	ctx->gpu_memory_limit = (size_t) odp_gpu_memory_limit_mb * 1024 * 1024;
 	ctx->cpu_threads = odp_cpu_threads;
 	cancel->error_context = CurrentMemoryContext;
