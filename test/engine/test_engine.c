@@ -768,6 +768,12 @@ main(int argc, char **argv)
 		printf("%d passed, %d failed\n", n_passed, n_failed);
 		return n_failed == 0 ? 0 : 1;
 	}
+	if (argc >= 2 && strcmp(argv[1], "--devices") == 0)
+	{
+		run_device_tests();
+		printf("%d passed, %d failed\n", n_passed, n_failed);
+		return n_failed == 0 ? 0 : 1;
+	}
 	if (argc >= 2 && strcmp(argv[1], "--pearson") == 0)
 	{
 		run_pearson_tests();
@@ -814,6 +820,7 @@ main(int argc, char **argv)
 	run_pearson_tests();
 	run_skyline_tests();
 	run_interval_tests();
+	run_device_tests();
 
 	printf("%d passed, %d failed\n", n_passed, n_failed);
 	return n_failed == 0 ? 0 : 1;

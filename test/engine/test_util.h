@@ -89,4 +89,7 @@ extern void run_skyline_tests(void);
 /* The region matching tests (test_intervals.c). */
 extern void run_interval_tests(void);
 
+/* The device-set tests (test_devices.c). */
+extern void run_device_tests(void);
+
 #endif							/* ODP_TEST_UTIL_H */
