@@ -261,6 +261,7 @@ OdpDeviceSetRun(OdpContext *ctx, const OdpDeviceSet *set, OdpPartFn fn,
 
 	ctx->transfer_ms = ctx->compute_ms = 0.0;
 	ctx->chunks = 0;
+	ctx->gpu_parts = set->count;
 	for (int p = 0; p < started; p++)
 	{
 		ctx->transfer_ms = fmax(ctx->transfer_ms, parts[p].ctx.transfer_ms);

@@ -123,6 +123,9 @@ typedef struct OdpContext
 	double		transfer_ms;	/* host<->device copies (GPU path) */
 	double		compute_ms;		/* distance and selection work */
 	int64_t		chunks;			/* query x candidate chunks the GPU ran */
+	int			gpu_parts;		/* device parts the GPU path's work was
+								 * spread over (2 or more), left as the
+								 * caller set it where it ran on one */
 } OdpContext;
 
 /*

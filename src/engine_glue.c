@@ -318,6 +318,7 @@ GlueEnd(OdpStatus status, const OdpContext *ctx, const GlueCancelState *cancel,
 	info->transfer_ms = ctx->transfer_ms;
 	info->compute_ms = ctx->compute_ms;
 	info->chunks = ctx->chunks;
+	info->gpu_parts = ctx->gpu_parts > 1 ? ctx->gpu_parts : 1;
 }
 
 /*
@@ -757,6 +758,8 @@ OdpReportTiming(const char *what, const OdpInput *in, const OdpRunInfo *info,
 						 all_pairs > 0 ? (double) info->distances / all_pairs : 0.0,
 						 info->solving_set_size, info->iterations);
 	}
+	if (info->on_gpu)
+		extra = psprintf("%s devices=%d", extra, info->gpu_parts);
 	ereport(NOTICE,
 			(errmsg("odp_gpu timing: %s path=%s rows=" INT64_FORMAT " dims=%d "
 					"read=%.1f ms (%s) transfer=%.1f ms compute=%.1f ms output=%.1f ms chunks=" INT64_FORMAT "%s",
