@@ -7,7 +7,9 @@
 #
 # Needs a running server: PGHOST etc. set (e.g. source .devpg/start.sh),
 # or none, and then it starts a throwaway one like test/run_tests.sh.
-#   ODP_SKIP_ENGINE=1, ODP_SKIP_REGRESS=1, ODP_SKIP_BENCH=1 skip those parts.
+#   ODP_SKIP_ENGINE=1, ODP_SKIP_REGRESS=1, ODP_SKIP_BENCH=1 skip those parts,
+#   ODP_SKIP_COMPARE=1 the GPU-vs-CPU comparisons, the large input and the
+#   cancellation checks (the two-part checks of odp_gpu.devices still run).
 #   ODP_ANALYTICS="outliers knn pearson skyline intervals" (default all)
 #   limits the engine tests, comparisons, cancellation checks and
 #   benchmarks to those; one analytic with its own engine tests and regress
@@ -71,6 +73,7 @@ ODP_PASSED=$((ODP_PASSED + ok)); ODP_FAILED=$((ODP_FAILED + bad))
 [ "$bad" -gt 0 ] && head -150 regression.diffs
 fi
 
+if [ "${ODP_SKIP_COMPARE:-0}" != 1 ]; then
 if odp_wants outliers; then
 odp_log "GPU vs CPU on random data"
 # odp_compare NAME ROWS DIMS K METRIC GENERATOR [MEMORY_LIMIT_MB]
@@ -355,6 +358,8 @@ odp_compare_iv chunked 200000 int8 3
 odp_compare_iv chunked-cube 100000 cube 3
 fi
 
+fi
+
 odp_log "two device parts on one GPU (odp_gpu.devices = '0,0') against one device"
 # odp_compare_split NAME SETUP CALL [PARTS]: runs CALL (a function in FROM)
 # on odp_gpu.devices = '0' and on '0,0' (each part with its own stream and
@@ -423,6 +428,7 @@ odp_compare_split "region matching, one set of 100000" "$sp_iv" "odp_interval_ma
 odp_compare_split "region count 100000 x 100000" "$sp_iv" "odp_interval_match_count('sp_a', 'sp_b', bounds => '[]')"
 fi
 
+if [ "${ODP_SKIP_COMPARE:-0}" != 1 ]; then
 if odp_wants outliers; then
 odp_log "an input over 1 GB"
 # 16,500 rows x 16,384 dims = 1.08 GB of float32: every value of row i is i,
@@ -463,6 +469,7 @@ odp_cancel_sky_checks gpu 3000000
 fi
 if odp_wants intervals; then
 odp_cancel_interval_checks gpu 3000000
+fi
 fi
 
 if [ "${ODP_SKIP_BENCH:-0}" != 1 ]; then
