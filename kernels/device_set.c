@@ -141,7 +141,8 @@ DevSetThread(void *arg)
 	DevSetRun  *run = part->run;
 
 	part->status = run->fn(run->arg, part->index, &part->ctx);
-	part->stopped = part->status != ODP_OK && atomic_load(&run->stop) != 0;
+	/* a part that saw the stop reports CANCELLED; any other failure is its own */
+	part->stopped = part->status == ODP_ERR_CANCELLED && atomic_load(&run->stop) != 0;
 	/* a failing part stops the others at their next poll */
 	if (part->status != ODP_OK)
 		atomic_store(&run->stop, 1);

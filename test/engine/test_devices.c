@@ -320,7 +320,7 @@ corr_split_tests(void)
 	for (int64_t i = 0; i < rows * dims; i++)
 		xs[i] = sin((double) (i % dims) * (1 + (i / dims) % 5)) + rng_unit();
 	for (int64_t i = 0; i < other_rows * dims; i++)
-		ys[i] = cos((double) (i % dims) * (1 + (i / dims) % 3)) + rng_unit();
+		ys[i] = sin((double) (i % dims) * (1 + (i / dims) % 4)) + rng_unit();
 
 	for (int cross = 0; cross < 2; cross++)
 	{
@@ -389,19 +389,6 @@ skyline_split_tests(void)
 	double	   *v = xmalloc(sizeof(double) * rows * dims);
 	OdpMatrix64 m = {v, NULL, rows, dims};
 
-	/* anti-correlated: points near the plane sum = 2, many in the skyline */
-	for (int64_t i = 0; i < rows; i++)
-	{
-		double		s = 0.0;
-
-		for (int d = 0; d < dims; d++)
-		{
-			v[i * dims + d] = rng_unit();
-			s += v[i * dims + d];
-		}
-		for (int d = 0; d < dims; d++)
-			v[i * dims + d] = floor(v[i * dims + d] * 2.0 / s * 1000.0) + 0.25 * rng_unit();
-	}
 	for (int band = 1; band <= 4; band += 3)
 	{
 		OdpSkylineProblem p = {&m, NULL, band};
@@ -410,6 +397,24 @@ skyline_split_tests(void)
 		OdpSkylineStats stats;
 		int64_t		members = 0;
 
+		/*
+		 * band 1: independent values on a coarse grid (ties; the local
+		 * skylines prune most rows); band 4: anti-correlated, points about
+		 * the plane sum = 1 (most rows are members)
+		 */
+		for (int64_t i = 0; i < rows; i++)
+		{
+			double		s = 0.0;
+
+			for (int d = 0; d < dims; d++)
+			{
+				v[i * dims + d] = band == 1 ? floor(rng_unit() * 200.0) : rng_unit();
+				s += v[i * dims + d];
+			}
+			if (band != 1)
+				for (int d = 0; d < dims; d++)
+					v[i * dims + d] = v[i * dims + d] / s * (0.9 + 0.2 * rng_unit());
+		}
 		for (int path = 0; path < 3; path++)
 		{
 			OdpContext	ctx = path == 0 ? make_ctx(ODP_DEVICE_CPU) :
