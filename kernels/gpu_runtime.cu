@@ -442,3 +442,22 @@ OdpGpuUnpinHost(OdpContext *ctx, void *pinned)
 	(void) cudaGetLastError();
 	ctx->transfer_ms += odp_now_ms() - t0;
 }
+
+/* Serialises OdpGpuFuncSharedAtLeast's read and raise. */
+static pthread_mutex_t func_shared_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* See gpu_runtime.cuh. */
+cudaError_t
+OdpGpuFuncSharedAtLeast(const void *fn, size_t bytes)
+{
+	cudaFuncAttributes attr;
+	cudaError_t err;
+
+	pthread_mutex_lock(&func_shared_lock);
+	err = cudaFuncGetAttributes(&attr, fn);
+	if (err == cudaSuccess && (size_t) attr.maxDynamicSharedSizeBytes < bytes)
+		err = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+								   (int) bytes);
+	pthread_mutex_unlock(&func_shared_lock);
+	return err;
+}

@@ -117,6 +117,17 @@ extern "C" int odp_gpu_pin_inputs;	/* benchmarks clear it to compare */
 extern void *OdpGpuPinHost(OdpContext *ctx, const void *ptr, size_t bytes);
 extern void OdpGpuUnpinHost(OdpContext *ctx, void *pinned);
 
+/*
+ * Raises kernel fn's dynamic shared memory limit on the current device to
+ * at least bytes, never lowering it.  The limit is per function and
+ * device, shared by every thread: two parts of a split call on one device
+ * that set it to their own sizes in turn could leave it below what the
+ * other then launches with (cudaErrorLaunchOutOfResources), so it only
+ * grows, under a process-wide lock.  A limit above a launch's need is
+ * harmless: occupancy follows the launch's own size.
+ */
+extern cudaError_t OdpGpuFuncSharedAtLeast(const void *fn, size_t bytes);
+
 /* Bytes an allocation of n bytes counts against the budget. */
 static inline size_t
 OdpGpuRounded(size_t n)

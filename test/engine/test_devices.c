@@ -249,6 +249,43 @@ knn_split_tests(void)
 	}
 	free(x);
 	free(q);
+
+	/*
+	 * 100,000 x 32, k = 10: both parts choose among kernel configurations
+	 * of one function with different shared memory sizes at the same time
+	 * (its limit is per function and device, shared by the parts)
+	 */
+	{
+		const int64_t n = 100000;
+		float	   *y = make_data(GEN_UNIT, n, 32);
+		OdpMatrix	my = {y, n, 32};
+		float	   *d[2];
+		int64_t    *ix[2];
+		OdpStatus	kt[2];
+
+		for (int path = 0; path < 2; path++)
+		{
+			OdpContext	ctx = path == 0 ? make_ctx(ODP_DEVICE_GPU) : split_ctx();
+
+			d[path] = xmalloc(sizeof(float) * n * 10);
+			ix[path] = xmalloc(sizeof(int64_t) * n * 10);
+			kt[path] = odp_compute_knn(&ctx, &my, &my, ODP_METRIC_EUCLIDEAN, 10, true,
+									   d[path], ix[path]);
+			if (kt[path] != ODP_OK)
+				printf("# %s: %s\n", path == 0 ? "one GPU" : "{0,0}", ctx.message);
+		}
+		check(kt[0] == ODP_OK && kt[1] == ODP_OK &&
+			  memcmp(d[0], d[1], sizeof(float) * n * 10) == 0 &&
+			  memcmp(ix[0], ix[1], sizeof(int64_t) * n * 10) == 0,
+			  "devices {0,0} k-NN self join %lld x 32 k=10: identical to one GPU (status %s, %s)",
+			  (long long) n, odp_status_name(kt[0]), odp_status_name(kt[1]));
+		for (int path = 0; path < 2; path++)
+		{
+			free(d[path]);
+			free(ix[path]);
+		}
+		free(y);
+	}
 }
 
 /* Collected correlation pairs. */
