@@ -140,6 +140,8 @@ DevSetThread(void *arg)
 	DevSetPart *part = (DevSetPart *) arg;
 	DevSetRun  *run = part->run;
 
+	/* the parts share their inputs: none of them page-locks them */
+	odp_gpu_pin_thread_disable();
 	part->status = run->fn(run->arg, part->index, &part->ctx);
 	/* a part that saw the stop reports CANCELLED; any other failure is its own */
 	part->stopped = part->status == ODP_ERR_CANCELLED && atomic_load(&run->stop) != 0;

@@ -22,7 +22,9 @@
  * tiles, as one device does).  When a part fails, the others are stopped
  * the same way and the call reports the first part's real failure, with
  * the device named; the caller's thread may also run a pump (e.g. to hand
- * pairs to the caller in order, pair_relay.h) while it waits.
+ * pairs to the caller in order, pair_relay.h) while it waits.  The parts
+ * share the caller's inputs and copy them unpinned (gpu_runtime.cuh,
+ * OdpGpuPinHost).
  *
  * Copyright (c) 2026, odp_gpu developers
  *

@@ -178,6 +178,13 @@ extern OdpStatus odp_gpu_knn_rows(OdpContext *ctx, const OdpMatrix *queries,
 								  int64_t count, float *dist, int64_t *index);
 
 /*
+ * Makes OdpGpuPinHost return NULL in the calling thread from now on: the
+ * threads of a split call's parts (device_set.c), which share inputs, copy
+ * them unpinned.  Nothing without CUDA.
+ */
+extern void odp_gpu_pin_thread_disable(void);
+
+/*
  * The GPU paths spread over ctx's devices (split_*.c): each resolves the
  * device set and, with one part, runs the one-device path unchanged.
  */

@@ -191,3 +191,9 @@ odp_gpu_iv_backend(OdpContext *ctx, const OdpIvPrep *prep, OdpIvBackend *backend
 	memset(backend, 0, sizeof(*backend));
 	return odp_fail(ctx, ODP_ERR_NO_GPU, NO_CUDA_MESSAGE);
 }
+
+/* Nothing is ever pinned without CUDA. */
+void
+odp_gpu_pin_thread_disable(void)
+{
+}

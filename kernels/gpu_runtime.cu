@@ -413,6 +413,16 @@ OdpGpuArenaRelease(OdpGpuArena *arena)
 /* See gpu_runtime.cuh. */
 int			odp_gpu_pin_inputs = 1;
 
+/* Whether this thread runs a part of a split call: it then never pins. */
+static __thread bool pin_disabled = false;
+
+/* See engine_internal.h. */
+extern "C" void
+odp_gpu_pin_thread_disable(void)
+{
+	pin_disabled = true;
+}
+
 /* See gpu_runtime.cuh. */
 void *
 OdpGpuPinHost(OdpContext *ctx, const void *ptr, size_t bytes)
@@ -420,7 +430,7 @@ OdpGpuPinHost(OdpContext *ctx, const void *ptr, size_t bytes)
 	double		t0 = odp_now_ms();
 	void	   *pinned = NULL;
 
-	if (!odp_gpu_pin_inputs || bytes < ODP_GPU_PIN_BYTES)
+	if (!odp_gpu_pin_inputs || pin_disabled || bytes < ODP_GPU_PIN_BYTES)
 		return NULL;
 	if (cudaHostRegister((void *) ptr, bytes, cudaHostRegisterReadOnly) == cudaSuccess)
 		pinned = (void *) ptr;

@@ -110,7 +110,11 @@ extern void OdpSignalsRestore(const sigset_t *old);
  * from pageable memory goes through the driver's staging buffers at a few
  * GB/s; from page-locked memory the GPU reads at the bus's speed, and an
  * input filled just before is resident already, so locking it is cheap.
- * The time goes to ctx->transfer_ms, as does OdpGpuUnpinHost's.
+ * The time goes to ctx->transfer_ms, as does OdpGpuUnpinHost's.  The
+ * parts of a split call never pin (odp_gpu_pin_thread_disable): they
+ * share their inputs, and one part unregistering a range while another
+ * copies from it, or registering pages another part registered, would
+ * race.
  */
 #define ODP_GPU_PIN_BYTES		((size_t) 64 << 20)
 extern "C" int odp_gpu_pin_inputs;	/* benchmarks clear it to compare */
