@@ -39,9 +39,13 @@ OdpStatus
 odp_gpu_probe(OdpContext *ctx, int *count, int *driver_version,
 			  int *runtime_version)
 {
-	*count = 0;
-	*driver_version = 0;
-	*runtime_version = 0;
+	/* every output pointer may be NULL, as in the CUDA build */
+	if (count)
+		*count = 0;
+	if (driver_version)
+		*driver_version = 0;
+	if (runtime_version)
+		*runtime_version = 0;
 	return odp_fail(ctx, ODP_ERR_NO_GPU, NO_CUDA_MESSAGE);
 }
 
