@@ -143,8 +143,12 @@ DevSetThread(void *arg)
 	/* the parts share their inputs: none of them page-locks them */
 	odp_gpu_pin_thread_disable();
 	part->status = run->fn(run->arg, part->index, &part->ctx);
-	/* a part that saw the stop reports CANCELLED; any other failure is its own */
-	part->stopped = part->status == ODP_ERR_CANCELLED && atomic_load(&run->stop) != 0;
+	/*
+	 * A part returns CANCELLED only when stopped (its cancel callback is
+	 * the run's flag, its receiver the pump's relay); any other failure is
+	 * its own.
+	 */
+	part->stopped = part->status == ODP_ERR_CANCELLED;
 	/* a failing part stops the others at their next poll */
 	if (part->status != ODP_OK)
 		atomic_store(&run->stop, 1);
@@ -190,6 +194,7 @@ OdpDeviceSetRun(OdpContext *ctx, const OdpDeviceSet *set, OdpPartFn fn,
 	int			started = 0;
 	bool		cancelled = false;
 	bool		pump_stopped = false;
+	bool		receiver_stopped = false;
 	OdpStatus	status = ODP_OK;
 
 	if (set->count < 1 || set->count > ODP_MAX_GPUS)
@@ -250,10 +255,19 @@ OdpDeviceSetRun(OdpContext *ctx, const OdpDeviceSet *set, OdpPartFn fn,
 			cancelled = true;
 			atomic_store(&run.stop, 1);
 		}
-		if (pump != NULL && !pump_stopped && !pump(pump_arg))
+		if (pump != NULL && !pump_stopped)
 		{
-			pump_stopped = true;
-			atomic_store(&run.stop, 1);
+			if (atomic_load(&run.stop) != 0)
+			{
+				/* release parts waiting on the pump, so that they see the stop */
+				(void) pump(pump_arg, true);
+				pump_stopped = true;
+			}
+			else if (!pump(pump_arg, false))
+			{
+				pump_stopped = receiver_stopped = true;
+				atomic_store(&run.stop, 1);
+			}
 		}
 		DevSetWait(&run, started);
 	}
@@ -280,8 +294,8 @@ OdpDeviceSetRun(OdpContext *ctx, const OdpDeviceSet *set, OdpPartFn fn,
 		return odp_fail(ctx, parts[p].status, "GPU %d (part %d of %d): %s",
 						set->ids[p], p + 1, set->count, parts[p].ctx.message);
 	}
-	if (pump_stopped && ctx->message[0] != '\0')
-		return ODP_ERR_CANCELLED;
+	if (receiver_stopped && !cancelled)
+		return odp_fail(ctx, ODP_ERR_CANCELLED, "the receiver stopped the call");
 	for (int p = 0; p < started; p++)
 		if (parts[p].status != ODP_OK)
 			return odp_fail(ctx, ODP_ERR_CANCELLED,

@@ -77,9 +77,11 @@ typedef OdpStatus (*OdpPartFn) (void *arg, int part, OdpContext *pctx);
 /*
  * Called on the caller's thread, about every millisecond, while parts
  * run; returning false stops every part (the call then ends with
- * whatever status the pump recorded in ctx, or ODP_ERR_CANCELLED).
+ * ODP_ERR_CANCELLED, "the receiver stopped the call").  Called once with
+ * stop set when the run is being stopped (cancel, or a part failed): it
+ * must then release any part waiting on it and return false.
  */
-typedef bool (*OdpPumpFn) (void *arg);
+typedef bool (*OdpPumpFn) (void *arg, bool stop);
 
 /*
  * Runs fn for every part of set concurrently, one thread each, and waits

@@ -121,9 +121,18 @@ OdpRelayFinish(OdpPairRelay *relay, int part)
 
 /* See pair_relay.h. */
 bool
-OdpRelayPump(void *arg)
+OdpRelayPump(void *arg, bool stop)
 {
 	OdpPairRelay *relay = (OdpPairRelay *) arg;
+
+	if (stop)
+	{
+		pthread_mutex_lock(&relay->lock);
+		relay->stop = true;
+		pthread_cond_broadcast(&relay->turn);
+		pthread_mutex_unlock(&relay->lock);
+		return false;
+	}
 
 	for (;;)
 	{

@@ -87,11 +87,11 @@ extern void OdpRelayFinish(OdpPairRelay *relay, int part);
 
 /*
  * The caller's thread: hands over what the current part holds, moving on
- * past finished parts.  Returns false when the receiver asked to stop
- * (the relay is then stopped and every waiting part released).  Fits
- * OdpPumpFn.
+ * past finished parts.  Returns false when the receiver asked to stop, or
+ * at once when stop is set: the relay is then stopped, every waiting part
+ * released and every later push refused.  Fits OdpPumpFn.
  */
-extern bool OdpRelayPump(void *relay);
+extern bool OdpRelayPump(void *relay, bool stop);
 
 /* Whether every part's pairs have been handed over. */
 extern bool OdpRelayComplete(OdpPairRelay *relay);

@@ -134,15 +134,11 @@ odp_gpus_corr(OdpContext *ctx, const OdpCorrJob *job)
 		status = OdpDeviceSetRun(ctx, &set, CorrSplitRun, s, OdpRelayPump,
 								 &s->relay);
 		/* what the parts pushed after the last pump */
-		if (status == ODP_OK && !OdpRelayPump(&s->relay))
-			status = ODP_ERR_CANCELLED;
+		if (status == ODP_OK && !OdpRelayPump(&s->relay, false))
+			status = odp_fail(ctx, ODP_ERR_CANCELLED, "the receiver stopped the call");
 		if (s->relay.out_of_memory)
 			status = odp_fail(ctx, ODP_ERR_HOST_OOM,
 							  "out of host memory for the pairs of a split call");
-		else if (status == ODP_ERR_CANCELLED && s->relay.stop &&
-				 !odp_cancel_requested(ctx))
-			status = odp_fail(ctx, ODP_ERR_CANCELLED,
-							  "the receiver of the pairs stopped the call");
 		else if (status == ODP_OK && !OdpRelayComplete(&s->relay))
 			status = odp_fail(ctx, ODP_ERR_INTERNAL,
 							  "a split call ended with pairs not handed over");

@@ -97,6 +97,29 @@ relay_part(void *arg, int part, OdpContext *pctx)
 	return status;
 }
 
+/* A fake part that fails at once on part 2, as a device out of memory would. */
+static OdpStatus
+relay_part_failing(void *arg, int part, OdpContext *pctx)
+{
+	RelayTest  *t = (RelayTest *) arg;
+
+	if (part == 2)
+	{
+		OdpRelayFinish(&t->relay, part);
+		return odp_fail(pctx, ODP_ERR_GPU_OOM, "no memory left on this part");
+	}
+	return relay_part(arg, part, pctx);
+}
+
+/* Cancel callback of the relay tests: stops after *left polls. */
+static bool
+relay_cancel_after(void *arg)
+{
+	int		   *left = (int *) arg;
+
+	return --(*left) <= 0;
+}
+
 /* The relay test's receiver: checks the order. */
 static bool
 relay_receive(void *arg, const int64_t *a, const int64_t *b, const double *r,
@@ -140,7 +163,7 @@ relay_tests(void)
 		t.stop_after = stop ? t.per_part + 500 : 0;
 		OdpRelayInit(&t.relay, set.count, true, relay_receive, &t);
 		st = OdpDeviceSetRun(&ctx, &set, relay_part, &t, OdpRelayPump, &t.relay);
-		if (st == ODP_OK && !OdpRelayPump(&t.relay))
+		if (st == ODP_OK && !OdpRelayPump(&t.relay, false))
 			st = ODP_ERR_CANCELLED;
 		if (!stop)
 			check(st == ODP_OK && t.ordered && t.got == 4 * t.per_part &&
@@ -152,6 +175,46 @@ relay_tests(void)
 			check(st == ODP_ERR_CANCELLED && t.ordered && t.got < 4 * t.per_part,
 				  "relay: a receiver that stops ends the call: status \"%s\" after %lld pairs",
 				  odp_status_name(st), (long long) t.got);
+		OdpRelayRelease(&t.relay);
+	}
+
+	/*
+	 * A cancel while later parts wait for their turn, and a part that
+	 * fails: both end the call at once, with every part's thread joined.
+	 */
+	for (int fail = 0; fail < 2; fail++)
+	{
+		OdpContext	ctx = make_ctx(ODP_DEVICE_GPU);
+		OdpDeviceSet set;
+		RelayTest	t;
+		OdpStatus	st;
+		int			polls = 20;
+		double		t0 = odp_now_ms();
+
+		memset(&set, 0, sizeof(set));
+		set.count = 4;
+		memset(&t, 0, sizeof(t));
+		t.per_part = 4 * (int64_t) (ODP_RELAY_MAX_BYTES / 24);
+		t.per_part -= t.per_part % 100;
+		t.ordered = true;
+		t.last_a = -1;
+		if (!fail)
+		{
+			ctx.cancel = relay_cancel_after;
+			ctx.cancel_arg = &polls;
+		}
+		OdpRelayInit(&t.relay, set.count, true, relay_receive, &t);
+		st = OdpDeviceSetRun(&ctx, &set, fail ? relay_part_failing : relay_part, &t,
+							 OdpRelayPump, &t.relay);
+		if (!fail)
+			check(st == ODP_ERR_CANCELLED && t.ordered && t.got < 4 * t.per_part,
+				  "relay: cancel while parts wait for their turn: status \"%s\" after %.0f ms, %lld pairs",
+				  odp_status_name(st), odp_now_ms() - t0, (long long) t.got);
+		else
+			check(st == ODP_ERR_GPU_OOM && strstr(ctx.message, "part 3 of 4") != NULL &&
+				  t.ordered && t.got < 4 * t.per_part,
+				  "relay: a failing part ends the call: status \"%s\", message \"%s\", after %.0f ms",
+				  odp_status_name(st), ctx.message, odp_now_ms() - t0);
 		OdpRelayRelease(&t.relay);
 	}
 }
