@@ -109,7 +109,8 @@ odp_gpu_info(PG_FUNCTION_ARGS)
 	for (int i = 0; i < count; i++)
 	{
 		OdpGpuInfo	gpu;
-		int			parts = listed < 0 ? 1 : 0;
+		/* all: the first ODP_DEVICES_MAX devices, as the engine takes them */
+		int			parts = listed < 0 && i < ODP_DEVICES_MAX ? 1 : 0;
 		bool		selected;
 
 		for (int j = 0; j < listed; j++)
