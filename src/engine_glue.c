@@ -204,6 +204,21 @@ OdpGpuUsable(char **why)
 						odp_device_id, count, count == 1 ? "" : "s");
 		return false;
 	}
+	/* a device list naming a missing device counts as an out-of-range id */
+	if (odp_device_id < 0)
+	{
+		int			ids[ODP_DEVICES_MAX];
+		int			listed = OdpDeviceList(ids);
+
+		for (int j = 0; j < listed; j++)
+		{
+			if (ids[j] < count)
+				continue;
+			*why = psprintf("odp_gpu.devices names device %d but the host has %d GPU%s",
+							ids[j], count, count == 1 ? "" : "s");
+			return false;
+		}
+	}
 	return true;
 }
 
