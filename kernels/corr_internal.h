@@ -85,7 +85,19 @@ typedef struct OdpCorrJob
 	OdpCorrRank rank;
 	int64_t    *other;
 	double	   *r;
+
+	/*
+	 * GPU path only: the rows a of x this call computes, [row_begin,
+	 * row_end) (row_end 0: every row), for the parts of a split call
+	 * (split_corr.c); pairs and lists are those of the whole problem with
+	 * a in the range.
+	 */
+	int64_t		row_begin;
+	int64_t		row_end;
 } OdpCorrJob;
+
+/* The GPU path spread over ctx's devices (split_corr.c). */
+extern OdpStatus odp_gpus_corr(OdpContext *ctx, const OdpCorrJob *job);
 
 /* The two paths; each sets ctx's timings. */
 extern OdpStatus odp_cpu_corr(OdpContext *ctx, const OdpCorrJob *job);

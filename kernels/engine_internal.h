@@ -141,6 +141,18 @@ extern OdpStatus odp_gpu_outlier_scores_filtered(OdpContext *ctx,
 												 double max_overflow,
 												 double *scores, bool *gave_up);
 
+/*
+ * odp_gpu_outlier_scores for rows [first, first + count) only (count 0:
+ * every row), against every row; writes scores[first ..].  The parts of a
+ * split call (split_knn.c) take disjoint ranges.
+ */
+extern OdpStatus odp_gpu_outlier_scores_rows(OdpContext *ctx,
+											 const OdpMatrix *m,
+											 OdpMetric metric, int32_t k,
+											 const float *norms,
+											 int64_t first, int64_t count,
+											 double *scores);
+
 /* Whether the filter serves outlier scores of this shape (false without CUDA). */
 extern bool odp_gpu_outliers_filter_eligible(OdpMetric metric, int64_t rows,
 											 int32_t dims, int32_t k);
@@ -154,6 +166,35 @@ extern OdpStatus odp_gpu_knn(OdpContext *ctx, const OdpMatrix *queries,
 							 const OdpMatrix *cands, const float *qnorms,
 							 const float *cnorms, OdpMetric metric, int32_t k,
 							 bool self_join, float *dist, int64_t *index);
+
+/*
+ * odp_gpu_knn for query rows [first, first + count) only (count 0: every
+ * row); writes their lists at dist/index[first * k ..].
+ */
+extern OdpStatus odp_gpu_knn_rows(OdpContext *ctx, const OdpMatrix *queries,
+								  const OdpMatrix *cands, const float *qnorms,
+								  const float *cnorms, OdpMetric metric,
+								  int32_t k, bool self_join, int64_t first,
+								  int64_t count, float *dist, int64_t *index);
+
+/*
+ * Makes OdpGpuPinHost return NULL in the calling thread from now on: the
+ * threads of a split call's parts (device_set.c), which share inputs, copy
+ * them unpinned.  Nothing without CUDA.
+ */
+extern void odp_gpu_pin_thread_disable(void);
+
+/*
+ * The GPU paths spread over ctx's devices (split_*.c): each resolves the
+ * device set and, with one part, runs the one-device path unchanged.
+ */
+extern OdpStatus odp_gpus_outlier_scores(OdpContext *ctx, const OdpMatrix *m,
+										 OdpMetric metric, int32_t k,
+										 const float *norms, double *scores);
+extern OdpStatus odp_gpus_knn(OdpContext *ctx, const OdpMatrix *queries,
+							  const OdpMatrix *cands, const float *qnorms,
+							  const float *cnorms, OdpMetric metric, int32_t k,
+							  bool self_join, float *dist, int64_t *index);
 
 /* Brute-force scores on ctx->device, after odp_outlier_prepare (outliers.c). */
 extern OdpStatus odp_outlier_scores_on_device(OdpContext *ctx,

@@ -39,9 +39,13 @@ OdpStatus
 odp_gpu_probe(OdpContext *ctx, int *count, int *driver_version,
 			  int *runtime_version)
 {
-	*count = 0;
-	*driver_version = 0;
-	*runtime_version = 0;
+	/* every output pointer may be NULL, as in the CUDA build */
+	if (count)
+		*count = 0;
+	if (driver_version)
+		*driver_version = 0;
+	if (runtime_version)
+		*runtime_version = 0;
 	return odp_fail(ctx, ODP_ERR_NO_GPU, NO_CUDA_MESSAGE);
 }
 
@@ -63,6 +67,22 @@ odp_gpu_outlier_scores(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 	(void) metric;
 	(void) k;
 	(void) norms;
+	(void) scores;
+	return odp_fail(ctx, ODP_ERR_NO_GPU, NO_CUDA_MESSAGE);
+}
+
+/* Cannot run; the dispatcher only gets here when the caller forced it. */
+OdpStatus
+odp_gpu_outlier_scores_rows(OdpContext *ctx, const OdpMatrix *m,
+							OdpMetric metric, int32_t k, const float *norms,
+							int64_t first, int64_t count, double *scores)
+{
+	(void) m;
+	(void) metric;
+	(void) k;
+	(void) norms;
+	(void) first;
+	(void) count;
 	(void) scores;
 	return odp_fail(ctx, ODP_ERR_NO_GPU, NO_CUDA_MESSAGE);
 }
@@ -114,6 +134,20 @@ odp_gpu_knn(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
 	return odp_fail(ctx, ODP_ERR_NO_GPU, NO_CUDA_MESSAGE);
 }
 
+/* Cannot run; the dispatcher only gets here when the caller forced it. */
+OdpStatus
+odp_gpu_knn_rows(OdpContext *ctx, const OdpMatrix *queries,
+				 const OdpMatrix *cands, const float *qnorms,
+				 const float *cnorms, OdpMetric metric, int32_t k,
+				 bool self_join, int64_t first, int64_t count, float *dist,
+				 int64_t *index)
+{
+	(void) first;
+	(void) count;
+	return odp_gpu_knn(ctx, queries, cands, qnorms, cnorms, metric, k,
+					   self_join, dist, index);
+}
+
 /* Cannot run; the SolvingSet driver only gets here when the caller forced it. */
 OdpStatus
 odp_gpu_ss_backend(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
@@ -160,4 +194,10 @@ odp_gpu_iv_backend(OdpContext *ctx, const OdpIvPrep *prep, OdpIvBackend *backend
 	(void) prep;
 	memset(backend, 0, sizeof(*backend));
 	return odp_fail(ctx, ODP_ERR_NO_GPU, NO_CUDA_MESSAGE);
+}
+
+/* Nothing is ever pinned without CUDA. */
+void
+odp_gpu_pin_thread_disable(void)
+{
 }

@@ -1021,9 +1021,7 @@ KnnChooseConfig(OdpContext *ctx, const OdpGpuDevice *dev, OdpMetric m,
 	{
 		KnnConfig  *c = &cand[t];
 
-		ODP_CUDA_RETURN(ctx, cudaFuncSetAttribute((const void *) c->fn,
-												  cudaFuncAttributeMaxDynamicSharedMemorySize,
-												  (int) c->smem),
+		ODP_CUDA_RETURN(ctx, OdpGpuFuncSharedAtLeast((const void *) c->fn, c->smem),
 						"setting the k-NN kernel's shared memory size");
 		ODP_CUDA_RETURN(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&c->blocks_per_sm,
 																		   (const void *) c->fn,
@@ -1036,11 +1034,7 @@ KnnChooseConfig(OdpContext *ctx, const OdpGpuDevice *dev, OdpMetric m,
 	if (best->fn == NULL)
 		return odp_fail(ctx, ODP_ERR_GPU,
 						"the k-NN kernel cannot run on this GPU (no block fits a multiprocessor)");
-	/* the attribute is per function: set it again for the winner */
-	ODP_CUDA_RETURN(ctx, cudaFuncSetAttribute((const void *) best->fn,
-											  cudaFuncAttributeMaxDynamicSharedMemorySize,
-											  (int) best->smem),
-					"setting the k-NN kernel's shared memory size");
+	/* the limit only grows, so it still admits the winner's size */
 	return status;
 }
 

@@ -120,7 +120,7 @@ static OdpStatus
 RunMakePlan(OdpContext *ctx, const OdpGpuDevice *dev, const OdpKnnRun *run,
 			RunPlan *plan)
 {
-	const int64_t nq = run->queries->rows;
+	const int64_t nq = run->query_count > 0 ? run->query_count : run->queries->rows;
 	const int64_t nc = run->cands->rows;
 	const int	dims = run->cands->dims;
 	const bool	cosine = run->metric == ODP_METRIC_COSINE;
@@ -300,6 +300,8 @@ OdpKnnRunAll(OdpContext *ctx, const OdpKnnRun *run)
 	const bool	cosine = (run->metric == ODP_METRIC_COSINE);
 	const int	dims = cm->dims;
 	const int32_t k = run->k;
+	const int64_t q_first = run->first_query;
+	const int64_t q_end = run->query_count > 0 ? q_first + run->query_count : qm->rows;
 	OdpGpuDevice dev;
 	OdpGpuArena arena;
 	RunPlan		plan;
@@ -319,9 +321,10 @@ OdpKnnRunAll(OdpContext *ctx, const OdpKnnRun *run)
 	memset(&state, 0, sizeof(state));
 	if (cosine != (run->cand_norms != NULL) || cosine != (run->query_norms != NULL) ||
 		(run->self_join && qm != cm && qm->data != cm->data) ||
-		(run->filter_max_overflow > 0.0 && run->gave_up == NULL))
+		(run->filter_max_overflow > 0.0 && run->gave_up == NULL) ||
+		q_first < 0 || q_end > qm->rows || q_first > q_end)
 		return odp_fail(ctx, ODP_ERR_INTERNAL,
-						"invalid k-NN run (norms must be given exactly for cosine, a filter-only run needs gave_up)");
+						"invalid k-NN run (norms must be given exactly for cosine, a filter-only run needs gave_up, query rows within the matrix)");
 	if (run->gave_up != NULL)
 		*run->gave_up = false;
 	status = OdpGpuBegin(ctx, &dev);
@@ -354,11 +357,11 @@ OdpKnnRunAll(OdpContext *ctx, const OdpKnnRun *run)
 	RUN_TRY(OdpKnnStateAlloc(ctx, &arena, plan.pad * plan.copies, k, &state));
 	if (plan.copies > 1)
 	{
-		RUN_TRY(OdpGpuArenaAlloc(ctx, &arena, (size_t) qm->rows * k * sizeof(float),
+		RUN_TRY(OdpGpuArenaAlloc(ctx, &arena, (size_t) (q_end - q_first) * k * sizeof(float),
 								 "the merged k-NN distances", (void **) &d_md));
-		RUN_TRY(OdpGpuArenaAlloc(ctx, &arena, (size_t) qm->rows * k * sizeof(int64_t),
+		RUN_TRY(OdpGpuArenaAlloc(ctx, &arena, (size_t) (q_end - q_first) * k * sizeof(int64_t),
 								 "the merged k-NN indices", (void **) &d_mi));
-		RUN_TRY(OdpGpuArenaAlloc(ctx, &arena, (size_t) qm->rows * sizeof(int32_t),
+		RUN_TRY(OdpGpuArenaAlloc(ctx, &arena, (size_t) (q_end - q_first) * sizeof(int32_t),
 								 "the merged k-NN counts", (void **) &d_mn));
 	}
 	if (run->finish_bytes_per_row > 0)
@@ -371,9 +374,9 @@ OdpKnnRunAll(OdpContext *ctx, const OdpKnnRun *run)
 		RUN_TRY(RunUpload(ctx, stream, cm, run->cand_norms, 0, cm->rows,
 						  d_cand, d_cnorm));
 
-	for (int64_t q0 = 0; q0 < qm->rows; q0 += plan.query_chunk)
+	for (int64_t q0 = q_first; q0 < q_end; q0 += plan.query_chunk)
 	{
-		const int64_t nq = qm->rows - q0 < plan.query_chunk ? qm->rows - q0 : plan.query_chunk;
+		const int64_t nq = q_end - q0 < plan.query_chunk ? q_end - q0 : plan.query_chunk;
 		double		t0;
 
 		if (odp_cancel_requested(ctx))

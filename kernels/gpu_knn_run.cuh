@@ -44,6 +44,14 @@ typedef struct OdpKnnRun
 	bool		self_join;		/* queries == cands: skip the pair (i, i) */
 	OdpMetric	metric;
 	int32_t		k;				/* <= candidates (minus one for a self join) */
+	/*
+	 * The query rows this run computes, [first_query, first_query +
+	 * query_count) (query_count 0: every row), so that a split call's
+	 * parts take disjoint ranges; finish still receives row numbers of
+	 * the whole query matrix.
+	 */
+	int64_t		first_query;
+	int64_t		query_count;
 	size_t		finish_bytes_per_row;
 	OdpKnnFinishFn finish;
 	void	   *finish_arg;

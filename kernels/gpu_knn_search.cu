@@ -70,6 +70,18 @@ odp_gpu_knn(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
 			const float *qnorms, const float *cnorms, OdpMetric metric,
 			int32_t k, bool self_join, float *dist, int64_t *index)
 {
+	return odp_gpu_knn_rows(ctx, queries, cands, qnorms, cnorms, metric, k,
+							self_join, 0, 0, dist, index);
+}
+
+/* See engine_internal.h. */
+extern "C" OdpStatus
+odp_gpu_knn_rows(OdpContext *ctx, const OdpMatrix *queries,
+				 const OdpMatrix *cands, const float *qnorms,
+				 const float *cnorms, OdpMetric metric, int32_t k,
+				 bool self_join, int64_t first, int64_t count, float *dist,
+				 int64_t *index)
+{
 	SearchOut	out;
 	OdpKnnRun	run;
 	OdpStatus	status;
@@ -93,6 +105,8 @@ odp_gpu_knn(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
 	run.self_join = self_join;
 	run.metric = metric;
 	run.k = k;
+	run.first_query = first;
+	run.query_count = count;
 	run.finish = SearchFinishChunk;
 	run.finish_arg = &out;
 	status = OdpKnnRunAll(ctx, &run);

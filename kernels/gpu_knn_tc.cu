@@ -1283,9 +1283,7 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 #undef TC_ALLOC
 	ctx->message[0] = '\0';
 
-	ODP_CUDA_TRY(ctx, cudaFuncSetAttribute((const void *) filter,
-										   cudaFuncAttributeMaxDynamicSharedMemorySize,
-										   (int) smem),
+	ODP_CUDA_TRY(ctx, OdpGpuFuncSharedAtLeast((const void *) filter, smem),
 				 "setting the filter kernel's shared memory size");
 	ODP_CUDA_TRY(ctx, cudaMemsetAsync(d_flags, 0, 2 * sizeof(int), stream), "clearing flags");
 

@@ -107,7 +107,7 @@ cleanup:
 static OdpStatus
 OutlierScores(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 			  int32_t k, const float *norms, double max_overflow,
-			  double *scores, bool *gave_up)
+			  int64_t first, int64_t count, double *scores, bool *gave_up)
 {
 	OutlierFinish finish;
 	OdpKnnRun	run;
@@ -125,6 +125,8 @@ OutlierScores(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 	run.self_join = true;
 	run.metric = metric;
 	run.k = k;
+	run.first_query = first;
+	run.query_count = count;
 	/* a score per row, and room for the flag after the last one */
 	run.finish_bytes_per_row = sizeof(double) + sizeof(int);
 	run.finish = OutlierFinishChunk;
@@ -139,7 +141,17 @@ extern "C" OdpStatus
 odp_gpu_outlier_scores(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 					   int32_t k, const float *norms, double *scores)
 {
-	return OutlierScores(ctx, m, metric, k, norms, 0.0, scores, NULL);
+	return OutlierScores(ctx, m, metric, k, norms, 0.0, 0, 0, scores, NULL);
+}
+
+/* See engine_internal.h. */
+extern "C" OdpStatus
+odp_gpu_outlier_scores_rows(OdpContext *ctx, const OdpMatrix *m,
+							OdpMetric metric, int32_t k, const float *norms,
+							int64_t first, int64_t count, double *scores)
+{
+	return OutlierScores(ctx, m, metric, k, norms, 0.0, first, count, scores,
+						 NULL);
 }
 
 /* See engine_internal.h. */
@@ -153,7 +165,8 @@ odp_gpu_outlier_scores_filtered(OdpContext *ctx, const OdpMatrix *m,
 	if (!(max_overflow > 0.0))
 		return odp_fail(ctx, ODP_ERR_INTERNAL,
 						"a filter-only run needs a positive overflow limit");
-	return OutlierScores(ctx, m, metric, k, norms, max_overflow, scores, gave_up);
+	return OutlierScores(ctx, m, metric, k, norms, max_overflow, 0, 0, scores,
+						 gave_up);
 }
 
 /* See engine_internal.h. */

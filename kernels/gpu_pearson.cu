@@ -814,7 +814,9 @@ CorrPlan(GpuCorr *g)
 
 	/* resident: whole rows of partners, T as large as fits */
 	pl->resident = true;
-	for (int triangle = g->job->top && g->self ? 1 : 0; triangle >= 0; triangle--)
+	/* a part of a split call keeps its own rows' lists only */
+	for (int triangle = g->job->top && g->self && g->job->row_end == 0 ? 1 : 0;
+		 triangle >= 0; triangle--)
 	{
 		pl->triangle_top = triangle == 1;
 		pl->W = my;
@@ -1459,6 +1461,7 @@ CorrRun(GpuCorr *g)
 	const GpuCorrPlan *pl = &g->plan;
 	const int64_t mx = g->x.rows;
 	const int64_t my = g->ys->rows;
+	const int64_t row_end = job->row_end > 0 ? job->row_end : mx;
 	const bool	triangle = g->self && (!job->top || pl->triangle_top);
 	const int	self_mode = !g->self ? CORR_SELF_NONE :
 		(job->top ? CORR_SELF_OTHER : CORR_SELF_UPPER);
@@ -1470,9 +1473,9 @@ CorrRun(GpuCorr *g)
 		ODP_CUDA_TRY(ctx, cudaMemsetAsync(g->s_count, 0, (size_t) mx * sizeof(int32_t),
 										  g->stream),
 					 "clearing the top-k lists");
-	for (int64_t i0 = 0; i0 < mx; i0 += pl->T)
+	for (int64_t i0 = job->row_begin; i0 < row_end; i0 += pl->T)
 	{
-		const int64_t ni = i0 + pl->T < mx ? pl->T : mx - i0;
+		const int64_t ni = i0 + pl->T < row_end ? pl->T : row_end - i0;
 		const int64_t jstart = triangle ? i0 : 0;
 		const double *A[CORR_PLANES] = {NULL, NULL, NULL, NULL};
 

@@ -26,6 +26,7 @@
 
 #include <cuda_runtime.h>
 
+#include "device_set.h"
 #include "engine_internal.h"
 #include "gpu_check.cuh"
 #include "gpu_runtime.cuh"
@@ -296,12 +297,14 @@ OdpGpuBegin(OdpContext *ctx, OdpGpuDevice *dev)
 	int			smem_block = 0,
 				smem_sm = 0;
 
+	const int	id = odp_device_first(ctx);
+
 	memset(dev, 0, sizeof(*dev));
-	status = OdpGpuCheckIndex(ctx, ctx->gpu_id, "gpu_id");
+	status = OdpGpuCheckIndex(ctx, id, ctx->gpu_count == 0 ? "gpu_id" : "device");
 	if (status != ODP_OK)
 		return status;
 
-	ODP_CUDA_RETURN(ctx, cudaSetDevice(ctx->gpu_id), "selecting the GPU");
+	ODP_CUDA_RETURN(ctx, cudaSetDevice(id), "selecting the GPU");
 	/* the first call on a device creates its context */
 	OdpSignalsBlock(&old_mask);
 	err = cudaMemGetInfo(&dev->free_memory, &dev->total_memory);
@@ -312,7 +315,7 @@ OdpGpuBegin(OdpContext *ctx, OdpGpuDevice *dev)
 	 * Attributes one by one: cudaGetDeviceProperties reads every property
 	 * and took milliseconds, a cost each call paid again.
 	 */
-	dev->id = ctx->gpu_id;
+	dev->id = id;
 	ODP_CUDA_RETURN(ctx, cudaDeviceGetAttribute(&dev->sm_count, cudaDevAttrMultiProcessorCount, dev->id),
 					"reading the GPU's properties");
 	ODP_CUDA_RETURN(ctx, cudaDeviceGetAttribute(&dev->cc_major, cudaDevAttrComputeCapabilityMajor, dev->id),
@@ -410,6 +413,16 @@ OdpGpuArenaRelease(OdpGpuArena *arena)
 /* See gpu_runtime.cuh. */
 int			odp_gpu_pin_inputs = 1;
 
+/* Whether this thread runs a part of a split call: it then never pins. */
+static __thread bool pin_disabled = false;
+
+/* See engine_internal.h. */
+extern "C" void
+odp_gpu_pin_thread_disable(void)
+{
+	pin_disabled = true;
+}
+
 /* See gpu_runtime.cuh. */
 void *
 OdpGpuPinHost(OdpContext *ctx, const void *ptr, size_t bytes)
@@ -417,7 +430,7 @@ OdpGpuPinHost(OdpContext *ctx, const void *ptr, size_t bytes)
 	double		t0 = odp_now_ms();
 	void	   *pinned = NULL;
 
-	if (!odp_gpu_pin_inputs || bytes < ODP_GPU_PIN_BYTES)
+	if (!odp_gpu_pin_inputs || pin_disabled || bytes < ODP_GPU_PIN_BYTES)
 		return NULL;
 	if (cudaHostRegister((void *) ptr, bytes, cudaHostRegisterReadOnly) == cudaSuccess)
 		pinned = (void *) ptr;
@@ -438,4 +451,23 @@ OdpGpuUnpinHost(OdpContext *ctx, void *pinned)
 	(void) cudaHostUnregister(pinned);
 	(void) cudaGetLastError();
 	ctx->transfer_ms += odp_now_ms() - t0;
+}
+
+/* Serialises OdpGpuFuncSharedAtLeast's read and raise. */
+static pthread_mutex_t func_shared_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* See gpu_runtime.cuh. */
+cudaError_t
+OdpGpuFuncSharedAtLeast(const void *fn, size_t bytes)
+{
+	cudaFuncAttributes attr;
+	cudaError_t err;
+
+	pthread_mutex_lock(&func_shared_lock);
+	err = cudaFuncGetAttributes(&attr, fn);
+	if (err == cudaSuccess && (size_t) attr.maxDynamicSharedSizeBytes < bytes)
+		err = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+								   (int) bytes);
+	pthread_mutex_unlock(&func_shared_lock);
+	return err;
 }

@@ -38,7 +38,7 @@
 /* What OdpGpuBegin learned about the selected device. */
 typedef struct OdpGpuDevice
 {
-	int			id;				/* CUDA ordinal (ctx->gpu_id) */
+	int			id;				/* CUDA ordinal (odp_device_first) */
 	int			sm_count;		/* multiprocessors */
 	int			cc_major;
 	int			cc_minor;
@@ -60,7 +60,9 @@ typedef struct OdpGpuArena
 } OdpGpuArena;
 
 /*
- * Probes CUDA (cached), validates ctx->gpu_id, makes it the current device
+ * Probes CUDA (cached), validates the one device a GPU path runs on
+ * (odp_device_first: ctx->gpu_id, or the first of ctx's device list; a
+ * split call gives each part a context of its own), makes it current
  * and fills *dev, including the budget: min(ctx->gpu_memory_limit when
  * nonzero, 90% of the device's free memory).  Returns ODP_ERR_NO_GPU when
  * no GPU is usable and ODP_ERR_INVALID_ARGUMENT for a bad gpu_id.
@@ -108,12 +110,27 @@ extern void OdpSignalsRestore(const sigset_t *old);
  * from pageable memory goes through the driver's staging buffers at a few
  * GB/s; from page-locked memory the GPU reads at the bus's speed, and an
  * input filled just before is resident already, so locking it is cheap.
- * The time goes to ctx->transfer_ms, as does OdpGpuUnpinHost's.
+ * The time goes to ctx->transfer_ms, as does OdpGpuUnpinHost's.  The
+ * parts of a split call never pin (odp_gpu_pin_thread_disable): they
+ * share their inputs, and one part unregistering a range while another
+ * copies from it, or registering pages another part registered, would
+ * race.
  */
 #define ODP_GPU_PIN_BYTES		((size_t) 64 << 20)
 extern "C" int odp_gpu_pin_inputs;	/* benchmarks clear it to compare */
 extern void *OdpGpuPinHost(OdpContext *ctx, const void *ptr, size_t bytes);
 extern void OdpGpuUnpinHost(OdpContext *ctx, void *pinned);
+
+/*
+ * Raises kernel fn's dynamic shared memory limit on the current device to
+ * at least bytes, never lowering it.  The limit is per function and
+ * device, shared by every thread: two parts of a split call on one device
+ * that set it to their own sizes in turn could leave it below what the
+ * other then launches with (cudaErrorLaunchOutOfResources), so it only
+ * grows, under a process-wide lock.  A limit above a launch's need is
+ * harmless: occupancy follows the launch's own size.
+ */
+extern cudaError_t OdpGpuFuncSharedAtLeast(const void *fn, size_t bytes);
 
 /* Bytes an allocation of n bytes counts against the budget. */
 static inline size_t

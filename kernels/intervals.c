@@ -896,6 +896,15 @@ iv_compute(OdpContext *ctx, const OdpIntervalProblem *p, bool count_only,
 		return odp_fail(ctx, ODP_ERR_INVALID_ARGUMENT, "missing receiver of the pairs");
 	if (pairs == NULL)
 		return odp_fail(ctx, ODP_ERR_INVALID_ARGUMENT, "missing output");
+	if (ctx->device == ODP_DEVICE_GPU)
+	{
+		bool		handled;
+
+		status = odp_gpus_intervals(ctx, p, count_only, emit, emit_arg,
+									pairs, stats, &handled);
+		if (handled)
+			return status;
+	}
 	if ((status = iv_prepare(ctx, p, &prep)) != ODP_OK)
 		return status;
 	local.prep_ms = odp_now_ms() - t0;

@@ -167,6 +167,17 @@ extern OdpStatus odp_cpu_iv_backend(OdpContext *ctx, const OdpIvPrep *prep,
 extern OdpStatus odp_gpu_iv_backend(OdpContext *ctx, const OdpIvPrep *prep,
 									OdpIvBackend *backend);
 
+/*
+ * The GPU path spread over ctx's devices (split_intervals.c), for the
+ * entry points: sets *handled when it ran the call (or failed resolving
+ * the devices), and leaves it clear where one device runs it.
+ */
+extern OdpStatus odp_gpus_intervals(OdpContext *ctx,
+									const OdpIntervalProblem *p,
+									bool count_only, OdpIntervalPairFn emit,
+									void *emit_arg, int64_t *pairs,
+									OdpIntervalStats *stats, bool *handled);
+
 #ifdef __cplusplus
 }
 #endif

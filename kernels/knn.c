@@ -145,7 +145,7 @@ odp_compute_knn(OdpContext *ctx, const OdpMatrix *queries,
 	}
 
 	if (ctx->device == ODP_DEVICE_GPU)
-		status = odp_gpu_knn(ctx, queries, cands, qnorms, cnorms, metric, k,
+		status = odp_gpus_knn(ctx, queries, cands, qnorms, cnorms, metric, k,
 							 self_join, dist, index);
 	else
 		status = cpu_knn(ctx, queries, cands, qnorms, cnorms, metric, k,

@@ -48,6 +48,8 @@ extern "C"
 #define ODP_MAX_ROWS		(((int64_t) 1 << 31) - 1)	/* rows per input */
 #define ODP_MAX_SERIES_LEN	(1 << 20)	/* values per correlated series */
 #define ODP_MESSAGE_LEN		512
+#define ODP_MAX_GPUS		16			/* entries of a device list */
+#define ODP_GPUS_ALL		(-1)		/* OdpContext.gpu_count: every device */
 
 typedef enum OdpStatus
 {
@@ -96,8 +98,22 @@ typedef struct OdpContext
 {
 	/* inputs */
 	OdpDevice	device;			/* which path runs */
-	int			gpu_id;			/* CUDA device ordinal */
-	size_t		gpu_memory_limit;	/* bytes the GPU path may use; 0 = 90% of free */
+	int			gpu_id;			/* CUDA device ordinal, when gpu_count is 0 */
+
+	/*
+	 * The devices one call spreads its work over: gpu_count 0 means gpu_id
+	 * alone (as a zeroed context gives), ODP_GPUS_ALL every device of the
+	 * host, else gpu_ids[0 .. gpu_count).  An ordinal may appear more than
+	 * once: each entry is then a part of its own, with its own stream and
+	 * an equal share of that device's budget (a way to exercise the split
+	 * on a host with one GPU).  Analytics that run on one device only
+	 * (SolvingSet) use the first entry.  Every split gives the same
+	 * results as one device.
+	 */
+	int			gpu_count;
+	int			gpu_ids[ODP_MAX_GPUS];
+	size_t		gpu_memory_limit;	/* bytes the GPU path may use on each
+									 * device; 0 = 90% of its free memory */
 	int			cpu_threads;	/* worker threads for the CPU path; <= 1 = one */
 	OdpCancelFn cancel;			/* may be NULL */
 	void	   *cancel_arg;
@@ -107,6 +123,9 @@ typedef struct OdpContext
 	double		transfer_ms;	/* host<->device copies (GPU path) */
 	double		compute_ms;		/* distance and selection work */
 	int64_t		chunks;			/* query x candidate chunks the GPU ran */
+	int			gpu_parts;		/* device parts the GPU path's work was
+								 * spread over (2 or more), left as the
+								 * caller set it where it ran on one */
 } OdpContext;
 
 /*

@@ -137,6 +137,6 @@ odp_outlier_scores_on_device(OdpContext *ctx, const OdpMatrix *m,
 							 double *scores)
 {
 	if (ctx->device == ODP_DEVICE_GPU)
-		return odp_gpu_outlier_scores(ctx, m, metric, k, norms, scores);
+		return odp_gpus_outlier_scores(ctx, m, metric, k, norms, scores);
 	return odp_cpu_outlier_scores(ctx, m, metric, k, norms, scores);
 }

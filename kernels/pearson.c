@@ -199,7 +199,7 @@ static OdpStatus
 corr_run(OdpContext *ctx, const OdpCorrJob *job)
 {
 	if (ctx->device == ODP_DEVICE_GPU)
-		return odp_gpu_corr(ctx, job);
+		return odp_gpus_corr(ctx, job);
 	return odp_cpu_corr(ctx, job);
 }
 

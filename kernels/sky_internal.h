@@ -65,6 +65,10 @@ extern OdpStatus odp_cpu_skyline(OdpContext *ctx, const OdpSkylineProblem *p,
 extern OdpStatus odp_gpu_skyline(OdpContext *ctx, const OdpSkylineProblem *p,
 								 int32_t *dominated_by, OdpSkylineStats *stats);
 
+/* The GPU path spread over ctx's devices (split_skyline.c). */
+extern OdpStatus odp_gpus_skyline(OdpContext *ctx, const OdpSkylineProblem *p,
+								  int32_t *dominated_by, OdpSkylineStats *stats);
+
 #ifdef __cplusplus
 }
 #endif

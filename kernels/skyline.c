@@ -304,7 +304,7 @@ odp_compute_skyline(OdpContext *ctx, const OdpSkylineProblem *p,
 
 	memset(&local, 0, sizeof(local));
 	if (ctx->device == ODP_DEVICE_GPU)
-		status = odp_gpu_skyline(ctx, p, dominated_by, &local);
+		status = odp_gpus_skyline(ctx, p, dominated_by, &local);
 	else
 		status = odp_cpu_skyline(ctx, p, dominated_by, &local);
 	if (status == ODP_OK)

@@ -11,7 +11,7 @@ ALTER EXTENSION odp_gpu UPDATE TO '0.5.0';
 CREATE EXTENSION cube;
 SELECT p.oid::regprocedure AS function, obj_description(p.oid, 'pg_proc') IS NOT NULL AS commented,
 	   p.provolatile, p.proparallel, p.prosecdef, p.proisstrict
-FROM pg_proc p WHERE proname LIKE 'odp_interval%' ORDER BY 1::text;
+FROM pg_proc p WHERE proname LIKE 'odp_interval%' ORDER BY p.oid::regprocedure::text COLLATE "C";
 
 \i sql/include/odp_try.psql
 

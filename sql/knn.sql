@@ -6,7 +6,7 @@ SELECT count(*) AS knn_functions FROM pg_proc WHERE proname LIKE 'odp_knn%';
 ALTER EXTENSION odp_gpu UPDATE TO '0.2.0';
 SELECT p.oid::regprocedure AS function, obj_description(p.oid, 'pg_proc') IS NOT NULL AS commented,
 	   p.provolatile, p.proparallel, p.prosecdef, p.proisstrict
-FROM pg_proc p WHERE proname LIKE 'odp_knn%' ORDER BY 1::text;
+FROM pg_proc p WHERE proname LIKE 'odp_knn%' ORDER BY p.oid::regprocedure::text COLLATE "C";
 SET extra_float_digits = 0;
 
 \i sql/include/odp_try.psql

@@ -11,7 +11,7 @@ SHOW odp_gpu.device;
 SET odp_gpu.device = 'GPU';
 SHOW odp_gpu.device;
 SET odp_gpu.device = tpu;
-SET odp_gpu.device_id = -1;
+SET odp_gpu.device_id = -2;
 SET odp_gpu.device_id = 64;
 SET odp_gpu.gpu_memory_limit = '512MB';
 SHOW odp_gpu.gpu_memory_limit;
@@ -22,6 +22,52 @@ SET odp_gpu.cpu_threads = 257;
 SET odp_gpu.no_such_setting = 1;
 RESET ALL;
 SHOW odp_gpu.device;
+
+-- odp_gpu.devices: all, or a list of ordinals (one listed twice: two parts)
+SHOW odp_gpu.devices;
+SET odp_gpu.devices = '0,2';
+SHOW odp_gpu.devices;
+SET odp_gpu.devices = ' 0 , 0 ';
+SHOW odp_gpu.devices;
+SET odp_gpu.devices = 'ALL';
+SHOW odp_gpu.devices;
+SET odp_gpu.devices = '';
+SET odp_gpu.devices = '0,';
+SET odp_gpu.devices = '0;1';
+SET odp_gpu.devices = '-1';
+SET odp_gpu.devices = '64';
+SET odp_gpu.devices = '99999999999999999999';
+SET odp_gpu.devices = 'all,0';
+SET odp_gpu.devices = '0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16';
+SET odp_gpu.devices = '0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15';
+SHOW odp_gpu.devices;
+-- a bad list is refused with SQLSTATE 22023, the setting unchanged
+DO $$
+BEGIN
+	SET odp_gpu.devices = 'gpu0';
+EXCEPTION WHEN invalid_parameter_value THEN
+	RAISE NOTICE 'refused with %: %', SQLSTATE, SQLERRM;
+END
+$$;
+SHOW odp_gpu.devices;
+-- device_id: -1 (default) leaves the choice to odp_gpu.devices
+SET odp_gpu.device_id = 1;
+SHOW odp_gpu.device_id;
+SET odp_gpu.device_id = -2;
+RESET ALL;
+SHOW odp_gpu.devices;
+SHOW odp_gpu.device_id;
+
+-- the settings do not matter on the CPU path
+CREATE TABLE dev_pts AS SELECT i AS id, ARRAY[(i * 37) % 101, (i * 53) % 89]::real[] AS f
+	FROM generate_series(1, 300) i;
+SET odp_gpu.device = cpu;
+CREATE TABLE dev_one AS SELECT * FROM odp_outlier_scores('dev_pts', k => 5);
+SET odp_gpu.devices = '0,0';
+SELECT count(*) AS rows, count(*) FILTER (WHERE o.score IS DISTINCT FROM f.score) AS differ
+FROM dev_one o JOIN odp_outlier_scores('dev_pts', k => 5) f USING (id);
+RESET ALL;
+DROP TABLE dev_pts, dev_one;
 
 -- the CPU path gives the same scores with any number of threads
 CREATE TABLE pts AS SELECT i AS id, ARRAY[(i * 37) % 101, (i * 53) % 89]::real[] AS f

@@ -8,7 +8,7 @@ CREATE EXTENSION odp_gpu VERSION '0.3.0';
 ALTER EXTENSION odp_gpu UPDATE TO '0.4.0';
 SELECT p.oid::regprocedure AS function, obj_description(p.oid, 'pg_proc') IS NOT NULL AS commented,
 	   p.provolatile, p.proparallel, p.prosecdef, p.proisstrict
-FROM pg_proc p WHERE proname LIKE 'odp_skyline%' ORDER BY 1::text;
+FROM pg_proc p WHERE proname LIKE 'odp_skyline%' ORDER BY p.oid::regprocedure::text COLLATE "C";
 
 \i sql/include/odp_try.psql
 

@@ -78,13 +78,24 @@ GlueCancelRequested(void *arg)
 	return QueryCancelPending || ProcDiePending || state->pending_error != NULL;
 }
 
+StaticAssertDecl(ODP_DEVICES_MAX == ODP_MAX_GPUS,
+				 "odp_gpu.devices holds as many entries as the engine takes");
+
 /* Fills an engine context from the current settings. */
 static void
 GlueInitContext(OdpContext *ctx, bool on_gpu, GlueCancelState *cancel)
 {
 	memset(ctx, 0, sizeof(*ctx));
 	ctx->device = on_gpu ? ODP_DEVICE_GPU : ODP_DEVICE_CPU;
-	ctx->gpu_id = odp_device_id;
+	ctx->gpu_count = OdpDeviceList(ctx->gpu_ids);
+	if (ctx->gpu_count < 0)
+		ctx->gpu_count = ODP_GPUS_ALL;
+	else if (ctx->gpu_count == 1)
+	{
+		/* one device: exactly the one-device path of before */
+		ctx->gpu_id = ctx->gpu_ids[0];
+		ctx->gpu_count = 0;
+	}
 	ctx->gpu_memory_limit = (size_t) odp_gpu_memory_limit_mb * 1024 * 1024;
 	ctx->cpu_threads = odp_cpu_threads;
 	cancel->error_context = CurrentMemoryContext;
@@ -188,6 +199,21 @@ OdpGpuUsable(char **why)
 		*why = psprintf("odp_gpu.device_id is %d but the host has %d GPU%s",
 						odp_device_id, count, count == 1 ? "" : "s");
 		return false;
+	}
+	/* a device list naming a missing device counts as an out-of-range id */
+	if (odp_device_id < 0)
+	{
+		int			ids[ODP_DEVICES_MAX];
+		int			listed = OdpDeviceList(ids);
+
+		for (int j = 0; j < listed; j++)
+		{
+			if (ids[j] < count)
+				continue;
+			*why = psprintf("odp_gpu.devices names device %d but the host has %d GPU%s",
+							ids[j], count, count == 1 ? "" : "s");
+			return false;
+		}
 	}
 	return true;
 }
@@ -304,6 +330,7 @@ GlueEnd(OdpStatus status, const OdpContext *ctx, const GlueCancelState *cancel,
 	info->transfer_ms = ctx->transfer_ms;
 	info->compute_ms = ctx->compute_ms;
 	info->chunks = ctx->chunks;
+	info->gpu_parts = ctx->gpu_parts > 1 ? ctx->gpu_parts : 1;
 }
 
 /* See engine_glue.h. */
@@ -758,6 +785,8 @@ OdpReportTiming(const char *what, const OdpInput *in, const OdpRunInfo *info,
 						 all_pairs > 0 ? (double) info->distances / all_pairs : 0.0,
 						 info->solving_set_size, info->iterations);
 	}
+	if (info->on_gpu)
+		extra = psprintf("%s devices=%d", extra, info->gpu_parts);
 	ereport(NOTICE,
 			(errmsg("odp_gpu timing: %s path=%s rows=" INT64_FORMAT " dims=%d "
 					"read=%.1f ms (%s) transfer=%.1f ms compute=%.1f ms output=%.1f ms chunks=" INT64_FORMAT "%s",

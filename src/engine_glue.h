@@ -23,6 +23,7 @@ typedef struct OdpRunInfo
 	double		transfer_ms;
 	double		compute_ms;
 	int64		chunks;
+	int			gpu_parts;		/* device parts of the GPU path, 1 for one */
 
 	/* set by OdpComputeKnn only */
 	int64		queries;		/* query rows (0: not a k-NN call) */

@@ -15,6 +15,7 @@
 
 #include "engine_glue.h"
 #include "funcapi.h"
+#include "lib/stringinfo.h"
 #include "settings.h"
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"
@@ -34,6 +35,32 @@ CudaVersionText(int version, bool *isnull)
 }
 
 /*
+ * Says, for a used device, which devices a call spreads over and how many
+ * parts this one takes: listed and ids as OdpDeviceList returned them.
+ */
+static const char *
+UsedDevicesText(int listed, const int *ids, int parts)
+{
+	StringInfoData buf;
+
+	if (listed == 1)
+		return odp_device_id >= 0 ? " (odp_gpu.device_id names it alone)" : "";
+	initStringInfo(&buf);
+	if (listed < 0)
+		appendStringInfoString(&buf, "; one call spreads its work over every device (odp_gpu.devices = all)");
+	else
+	{
+		appendStringInfoString(&buf, "; one call spreads its work over devices ");
+		for (int j = 0; j < listed; j++)
+			appendStringInfo(&buf, j == 0 ? "%d" : ",%d", ids[j]);
+		if (parts > 1)
+			appendStringInfo(&buf, ", %d parts on this one", parts);
+		appendStringInfoString(&buf, " (odp_gpu.devices)");
+	}
+	return buf.data;
+}
+
+/*
  * odp_gpu_info() -> one row per visible GPU, or one row that says why no
  * GPU is usable.  Columns: device, name, compute_capability,
  * total_memory, free_memory, multiprocessors, driver_version,
@@ -48,6 +75,8 @@ odp_gpu_info(PG_FUNCTION_ARGS)
 	int			count = 0,
 				driver = 0,
 				runtime = 0;
+	int			ids[ODP_DEVICES_MAX];
+	int			listed;
 	Datum		values[GPU_INFO_COLS];
 	bool		nulls[GPU_INFO_COLS];
 
@@ -76,10 +105,17 @@ odp_gpu_info(PG_FUNCTION_ARGS)
 		return (Datum) 0;
 	}
 
+	listed = OdpDeviceList(ids);
 	for (int i = 0; i < count; i++)
 	{
 		OdpGpuInfo	gpu;
-		bool		selected = i == odp_device_id && odp_device_setting != ODP_SETTING_CPU;
+		/* all: the first ODP_DEVICES_MAX devices, as the engine takes them */
+		int			parts = listed < 0 && i < ODP_DEVICES_MAX ? 1 : 0;
+		bool		selected;
+
+		for (int j = 0; j < listed; j++)
+			parts += ids[j] == i;
+		selected = parts > 0 && odp_device_setting != ODP_SETTING_CPU;
 
 		memset(nulls, false, sizeof(nulls));
 		memset(&gpu, 0, sizeof(gpu));
@@ -98,15 +134,18 @@ odp_gpu_info(PG_FUNCTION_ARGS)
 		if (status != ODP_OK)
 			values[11] = CStringGetTextDatum(ctx.message);
 		else if (selected)
-			values[11] = CStringGetTextDatum(psprintf("used when odp_gpu.device = %s%s",
+			values[11] = CStringGetTextDatum(psprintf("used when odp_gpu.device = %s%s%s",
 													  OdpDeviceSettingName(),
 													  odp_device_setting == ODP_SETTING_AUTO ?
 													  psprintf(" and the input has at least %d rows",
-																odp_gpu_min_rows) : ""));
+																odp_gpu_min_rows) : "",
+													  UsedDevicesText(listed, ids, parts)));
 		else
 			values[11] = CStringGetTextDatum(odp_device_setting == ODP_SETTING_CPU ?
 											 "not used: odp_gpu.device = cpu" :
-											 "not used: odp_gpu.device_id names another GPU");
+											 odp_device_id >= 0 ?
+											 "not used: odp_gpu.device_id names another GPU" :
+											 "not used: odp_gpu.devices does not name it");
 		if (status != ODP_OK)
 		{
 			nulls[2] = nulls[3] = nulls[4] = nulls[5] = true;

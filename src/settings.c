@@ -15,12 +15,23 @@
  */
 #include "postgres.h"
 
+#include <errno.h>
 #include <limits.h>
+#include <stdlib.h>
 
 #include "settings.h"
 #include "utils/guc.h"
 
+/* The parsed odp_gpu.devices (the GUC's extra): count -1 means all. */
+typedef struct OdpDevicesExtra
+{
+	int			count;
+	int			ids[ODP_DEVICES_MAX];
+} OdpDevicesExtra;
+
 int			odp_device_setting = ODP_SETTING_AUTO;
+char	   *odp_devices_setting = NULL;
+static OdpDevicesExtra odp_devices_parsed = {-1, {0}};
 int			odp_device_id = ODP_DEVICE_ID_DEFAULT;
 int			odp_gpu_memory_limit_mb = ODP_GPU_MEMORY_LIMIT_DEFAULT;
 int			odp_gpu_min_rows = ODP_GPU_MIN_ROWS_DEFAULT;
@@ -36,6 +47,118 @@ static const struct config_enum_entry device_options[] = {
 	{NULL, 0, false}
 };
 
+/*
+ * Parses an odp_gpu.devices value into *out: "all" (any case, blanks
+ * around it allowed) or a comma-separated list of ordinals.  On failure
+ * sets the check's detail and returns false.
+ */
+static bool
+OdpParseDevices(const char *value, OdpDevicesExtra *out)
+{
+	const char *p = value;
+
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (pg_strncasecmp(p, "all", 3) == 0)
+	{
+		const char *q = p + 3;
+
+		while (*q == ' ' || *q == '\t')
+			q++;
+		if (*q == '\0')
+		{
+			out->count = -1;
+			return true;
+		}
+	}
+	out->count = 0;
+	for (;;)
+	{
+		long		id;
+		char	   *end;
+
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p < '0' || *p > '9')
+		{
+			GUC_check_errdetail("Expected a device ordinal at \"%s\".", p);
+			GUC_check_errhint("Use 'all' or a comma-separated list of CUDA device ordinals such as '0,2'.");
+			return false;
+		}
+		errno = 0;
+		id = strtol(p, &end, 10);
+		if (errno != 0 || id > ODP_DEVICE_ID_MAX)
+		{
+			GUC_check_errdetail("Device ordinals lie in 0 .. %d.", ODP_DEVICE_ID_MAX);
+			return false;
+		}
+		if (out->count == ODP_DEVICES_MAX)
+		{
+			GUC_check_errdetail("A device list has at most %d entries.", ODP_DEVICES_MAX);
+			return false;
+		}
+		out->ids[out->count++] = (int) id;
+		p = end;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p == '\0')
+			return true;
+		if (*p != ',')
+		{
+			GUC_check_errdetail("Expected a comma at \"%s\".", p);
+			GUC_check_errhint("Use 'all' or a comma-separated list of CUDA device ordinals such as '0,2'.");
+			return false;
+		}
+		p++;
+	}
+}
+
+/* Check hook of odp_gpu.devices: parses the value into the extra. */
+static bool
+OdpCheckDevices(char **newval, void **extra, GucSource source)
+{
+	OdpDevicesExtra parsed;
+	OdpDevicesExtra *copy;
+
+	(void) source;
+	if (*newval == NULL || !OdpParseDevices(*newval, &parsed))
+		return false;
+	/* the server frees a check hook's extra with free() */
+	copy = (OdpDevicesExtra *) malloc(sizeof(OdpDevicesExtra));
+	if (copy == NULL)
+	{
+		GUC_check_errcode(ERRCODE_OUT_OF_MEMORY);
+		return false;
+	}
+	*copy = parsed;
+	*extra = copy;
+	return true;
+}
+
+/* Assign hook of odp_gpu.devices: makes the parsed list current. */
+static void
+OdpAssignDevices(const char *newval, void *extra)
+{
+	(void) newval;
+	if (extra != NULL)
+		odp_devices_parsed = *(const OdpDevicesExtra *) extra;
+}
+
+/* See settings.h. */
+int
+OdpDeviceList(int *ids)
+{
+	if (odp_device_id >= 0)
+	{
+		ids[0] = odp_device_id;
+		return 1;
+	}
+	if (odp_devices_parsed.count < 0)
+		return -1;
+	memcpy(ids, odp_devices_parsed.ids, sizeof(int) * odp_devices_parsed.count);
+	return odp_devices_parsed.count;
+}
+
 /* Registers every odp_gpu.* parameter and reserves the prefix. */
 void
 OdpDefineSettings(void)
@@ -49,9 +172,19 @@ OdpDefineSettings(void)
 							 &odp_device_setting, ODP_SETTING_AUTO, device_options,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 
+	DefineCustomStringVariable("odp_gpu.devices",
+							   "CUDA devices one call spreads its work over: all, or a list such as 0,2.",
+							   "all uses every device of the host. An ordinal listed twice "
+							   "splits that device's work and budget in two parts (to test the "
+							   "split on a host with one GPU). odp_gpu.device_id, when set, "
+							   "overrides this with one device.",
+							   &odp_devices_setting, ODP_DEVICES_DEFAULT,
+							   PGC_USERSET, 0, OdpCheckDevices, OdpAssignDevices, NULL);
+
 	DefineCustomIntVariable("odp_gpu.device_id",
-							"CUDA device ordinal odp_gpu uses.",
-							"Valid range is 0 .. 63; odp_gpu_info() lists the devices.",
+							"One CUDA device ordinal for odp_gpu to use, -1 for odp_gpu.devices.",
+							"Valid range is -1 .. 63; a value of 0 or more means that device "
+							"alone, whatever odp_gpu.devices says; odp_gpu_info() lists the devices.",
 							&odp_device_id, ODP_DEVICE_ID_DEFAULT,
 							ODP_DEVICE_ID_MIN, ODP_DEVICE_ID_MAX,
 							PGC_USERSET, 0, NULL, NULL, NULL);

@@ -20,9 +20,14 @@ typedef enum OdpDeviceSetting
 	ODP_SETTING_CPU
 } OdpDeviceSetting;
 
-#define ODP_DEVICE_ID_DEFAULT		0
-#define ODP_DEVICE_ID_MIN			0
+/* -1: not set, odp_gpu.devices decides; else that one device */
+#define ODP_DEVICE_ID_DEFAULT		(-1)
+#define ODP_DEVICE_ID_MIN			(-1)
 #define ODP_DEVICE_ID_MAX			63
+
+/* odp_gpu.devices: 'all' or 1 .. ODP_DEVICES_MAX ordinals 0 .. ODP_DEVICE_ID_MAX */
+#define ODP_DEVICES_DEFAULT			"all"
+#define ODP_DEVICES_MAX				16	/* = ODP_MAX_GPUS of the engine */
 
 #define ODP_GPU_MEMORY_LIMIT_DEFAULT	0	/* MB; 0 = 90% of free memory */
 #define ODP_GPU_MEMORY_LIMIT_MIN		0
@@ -45,7 +50,17 @@ extern bool odp_report_timing;
 extern bool odp_distributed;
 extern int	odp_node_connect_timeout;
 
+extern char *odp_devices_setting;
+
 extern void OdpDefineSettings(void);
+
+/*
+ * The devices the current settings use: returns -1 for every device of
+ * the host, else the number of ordinals written to ids (ODP_DEVICES_MAX
+ * entries).  odp_gpu.device_id, when set (>= 0), is that one device;
+ * otherwise odp_gpu.devices decides.
+ */
+extern int	OdpDeviceList(int *ids);
 extern const char *OdpDeviceSettingName(void);
 
 #endif							/* ODP_SETTINGS_H */

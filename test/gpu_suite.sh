@@ -7,7 +7,9 @@
 #
 # Needs a running server: PGHOST etc. set (e.g. source .devpg/start.sh),
 # or none, and then it starts a throwaway one like test/run_tests.sh.
-#   ODP_SKIP_ENGINE=1, ODP_SKIP_REGRESS=1, ODP_SKIP_BENCH=1 skip those parts.
+#   ODP_SKIP_ENGINE=1, ODP_SKIP_REGRESS=1, ODP_SKIP_BENCH=1 skip those parts,
+#   ODP_SKIP_COMPARE=1 the GPU-vs-CPU comparisons, the large input and the
+#   cancellation checks (the two-part checks of odp_gpu.devices still run).
 #   ODP_ANALYTICS="outliers knn pearson skyline intervals sharded" (default all)
 #   limits the engine tests, comparisons, cancellation checks and
 #   benchmarks to those; one analytic with its own engine tests and regress
@@ -74,6 +76,7 @@ ODP_PASSED=$((ODP_PASSED + ok)); ODP_FAILED=$((ODP_FAILED + bad))
 [ "$bad" -gt 0 ] && head -150 regression.diffs
 fi
 
+if [ "${ODP_SKIP_COMPARE:-0}" != 1 ]; then
 if odp_wants outliers; then
 odp_log "GPU vs CPU on random data"
 # odp_compare NAME ROWS DIMS K METRIC GENERATOR [MEMORY_LIMIT_MB]
@@ -358,6 +361,77 @@ odp_compare_iv chunked 200000 int8 3
 odp_compare_iv chunked-cube 100000 cube 3
 fi
 
+fi
+
+odp_log "two device parts on one GPU (odp_gpu.devices = '0,0') against one device"
+# odp_compare_split NAME SETUP CALL [PARTS]: runs CALL (a function in FROM)
+# on odp_gpu.devices = '0' and on '0,0' (each part with its own stream and
+# half the budget) and wants the same rows in the same order, every value
+# equal, and the second run spread over PARTS (default 2) parts.
+odp_compare_split() {
+	local name=$1 setup=$2 call=$3 want=${4:-2} out
+	out=$(psql -X -At -v ON_ERROR_STOP=1 2>&1 <<SQL
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS cube;
+SELECT setseed(0.875);
+DROP TABLE IF EXISTS sp_a, sp_b, sp_one, sp_two;
+$setup
+SET odp_gpu.device = gpu;
+SET odp_gpu.gpu_min_rows = 0;
+SET odp_gpu.devices = '0';
+CREATE TABLE sp_one AS SELECT * FROM $call WITH ORDINALITY;
+SET odp_gpu.devices = '0,0';
+SET odp_gpu.report_timing = on;
+SET client_min_messages = notice;
+CREATE TABLE sp_two AS SELECT * FROM $call WITH ORDINALITY;
+SET client_min_messages = warning;
+SELECT 'cmp=' || (SELECT count(*) FROM sp_one) || ' ' || (SELECT count(*) FROM sp_two) || ' '
+	|| (SELECT count(*) FROM (SELECT * FROM sp_one EXCEPT ALL SELECT * FROM sp_two) d) || ' '
+	|| (SELECT count(*) FROM (SELECT * FROM sp_two EXCEPT ALL SELECT * FROM sp_one) d);
+DROP TABLE IF EXISTS sp_a, sp_b, sp_one, sp_two;
+SQL
+)
+	local cmp=$(sed -n 's/^cmp=//p' <<<"$out") parts=$(sed -n 's/.*devices=\([0-9]*\).*/\1/p' <<<"$out" | head -1)
+	local n1=$(cut -d' ' -f1 <<<"$cmp") n2=$(cut -d' ' -f2 <<<"$cmp") d1=$(cut -d' ' -f3 <<<"$cmp") d2=$(cut -d' ' -f4 <<<"$cmp")
+	[ -n "$n1" ] && [ "$n1" -gt 0 ] && [ "$n1" = "$n2" ] && [ "$d1" = 0 ] && [ "$d2" = 0 ] && [ "$parts" = "$want" ]
+	odp_check "devices '0,0' = '0': $name" $? \
+		"$n2 of $n1 rows, $d1 + $d2 differ (values or order), parts=$parts; $(sed -n 's/.*\(compute=[0-9.]* ms\).*/\1/p' <<<"$out" | head -1)"
+	grep -q '^ERROR' <<<"$out" && grep '^ERROR' <<<"$out" | head -3
+}
+sp_vec="CREATE TABLE sp_a AS SELECT i::bigint AS id, array(SELECT random()::real FROM generate_series(1, 16) WHERE i > 0) AS f FROM generate_series(1, 40000) i;
+CREATE TABLE sp_b AS SELECT i::bigint AS id, array(SELECT random()::real FROM generate_series(1, 16) WHERE i > 0) AS f FROM generate_series(1, 3000) i;"
+sp_series="CREATE TABLE sp_a AS SELECT s::bigint AS id, array(SELECT 100 * exp(sum(ln(1 + 0.02 * (random() - 0.5))) OVER (ORDER BY t)) FROM generate_series(1, 200) t WHERE s > 0) AS v FROM generate_series(1, 3000) s;
+CREATE TABLE sp_b AS SELECT s::bigint AS id, array(SELECT 100 * exp(sum(ln(1 + 0.02 * (random() - 0.5))) OVER (ORDER BY t)) FROM generate_series(1, 200) t WHERE s > 0) AS v FROM generate_series(1, 500) s;"
+sp_sky="CREATE TABLE sp_a AS SELECT i::bigint AS id, array(SELECT random()::float8 FROM generate_series(1, 5) WHERE i > 0) AS v FROM generate_series(1, 100000) i;
+UPDATE sp_a SET v = (SELECT array_agg(x / s * (0.95 + 0.1 * random()) ORDER BY o) FROM unnest(v) WITH ORDINALITY u(x, o), (SELECT sum(y) AS s FROM unnest(v) y) t);"
+sp_iv="CREATE TABLE sp_a AS SELECT i::bigint AS id, int8range(lo, lo + w, '[]') AS r FROM (SELECT i, (random() * 2000000)::bigint AS lo, (random() * 40)::bigint AS w FROM generate_series(1, 100000) i) s;
+CREATE TABLE sp_b AS SELECT i::bigint AS id, int8range(lo, lo + w, '[]') AS r FROM (SELECT i, (random() * 2000000)::bigint AS lo, (random() * 40)::bigint AS w FROM generate_series(1, 100000) i) s;"
+if odp_wants outliers; then
+odp_compare_split "outlier scores 40000 x 16 k=20" "$sp_vec" "odp_outlier_scores('sp_a', k => 20)"
+odp_compare_split "top outliers (brute force) 40000 x 16 k=20 n=50" "$sp_vec" "odp_top_outliers('sp_a', k => 20, n => 50, method => 'bruteforce')"
+odp_compare_split "top outliers (SolvingSet, first device) 40000 x 16 k=20 n=50" "$sp_vec" "odp_top_outliers('sp_a', k => 20, n => 50, method => 'solvingset')" 1
+fi
+if odp_wants knn; then
+odp_compare_split "k-NN join 3000 x 40000 k=10 cosine" "$sp_vec" "odp_knn_join('sp_b', 'sp_a', k => 10, metric => 'cosine')"
+odp_compare_split "k-NN self join 40000 k=10" "$sp_vec" "odp_knn_join('sp_a', 'sp_a', k => 10)"
+fi
+if odp_wants pearson; then
+odp_compare_split "correlation pairs 3000 x 200 |r| >= 0.6" "$sp_series" "odp_pearson('sp_a', min_abs_r => 0.6)"
+odp_compare_split "correlation top-5 3000 x 200" "$sp_series" "odp_pearson_top('sp_a', k => 5)"
+odp_compare_split "correlation pairs, two sources 3000 x 500" "$sp_series" "odp_pearson('sp_a', 'sp_b', min_abs_r => 0.5)"
+odp_compare_split "correlation top-3, two sources" "$sp_series" "odp_pearson_top('sp_a', 'sp_b', k => 3)"
+fi
+if odp_wants skyline; then
+odp_compare_split "skyline 100000 x 5 anti-correlated" "$sp_sky" "odp_skyline('sp_a')"
+odp_compare_split "3-skyband 100000 x 5" "$sp_sky" "odp_skyline('sp_a', '{min,max,min,max,min}', band => 3)"
+fi
+if odp_wants intervals; then
+odp_compare_split "region matching 100000 x 100000" "$sp_iv" "odp_interval_match('sp_a', 'sp_b', bounds => '[]')"
+odp_compare_split "region matching, one set of 100000" "$sp_iv" "odp_interval_match('sp_a', bounds => '[]')"
+odp_compare_split "region count 100000 x 100000" "$sp_iv" "odp_interval_match_count('sp_a', 'sp_b', bounds => '[]')"
+fi
+
+if [ "${ODP_SKIP_COMPARE:-0}" != 1 ]; then
 if odp_wants outliers; then
 odp_log "an input over 1 GB"
 # 16,500 rows x 16,384 dims = 1.08 GB of float32: every value of row i is i,
@@ -398,6 +472,7 @@ odp_cancel_sky_checks gpu 3000000
 fi
 if odp_wants intervals; then
 odp_cancel_interval_checks gpu 3000000
+fi
 fi
 
 if odp_wants sharded; then

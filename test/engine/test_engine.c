@@ -774,6 +774,12 @@ main(int argc, char **argv)
 		printf("%d passed, %d failed\n", n_passed, n_failed);
 		return n_failed == 0 ? 0 : 1;
 	}
+	if (argc >= 2 && strcmp(argv[1], "--devices") == 0)
+	{
+		run_device_tests();
+		printf("%d passed, %d failed\n", n_passed, n_failed);
+		return n_failed == 0 ? 0 : 1;
+	}
 	if (argc >= 2 && strcmp(argv[1], "--pearson") == 0)
 	{
 		run_pearson_tests();
@@ -821,6 +827,7 @@ main(int argc, char **argv)
 	run_skyline_tests();
 	run_interval_tests();
 	run_dist_tests();
+	run_device_tests();
 
 	printf("%d passed, %d failed\n", n_passed, n_failed);
 	return n_failed == 0 ? 0 : 1;

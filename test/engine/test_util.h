@@ -92,4 +92,7 @@ extern void run_interval_tests(void);
 /* The distributed forms' tests (test_dist.c). */
 extern void run_dist_tests(void);
 
+/* The device-set tests (test_devices.c). */
+extern void run_device_tests(void);
+
 #endif							/* ODP_TEST_UTIL_H */
