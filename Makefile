@@ -19,7 +19,7 @@ ENGINE_C_OBJS = kernels/engine_common.o kernels/outliers.o kernels/knn.o \
 	kernels/intervals.o kernels/cpu_intervals.o kernels/knn_dist.o kernels/ss_dist.o \
 	kernels/device_set.o \
 	kernels/pair_relay.o kernels/split_knn.o kernels/split_corr.o \
-	kernels/split_skyline.o kernels/split_intervals.o
+	kernels/split_skyline.o kernels/split_intervals.o kernels/split_solvingset.o
 # WITH_CUDA=no builds a CPU-only library (no CUDA toolkit needed).
 WITH_CUDA ?= yes
 ifeq ($(WITH_CUDA),no)

@@ -188,6 +188,23 @@ extern void odp_gpu_pin_thread_disable(void);
  * The GPU paths spread over ctx's devices (split_*.c): each resolves the
  * device set and, with one part, runs the one-device path unchanged.
  */
+/*
+ * SolvingSet over the call's device set (split_solvingset.c): when the set
+ * has several parts and the rows give each a few thousand, sets *split
+ * and runs the distributed SolvingSet with one node per part, writing the
+ * results as the single-device driver does (rows, not ids); else leaves
+ * *split false and does nothing.  give_up_at as for the driver: past that
+ * many distances it stops with *gave_up set and ODP_OK.
+ */
+extern OdpStatus odp_gpus_solvingset(OdpContext *ctx, const OdpMatrix *mat,
+									 OdpMetric metric, int32_t k, int64_t n,
+									 int64_t m, int64_t give_up_at,
+									 int64_t *order, double *scores,
+									 int64_t *count, int64_t *solving_set,
+									 double *solving_scores,
+									 OdpTopOutliersStats *st, bool *split,
+									 bool *gave_up);
+
 extern OdpStatus odp_gpus_outlier_scores(OdpContext *ctx, const OdpMatrix *m,
 										 OdpMetric metric, int32_t k,
 										 const float *norms, double *scores);

@@ -317,6 +317,17 @@ ss_run(OdpContext *ctx, const OdpMatrix *mat, OdpMetric metric, int32_t k,
 	OdpStatus	status;
 
 	memset(&be, 0, sizeof(be));
+	if (ctx->device == ODP_DEVICE_GPU)
+	{
+		bool		split;
+
+		/* several devices: the distributed SolvingSet, one node each */
+		status = odp_gpus_solvingset(ctx, mat, metric, k, n, m, give_up_at, order,
+									 scores, count, solving_set, solving_scores, st,
+									 &split, gave_up);
+		if (split || status != ODP_OK)
+			return status;
+	}
 	active = malloc((size_t) rows);
 	in_s = calloc((size_t) rows, 1);
 	upper = malloc(sizeof(double) * (size_t) rows);

@@ -409,7 +409,8 @@ CREATE TABLE sp_b AS SELECT i::bigint AS id, int8range(lo, lo + w, '[]') AS r FR
 if odp_wants outliers; then
 odp_compare_split "outlier scores 40000 x 16 k=20" "$sp_vec" "odp_outlier_scores('sp_a', k => 20)"
 odp_compare_split "top outliers (brute force) 40000 x 16 k=20 n=50" "$sp_vec" "odp_top_outliers('sp_a', k => 20, n => 50, method => 'bruteforce')"
-odp_compare_split "top outliers (SolvingSet, first device) 40000 x 16 k=20 n=50" "$sp_vec" "odp_top_outliers('sp_a', k => 20, n => 50, method => 'solvingset')" 1
+odp_compare_split "top outliers (SolvingSet, a node per part) 40000 x 16 k=20 n=50" "$sp_vec" "odp_top_outliers('sp_a', k => 20, n => 50, method => 'solvingset')"
+odp_compare_split "solving set (a node per part) 40000 x 16 k=20 n=10 batch 300" "$sp_vec" "odp_solving_set('sp_a', k => 20, n => 10, batch_size => 300)"
 fi
 if odp_wants knn; then
 odp_compare_split "k-NN join 3000 x 40000 k=10 cosine" "$sp_vec" "odp_knn_join('sp_b', 'sp_a', k => 10, metric => 'cosine')"

@@ -681,6 +681,117 @@ fault_tests(void)
 }
 
 /* See test_util.h. */
+/* One SolvingSet run's results. */
+typedef struct SsSplitResult
+{
+	OdpStatus	status;
+	int64_t		count;
+	int64_t    *order;
+	double	   *scores;
+	int64_t    *set;
+	double	   *set_scores;
+	OdpTopOutliersStats stats;
+	int			parts;
+} SsSplitResult;
+
+static void
+ss_split_run(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric, int k,
+			 int64_t n, int64_t batch, SsSplitResult *r)
+{
+	r->order = xmalloc(sizeof(int64_t) * (size_t) n);
+	r->scores = xmalloc(sizeof(double) * (size_t) n);
+	r->set = xmalloc(sizeof(int64_t) * (size_t) m->rows);
+	r->set_scores = xmalloc(sizeof(double) * (size_t) m->rows);
+	r->status = odp_compute_top_outliers(ctx, m, metric, k, n, ODP_METHOD_SOLVINGSET,
+										 batch, r->order, r->scores, &r->count,
+										 r->set, r->set_scores, &r->stats);
+	r->parts = ctx->gpu_parts;
+}
+
+static bool
+ss_split_same(const SsSplitResult *a, const SsSplitResult *b)
+{
+	bool		same = a->status == ODP_OK && b->status == ODP_OK &&
+		a->count == b->count && a->stats.solving_set_size == b->stats.solving_set_size &&
+		a->stats.iterations == b->stats.iterations;
+
+	for (int64_t i = 0; same && i < a->count; i++)
+		same = a->order[i] == b->order[i] && a->scores[i] == b->scores[i];
+	for (int64_t i = 0; same && i < a->stats.solving_set_size; i++)
+		same = a->set[i] == b->set[i] && a->set_scores[i] == b->set_scores[i];
+	return same;
+}
+
+static void
+ss_split_free(SsSplitResult *r)
+{
+	free(r->order);
+	free(r->scores);
+	free(r->set);
+	free(r->set_scores);
+}
+
+/*
+ * SolvingSet on {0, 0}: the distributed form with one node per part gives
+ * the top n, the scores, the solving set and the iterations of one GPU
+ * and of the CPU, with and without ids.
+ */
+static void
+solvingset_split_tests(void)
+{
+	static const struct
+	{
+		Gen			gen;
+		int64_t		rows;
+		int			dims;
+		int			k;
+		int64_t		n;
+		int64_t		batch;
+		OdpMetric	metric;
+		bool		ids;
+	}			cases[] = {
+		{GEN_UNIFORM, 20000, 8, 20, 10, 256, ODP_METRIC_EUCLIDEAN, false},
+		{GEN_GRID, 12000, 10, 50, 10, 0, ODP_METRIC_EUCLIDEAN, true},
+		{GEN_UNIFORM, 10000, 6, 10, 15, 512, ODP_METRIC_COSINE, false},
+		{GEN_TIES, 9000, 3, 8, 12, 300, ODP_METRIC_MANHATTAN, true},
+	};
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
+	{
+		float	   *x = make_data(cases[c].gen, cases[c].rows, cases[c].dims);
+		int64_t    *ids = xmalloc(sizeof(int64_t) * (size_t) cases[c].rows);
+		OdpMatrix	m = {0};
+		OdpContext	one = make_ctx(ODP_DEVICE_GPU);
+		OdpContext	two = split_ctx();
+		OdpContext	cpu = make_ctx(ODP_DEVICE_CPU);
+		SsSplitResult r1,
+					r2,
+					rc;
+
+		for (int64_t i = 0; i < cases[c].rows; i++)
+			ids[i] = 3 * i + 1;
+		m.data = x;
+		m.rows = cases[c].rows;
+		m.dims = cases[c].dims;
+		m.ids = cases[c].ids ? ids : NULL;
+		ss_split_run(&one, &m, cases[c].metric, cases[c].k, cases[c].n, cases[c].batch, &r1);
+		ss_split_run(&two, &m, cases[c].metric, cases[c].k, cases[c].n, cases[c].batch, &r2);
+		ss_split_run(&cpu, &m, cases[c].metric, cases[c].k, cases[c].n, cases[c].batch, &rc);
+		check(r2.status == ODP_OK && r2.parts == 2 && ss_split_same(&r1, &r2) &&
+			  ss_split_same(&rc, &r2),
+			  "solvingset split %s %lld x %d k=%d %s%s: {0,0} in %d parts equals one GPU and the CPU "
+			  "(%d iterations, solving set %lld) %s",
+			  gen_names[cases[c].gen], (long long) cases[c].rows, cases[c].dims, cases[c].k,
+			  odp_metric_name(cases[c].metric), cases[c].ids ? ", ids" : "", r2.parts,
+			  (int) r2.stats.iterations, (long long) r2.stats.solving_set_size, two.message);
+		ss_split_free(&r1);
+		ss_split_free(&r2);
+		ss_split_free(&rc);
+		free(x);
+		free(ids);
+	}
+}
+
 void
 run_device_tests(void)
 {
@@ -702,5 +813,6 @@ run_device_tests(void)
 	corr_split_tests();
 	skyline_split_tests();
 	interval_split_tests();
+	solvingset_split_tests();
 	fault_tests();
 }
