@@ -528,6 +528,83 @@ ss_cmp_float(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/*
+ * Makes the single pass's buffers hold nc candidates for nthreads
+ * threads; false when they do not fit (the two passes need none of it).
+ */
+static bool
+ss_fused_reserve(CpuSs *ss, int32_t nc, int nthreads)
+{
+	const int32_t k = ss->k;
+
+	if (odp_cpu_ss_fused == 0 || k > SS_FUSED_MAX_K || nc <= 0 ||
+		(size_t) nthreads * nc * k * sizeof(float) > SS_FUSED_MAX_BYTES)
+		return false;
+	if (nc <= ss->th_cap)
+		return true;
+	free(ss->th);
+	free(ss->thsize);
+	free(ss->bound);
+	free(ss->merge);
+	ss->th = malloc(sizeof(float) * (size_t) nthreads * nc * k);
+	ss->thsize = malloc(sizeof(int32_t) * (size_t) nthreads * nc);
+	ss->bound = malloc(sizeof(float) * (size_t) nc);
+	ss->merge = malloc(sizeof(float) * (size_t) nthreads * k + sizeof(float) * k);
+	ss->th_cap = nc;
+	if (!ss->th || !ss->thsize || !ss->bound || !ss->merge)
+	{
+		free(ss->th);
+		free(ss->thsize);
+		free(ss->bound);
+		free(ss->merge);
+		ss->th = NULL;
+		ss->thsize = NULL;
+		ss->bound = NULL;
+		ss->merge = NULL;
+		ss->th_cap = 0;
+		return false;
+	}
+	return true;
+}
+
+/* The single pass over every row, the bounds in ss->bound: heaps emptied. */
+static OdpStatus
+ss_fused_pass(CpuSs *ss, const int64_t *cand, const float *vectors, int32_t nc,
+			  const uint8_t *active, double *upper, int64_t *distances,
+			  int nthreads)
+{
+	/* thread t's heaps are th[(t * th_cap + c) * k ...]; all empty */
+	for (int t = 0; t < nthreads; t++)
+		memset(ss->thsize + (size_t) t * ss->th_cap, 0, sizeof(int32_t) * (size_t) nc);
+	return ss_pass(ss, cand, vectors, nc, active, upper, distances, true, nthreads);
+}
+
+/*
+ * Candidate i's k smallest distances under its bound, from every thread's
+ * heap, ascending, then copies of the bound: the k smallest distances to
+ * the other rows, as brute force finds them.  Returns ss->merge.
+ */
+static float *
+ss_fused_merge(CpuSs *ss, int32_t i, int nthreads)
+{
+	const int32_t k = ss->k;
+	float	   *all = ss->merge;
+	int32_t		n = 0;
+
+	for (int t = 0; t < nthreads; t++)
+	{
+		const int32_t sz = ss->thsize[(size_t) t * ss->th_cap + i];
+
+		memcpy(all + n, ss->th + ((size_t) t * ss->th_cap + i) * k,
+			   sizeof(float) * (size_t) sz);
+		n += sz;
+	}
+	qsort(all, (size_t) n, sizeof(float), ss_cmp_float);
+	for (int32_t e = n < k ? n : k; e < k; e++)
+		all[e] = ss->bound[i];
+	return all;
+}
+
 /* See OdpSsBackend.exact_update in engine_internal.h, and the top of the file. */
 static OdpStatus
 ss_exact_update(void *self, const int64_t *cand, int32_t nc,
@@ -537,38 +614,12 @@ ss_exact_update(void *self, const int64_t *cand, int32_t nc,
 	CpuSs	   *ss = (CpuSs *) self;
 	const int32_t k = ss->k;
 	const int	nthreads = ss_threads(ss);
-	bool		fused = odp_cpu_ss_fused != 0 && k <= SS_FUSED_MAX_K && nc > 0 &&
-		(size_t) nthreads * nc * k * sizeof(float) <= SS_FUSED_MAX_BYTES;
+	bool		fused = nc > 0;
 	OdpStatus	status;
 
 	for (int32_t i = 0; i < nc && fused; i++)
 		fused = ss->hsize[cand[i]] == k;
-	if (fused && nc > ss->th_cap)
-	{
-		free(ss->th);
-		free(ss->thsize);
-		free(ss->bound);
-		free(ss->merge);
-		ss->th = malloc(sizeof(float) * (size_t) nthreads * nc * k);
-		ss->thsize = malloc(sizeof(int32_t) * (size_t) nthreads * nc);
-		ss->bound = malloc(sizeof(float) * (size_t) nc);
-		ss->merge = malloc(sizeof(float) * (size_t) nthreads * k + sizeof(float) * k);
-		ss->th_cap = nc;
-		if (!ss->th || !ss->thsize || !ss->bound || !ss->merge)
-		{
-			/* the two passes need none of it */
-			free(ss->th);
-			free(ss->thsize);
-			free(ss->bound);
-			free(ss->merge);
-			ss->th = NULL;
-			ss->thsize = NULL;
-			ss->bound = NULL;
-			ss->merge = NULL;
-			ss->th_cap = 0;
-			fused = false;
-		}
-	}
+	fused = fused && ss_fused_reserve(ss, nc, nthreads);
 	if (!fused)
 	{
 		status = ss_exact(self, cand, nc, weight, distances);
@@ -579,31 +630,15 @@ ss_exact_update(void *self, const int64_t *cand, int32_t nc,
 		return status;
 	}
 
-	/* thread t's heaps are th[(t * th_cap + c) * k ...]; all empty */
-	for (int t = 0; t < nthreads; t++)
-		memset(ss->thsize + (size_t) t * ss->th_cap, 0, sizeof(int32_t) * (size_t) nc);
 	for (int32_t i = 0; i < nc; i++)
 		ss->bound[i] = ss->heap[cand[i] * k];	/* the root: the largest */
-	status = ss_pass(ss, cand, NULL, nc, active, upper, distances, true, nthreads);
+	status = ss_fused_pass(ss, cand, NULL, nc, active, upper, distances, nthreads);
 	if (status != ODP_OK)
 		return status;
-
 	for (int32_t i = 0; i < nc; i++)
 	{
-		float	   *all = ss->merge;
-		int32_t		n = 0;
+		float	   *all = ss_fused_merge(ss, i, nthreads);
 
-		for (int t = 0; t < nthreads; t++)
-		{
-			const int32_t sz = ss->thsize[(size_t) t * ss->th_cap + i];
-
-			memcpy(all + n, ss->th + ((size_t) t * ss->th_cap + i) * k,
-				   sizeof(float) * (size_t) sz);
-			n += sz;
-		}
-		qsort(all, (size_t) n, sizeof(float), ss_cmp_float);
-		for (int32_t e = n < k ? n : k; e < k; e++)
-			all[e] = ss->bound[i];
 		weight[i] = odp_sum_ascending(all, k);
 	}
 	return ODP_OK;
@@ -635,12 +670,14 @@ ss_lists_emit(void *arg, int64_t query, const float *dist, const int64_t *index,
  * row by index), then update()'s pass over them.
  */
 static OdpStatus
-ss_external(void *self, const float *vectors, const int64_t *own, int32_t nc,
-			const uint8_t *active, float *lists, double *upper,
-			int64_t *distances)
+ss_external(void *self, const float *vectors, const int64_t *own,
+			const float *bounds, int32_t nc, const uint8_t *active, float *lists,
+			double *upper, int64_t *distances)
 {
 	CpuSs	   *ss = (CpuSs *) self;
 	const OdpMatrix *m = ss->m;
+	const int	nthreads = ss_threads(ss);
+	bool		fused = bounds != NULL;
 	SsListsOut	out;
 	OdpStatus	status;
 
@@ -651,6 +688,23 @@ ss_external(void *self, const float *vectors, const int64_t *own, int32_t nc,
 						"out of host memory for %d SolvingSet candidates", (int) nc);
 	for (int32_t i = 0; i < nc && ss->norms; i++)
 		ss->gnorm[i] = odp_row_norm(vectors + (size_t) i * m->dims, m->dims);
+
+	/* every bound known: the single pass, lists of the distances under it */
+	for (int32_t i = 0; i < nc && fused; i++)
+		fused = isfinite(bounds[i]);
+	if (fused && ss_fused_reserve(ss, nc, nthreads))
+	{
+		memcpy(ss->bound, bounds, sizeof(float) * (size_t) nc);
+		status = ss_fused_pass(ss, own, vectors, nc, active, upper, distances, nthreads);
+		for (int32_t i = 0; i < nc && status == ODP_OK; i++)
+		{
+			const float *all = ss_fused_merge(ss, i, nthreads);
+
+			for (int32_t e = 0; e < ss->k; e++)
+				lists[(size_t) i * ss->k + e] = all[e] < bounds[i] ? all[e] : INFINITY;
+		}
+		return status;
+	}
 	out.lists = lists;
 	out.k = ss->k;
 	status = ss_batch_knn(ss, vectors, own, nc, ss->k < m->rows ? ss->k : (int32_t) m->rows,
@@ -661,6 +715,16 @@ ss_external(void *self, const float *vectors, const int64_t *own, int32_t nc,
 	if (odp_cancel_requested(ss->ctx))
 		return odp_fail(ss->ctx, ODP_ERR_CANCELLED, "canceled");
 	return ss_pass(ss, own, vectors, nc, active, upper, distances, false, ss_threads(ss));
+}
+
+/* See OdpSsBackend.row_bounds: the root of a full heap is its largest. */
+static void
+ss_row_bounds(void *self, const int64_t *rows, int64_t n, float *out)
+{
+	CpuSs	   *ss = (CpuSs *) self;
+
+	for (int64_t i = 0; i < n; i++)
+		out[i] = ss->hsize[rows[i]] == ss->k ? ss->heap[rows[i] * ss->k] : INFINITY;
 }
 
 /* OdpSsBackend.release: frees the state; self may be NULL. */
@@ -728,6 +792,7 @@ odp_cpu_ss_backend(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 	backend->exact_update = ss_exact_update;
 	backend->select = NULL;		/* and selects on the host */
 	backend->external = ss_external;
+	backend->row_bounds = ss_row_bounds;
 	backend->release = ss_release;
 	return ODP_OK;
 }

@@ -278,16 +278,27 @@ typedef struct OdpSsBackend
 
 	/*
 	 * For a distributed node (ss_dist.c): a batch given by value, from any
-	 * shard: vectors (nc x dims) and own[i], the row of candidate i in
-	 * this matrix or -1.  Writes each candidate's k smallest distances to
-	 * the rows other than own[i], ascending, into lists[i * k ..] (+inf
-	 * where the matrix has too few rows), then does what update() does for
-	 * the batch (the caller has made the own candidates inactive).  The
+	 * shard: vectors (nc x dims), own[i], the row of candidate i in this
+	 * matrix or -1, and bounds[i] (OdpSsRows.bound).  Writes each
+	 * candidate's k smallest distances to the rows other than own[i],
+	 * ascending, into lists[i * k ..] (+inf where the matrix has too few
+	 * rows), then does what update() does for the batch (the caller has
+	 * made the own candidates inactive).  When every bound is finite the
+	 * backend may take the batch in one pass, as exact_update() does, and
+	 * keep in a list only the distances under the bound (then +inf).  The
 	 * distances are exact()'s and update()'s, bit for bit.
 	 */
 	OdpStatus	(*external) (void *self, const float *vectors, const int64_t *own,
-							 int32_t nc, const uint8_t *active, float *lists,
-							 double *upper, int64_t *distances);
+							 const float *bounds, int32_t nc, const uint8_t *active,
+							 float *lists, double *upper, int64_t *distances);
+
+	/*
+	 * For a distributed node: the bound of each of rows[0 .. n) (the
+	 * largest distance of its partial list when full, else +inf) into
+	 * out.  +inf everywhere is always allowed (the batch then takes two
+	 * passes).
+	 */
+	void		(*row_bounds) (void *self, const int64_t *rows, int64_t n, float *out);
 
 	/* Frees everything the backend holds; called once, on every path. */
 	void		(*release) (void *self);

@@ -193,6 +193,8 @@ typedef struct GpuSs
 	float	   *d_lists;		/* ext_cap x k */
 	int64_t    *h_iota;			/* ext_cap: 0, 1, ... (gather positions) */
 	float	   *h_ext_norms;	/* ext_cap, cosine only */
+	int64_t    *d_own2;			/* ext_cap: own rows of overflowed candidates */
+	float	   *d_ext_bound;	/* ext_cap: row bounds (SsRowBounds) */
 } GpuSs;
 
 /* Per-step timings on stderr, for benchmark builds (-DODP_SS_TRACE). */
@@ -434,7 +436,8 @@ SsSortedPrefix(const float *buf, int c, int n, float *out, void *temp)
 static __global__ void __launch_bounds__(SS_WEIGHT_THREADS)
 SsBufferWeightKernel(const float *buf, const int32_t *count,
 					 const float *bound, const float *rows, int dims,
-					 OdpMetric metric, int cap, int k, double *weight, int *bad)
+					 OdpMetric metric, int cap, int k, double *weight, int *bad,
+					 const int64_t *own, float *lists)
 {
 	typedef cub::BlockRadixSort<float, SS_WEIGHT_THREADS, SS_WEIGHT_SMALL> SmallSort;
 	typedef cub::BlockRadixSort<float, SS_WEIGHT_THREADS,
@@ -464,7 +467,8 @@ SsBufferWeightKernel(const float *buf, const int32_t *count,
 		int			taken = 0;
 		double		s = 0.0;
 
-		if (metric != ODP_METRIC_COSINE)
+		/* a candidate of another shard has no row here, so no self pair */
+		if (metric != ODP_METRIC_COSINE && (own == NULL || own[i] >= 0))
 		{
 			const float *row = rows + i * (int64_t) dims;
 			const float self = odp_distance(metric, row, row, dims, 1.0f, 1.0f);
@@ -482,12 +486,21 @@ SsBufferWeightKernel(const float *buf, const int32_t *count,
 		{
 			if (e == skip)
 				continue;
-			s += (double) sorted[e];
+			if (lists != NULL)
+				lists[i * k + taken] = sorted[e];
+			else
+				s += (double) sorted[e];
 			taken++;
 		}
 		for (; taken < k; taken++)
-			s += (double) bound[i];
-		weight[i] = s;
+		{
+			if (lists != NULL)
+				lists[i * k + taken] = INFINITY;
+			else
+				s += (double) bound[i];
+		}
+		if (lists == NULL)
+			weight[i] = s;
 	}
 }
 
@@ -846,10 +859,14 @@ SsExternalReserve(GpuSs *ss, int64_t nc)
 	OdpGpuArenaFree(&ss->arena, ss->d_ext_norms);
 	OdpGpuArenaFree(&ss->arena, ss->d_own);
 	OdpGpuArenaFree(&ss->arena, ss->d_lists);
+	OdpGpuArenaFree(&ss->arena, ss->d_own2);
+	OdpGpuArenaFree(&ss->arena, ss->d_ext_bound);
 	ss->d_ext = NULL;
 	ss->d_ext_norms = NULL;
 	ss->d_own = NULL;
 	ss->d_lists = NULL;
+	ss->d_own2 = NULL;
+	ss->d_ext_bound = NULL;
 	ss->ext_cap = 0;
 	iota = (int64_t *) realloc(ss->h_iota, sizeof(int64_t) * (size_t) nc);
 	if (iota != NULL)
@@ -878,31 +895,26 @@ SsExternalReserve(GpuSs *ss, int64_t nc)
 		status = OdpGpuArenaAlloc(ctx, &ss->arena, (size_t) nc * ss->k * sizeof(float),
 								  "the candidates' neighbour lists", (void **) &ss->d_lists);
 	if (status == ODP_OK)
+		status = OdpGpuArenaAlloc(ctx, &ss->arena, (size_t) nc * sizeof(int64_t),
+								  "the candidates' own rows", (void **) &ss->d_own2);
+	if (status == ODP_OK)
+		status = OdpGpuArenaAlloc(ctx, &ss->arena, (size_t) nc * sizeof(float),
+								  "the rows' bounds", (void **) &ss->d_ext_bound);
+	if (status == ODP_OK)
 		ss->ext_cap = nc;
 	return status;
 }
 
-/*
- * See OdpSsBackend.external in engine_internal.h: the vectors are
- * uploaded once and both steps gather from them (positions 0, 1, ...),
- * the exact step skipping a candidate's own row by index.
- */
+/* Uploads a batch given by value: vectors (and norms), own rows. */
 static OdpStatus
-SsExternal(void *self, const float *vectors, const int64_t *own, int32_t nc,
-		   const uint8_t *active, float *lists, double *upper, int64_t *distances)
+SsExternalUpload(GpuSs *ss, const float *vectors, const int64_t *own, int32_t nc)
 {
-	GpuSs	   *ss = (GpuSs *) self;
 	OdpContext *ctx = ss->ctx;
 	OdpStatus	status = ODP_OK;
-	double		t0;
+	double		t0 = odp_now_ms();
 
-	if (nc <= 0)
-		return ODP_OK;
-	ODP_CUDA_RETURN(ctx, cudaSetDevice(ss->dev.id), "selecting the GPU");
-	SS_TRY(SsExternalReserve(ss, nc));
 	for (int32_t i = 0; i < nc && ss->cosine; i++)
 		ss->h_ext_norms[i] = odp_row_norm(vectors + (size_t) i * ss->dims, ss->dims);
-	t0 = odp_now_ms();
 	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(ss->d_ext, vectors, (size_t) nc * ss->dims * sizeof(float),
 									  cudaMemcpyHostToDevice, ss->stream),
 				 "copying candidates to the GPU");
@@ -914,7 +926,168 @@ SsExternal(void *self, const float *vectors, const int64_t *own, int32_t nc,
 	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(ss->d_own, own, (size_t) nc * sizeof(int64_t),
 									  cudaMemcpyHostToDevice, ss->stream),
 				 "copying candidates to the GPU");
+cleanup:
 	ctx->transfer_ms += odp_now_ms() - t0;
+	return status;
+}
+
+/*
+ * The single pass for a batch given by value, every bound known (from
+ * the candidates' home nodes): SsExactUpdate's pass with the candidates'
+ * own rows (-1 for another shard's) and their bounds uploaded, the
+ * buffers turned into k-lists of the distances under the bound, and an
+ * overflowed buffer's candidate taken by the exact step.
+ */
+static OdpStatus
+SsExternalFused(GpuSs *ss, const float *vectors, const int64_t *own,
+				const float *bounds, int32_t nc, const uint8_t *active,
+				float *lists, double *upper, int64_t *distances)
+{
+	OdpContext *ctx = ss->ctx;
+	OdpStatus	status = ODP_OK;
+	OdpKnnProblem prob;
+	int64_t		nover = 0;
+	int			bad = 0;
+	float	   *over_lists = NULL;
+	double		t0;
+
+	odp_gpu_ss_fused_batches++;
+	SS_TRY(SsExternalUpload(ss, vectors, own, nc));
+	t0 = odp_now_ms();
+	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(ss->d_bound, bounds, (size_t) nc * sizeof(float),
+									  cudaMemcpyHostToDevice, ss->stream),
+				 "copying candidate bounds to the GPU");
+	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(ss->d_active, active, (size_t) ss->rows,
+									  cudaMemcpyHostToDevice, ss->stream),
+				 "copying SolvingSet active rows to the GPU");
+	ctx->transfer_ms += odp_now_ms() - t0;
+	SS_TRY(SsGather(ss, ss->d_ext, ss->d_ext_norms, ss->h_iota, nc, nc, 1));
+	ODP_CUDA_TRY(ctx, cudaMemsetAsync(ss->d_fcount, 0, (size_t) nc * sizeof(int32_t),
+									  ss->stream),
+				 "clearing the SolvingSet candidate buffers");
+	SsBatchProblem(ss, ss->d_data, ss->d_norms, ss->rows, nc, &prob);
+	prob.cand_bound = ss->d_bound;
+	prob.cand_self = ss->d_own;
+	prob.cand_limit = ss->d_limit;
+	prob.cand_count = ss->d_fcount;
+	prob.cand_buf = ss->d_fbuf;
+	prob.cand_cap = ss->fcap;
+	prob.query_active = ss->d_active;
+	SS_TRY(OdpKnnAccumulate(ctx, &ss->dev, ss->stream, &prob, &ss->upd_state,
+							&ctx->compute_ms));
+	ctx->chunks++;
+	ss->cand_seen += nc;
+	*distances += (int64_t) nc * ss->rows;
+
+	t0 = odp_now_ms();
+	SsBufferWeightKernel<<<(unsigned) nc, SS_WEIGHT_THREADS, 0, ss->stream>>>(ss->d_fbuf, ss->d_fcount, ss->d_bound, ss->d_gather, ss->dims, ss->metric, ss->fcap, ss->k, ss->d_weight, ss->d_bad, ss->d_own, ss->d_lists);
+	ODP_CUDA_TRY_LAUNCH(ctx, ss->stream, "launching the SolvingSet buffer list kernel");
+	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(lists, ss->d_lists, (size_t) nc * ss->k * sizeof(float),
+									  cudaMemcpyDeviceToHost, ss->stream),
+				 "copying SolvingSet neighbour lists from the GPU");
+	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(ss->h_fcount, ss->d_fcount, (size_t) nc * sizeof(int32_t),
+									  cudaMemcpyDeviceToHost, ss->stream),
+				 "copying SolvingSet neighbour lists from the GPU");
+	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(&bad, ss->d_bad, sizeof(int), cudaMemcpyDeviceToHost,
+									  ss->stream),
+				 "copying SolvingSet neighbour lists from the GPU");
+	ODP_CUDA_TRY(ctx, cudaStreamSynchronize(ss->stream), "computing SolvingSet neighbour lists");
+	ctx->compute_ms += odp_now_ms() - t0;
+	if (bad != 0)
+		return odp_fail(ctx, ODP_ERR_INTERNAL,
+						"a SolvingSet candidate's buffer lacks its distance to itself on the GPU");
+
+	/* overflowed buffers: those candidates by the exact step, full lists */
+	for (int32_t i = 0; i < nc; i++)
+		if (ss->h_fcount[i] > ss->fcap)
+		{
+			ss->h_over[nover] = i;
+			ss->h_overpos[nover++] = own[i];
+		}
+	odp_gpu_ss_overflowed += nover;
+	if (nover > 0)
+	{
+		over_lists = (float *) malloc(sizeof(float) * (size_t) nover * ss->k);
+		if (over_lists == NULL)
+			return odp_fail(ctx, ODP_ERR_HOST_OOM,
+							"out of host memory for %lld neighbour lists", (long long) nover);
+		ODP_CUDA_TRY(ctx, cudaMemcpyAsync(ss->d_own2, ss->h_overpos,
+										  (size_t) nover * sizeof(int64_t),
+										  cudaMemcpyHostToDevice, ss->stream),
+					 "copying candidates to the GPU");
+		SS_TRY(SsExactFrom(ss, ss->d_ext, ss->d_ext_norms, ss->h_over, ss->d_own2,
+						   (int32_t) nover, NULL, over_lists, distances));
+		for (int64_t j = 0; j < nover; j++)
+			memcpy(lists + (size_t) ss->h_over[j] * ss->k, over_lists + (size_t) j * ss->k,
+				   sizeof(float) * ss->k);
+	}
+	status = SsUpperBounds(ss, upper);
+cleanup:
+	free(over_lists);
+	return status;
+}
+
+/*
+ * See OdpSsBackend.row_bounds in engine_internal.h: the last entry of a
+ * full sorted partial list, read on the device; +inf everywhere where the
+ * single pass is off or on failure (the batch then takes two passes).
+ */
+static void
+SsRowBounds(void *self, const int64_t *rows, int64_t n, float *out)
+{
+	GpuSs	   *ss = (GpuSs *) self;
+	OdpContext *ctx = ss->ctx;
+	OdpStatus	status = ODP_OK;
+
+	for (int64_t i = 0; i < n; i++)
+		out[i] = INFINITY;
+	if (!ss->fused || !ss->upd_ready || ss->compacted || n > ss->cap)
+		return;
+	ODP_CUDA_TRY(ctx, cudaSetDevice(ss->dev.id), "selecting the GPU");
+	SS_TRY(SsExternalReserve(ss, n));
+	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(ss->d_cand, rows, (size_t) n * sizeof(int64_t),
+									  cudaMemcpyHostToDevice, ss->stream),
+				 "copying SolvingSet rows to the GPU");
+	SsBoundKernel<<<(unsigned) ((n + 255) / 256), 256, 0, ss->stream>>>(ss->d_cand, n, ss->upd_state.dist, ss->upd_state.count, ss->k, ss->d_ext_bound, ss->d_unbounded);
+	ODP_CUDA_TRY_LAUNCH(ctx, ss->stream, "launching the SolvingSet bound kernel");
+	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(out, ss->d_ext_bound, (size_t) n * sizeof(float),
+									  cudaMemcpyDeviceToHost, ss->stream),
+				 "copying SolvingSet bounds from the GPU");
+	ODP_CUDA_TRY(ctx, cudaStreamSynchronize(ss->stream), "reading SolvingSet bounds");
+cleanup:
+	if (status != ODP_OK)
+	{
+		for (int64_t i = 0; i < n; i++)
+			out[i] = INFINITY;
+		ctx->message[0] = '\0';
+	}
+}
+
+/*
+ * See OdpSsBackend.external in engine_internal.h: the vectors are
+ * uploaded once and both steps gather from them (positions 0, 1, ...),
+ * the exact step skipping a candidate's own row by index.
+ */
+static OdpStatus
+SsExternal(void *self, const float *vectors, const int64_t *own, const float *bounds,
+		   int32_t nc, const uint8_t *active, float *lists, double *upper,
+		   int64_t *distances)
+{
+	GpuSs	   *ss = (GpuSs *) self;
+	OdpContext *ctx = ss->ctx;
+	OdpStatus	status = ODP_OK;
+	bool		fused = bounds != NULL && ss->fused && ss->upd_ready && nc <= ss->fbatch;
+
+	if (nc <= 0)
+		return ODP_OK;
+	ODP_CUDA_RETURN(ctx, cudaSetDevice(ss->dev.id), "selecting the GPU");
+	SS_TRY(SsExternalReserve(ss, nc));
+	for (int32_t i = 0; i < nc && fused; i++)
+		fused = isfinite(bounds[i]);
+	if (fused)
+		return SsExternalFused(ss, vectors, own, bounds, nc, active, lists, upper,
+							   distances);
+	SS_TRY(SsExternalUpload(ss, vectors, own, nc));
 	SS_TRY(SsExactFrom(ss, ss->d_ext, ss->d_ext_norms, ss->h_iota, ss->d_own, nc, NULL,
 					   lists, distances));
 	if (odp_cancel_requested(ctx))
@@ -1028,7 +1201,7 @@ SsExactUpdate(void *self, const int64_t *cand, int32_t nc_all,
 		*distances += nc * ss->rows;
 
 		t0 = odp_now_ms();
-		SsBufferWeightKernel<<<(unsigned) nc, SS_WEIGHT_THREADS, 0, ss->stream>>>(ss->d_fbuf, ss->d_fcount, ss->d_bound, ss->d_gather, ss->dims, ss->metric, ss->fcap, ss->k, ss->d_weight, ss->d_bad);
+		SsBufferWeightKernel<<<(unsigned) nc, SS_WEIGHT_THREADS, 0, ss->stream>>>(ss->d_fbuf, ss->d_fcount, ss->d_bound, ss->d_gather, ss->dims, ss->metric, ss->fcap, ss->k, ss->d_weight, ss->d_bad, NULL, NULL);
 		ODP_CUDA_TRY_LAUNCH(ctx, ss->stream, "launching the SolvingSet buffer weight kernel");
 		ODP_CUDA_TRY(ctx, cudaMemcpyAsync(weight, ss->d_weight, (size_t) nc * sizeof(double),
 										  cudaMemcpyDeviceToHost, ss->stream),
@@ -1354,6 +1527,7 @@ odp_gpu_ss_backend(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 	backend->exact_update = SsExactUpdate;
 	backend->select = SsSelect;
 	backend->external = SsExternal;
+	backend->row_bounds = SsRowBounds;
 	backend->release = SsRelease;
 	return ODP_OK;
 

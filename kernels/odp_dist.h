@@ -67,8 +67,10 @@ extern int64_t odp_ss_batch_size(int64_t rows, int64_t n, int64_t requested);
 /*
  * Rows with a value each, as nodes propose them and the supervisor
  * broadcasts them: ids[count], rank[count] (a first key as a double's
- * bits, or an upper bound) and vectors[count * dims].  Buffers are the
- * caller's, of capacity rows.
+ * bits, or an upper bound), bound[count] (the largest distance of the
+ * row's partial list when it is full, else +inf: every node may keep only
+ * the candidate's distances under it, as one run's single pass does) and
+ * vectors[count * dims].  Buffers are the caller's, of capacity rows.
  */
 typedef struct OdpSsRows
 {
@@ -77,6 +79,7 @@ typedef struct OdpSsRows
 	int32_t		dims;
 	int64_t    *ids;
 	double	   *rank;
+	float	   *bound;
 	float	   *vectors;
 } OdpSsRows;
 
@@ -108,10 +111,12 @@ extern OdpStatus odp_ss_node_first(OdpContext *ctx, OdpSsNode *node,
 /*
  * For every candidate (ids and vectors of cands), its k smallest
  * distances to the node's rows other than itself, ascending, into
- * lists[c * k ..]; +inf where the node has fewer rows.  Then the
- * candidates that are the node's rows become inactive and every active
- * row merges its distances to the candidates into its partial list.
- * Adds the distance evaluations to *distances.
+ * lists[c * k ..]; +inf where the node has fewer rows.  Where the
+ * candidate's bound is finite, the list may hold only the distances
+ * under it (then +inf): the supervisor reads every entry as at most the
+ * bound.  Then the candidates that are the node's rows become inactive
+ * and every active row merges its distances to the candidates into its
+ * partial list.  Adds the distance evaluations to *distances.
  */
 extern OdpStatus odp_ss_node_exact(OdpContext *ctx, OdpSsNode *node,
 								   const OdpSsRows *cands, float *lists,

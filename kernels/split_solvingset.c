@@ -204,21 +204,24 @@ odp_gpus_solvingset(OdpContext *ctx, const OdpMatrix *mat, OdpMetric metric,
 	top_ids = malloc(sizeof(int64_t) * (size_t) n);
 	cands.ids = malloc(sizeof(int64_t) * (size_t) m);
 	cands.rank = malloc(sizeof(double) * (size_t) m);
+	cands.bound = malloc(sizeof(float) * (size_t) m);
 	cands.vectors = malloc(sizeof(float) * (size_t) m * (size_t) mat->dims);
 	for (int p = 0; p < set.count; p++)
 	{
 		props[p].ids = malloc(sizeof(int64_t) * (size_t) m);
 		props[p].rank = malloc(sizeof(double) * (size_t) m);
+		props[p].bound = malloc(sizeof(float) * (size_t) m);
 		props[p].vectors = malloc(sizeof(float) * (size_t) m * (size_t) mat->dims);
 		lists[p] = malloc(sizeof(float) * (size_t) m * (size_t) k);
 	}
 	status = ODP_OK;
 	if (s == NULL || (mat->ids == NULL && ids == NULL) || !top_ids || !cands.ids ||
-		!cands.rank || !cands.vectors)
+		!cands.rank || !cands.bound || !cands.vectors)
 		status = odp_fail(ctx, ODP_ERR_HOST_OOM,
 						  "out of host memory for a SolvingSet over %d devices", set.count);
 	for (int p = 0; p < set.count && status == ODP_OK; p++)
-		if (!props[p].ids || !props[p].rank || !props[p].vectors || !lists[p])
+		if (!props[p].ids || !props[p].rank || !props[p].bound || !props[p].vectors ||
+			!lists[p])
 			status = odp_fail(ctx, ODP_ERR_HOST_OOM,
 							  "out of host memory for a SolvingSet over %d devices", set.count);
 	if (status != ODP_OK)
@@ -287,11 +290,13 @@ done:
 			odp_ss_node_free(s->node[p]);
 		free(props[p].ids);
 		free(props[p].rank);
+		free(props[p].bound);
 		free(props[p].vectors);
 		free(lists[p]);
 	}
 	free(cands.ids);
 	free(cands.rank);
+	free(cands.bound);
 	free(cands.vectors);
 	free(top_ids);
 	free(ids);

@@ -202,7 +202,7 @@ ss_row_of(const OdpMatrix *shard, int64_t id)
 
 /* Writes shard rows rows[0 .. count) with rank[] into out. */
 static OdpStatus
-ss_node_propose(OdpContext *ctx, const OdpSsNode *node, const int64_t *rows,
+ss_node_propose(OdpContext *ctx, OdpSsNode *node, const int64_t *rows,
 				const double *rank, int64_t count, OdpSsRows *out)
 {
 	const int32_t dims = node->shard.dims;
@@ -218,8 +218,16 @@ ss_node_propose(OdpContext *ctx, const OdpSsNode *node, const int64_t *rows,
 
 		out->ids[i] = node->shard.ids[r];
 		out->rank[i] = rank[i];
+		out->bound[i] = INFINITY;
 		memcpy(out->vectors + i * dims, node->shard.data + r * dims,
 			   sizeof(float) * (size_t) dims);
+	}
+	if (node->have_backend && node->backend.row_bounds != NULL && count > 0)
+	{
+		/* the backend's context is the caller's of this step */
+		node->bctx = *ctx;
+		node->backend.row_bounds(node->backend.self, rows, count, out->bound);
+		*ctx = node->bctx;
 	}
 	out->count = count;
 	return ODP_OK;
@@ -510,8 +518,8 @@ ss_node_exact_backend(OdpContext *ctx, OdpSsNode *node, const OdpSsRows *cands,
 	}
 	node->bctx = *ctx;
 	status = node->backend.external(node->backend.self, cands->vectors, own,
-									(int32_t) cands->count, node->active, lists,
-									node->upper, distances);
+									cands->bound, (int32_t) cands->count, node->active,
+									lists, node->upper, distances);
 	*ctx = node->bctx;
 	free(own);
 	return status;
@@ -719,6 +727,7 @@ odp_ss_sup_choose(OdpContext *ctx, OdpSsSupervisor *sup, const OdpSsRows *props,
 							(long long) p->id);
 		cands->ids[i] = p->id;
 		cands->rank[i] = p->rank;
+		cands->bound[i] = props[p->from].bound[p->pos];
 		memcpy(cands->vectors + i * dims, props[p->from].vectors + p->pos * dims,
 			   sizeof(float) * (size_t) dims);
 	}
@@ -760,9 +769,16 @@ odp_ss_sup_merge(OdpContext *ctx, OdpSsSupervisor *sup, const OdpSsRows *cands,
 	}
 	for (int64_t c = 0; c < nc; c++)
 	{
+		const float bound = cands->bound[c];
 		double		w;
 
-		/* k smallest of the nodes' ascending lists, in ascending order */
+		/*
+		 * k smallest of the nodes' ascending lists, in ascending order;
+		 * each entry at most the candidate's bound: at least k other rows
+		 * lie at or under it, so the k smallest distances are those under
+		 * it and then copies of it (as one run's single pass counts them),
+		 * and a list that kept only the distances under it gives the same
+		 */
 		memset(pos, 0, sizeof(int32_t) * (size_t) nlists);
 		for (int32_t j = 0; j < k; j++)
 		{
@@ -772,7 +788,8 @@ odp_ss_sup_merge(OdpContext *ctx, OdpSsSupervisor *sup, const OdpSsRows *cands,
 				if (pos[l] < k &&
 					(best < 0 || lists[l][c * k + pos[l]] < lists[best][c * k + pos[best]]))
 					best = l;
-			sup->merged[j] = lists[best][c * k + pos[best]];
+			sup->merged[j] = lists[best][c * k + pos[best]] < bound ?
+				lists[best][c * k + pos[best]] : bound;
 			pos[best]++;
 		}
 		if (!isfinite(sup->merged[k - 1]))

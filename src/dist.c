@@ -617,6 +617,7 @@ OdpDistKnn(const OdpShardSet *set, const OdpInputSpec *spec, OdpMetric metric,
 		{
 			q.ids[i] = qids ? qids[i] : i;
 			q.rank[i] = 0.0;
+			q.bound[i] = 0.0f;
 		}
 		memcpy(q.vectors, queries, sizeof(float) * (Size) nq * (Size) dims);
 		q.count = nq;

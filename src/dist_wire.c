@@ -40,7 +40,7 @@ WireBodyBytes(OdpWireKind kind, int64 count, int32 dims, int32 width)
 	switch (kind)
 	{
 		case ODP_WIRE_ROWS:
-			n *= sizeof(int64) + sizeof(double) + sizeof(float) * (double) dims;
+			n *= sizeof(int64) + sizeof(double) + sizeof(float) * (1.0 + (double) dims);
 			break;
 		case ODP_WIRE_LISTS:
 			n *= sizeof(float) * (double) width;
@@ -96,6 +96,8 @@ OdpWireFromRows(const OdpSsRows *rows, int64 figure)
 	p += sizeof(int64) * n;
 	memcpy(p, rows->rank, sizeof(double) * n);
 	p += sizeof(double) * n;
+	memcpy(p, rows->bound, sizeof(float) * n);
+	p += sizeof(float) * n;
 	memcpy(p, rows->vectors, sizeof(float) * n * (Size) rows->dims);
 	return b;
 }
@@ -183,7 +185,8 @@ OdpWireRead(const char *buf, Size len, OdpWireKind kind, const char *from,
 		case ODP_WIRE_ROWS:
 			out->ids = (const int64 *) p;
 			out->rank = (const double *) (p + sizeof(int64) * n);
-			out->floats = (const float *) (p + (sizeof(int64) + sizeof(double)) * n);
+			out->bound = (const float *) (p + (sizeof(int64) + sizeof(double)) * n);
+			out->floats = out->bound + n;
 			break;
 		case ODP_WIRE_LISTS:
 			out->floats = (const float *) p;
@@ -213,6 +216,7 @@ OdpWireToRows(const OdpWire *w, OdpSsRows *rows, const char *from)
 			WireBad(from, "ids not ascending");
 	memcpy(rows->ids, w->ids, sizeof(int64) * n);
 	memcpy(rows->rank, w->rank, sizeof(double) * n);
+	memcpy(rows->bound, w->bound, sizeof(float) * n);
 	memcpy(rows->vectors, w->floats, sizeof(float) * n * (Size) rows->dims);
 	rows->count = w->count;
 }
@@ -227,6 +231,7 @@ OdpSsRowsAlloc(OdpSsRows *rows, int64 capacity, int32 dims)
 	rows->dims = dims;
 	rows->ids = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * n);
 	rows->rank = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * n);
+	rows->bound = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(float) * n);
 	rows->vectors = MemoryContextAllocHuge(CurrentMemoryContext,
 										   sizeof(float) * n * (Size) Max(dims, 1));
 }

@@ -28,7 +28,7 @@
 
 typedef enum OdpWireKind
 {
-	ODP_WIRE_ROWS = 1,			/* ids, ranks, float32 vectors */
+	ODP_WIRE_ROWS = 1,			/* ids, ranks, bounds, float32 vectors */
 	ODP_WIRE_LISTS,				/* count x width float32 distances */
 	ODP_WIRE_KNN,				/* count x width distances, then ids */
 	ODP_WIRE_SKYBAND			/* ids, float64 vectors */
@@ -43,6 +43,7 @@ typedef struct OdpWire
 	int64		figure;			/* e.g. distances evaluated */
 	const int64 *ids;			/* ROWS, SKYBAND, KNN (count x width) */
 	const double *rank;			/* ROWS */
+	const float *bound;			/* ROWS */
 	const float *floats;		/* ROWS vectors, LISTS, KNN distances */
 	const double *doubles;		/* SKYBAND vectors */
 } OdpWire;

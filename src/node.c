@@ -252,6 +252,7 @@ odp_node_ss_exact(PG_FUNCTION_ARGS)
 	cands.dims = w.dims;
 	cands.ids = (int64 *) w.ids;
 	cands.rank = (double *) w.rank;
+	cands.bound = (float *) w.bound;
 	cands.vectors = (float *) w.floats;
 	lists = MemoryContextAllocHuge(CurrentMemoryContext,
 								   sizeof(float) * (Size) Max(w.count, 1) * (Size) s->k);

@@ -90,6 +90,7 @@ rows_alloc(OdpSsRows *r, int64_t capacity, int dims)
 	r->dims = dims;
 	r->ids = xmalloc(sizeof(int64_t) * (size_t) capacity + 8);
 	r->rank = xmalloc(sizeof(double) * (size_t) capacity + 8);
+	r->bound = xmalloc(sizeof(float) * (size_t) capacity + 8);
 	r->vectors = xmalloc(sizeof(float) * (size_t) capacity * (size_t) dims + 8);
 }
 
@@ -98,6 +99,7 @@ rows_free(OdpSsRows *r)
 {
 	free(r->ids);
 	free(r->rank);
+	free(r->bound);
 	free(r->vectors);
 }
 
@@ -283,6 +285,7 @@ dist_overlap_case(void)
 		props[0].ids[i] = ids_a[i];
 		props[1].ids[i] = ids_b[i];
 		props[0].rank[i] = props[1].rank[i] = INFINITY;
+		props[0].bound[i] = props[1].bound[i] = INFINITY;
 		props[0].vectors[i] = x[i];
 		props[1].vectors[i] = x[3 + i];
 	}
