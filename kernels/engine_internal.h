@@ -188,6 +188,9 @@ extern void odp_gpu_pin_thread_disable(void);
  * The GPU paths spread over ctx's devices (split_*.c): each resolves the
  * device set and, with one part, runs the one-device path unchanged.
  */
+/* The row of m whose id is id (ids ascending; NULL: the id is the row), or -1. */
+extern int64_t odp_row_of_id(const OdpMatrix *m, int64_t id);
+
 /*
  * SolvingSet over the call's device set (split_solvingset.c): when the set
  * has several parts and the rows give each a few thousand, sets *split

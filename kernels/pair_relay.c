@@ -220,3 +220,22 @@ OdpRelayRelease(OdpPairRelay *relay)
 	pthread_mutex_destroy(&relay->lock);
 	pthread_cond_destroy(&relay->turn);
 }
+
+/* See pair_relay.h. */
+OdpStatus
+OdpRelayRun(OdpContext *ctx, const OdpDeviceSet *set, OdpPartFn fn, void *arg,
+			OdpPairRelay *relay)
+{
+	OdpStatus	status = OdpDeviceSetRun(ctx, set, fn, arg, OdpRelayPump, relay);
+
+	/* what the parts pushed after the last pump */
+	if (status == ODP_OK && !OdpRelayPump(relay, false))
+		status = odp_fail(ctx, ODP_ERR_CANCELLED, "the receiver stopped the call");
+	if (relay->out_of_memory)
+		status = odp_fail(ctx, ODP_ERR_HOST_OOM,
+						  "out of host memory for the pairs of a split call");
+	else if (status == ODP_OK && !OdpRelayComplete(relay))
+		status = odp_fail(ctx, ODP_ERR_INTERNAL,
+						  "a split call ended with pairs not handed over");
+	return status;
+}

@@ -28,6 +28,7 @@
 
 #include <pthread.h>
 
+#include "device_set.h"
 #include "engine_internal.h"
 
 #ifdef __cplusplus
@@ -95,6 +96,14 @@ extern bool OdpRelayPump(void *relay, bool stop);
 
 /* Whether every part's pairs have been handed over. */
 extern bool OdpRelayComplete(OdpPairRelay *relay);
+
+/*
+ * Runs fn on every part of set with relay (initialised) pumping the pairs
+ * to the caller, hands over what the parts pushed after the last pump and
+ * checks that nothing is left: the status of the whole split call.
+ */
+extern OdpStatus OdpRelayRun(OdpContext *ctx, const OdpDeviceSet *set, OdpPartFn fn,
+							 void *arg, OdpPairRelay *relay);
 
 /* Frees what is still queued. */
 extern void OdpRelayRelease(OdpPairRelay *relay);

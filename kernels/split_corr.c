@@ -131,17 +131,7 @@ odp_gpus_corr(OdpContext *ctx, const OdpCorrJob *job)
 	else
 	{
 		OdpRelayInit(&s->relay, set.count, true, CorrSplitEmit, job->emitter);
-		status = OdpDeviceSetRun(ctx, &set, CorrSplitRun, s, OdpRelayPump,
-								 &s->relay);
-		/* what the parts pushed after the last pump */
-		if (status == ODP_OK && !OdpRelayPump(&s->relay, false))
-			status = odp_fail(ctx, ODP_ERR_CANCELLED, "the receiver stopped the call");
-		if (s->relay.out_of_memory)
-			status = odp_fail(ctx, ODP_ERR_HOST_OOM,
-							  "out of host memory for the pairs of a split call");
-		else if (status == ODP_OK && !OdpRelayComplete(&s->relay))
-			status = odp_fail(ctx, ODP_ERR_INTERNAL,
-							  "a split call ended with pairs not handed over");
+		status = OdpRelayRun(ctx, &set, CorrSplitRun, s, &s->relay);
 		job->emitter->emitted += s->relay.emitted;
 		job->emitter->ms += s->relay.emit_ms;
 		OdpRelayRelease(&s->relay);

@@ -192,17 +192,7 @@ odp_gpus_intervals(OdpContext *ctx, const OdpIntervalProblem *p,
 		caller.emit = emit;
 		caller.arg = emit_arg;
 		OdpRelayInit(&s->relay, set.count, false, IvSplitEmit, &caller);
-		status = OdpDeviceSetRun(ctx, &set, IvSplitRun, s, OdpRelayPump,
-								 &s->relay);
-		/* what the parts pushed after the last pump */
-		if (status == ODP_OK && !OdpRelayPump(&s->relay, false))
-			status = odp_fail(ctx, ODP_ERR_CANCELLED, "the receiver stopped the call");
-		if (s->relay.out_of_memory)
-			status = odp_fail(ctx, ODP_ERR_HOST_OOM,
-							  "out of host memory for the pairs of a split call");
-		else if (status == ODP_OK && !OdpRelayComplete(&s->relay))
-			status = odp_fail(ctx, ODP_ERR_INTERNAL,
-							  "a split call ended with pairs not handed over");
+		status = OdpRelayRun(ctx, &set, IvSplitRun, s, &s->relay);
 		OdpRelayRelease(&s->relay);
 	}
 	for (int q = 0; q < set.count; q++)

@@ -147,27 +147,6 @@ SsSplitNext(void *arg, bool prune, double min_out, int64_t m, OdpSsRows *props)
 	return SsSplitRun(s);
 }
 
-/* The row of id in mat (ids ascending, or NULL: the id is the row). */
-static int64_t
-SsSplitRowOf(const OdpMatrix *mat, int64_t id)
-{
-	int64_t		lo = 0;
-	int64_t		hi = mat->rows;
-
-	if (mat->ids == NULL)
-		return id;
-	while (lo < hi)
-	{
-		int64_t		mid = lo + (hi - lo) / 2;
-
-		if (mat->ids[mid] < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 /* See engine_internal.h. */
 OdpStatus
 odp_gpus_solvingset(OdpContext *ctx, const OdpMatrix *mat, OdpMetric metric,
@@ -272,14 +251,14 @@ odp_gpus_solvingset(OdpContext *ctx, const OdpMatrix *mat, OdpMetric metric,
 
 	*count = odp_ss_sup_top(sup, top_ids, scores);
 	for (int64_t i = 0; i < *count; i++)
-		order[i] = SsSplitRowOf(mat, top_ids[i]);
+		order[i] = odp_row_of_id(mat, top_ids[i]);
 	st->iterations = odp_ss_sup_iterations(sup);
 	st->solving_set_size = odp_ss_sup_set_size(sup);
 	if (solving_set != NULL)
 	{
 		odp_ss_sup_set(sup, solving_set, solving_scores);
 		for (int64_t i = 0; i < st->solving_set_size; i++)
-			solving_set[i] = SsSplitRowOf(mat, solving_set[i]);
+			solving_set[i] = odp_row_of_id(mat, solving_set[i]);
 	}
 
 done:

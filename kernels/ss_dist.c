@@ -181,23 +181,25 @@ ss_rank_as_key(double rank)
 	return key;
 }
 
-/* The shard row of id, or -1. */
-static int64_t
-ss_row_of(const OdpMatrix *shard, int64_t id)
+/* See engine_internal.h. */
+int64_t
+odp_row_of_id(const OdpMatrix *m, int64_t id)
 {
 	int64_t		lo = 0;
-	int64_t		hi = shard->rows;
+	int64_t		hi = m->rows;
 
+	if (m->ids == NULL)
+		return id >= 0 && id < m->rows ? id : -1;
 	while (lo < hi)
 	{
 		int64_t		mid = lo + (hi - lo) / 2;
 
-		if (shard->ids[mid] < id)
+		if (m->ids[mid] < id)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < shard->rows && shard->ids[lo] == id ? lo : -1;
+	return lo < m->rows && m->ids[lo] == id ? lo : -1;
 }
 
 /* Writes shard rows rows[0 .. count) with rank[] into out. */
@@ -502,7 +504,7 @@ ss_node_exact_backend(OdpContext *ctx, OdpSsNode *node, const OdpSsRows *cands,
 						(long long) cands->count);
 	for (int64_t c = 0; c < cands->count; c++)
 	{
-		int64_t		r = ss_row_of(&node->shard, cands->ids[c]);
+		int64_t		r = odp_row_of_id(&node->shard, cands->ids[c]);
 
 		own[c] = r;
 		if (r < 0)
@@ -560,7 +562,7 @@ odp_ss_node_exact(OdpContext *ctx, OdpSsNode *node, const OdpSsRows *cands,
 	/* the node's own candidates join the solving set */
 	for (int64_t c = 0; c < cands->count; c++)
 	{
-		int64_t		r = ss_row_of(&node->shard, cands->ids[c]);
+		int64_t		r = odp_row_of_id(&node->shard, cands->ids[c]);
 
 		if (r < 0)
 			continue;
