@@ -601,6 +601,25 @@ odp_ss_node_next(OdpContext *ctx, OdpSsNode *node, bool prune, double min_out,
 		return ss_node_propose(ctx, node, node->act_rows, node->act_upper,
 							   nact, out);
 	}
+	if (node->have_backend && node->backend.select != NULL)
+	{
+		bool		done = false;
+		OdpStatus	status;
+
+		/* where the bounds are: the GPU backend prunes and chooses there */
+		node->bctx = *ctx;
+		status = node->backend.select(node->backend.self, prune, min_out, m,
+									  node->active, node->perm, &count, &done);
+		*ctx = node->bctx;
+		if (status != ODP_OK)
+			return status;
+		if (done)
+		{
+			for (int64_t i = 0; i < count; i++)
+				node->act_upper[i] = node->upper[node->perm[i]];
+			return ss_node_propose(ctx, node, node->perm, node->act_upper, count, out);
+		}
+	}
 	for (int64_t r = 0; r < node->shard.rows; r++)
 	{
 		if (!node->active[r])
