@@ -127,10 +127,10 @@ ss_exact_emit(void *arg, int64_t query, const float *dist,
 }
 
 /*
- * Makes the per-batch buffers hold at least nc candidates.  Returns false
- * when out of memory (the old buffers are then still owned by ss).
+ * Makes the per-batch buffers hold at least nc candidates; out of memory
+ * (the old buffers then still owned by ss) is ODP_ERR_HOST_OOM.
  */
-static bool
+static OdpStatus
 ss_reserve(CpuSs *ss, int64_t nc)
 {
 	int			dims = ss->m->dims;
@@ -138,26 +138,25 @@ ss_reserve(CpuSs *ss, int64_t nc)
 	float	   *p;
 
 	if (nc <= ss->cap)
-		return true;
+		return ODP_OK;
 	nblk = (nc + ss->cand_block - 1) / ss->cand_block;
-	p = realloc(ss->gq, sizeof(float) * (size_t) nc * dims);
-	if (p == NULL)
-		return false;
+	if ((p = realloc(ss->gq, sizeof(float) * (size_t) nc * dims)) == NULL)
+		goto oom;
 	ss->gq = p;
-	p = realloc(ss->gnorm, sizeof(float) * (size_t) nc);
-	if (p == NULL)
-		return false;
+	if ((p = realloc(ss->gnorm, sizeof(float) * (size_t) nc)) == NULL)
+		goto oom;
 	ss->gnorm = p;
-	p = realloc(ss->ct, sizeof(float) * (size_t) nblk * ss->cand_block * dims);
-	if (p == NULL)
-		return false;
+	if ((p = realloc(ss->ct, sizeof(float) * (size_t) nblk * ss->cand_block * dims)) == NULL)
+		goto oom;
 	ss->ct = p;
-	p = realloc(ss->ctnorm, sizeof(float) * (size_t) nblk * ss->cand_block);
-	if (p == NULL)
-		return false;
+	if ((p = realloc(ss->ctnorm, sizeof(float) * (size_t) nblk * ss->cand_block)) == NULL)
+		goto oom;
 	ss->ctnorm = p;
 	ss->cap = nc;
-	return true;
+	return ODP_OK;
+oom:
+	return odp_fail(ss->ctx, ODP_ERR_HOST_OOM,
+					"out of host memory for %lld SolvingSet candidates", (long long) nc);
 }
 
 /*
@@ -203,9 +202,8 @@ ss_exact(void *self, const int64_t *cand, int32_t nc, double *weight,
 
 	if (nc <= 0)
 		return ODP_OK;
-	if (!ss_reserve(ss, nc))
-		return odp_fail(ss->ctx, ODP_ERR_HOST_OOM,
-						"out of host memory for %d SolvingSet candidates", (int) nc);
+	if ((status = ss_reserve(ss, nc)) != ODP_OK)
+		return status;
 	for (int32_t i = 0; i < nc; i++)
 	{
 		memcpy(ss->gq + (size_t) i * m->dims, m->data + cand[i] * m->dims,
@@ -440,12 +438,12 @@ ss_pass(CpuSs *ss, const int64_t *cand, const float *vectors, int32_t nc,
 	CpuSsJob	job;
 	pthread_t	threads[SS_MAX_THREADS];
 	int			started = 0;
+	OdpStatus	status;
 
 	if (nc <= 0)
 		return ODP_OK;
-	if (!ss_reserve(ss, nc))
-		return odp_fail(ss->ctx, ODP_ERR_HOST_OOM,
-						"out of host memory for %d SolvingSet candidates", (int) nc);
+	if ((status = ss_reserve(ss, nc)) != ODP_OK)
+		return status;
 
 	/*
 	 * transpose the batch: block b is dims x cb, candidates contiguous;
@@ -683,9 +681,8 @@ ss_external(void *self, const float *vectors, const int64_t *own,
 
 	if (nc <= 0)
 		return ODP_OK;
-	if (!ss_reserve(ss, nc))
-		return odp_fail(ss->ctx, ODP_ERR_HOST_OOM,
-						"out of host memory for %d SolvingSet candidates", (int) nc);
+	if ((status = ss_reserve(ss, nc)) != ODP_OK)
+		return status;
 	for (int32_t i = 0; i < nc && ss->norms; i++)
 		ss->gnorm[i] = odp_row_norm(vectors + (size_t) i * m->dims, m->dims);
 

@@ -99,7 +99,6 @@ extern OdpStatus odp_ss_node_create(OdpContext *ctx, const OdpMatrix *rows,
 									OdpMetric metric, int32_t k, bool bounds,
 									OdpSsNode **node);
 extern void odp_ss_node_free(OdpSsNode *node);
-extern int64_t odp_ss_node_rows(const OdpSsNode *node);
 
 /*
  * The node's first proposals: its min(m, rows) rows of smallest

@@ -363,12 +363,6 @@ odp_ss_node_create(OdpContext *ctx, const OdpMatrix *rows, OdpMetric metric,
 	return ODP_OK;
 }
 
-int64_t
-odp_ss_node_rows(const OdpSsNode *node)
-{
-	return node->shard.rows;
-}
-
 OdpStatus
 odp_ss_node_first(OdpContext *ctx, OdpSsNode *node, int64_t m, OdpSsRows *out)
 {

@@ -66,8 +66,6 @@ typedef struct DistCall
 	ErrorData  *pending;		/* raised in a callback, thrown after */
 	MemoryContext call_cxt;
 	MemoryContext step_cxt;		/* reset every round */
-	OdpSsRows  *props;			/* per shard */
-	float	  **lists;			/* per shard */
 	int64		distances;
 	double		start_ms;
 } DistCall;
@@ -512,6 +510,8 @@ OdpDistTopOutliers(const OdpShardSet *set, const OdpInputSpec *spec,
 		OdpEngineCall call;
 		OdpSsNodes	ops;
 		OdpSsRows	cands;
+		OdpSsRows  *props;
+		float	  **lists;
 		int64		m;
 		double		sup_ms = 0.0;
 		OdpStatus	status;
@@ -522,12 +522,12 @@ OdpDistTopOutliers(const OdpShardSet *set, const OdpInputSpec *spec,
 		OdpCheckKAgainstRows(k, c->total_rows, set->desc);
 		n = Min(n, c->total_rows);
 		m = odp_ss_batch_size(c->total_rows, n, batch_size);
-		c->props = palloc(sizeof(OdpSsRows) * set->count);
-		c->lists = palloc(sizeof(float *) * set->count);
+		props = palloc(sizeof(OdpSsRows) * set->count);
+		lists = palloc(sizeof(float *) * set->count);
 		for (int s = 0; s < set->count; s++)
 		{
-			OdpSsRowsAlloc(&c->props[s], m, c->dims);
-			c->lists[s] = MemoryContextAllocHuge(CurrentMemoryContext,
+			OdpSsRowsAlloc(&props[s], m, c->dims);
+			lists[s] = MemoryContextAllocHuge(CurrentMemoryContext,
 												 sizeof(float) * (Size) m * (Size) k);
 		}
 		OdpSsRowsAlloc(&cands, m, c->dims);
@@ -542,8 +542,8 @@ OdpDistTopOutliers(const OdpShardSet *set, const OdpInputSpec *spec,
 		status = odp_ss_sup_create(&call.ctx, c->total_rows, k, n, m, prune,
 								   (OdpSsSupervisor **) &sup);
 		if (status == ODP_OK)
-			status = odp_ss_distributed(&call.ctx, sup, &ops, c->props, &cands,
-										c->lists, &sup_ms);
+			status = odp_ss_distributed(&call.ctx, sup, &ops, props, &cands,
+										lists, &sup_ms);
 		if (c->pending != NULL)
 			ReThrowError(c->pending);
 		OdpEngineCallEnd(&call, status);

@@ -478,6 +478,23 @@ OdpSourceNameList(const char *source)
 	return stringToQualifiedNameList(source);
 }
 
+/* See input.h. */
+Oid
+OdpSourceRelid(const text *source)
+{
+	char	   *raw = text_to_cstring(source);
+	List	   *parts = NIL;
+	List	   *names = NIL;
+	ListCell   *lc;
+
+	if (OdpSourceIsQuery(raw) || !SplitIdentifierString(raw, '.', &parts) ||
+		list_length(parts) < 1 || list_length(parts) > 3)
+		return InvalidOid;
+	foreach(lc, parts)
+		names = lappend(names, makeString((char *) lfirst(lc)));
+	return RangeVarGetRelid(makeRangeVarFromNameList(names), NoLock, true);
+}
+
 /*
  * The planner's row estimate of the relation source names (pg_class's
  * reltuples), or -1 when source is a query, names nothing, names a
@@ -487,23 +504,10 @@ OdpSourceNameList(const char *source)
 double
 OdpSourceRowEstimate(const text *source)
 {
-	char	   *raw = text_to_cstring(source);
-	List	   *parts = NIL;
-	Oid			relid;
+	Oid			relid = OdpSourceRelid(source);
 	HeapTuple	tuple;
 	double		rows = -1;
 
-	if (OdpSourceIsQuery(raw) || !SplitIdentifierString(raw, '.', &parts) ||
-		list_length(parts) < 1 || list_length(parts) > 3)
-		return -1;
-	{
-		List	   *names = NIL;
-		ListCell   *lc;
-
-		foreach(lc, parts)
-			names = lappend(names, makeString((char *) lfirst(lc)));
-		relid = RangeVarGetRelid(makeRangeVarFromNameList(names), NoLock, true);
-	}
 	if (!OidIsValid(relid))
 		return -1;
 	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));

@@ -126,6 +126,12 @@ extern void OdpReadInput(const OdpInputSpec *spec, OdpInput *out);
 extern bool OdpResolveSource(const OdpInputSpec *spec, Oid *relid,
 							 char **id_name, List **features);
 
+/*
+ * The relation a source names, or InvalidOid for a query, a malformed name
+ * or no such relation; never raises an error and takes no lock.
+ */
+extern Oid	OdpSourceRelid(const text *source);
+
 /* The row estimate of the relation a source names, or -1 (see input.c). */
 extern double OdpSourceRowEstimate(const text *source);
 

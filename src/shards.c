@@ -128,10 +128,16 @@ OdpFindShards(const OdpInputSpec *spec, OdpShardSet *set)
 	memset(set, 0, sizeof(*set));
 	if (!odp_distributed)
 		return false;
-	if (!OdpResolveSource(spec, &relid, &set->id_column, &set->features))
-		return false;
-	relkind = get_rel_relkind(relid);
+
+	/*
+	 * A look at the catalog first: a plain table, a view or a query is read
+	 * as before, without resolving its columns twice.
+	 */
+	relid = OdpSourceRelid(spec->source);
+	relkind = OidIsValid(relid) ? get_rel_relkind(relid) : '\0';
 	if (relkind != RELKIND_PARTITIONED_TABLE && relkind != RELKIND_FOREIGN_TABLE)
+		return false;
+	if (!OdpResolveSource(spec, &relid, &set->id_column, &set->features))
 		return false;
 	if (check_enable_rls(relid, InvalidOid, true) == RLS_ENABLED)
 		return false;
@@ -191,16 +197,4 @@ OdpLocalShardSpec(const OdpShardSet *set, const OdpShard *shard,
 	spec->features = construct_array(names, i, TEXTOID, -1, false, TYPALIGN_INT);
 	spec->checked_parent = set->relid;
 	spec->empty_ok = true;
-}
-
-ArrayType *
-OdpShardFeatureArray(const OdpShard *shard)
-{
-	Datum	   *names = palloc(sizeof(Datum) * Max(list_length(shard->features), 1));
-	ListCell   *lc;
-	int			i = 0;
-
-	foreach(lc, shard->features)
-		names[i++] = CStringGetTextDatum((char *) lfirst(lc));
-	return construct_array(names, i, TEXTOID, -1, false, TYPALIGN_INT);
 }

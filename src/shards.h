@@ -62,7 +62,4 @@ extern bool OdpFindShards(const OdpInputSpec *spec, OdpShardSet *set);
 extern void OdpLocalShardSpec(const OdpShardSet *set, const OdpShard *shard,
 							  const OdpInputSpec *like, OdpInputSpec *spec);
 
-/* The names of a remote shard's features as a text[] (for a node call). */
-extern ArrayType *OdpShardFeatureArray(const OdpShard *shard);
-
 #endif							/* ODP_SHARDS_H */
