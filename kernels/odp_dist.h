@@ -115,7 +115,8 @@ extern OdpStatus odp_ss_node_first(OdpContext *ctx, OdpSsNode *node,
  * under it (then +inf): the supervisor reads every entry as at most the
  * bound.  Then the candidates that are the node's rows become inactive
  * and every active row merges its distances to the candidates into its
- * partial list.  Adds the distance evaluations to *distances.
+ * partial list.  A candidate of the node's that was a candidate before
+ * is ODP_ERR_DATA.  Adds the distance evaluations to *distances.
  */
 extern OdpStatus odp_ss_node_exact(OdpContext *ctx, OdpSsNode *node,
 								   const OdpSsRows *cands, float *lists,

@@ -506,8 +506,8 @@ ss_node_exact_backend(OdpContext *ctx, OdpSsNode *node, const OdpSsRows *cands,
 		if (!node->active[r])
 		{
 			free(own);
-			return odp_fail(ctx, ODP_ERR_INTERNAL,
-							"SolvingSet chose the row of id %lld twice",
+			return odp_fail(ctx, ODP_ERR_DATA,
+							"the row of id %lld was a candidate of an earlier batch",
 							(long long) cands->ids[c]);
 		}
 		node->active[r] = 0;
@@ -561,8 +561,8 @@ odp_ss_node_exact(OdpContext *ctx, OdpSsNode *node, const OdpSsRows *cands,
 		if (r < 0)
 			continue;
 		if (!node->active[r])
-			return odp_fail(ctx, ODP_ERR_INTERNAL,
-							"SolvingSet chose the row of id %lld twice",
+			return odp_fail(ctx, ODP_ERR_DATA,
+							"the row of id %lld was a candidate of an earlier batch",
 							(long long) cands->ids[c]);
 		node->active[r] = 0;
 	}
