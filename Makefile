@@ -1,6 +1,11 @@
 # odp_gpu: PGXS build of the PostgreSQL side (src/, C) and the engine
 # (kernels/, C and CUDA).  Override CUDA_HOME, NVCC, CUDA_ARCH_FLAGS or
 # NVCC_OPTFLAGS on the command line; PG_CONFIG picks the server.
+#
+# Include paths say who may include what: src/ sees kernels/include/ (the
+# engine's public API) and PostgreSQL; the engine sees kernels/ and writes
+# every include with its folder ("knn/knn_internal.h"), never a PostgreSQL
+# header; the engine tests and benchmarks see kernels/ as the engine does.
 
 EXTENSION = odp_gpu
 MODULE_big = odp_gpu
@@ -11,26 +16,53 @@ DATA = $(wildcard sql/odp_gpu--*.sql)
 SRC_OBJS = src/odp_gpu.o src/settings.o src/args.o src/input.o src/input_regions.o \
 	src/engine_glue.o src/outliers.o src/knn.o src/pearson.o src/skyline.o \
 	src/intervals.o src/aggregates.o src/gpu_info.o src/planner_support.o \
-	src/dist_wire.o src/node.o src/shards.o src/node_conn.o src/dist.o
-ENGINE_C_OBJS = kernels/engine_common.o kernels/outliers.o kernels/knn.o \
-	kernels/cpu_knn.o kernels/topn.o kernels/solvingset.o \
-	kernels/cpu_solvingset.o kernels/pearson.o kernels/cpu_pearson.o \
-	kernels/skyline.o kernels/cpu_skyline.o kernels/host_tasks.o kernels/host_sort.o \
-	kernels/intervals.o kernels/cpu_intervals.o kernels/knn_dist.o kernels/ss_dist.o \
-	kernels/device_set.o \
-	kernels/pair_relay.o kernels/split_knn.o kernels/split_corr.o \
-	kernels/split_skyline.o kernels/split_intervals.o kernels/split_solvingset.o
+	src/distributed_wire.o src/node.o src/shards.o src/node_conn.o src/distributed.o
+
+# The engine, folder by folder (kernels/README-level map: README.md, "Where
+# things are").  Each folder lists its C objects, its CUDA objects and what
+# replaces the CUDA objects in a build without CUDA.
+COMMON_C_OBJS = kernels/common/engine_common.o kernels/common/host_threads.o \
+	kernels/common/host_sort.o kernels/common/topn.o
+GPU_C_OBJS =
+GPU_CU_OBJS = kernels/gpu/gpu_runtime.o kernels/gpu/gpu_blas.o
+GPU_NOCUDA_OBJS = kernels/gpu/gpu_disabled.o
+DEVICES_C_OBJS = kernels/devices/device_set.o kernels/devices/pair_relay.o
+KNN_C_OBJS = kernels/knn/knn.o kernels/knn/knn_cpu.o kernels/knn/knn_split.o \
+	kernels/knn/knn_distributed.o
+KNN_CU_OBJS = kernels/knn/knn_gpu.o kernels/knn/knn_gpu_run.o \
+	kernels/knn/knn_gpu_search.o kernels/knn/knn_gpu_tc.o
+KNN_NOCUDA_OBJS =
+OUTLIERS_C_OBJS = kernels/outliers/outliers.o kernels/outliers/solvingset.o \
+	kernels/outliers/solvingset_cpu.o kernels/outliers/solvingset_split.o \
+	kernels/outliers/solvingset_distributed.o
+OUTLIERS_CU_OBJS = kernels/outliers/outliers_gpu.o kernels/outliers/solvingset_gpu.o
+OUTLIERS_NOCUDA_OBJS =
+PEARSON_C_OBJS = kernels/pearson/pearson.o kernels/pearson/pearson_cpu.o \
+	kernels/pearson/pearson_split.o
+PEARSON_CU_OBJS = kernels/pearson/pearson_gpu.o
+PEARSON_NOCUDA_OBJS =
+SKYLINE_C_OBJS = kernels/skyline/skyline.o kernels/skyline/skyline_cpu.o \
+	kernels/skyline/skyline_split.o
+SKYLINE_CU_OBJS = kernels/skyline/skyline_gpu.o
+SKYLINE_NOCUDA_OBJS =
+INTERVALS_C_OBJS = kernels/intervals/intervals.o kernels/intervals/intervals_cpu.o \
+	kernels/intervals/intervals_split.o
+INTERVALS_CU_OBJS = kernels/intervals/intervals_gpu.o
+INTERVALS_NOCUDA_OBJS =
+
+ENGINE_C_OBJS = $(COMMON_C_OBJS) $(GPU_C_OBJS) $(DEVICES_C_OBJS) $(KNN_C_OBJS) \
+	$(OUTLIERS_C_OBJS) $(PEARSON_C_OBJS) $(SKYLINE_C_OBJS) $(INTERVALS_C_OBJS)
 # WITH_CUDA=no builds a CPU-only library (no CUDA toolkit needed).
 WITH_CUDA ?= yes
 ifeq ($(WITH_CUDA),no)
-ENGINE_CU_OBJS = kernels/gpu_disabled.o
+ENGINE_CU_OBJS = $(GPU_NOCUDA_OBJS) $(KNN_NOCUDA_OBJS) $(OUTLIERS_NOCUDA_OBJS) \
+	$(PEARSON_NOCUDA_OBJS) $(SKYLINE_NOCUDA_OBJS) $(INTERVALS_NOCUDA_OBJS)
 else
-ENGINE_CU_OBJS = kernels/gpu_runtime.o kernels/gpu_knn.o kernels/gpu_knn_run.o \
-	kernels/gpu_knn_search.o kernels/gpu_knn_tc.o kernels/gpu_outliers.o kernels/gpu_solvingset.o \
-	kernels/gpu_blas.o kernels/gpu_pearson.o kernels/gpu_skyline.o \
-	kernels/gpu_intervals.o
+ENGINE_CU_OBJS = $(GPU_CU_OBJS) $(KNN_CU_OBJS) $(OUTLIERS_CU_OBJS) \
+	$(PEARSON_CU_OBJS) $(SKYLINE_CU_OBJS) $(INTERVALS_CU_OBJS)
 endif
-OBJS = $(SRC_OBJS) $(ENGINE_C_OBJS) $(ENGINE_CU_OBJS)
+ENGINE_OBJS = $(ENGINE_C_OBJS) $(ENGINE_CU_OBJS)
+OBJS = $(SRC_OBJS) $(ENGINE_OBJS)
 
 # Every sql/*.sql that is not an install or upgrade script is a regress test.
 REGRESS = $(sort $(patsubst sql/%.sql,%,$(filter-out sql/odp_gpu--%,$(wildcard sql/*.sql))))
@@ -49,11 +81,14 @@ NVCCFLAGS = $(CUDA_ARCH_FLAGS) $(NVCC_OPTFLAGS) -std=c++17 -fmad=false \
 	-Xcompiler -fPIC -Xcompiler -fvisibility=hidden -Ikernels \
 	-DODP_CUDA_LIBDIR='"$(CUDA_HOME)/lib64"'
 
-PG_CPPFLAGS = -Ikernels
+# src/ sees the engine's public headers only (and libpq's, below).
+PG_CPPFLAGS = -Ikernels/include
 # -ffp-contract=off: same reason as -fmad=false above, for the host
 # compiler; -O3 -fno-math-errno let the distance loops vectorise (SSE2,
 # lane by lane the same IEEE operations, so the same bits).
 ENGINE_CFLAGS = -O3 -fno-math-errno -ffp-contract=off -pthread
+# The engine's include path: kernels/ and no PostgreSQL directory.
+ENGINE_CPPFLAGS = -Ikernels
 # cudart is linked statically: the library then loads on hosts with no
 # CUDA runtime and no driver, and finds the driver (libcuda) at first use.
 ifeq ($(WITH_CUDA),no)
@@ -62,9 +97,11 @@ else
 SHLIB_LINK += -L$(CUDA_HOME)/lib64 -lcudart_static -lstdc++ -lpthread -ldl -lrt -lm
 endif
 
-EXTRA_CLEAN = test/engine/test_engine test/bench/ss_bench test/bench/knn_bench \
-	test/bench/corr_bench test/bench/corr_bench_trace test/bench/sky_bench \
-	test/bench/iv_bench kernels/*.o src/*.o
+ENGINE_TESTS = test/engine/test_engine
+BENCHES = test/bench/ss_bench test/bench/knn_bench test/bench/corr_bench \
+	test/bench/corr_bench_trace test/bench/sky_bench test/bench/iv_bench
+EXTRA_CLEAN = $(ENGINE_TESTS) $(BENCHES) kernels/pearson/pearson_gpu_trace.o \
+	$(wildcard src/*.o kernels/*/*.o src/*.d kernels/*/*.d)
 
 override with_llvm = no
 
@@ -78,59 +115,66 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-$(ENGINE_C_OBJS) kernels/gpu_disabled.o: CFLAGS += $(ENGINE_CFLAGS)
+# Dependencies on headers come from the compilers (-MMD -MP: one .d file
+# beside each object), not from hand-kept lists.
+$(SRC_OBJS): override CFLAGS += -MMD -MP
 
-kernels/%.o: kernels/%.cu kernels/*.h $(wildcard kernels/*.cuh)
-	$(NVCC) $(NVCCFLAGS) -c -o $@ $<
+# The engine's objects: PostgreSQL's warnings and code generation flags,
+# its preprocessor definitions (not its include directories), the
+# engine's own flags.
+kernels/%.o: kernels/%.c
+	$(CC) $(CFLAGS) $(ENGINE_CFLAGS) $(filter -D%,$(CPPFLAGS)) $(ENGINE_CPPFLAGS) -MMD -MP -c -o $@ $<
 
-$(OBJS): kernels/odp_engine.h
-$(SRC_OBJS): $(wildcard src/*.h)
-$(ENGINE_C_OBJS) kernels/gpu_disabled.o: $(wildcard kernels/*.h)
+kernels/%.o: kernels/%.cu
+	$(NVCC) $(NVCCFLAGS) -MMD -MP -c -o $@ $<
+
+# Programs built on the engine without a server: the engine tests and the
+# benchmarks (their GPU parts need a GPU).
+# A program's sources are compiled with it, so it depends on every engine
+# header (and its own folder's) rather than on a dependency file.
+ENGINE_PROGRAM = $(CC) -std=c11 -O2 -Wall $(ENGINE_CPPFLAGS) $(ENGINE_CFLAGS)
+ENGINE_HEADERS = $(wildcard kernels/*/*.h)
+$(ENGINE_TESTS): $(wildcard test/engine/*.h) $(ENGINE_HEADERS)
+$(BENCHES): $(wildcard test/bench/*.h) $(ENGINE_HEADERS)
 
 # Engine unit tests: no server needed; the GPU part runs where a GPU is.
 ENGINE_TEST_SRCS = $(wildcard test/engine/*.c)
-test/engine/test_engine: $(ENGINE_TEST_SRCS) $(ENGINE_C_OBJS) $(ENGINE_CU_OBJS)
-	$(CC) -std=c11 -O2 -Wall -Ikernels $(ENGINE_CFLAGS) -o $@ $(ENGINE_TEST_SRCS) \
-		$(ENGINE_C_OBJS) $(ENGINE_CU_OBJS) $(SHLIB_LINK)
+test/engine/test_engine: $(ENGINE_TEST_SRCS) $(ENGINE_OBJS)
+	$(ENGINE_PROGRAM) -o $@ $(ENGINE_TEST_SRCS) $(ENGINE_OBJS) $(SHLIB_LINK)
 
 .PHONY: engine-test
 engine-test: test/engine/test_engine
 	test/engine/test_engine
 
-# SolvingSet benchmark and exactness check (no server; GPU part needs a GPU).
-test/bench/ss_bench: test/bench/ss_bench.c $(ENGINE_C_OBJS) $(ENGINE_CU_OBJS)
-	$(CC) -std=c11 -O2 -Wall -Ikernels $(ENGINE_CFLAGS) -o $@ $< \
-		$(ENGINE_C_OBJS) $(ENGINE_CU_OBJS) $(SHLIB_LINK)
+# SolvingSet benchmark and exactness check.
+test/bench/ss_bench: test/bench/ss_bench.c $(ENGINE_OBJS)
+	$(ENGINE_PROGRAM) -o $@ $< $(ENGINE_OBJS) $(SHLIB_LINK)
 
-# k-NN benchmark and GPU-vs-CPU check (no server; GPU part needs a GPU).
-test/bench/knn_bench: test/bench/knn_bench.c $(ENGINE_C_OBJS) $(ENGINE_CU_OBJS)
-	$(CC) -std=c11 -O2 -Wall -Ikernels $(ENGINE_CFLAGS) -o $@ $< \
-		$(ENGINE_C_OBJS) $(ENGINE_CU_OBJS) $(SHLIB_LINK)
+# k-NN benchmark and GPU-vs-CPU check.
+test/bench/knn_bench: test/bench/knn_bench.c $(ENGINE_OBJS)
+	$(ENGINE_PROGRAM) -o $@ $< $(ENGINE_OBJS) $(SHLIB_LINK)
 
-# Correlation benchmark (no server; GPU part needs a GPU); the _trace
-# variant also times the GPU path's stages (a separate build of its file).
-test/bench/corr_bench: test/bench/corr_bench.c $(ENGINE_C_OBJS) $(ENGINE_CU_OBJS)
-	$(CC) -std=c11 -O2 -Wall -Ikernels $(ENGINE_CFLAGS) -o $@ $< \
-		$(ENGINE_C_OBJS) $(ENGINE_CU_OBJS) $(SHLIB_LINK)
+# Correlation benchmark; the _trace variant also times the GPU path's
+# stages (a separate build of its file).
+test/bench/corr_bench: test/bench/corr_bench.c $(ENGINE_OBJS)
+	$(ENGINE_PROGRAM) -o $@ $< $(ENGINE_OBJS) $(SHLIB_LINK)
 
-test/bench/knn_bench test/bench/corr_bench test/bench/corr_bench_trace \
-	test/bench/sky_bench test/bench/iv_bench: test/bench/bench_rng.h
-
-# Skyline workloads and engine timings (no server; GPU part needs a GPU).
-test/bench/sky_bench: test/bench/sky_bench.c $(ENGINE_C_OBJS) $(ENGINE_CU_OBJS)
-	$(CC) -std=c11 -O2 -Wall -Ikernels $(ENGINE_CFLAGS) -o $@ $< \
-		$(ENGINE_C_OBJS) $(ENGINE_CU_OBJS) $(SHLIB_LINK)
-
-# Region matching workloads and engine timings (no server; GPU part needs a GPU).
-test/bench/iv_bench: test/bench/iv_bench.c $(ENGINE_C_OBJS) $(ENGINE_CU_OBJS)
-	$(CC) -std=c11 -O2 -Wall -Ikernels $(ENGINE_CFLAGS) -o $@ $< \
-		$(ENGINE_C_OBJS) $(ENGINE_CU_OBJS) $(SHLIB_LINK) -lm
-
-kernels/gpu_pearson_trace.o: kernels/gpu_pearson.cu kernels/*.h $(wildcard kernels/*.cuh)
-	$(NVCC) $(NVCCFLAGS) -DODP_CORR_TRACE -c -o $@ $<
+kernels/pearson/pearson_gpu_trace.o: kernels/pearson/pearson_gpu.cu
+	$(NVCC) $(NVCCFLAGS) -DODP_PEARSON_TRACE -MMD -MP -c -o $@ $<
 
 test/bench/corr_bench_trace: test/bench/corr_bench.c $(ENGINE_C_OBJS) \
-		$(filter-out kernels/gpu_pearson.o,$(ENGINE_CU_OBJS)) kernels/gpu_pearson_trace.o
-	$(CC) -std=c11 -O2 -Wall -Ikernels $(ENGINE_CFLAGS) -DODP_CORR_TRACE -o $@ $< \
-		$(ENGINE_C_OBJS) $(filter-out kernels/gpu_pearson.o,$(ENGINE_CU_OBJS)) \
-		kernels/gpu_pearson_trace.o $(SHLIB_LINK)
+		$(filter-out kernels/pearson/pearson_gpu.o,$(ENGINE_CU_OBJS)) \
+		kernels/pearson/pearson_gpu_trace.o
+	$(ENGINE_PROGRAM) -DODP_PEARSON_TRACE -o $@ $< $(ENGINE_C_OBJS) \
+		$(filter-out kernels/pearson/pearson_gpu.o,$(ENGINE_CU_OBJS)) \
+		kernels/pearson/pearson_gpu_trace.o $(SHLIB_LINK)
+
+# Skyline workloads and engine timings.
+test/bench/sky_bench: test/bench/sky_bench.c $(ENGINE_OBJS)
+	$(ENGINE_PROGRAM) -o $@ $< $(ENGINE_OBJS) $(SHLIB_LINK)
+
+# Region matching workloads and engine timings.
+test/bench/iv_bench: test/bench/iv_bench.c $(ENGINE_OBJS)
+	$(ENGINE_PROGRAM) -o $@ $< $(ENGINE_OBJS) $(SHLIB_LINK) -lm
+
+-include $(OBJS:.o=.d) kernels/pearson/pearson_gpu_trace.d

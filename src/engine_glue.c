@@ -387,7 +387,7 @@ OdpComputeKnn(const OdpInput *queries, const OdpInput *source,
  * too (the correlations' products need it).
  */
 static bool
-GlueChooseCorrGpu(int64 queries, int64 rows)
+GlueChoosePearsonGpu(int64 queries, int64 rows)
 {
 	OdpContext	ctx;
 
@@ -396,7 +396,7 @@ GlueChooseCorrGpu(int64 queries, int64 rows)
 	if ((OdpDeviceSetting) odp_device_setting != ODP_SETTING_AUTO)
 		return true;
 	memset(&ctx, 0, sizeof(ctx));
-	return odp_gpu_corr_available(&ctx) == ODP_OK;
+	return odp_gpu_pearson_available(&ctx) == ODP_OK;
 }
 
 /* Points m at the float64 values of in. */
@@ -414,13 +414,13 @@ GlueMatrix64(const OdpInput *in, OdpMatrix64 *m)
  * the path, the context, the problem; info reset.
  */
 static void
-GlueCorrBegin(const OdpInput *x, const OdpInput *y, OdpCorrMethod method,
+GluePearsonBegin(const OdpInput *x, const OdpInput *y, OdpPearsonMethod method,
 			  int32 min_periods, OdpContext *ctx, GlueCancelState *cancel,
-			  OdpMatrix64 *mx, OdpMatrix64 *my, OdpCorrProblem *p,
+			  OdpMatrix64 *mx, OdpMatrix64 *my, OdpPearsonProblem *p,
 			  OdpRunInfo *info)
 {
 	memset(info, 0, sizeof(*info));
-	info->on_gpu = GlueChooseCorrGpu(x->rows, x->rows + (y ? y->rows : 0));
+	info->on_gpu = GlueChoosePearsonGpu(x->rows, x->rows + (y ? y->rows : 0));
 	if (y != NULL)
 	{
 		info->other_rows = y->rows;
@@ -484,7 +484,7 @@ GluePairs(void *arg, const int64_t *a, const int64_t *b, const double *r,
  * the inputs.
  */
 void
-OdpComputeCorrPairs(const OdpInput *x, const OdpInput *y, OdpCorrMethod method,
+OdpComputePearsonPairs(const OdpInput *x, const OdpInput *y, OdpPearsonMethod method,
 					int32 min_periods, double min_abs_r, OdpPairSink sink,
 					void *arg, OdpRunInfo *info)
 {
@@ -492,17 +492,17 @@ OdpComputeCorrPairs(const OdpInput *x, const OdpInput *y, OdpCorrMethod method,
 	GlueCancelState cancel;
 	OdpMatrix64 mx;
 	OdpMatrix64 my;
-	OdpCorrProblem p;
+	OdpPearsonProblem p;
 	GluePairState st;
 	int64_t		pairs = 0;
 	OdpStatus	status;
 
-	GlueCorrBegin(x, y, method, min_periods, &ctx, &cancel, &mx, &my, &p, info);
+	GluePearsonBegin(x, y, method, min_periods, &ctx, &cancel, &mx, &my, &p, info);
 	st.sink = sink;
 	st.arg = arg;
 	st.cancel = &cancel;
 	st.ms = 0.0;
-	status = odp_compute_corr_pairs(&ctx, &p, min_abs_r, GluePairs, &st, &pairs);
+	status = odp_compute_pearson_pairs(&ctx, &p, min_abs_r, GluePairs, &st, &pairs);
 	GlueEnd(status, &ctx, &cancel, info);
 	info->has_pairs = true;
 	info->pairs = pairs;
@@ -515,18 +515,18 @@ OdpComputeCorrPairs(const OdpInput *x, const OdpInput *y, OdpCorrMethod method,
  * a short list); the caller has checked the inputs and k.
  */
 void
-OdpComputeCorrTop(const OdpInput *x, const OdpInput *y, OdpCorrMethod method,
-				  int32 min_periods, int32 k, OdpCorrRank rank, int64 *other,
+OdpComputePearsonTop(const OdpInput *x, const OdpInput *y, OdpPearsonMethod method,
+				  int32 min_periods, int32 k, OdpPearsonRank rank, int64 *other,
 				  double *r, OdpRunInfo *info)
 {
 	OdpContext	ctx;
 	GlueCancelState cancel;
 	OdpMatrix64 mx;
 	OdpMatrix64 my;
-	OdpCorrProblem p;
+	OdpPearsonProblem p;
 
-	GlueCorrBegin(x, y, method, min_periods, &ctx, &cancel, &mx, &my, &p, info);
-	GlueEnd(odp_compute_corr_top(&ctx, &p, k, rank, other, r), &ctx, &cancel, info);
+	GluePearsonBegin(x, y, method, min_periods, &ctx, &cancel, &mx, &my, &p, info);
+	GlueEnd(odp_compute_pearson_top(&ctx, &p, k, rank, other, r), &ctx, &cancel, info);
 }
 
 /* Engine pair callback of the matching: GluePairs, without coefficients. */

@@ -40,7 +40,7 @@ typedef struct OdpRunInfo
 	int64		other_rows;		/* series of the second source (0: none) */
 	double		other_read_ms;
 	bool		has_pairs;
-	int64		pairs;			/* pairs handed over (OdpComputeCorrPairs) */
+	int64		pairs;			/* pairs handed over (OdpComputePearsonPairs) */
 	double		emit_ms;		/* time spent storing them */
 
 	/* set by OdpComputeSkyline only */
@@ -53,7 +53,7 @@ typedef struct OdpRunInfo
 } OdpRunInfo;
 
 /*
- * Receives pairs of OdpComputeCorrPairs, in (a, b) order, as row indexes
+ * Receives pairs of OdpComputePearsonPairs, in (a, b) order, as row indexes
  * of the two inputs; may raise errors (the glue carries them across the
  * engine).
  */
@@ -105,13 +105,13 @@ extern void OdpComputeTopOutliers(const OdpInput *in, OdpMetric metric,
 extern void OdpComputeKnn(const OdpInput *queries, const OdpInput *source,
 						  OdpMetric metric, int32 k, bool self_join,
 						  float *dist, int64 *index, OdpRunInfo *info);
-extern void OdpComputeCorrPairs(const OdpInput *x, const OdpInput *y,
-								OdpCorrMethod method, int32 min_periods,
+extern void OdpComputePearsonPairs(const OdpInput *x, const OdpInput *y,
+								OdpPearsonMethod method, int32 min_periods,
 								double min_abs_r, OdpPairSink sink, void *arg,
 								OdpRunInfo *info);
-extern void OdpComputeCorrTop(const OdpInput *x, const OdpInput *y,
-							  OdpCorrMethod method, int32 min_periods,
-							  int32 k, OdpCorrRank rank, int64 *other,
+extern void OdpComputePearsonTop(const OdpInput *x, const OdpInput *y,
+							  OdpPearsonMethod method, int32 min_periods,
+							  int32 k, OdpPearsonRank rank, int64 *other,
 							  double *r, OdpRunInfo *info);
 extern void OdpComputeSkyline(const OdpInput *in, const uint8 *maximize,
 							  int32 band, int32 *dominated_by,

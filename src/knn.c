@@ -23,7 +23,7 @@
 #include <math.h>
 
 #include "args.h"
-#include "dist.h"
+#include "distributed.h"
 #include "engine_glue.h"
 #include "funcapi.h"
 #include "input.h"
@@ -140,7 +140,7 @@ KnnDistributed(ReturnSetInfo *rsinfo, const OdpShardSet *shards,
 	int64	   *ids = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * n);
 	int32		k_out;
 
-	OdpDistKnn(shards, spec, metric, k, queries, qids, nq, dims, false, what,
+	OdpDistributedKnn(shards, spec, metric, k, queries, qids, nq, dims, false, what,
 			   dist, ids, &k_out);
 	for (int64 q = 0; q < nq; q++)
 	{

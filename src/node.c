@@ -3,11 +3,11 @@
  * node.c
  *	  The node's side of the distributed calls: plain SQL functions that
  *	  any coordinator can drive over a connection (the calling server of a
- *	  sharded table does, dist.c; a Citus coordinator could).
+ *	  sharded table does, distributed.c; a Citus coordinator could).
  *
  * A distributed SolvingSet keeps state between calls: odp_node_ss_open
  * reads the shard once and returns a handle, odp_node_ss_first, _exact
- * and _next do one step each on it (bytea payloads in and out, dist_wire.h)
+ * and _next do one step each on it (bytea payloads in and out, distributed_wire.h)
  * and odp_node_ss_close frees it.  The state belongs to the connection
  * (the backend), not to a transaction, so a driver that commits between
  * steps works too; closing the connection frees it with the backend.  It
@@ -29,7 +29,7 @@
 
 #include "access/htup_details.h"
 #include "args.h"
-#include "dist_wire.h"
+#include "distributed_wire.h"
 #include "engine_glue.h"
 #include "fmgr.h"
 #include "funcapi.h"

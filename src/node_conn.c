@@ -28,7 +28,7 @@
 #include "postgres.h"
 
 #include "commands/defrem.h"
-#include "dist_wire.h"
+#include "distributed_wire.h"
 #include "foreign/foreign.h"
 #include "libpq-fe.h"
 #include "mb/pg_wchar.h"

@@ -22,7 +22,7 @@
 #include "postgres.h"
 
 #include "args.h"
-#include "dist.h"
+#include "distributed.h"
 #include "engine_glue.h"
 #include "funcapi.h"
 #include "input.h"
@@ -100,7 +100,7 @@ typedef struct OutlierTop
 	int64	   *members;		/* solving set rows (want_set), else NULL */
 	double	   *member_scores;
 	int64		nmembers;
-	OdpDistTop	dist;			/* distributed: ids instead of rows */
+	OdpDistributedTop	dist;			/* distributed: ids instead of rows */
 } OutlierTop;
 
 /* The id of the r-th best row, and of the i-th solving-set member. */
@@ -134,7 +134,7 @@ OutlierTopCompute(const OutlierArgs *args, int32 n, OdpOutlierMethod method,
 	if (args->k < ODP_MAX_K && OdpFindShards(&args->spec, &shards))
 	{
 		top->distributed = true;
-		OdpDistTopOutliers(&shards, &args->spec, args->metric, args->k, n, method,
+		OdpDistributedTopOutliers(&shards, &args->spec, args->metric, args->k, n, method,
 						   batch_size, want_set, what, &top->dist);
 		top->count = top->dist.count;
 		top->scores = top->dist.scores;

@@ -61,7 +61,7 @@ typedef struct PearsonArgs
 	OdpInputSpec spec;
 	OdpInputSpec other;
 	bool		has_other;
-	OdpCorrMethod method;
+	OdpPearsonMethod method;
 	bool		pairwise;
 	int32		min_periods;
 } PearsonArgs;
@@ -83,20 +83,20 @@ PearsonArgName(FunctionCallInfo fcinfo, int argno, const char *name)
 }
 
 /* Parses method: pearson or spearman. */
-static OdpCorrMethod
+static OdpPearsonMethod
 PearsonArgMethod(FunctionCallInfo fcinfo, int argno)
 {
 	char	   *name = PearsonArgName(fcinfo, argno, "method");
 
 	if (strcmp(name, "pearson") == 0)
-		return ODP_CORR_PEARSON;
+		return ODP_PEARSON_METHOD_PEARSON;
 	if (strcmp(name, "spearman") == 0)
-		return ODP_CORR_SPEARMAN;
+		return ODP_PEARSON_METHOD_SPEARMAN;
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("unknown correlation method \"%s\"", name),
 			 errhint("Use pearson or spearman.")));
-	return ODP_CORR_PEARSON;	/* keep compiler quiet */
+	return ODP_PEARSON_METHOD_PEARSON;	/* keep compiler quiet */
 }
 
 /* Parses nulls: error (false) or pairwise (true). */
@@ -117,22 +117,22 @@ PearsonArgNulls(FunctionCallInfo fcinfo, int argno)
 }
 
 /* Parses sign: abs, positive or negative. */
-static OdpCorrRank
+static OdpPearsonRank
 PearsonArgSign(FunctionCallInfo fcinfo, int argno)
 {
 	char	   *name = PearsonArgName(fcinfo, argno, "sign");
 
 	if (strcmp(name, "abs") == 0)
-		return ODP_CORR_RANK_ABS;
+		return ODP_PEARSON_RANK_ABS;
 	if (strcmp(name, "positive") == 0)
-		return ODP_CORR_RANK_POSITIVE;
+		return ODP_PEARSON_RANK_POSITIVE;
 	if (strcmp(name, "negative") == 0)
-		return ODP_CORR_RANK_NEGATIVE;
+		return ODP_PEARSON_RANK_NEGATIVE;
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("unknown sign \"%s\"", name),
 			 errhint("Use abs (rank partners by |r|), positive (by r) or negative (by -r).")));
-	return ODP_CORR_RANK_ABS;	/* keep compiler quiet */
+	return ODP_PEARSON_RANK_ABS;	/* keep compiler quiet */
 }
 
 /* Ensures min_abs_r is given and within [0, 1]. */
@@ -163,7 +163,7 @@ PearsonReadArgs(FunctionCallInfo fcinfo, const PearsonArgPos *pos,
 	OdpArgNotNull(fcinfo, 0, "source");
 	args->method = PearsonArgMethod(fcinfo, pos->method);
 	args->pairwise = PearsonArgNulls(fcinfo, pos->nulls);
-	if (args->pairwise && args->method == ODP_CORR_SPEARMAN)
+	if (args->pairwise && args->method == ODP_PEARSON_METHOD_SPEARMAN)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("nulls => 'pairwise' works only with method => 'pearson'"),
@@ -300,7 +300,7 @@ PearsonPairs(FunctionCallInfo fcinfo, const PearsonArgPos *pos, int min_abs_r_ar
 	sink.rsinfo = rsinfo;
 	sink.ids_a = in.x.ids;
 	sink.ids_b = in.yp ? in.yp->ids : in.x.ids;
-	OdpComputeCorrPairs(&in.x, in.yp, args.method, args.min_periods, min_abs_r,
+	OdpComputePearsonPairs(&in.x, in.yp, args.method, args.min_periods, min_abs_r,
 						PearsonPutPairs, &sink, &info);
 	MemoryContextSwitchTo(old);
 
@@ -349,7 +349,7 @@ PearsonTop(FunctionCallInfo fcinfo, const PearsonArgPos *pos, int k_arg,
 	MemoryContext work,
 				old;
 	const int64 *ids_b;
-	OdpCorrRank rank;
+	OdpPearsonRank rank;
 	int64	   *other;
 	double	   *r;
 	int32		k;
@@ -367,7 +367,7 @@ PearsonTop(FunctionCallInfo fcinfo, const PearsonArgPos *pos, int k_arg,
 	PearsonReadSources(&args, &in);
 	other = MemoryContextAllocHuge(work, sizeof(int64) * (Size) in.x.rows * k);
 	r = MemoryContextAllocHuge(work, sizeof(double) * (Size) in.x.rows * k);
-	OdpComputeCorrTop(&in.x, in.yp, args.method, args.min_periods, k, rank,
+	OdpComputePearsonTop(&in.x, in.yp, args.method, args.min_periods, k, rank,
 					  other, r, &info);
 	MemoryContextSwitchTo(old);
 

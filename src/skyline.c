@@ -24,8 +24,8 @@
 #include "postgres.h"
 
 #include "args.h"
-#include "dist.h"
-#include "dist_wire.h"
+#include "distributed.h"
+#include "distributed_wire.h"
 #include "catalog/pg_type.h"
 #include "engine_glue.h"
 #include "fmgr.h"
@@ -159,7 +159,7 @@ SkylineEmit(ReturnSetInfo *rsinfo, const OdpInput *in, const int32 *dominated_by
 	}
 }
 
-/* See dist.h. */
+/* See distributed.h. */
 void
 OdpSkylineBandRows(const OdpInputSpec *spec, const uint8 *maximize, int nentries,
 				   int32 band, OdpInput *band_rows)
@@ -248,7 +248,7 @@ odp_skyline(PG_FUNCTION_ARGS)
 
 		if (OdpFindShards(&spec, &shards))
 		{
-			OdpDistSkyline(&shards, OdpArgOptArray(fcinfo, SKY_ARG_DIRECTIONS),
+			OdpDistributedSkyline(&shards, OdpArgOptArray(fcinfo, SKY_ARG_DIRECTIONS),
 						   maximize, nentries, band, &in, &dominated_by);
 			MemoryContextSwitchTo(old);
 			SkylineEmit(rsinfo, &in, dominated_by, band);

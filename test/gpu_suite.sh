@@ -46,7 +46,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader ||
 psql -X -q -c "SET client_min_messages = warning" -c "CREATE EXTENSION IF NOT EXISTS odp_gpu" >/dev/null
 if [ "${ODP_SKIP_ENGINE:-0}" != 1 ]; then
 odp_log "engine unit tests"
-case "$ODP_ANALYTICS" in pearson|skyline|intervals) engine_args=--$ODP_ANALYTICS ;; sharded) engine_args=--dist ;; *) engine_args= ;; esac
+case "$ODP_ANALYTICS" in pearson|skyline|intervals) engine_args=--$ODP_ANALYTICS ;; sharded) engine_args=--distributed ;; *) engine_args= ;; esac
 if [ "${ODP_PREBUILT:-0}" = 1 ]; then
 	test/engine/test_engine $engine_args >/tmp/odp_engine_test.log 2>&1
 else

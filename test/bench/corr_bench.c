@@ -1,14 +1,14 @@
 /*-------------------------------------------------------------------------
  *
- * corr_bench.c
+ * pearson_bench.c
  *	  Engine-level benchmark of the correlations (no PostgreSQL): random
  *	  walks at a fixed seed (each value the last one changed by up to 1%),
  *	  pairs over a threshold and top-k lists on the GPU, optionally the CPU
  *	  too and compared, with the phases the engine reports.  Built with
- *	  -DODP_CORR_TRACE (make test/bench/corr_bench_trace) it also prints the
+ *	  -DODP_PEARSON_TRACE (make test/bench/pearson_bench_trace) it also prints the
  *	  GPU path's stages.
  *
- * Usage: corr_bench [options]
+ * Usage: pearson_bench [options]
  *	--series M (16384)  --len N (4096)  --threshold T (0.9)  --k K (10)
  *	--reps R (3)  --cpu (also the CPU, compared)  --threads T (16)
  *	--missing P (share of values missing, 0)  --spearman
@@ -17,7 +17,7 @@
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION
- *	  test/bench/corr_bench.c
+ *	  test/bench/pearson_bench.c
  *
  *-------------------------------------------------------------------------
  */
@@ -27,11 +27,11 @@
 #include <string.h>
 
 #include "bench_rng.h"
-#include "odp_engine.h"
+#include "include/odp_engine.h"
 
-#ifdef ODP_CORR_TRACE
-extern void odp_gpu_corr_trace_print(void);
-#define TRACE_PRINT() odp_gpu_corr_trace_print()
+#ifdef ODP_PEARSON_TRACE
+extern void odp_gpu_pearson_trace_print(void);
+#define TRACE_PRINT() odp_gpu_pearson_trace_print()
 #else
 #define TRACE_PRINT() ((void) 0)
 #endif
@@ -82,7 +82,7 @@ keep(void *arg, const int64_t *a, const int64_t *b, const double *r, int64_t cou
 
 /* Runs the pairs over t on dev; prints one line; leaves the pairs in p. */
 static OdpStatus
-run_pairs(OdpDevice dev, int threads, const OdpCorrProblem *prob, double t, Pairs *p)
+run_pairs(OdpDevice dev, int threads, const OdpPearsonProblem *prob, double t, Pairs *p)
 {
 	OdpContext	ctx;
 	double		t0;
@@ -94,7 +94,7 @@ run_pairs(OdpDevice dev, int threads, const OdpCorrProblem *prob, double t, Pair
 	ctx.cpu_threads = threads;
 	p->n = 0;
 	t0 = odp_now_ms();
-	st = odp_compute_corr_pairs(&ctx, prob, t, keep, p, &n);
+	st = odp_compute_pearson_pairs(&ctx, prob, t, keep, p, &n);
 	printf("%s pairs |r| >= %g: %s wall %.1f ms, transfer %.1f ms, compute %.1f ms, chunks %lld, %lld pairs%s%s\n",
 		   dev == ODP_DEVICE_GPU ? "gpu" : "cpu", t, odp_status_name(st),
 		   odp_now_ms() - t0, ctx.transfer_ms, ctx.compute_ms, (long long) ctx.chunks,
@@ -106,7 +106,7 @@ run_pairs(OdpDevice dev, int threads, const OdpCorrProblem *prob, double t, Pair
 
 /* Runs the top-k lists on dev; prints one line. */
 static OdpStatus
-run_top(OdpDevice dev, int threads, const OdpCorrProblem *prob, int k,
+run_top(OdpDevice dev, int threads, const OdpPearsonProblem *prob, int k,
 		int64_t *other, double *r)
 {
 	OdpContext	ctx;
@@ -117,7 +117,7 @@ run_top(OdpDevice dev, int threads, const OdpCorrProblem *prob, int k,
 	ctx.device = dev;
 	ctx.cpu_threads = threads;
 	t0 = odp_now_ms();
-	st = odp_compute_corr_top(&ctx, prob, k, ODP_CORR_RANK_ABS, other, r);
+	st = odp_compute_pearson_top(&ctx, prob, k, ODP_PEARSON_RANK_ABS, other, r);
 	printf("%s top k = %d: %s wall %.1f ms, transfer %.1f ms, compute %.1f ms, chunks %lld%s%s\n",
 		   dev == ODP_DEVICE_GPU ? "gpu" : "cpu", k, odp_status_name(st),
 		   odp_now_ms() - t0, ctx.transfer_ms, ctx.compute_ms, (long long) ctx.chunks,
@@ -138,11 +138,11 @@ main(int argc, char **argv)
 	double		t = 0.9,
 				missing = 0.0;
 	bool		cpu = false;
-	OdpCorrMethod method = ODP_CORR_PEARSON;
+	OdpPearsonMethod method = ODP_PEARSON_METHOD_PEARSON;
 	double	   *x;
 	uint8_t    *miss = NULL;
 	OdpMatrix64 mx;
-	OdpCorrProblem prob;
+	OdpPearsonProblem prob;
 	Pairs		gp = {0},
 				cp = {0};
 	int64_t    *go,
@@ -172,7 +172,7 @@ main(int argc, char **argv)
 		else if (strcmp(a, "--cpu") == 0)
 			cpu = true;
 		else if (strcmp(a, "--spearman") == 0)
-			method = ODP_CORR_SPEARMAN;
+			method = ODP_PEARSON_METHOD_SPEARMAN;
 		else if (strcmp(a, "--no-pin") == 0 && &odp_gpu_pin_inputs != NULL)
 			odp_gpu_pin_inputs = 0;
 		else
@@ -216,7 +216,7 @@ main(int argc, char **argv)
 	prob.min_periods = 2;
 	printf("%lld random walks of %d values%s%s; %.1f GFLOP for the half product\n",
 		   (long long) m, len, miss ? ", some missing" : "",
-		   method == ODP_CORR_SPEARMAN ? ", spearman" : "",
+		   method == ODP_PEARSON_METHOD_SPEARMAN ? ", spearman" : "",
 		   (double) m * m * len / 1e9);
 
 	for (int r = 0; r < reps; r++)

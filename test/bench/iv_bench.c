@@ -37,8 +37,8 @@
 #include <string.h>
 
 #include "bench_rng.h"
-#include "odp_engine.h"
-#include "odp_order.h"
+#include "include/odp_engine.h"
+#include "include/odp_order.h"
 
 #define IV_SPACE	1e12
 

@@ -31,10 +31,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "odp_engine.h"
+#include "include/odp_engine.h"
 
 /*
- * Tuning knobs of kernels/gpu_solvingset.cu; weak, so that a CPU-only
+ * Tuning knobs of kernels/outliers/solvingset_gpu.cu; weak, so that a CPU-only
  * build (WITH_CUDA=no), which lacks them, still links.
  */
 extern int	odp_gpu_ss_split __attribute__((weak));
@@ -44,7 +44,7 @@ extern int	odp_gpu_ss_fused_cap __attribute__((weak));
 extern int64_t odp_gpu_ss_fused_batches __attribute__((weak));
 extern int64_t odp_gpu_ss_overflowed __attribute__((weak));
 
-/* SolvingSet batch size override of kernels/solvingset.c (0: the rule). */
+/* SolvingSet batch size override of kernels/outliers/solvingset.c (0: the rule). */
 extern int64_t odp_ss_test_batch_size;
 
 /* One result of odp_compute_top_outliers, with what it cost. */

@@ -19,9 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "device_set.h"
-#include "odp_skyline.h"
-#include "pair_relay.h"
+#include "devices/device_set.h"
+#include "skyline/skyline_math.h"
+#include "devices/pair_relay.h"
 #include "test_util.h"
 
 /* A context whose device list is {0, 0}: the split on one GPU. */
@@ -352,20 +352,20 @@ knn_split_tests(void)
 }
 
 /* Collected correlation pairs. */
-typedef struct CorrGot
+typedef struct PearsonGot
 {
 	int64_t    *a;
 	int64_t    *b;
 	double	   *r;
 	int64_t		n;
 	int64_t		cap;
-} CorrGot;
+} PearsonGot;
 
 static bool
-corr_collect(void *arg, const int64_t *a, const int64_t *b, const double *r,
+pearson_collect(void *arg, const int64_t *a, const int64_t *b, const double *r,
 			 int64_t count)
 {
-	CorrGot    *g = (CorrGot *) arg;
+	PearsonGot    *g = (PearsonGot *) arg;
 
 	if (g->n + count > g->cap)
 	{
@@ -385,7 +385,7 @@ corr_collect(void *arg, const int64_t *a, const int64_t *b, const double *r,
 
 /* Whether two pair lists are the same pairs in the same order; *diff: max |r| difference. */
 static bool
-corr_same(const CorrGot *x, const CorrGot *y, double *diff)
+pearson_same(const PearsonGot *x, const PearsonGot *y, double *diff)
 {
 	*diff = 0.0;
 	if (x->n != y->n)
@@ -405,7 +405,7 @@ corr_same(const CorrGot *x, const CorrGot *y, double *diff)
  * against the CPU within the 1e-12 the paths promise each other.
  */
 static void
-corr_split_tests(void)
+pearson_split_tests(void)
 {
 	const int64_t rows = 1500,
 				other_rows = 700;
@@ -424,9 +424,9 @@ corr_split_tests(void)
 
 	for (int cross = 0; cross < 2; cross++)
 	{
-		OdpCorrProblem p = {&mx, cross ? &my : NULL, ODP_CORR_PEARSON, 1};
+		OdpPearsonProblem p = {&mx, cross ? &my : NULL, ODP_PEARSON_METHOD_PEARSON, 1};
 		const int64_t partners = cross ? other_rows : rows;
-		CorrGot		got[3];
+		PearsonGot		got[3];
 		int64_t    *other[3];
 		double	   *r[3];
 		OdpStatus	st[3],
@@ -445,13 +445,13 @@ corr_split_tests(void)
 			OdpContext	ctx = path == 0 ? make_ctx(ODP_DEVICE_CPU) :
 				path == 1 ? make_ctx(ODP_DEVICE_GPU) : split_ctx();
 
-			st[path] = odp_compute_corr_pairs(&ctx, &p, 0.3, corr_collect, &got[path], &npairs);
+			st[path] = odp_compute_pearson_pairs(&ctx, &p, 0.3, pearson_collect, &got[path], &npairs);
 			other[path] = xmalloc(sizeof(int64_t) * rows * k);
 			r[path] = xmalloc(sizeof(double) * rows * k);
-			tt[path] = odp_compute_corr_top(&ctx, &p, k, ODP_CORR_RANK_ABS, other[path], r[path]);
+			tt[path] = odp_compute_pearson_top(&ctx, &p, k, ODP_PEARSON_RANK_ABS, other[path], r[path]);
 		}
-		same_gpu = corr_same(&got[2], &got[1], &diff_gpu);
-		same_cpu = corr_same(&got[2], &got[0], &diff_cpu);
+		same_gpu = pearson_same(&got[2], &got[1], &diff_gpu);
+		same_cpu = pearson_same(&got[2], &got[0], &diff_cpu);
 		check(st[0] == ODP_OK && st[1] == ODP_OK && st[2] == ODP_OK && got[2].n > 0 &&
 			  same_gpu && diff_gpu == 0.0 && same_cpu && diff_cpu <= 1e-12,
 			  "devices {0,0} correlation pairs %s %lld x %lld: %lld pairs, same as one GPU %s (max |r| diff %.1e), as the CPU %s (%.1e)",
@@ -540,12 +540,12 @@ skyline_split_tests(void)
 static bool
 iv_collect(void *arg, const int64_t *a, const int64_t *b, int64_t count)
 {
-	CorrGot    *g = (CorrGot *) arg;
+	PearsonGot    *g = (PearsonGot *) arg;
 	double	   *r = xmalloc(sizeof(double) * (count > 0 ? count : 1));
 
 	for (int64_t i = 0; i < count; i++)
 		r[i] = 0.0;
-	corr_collect(g, a, b, r, count);
+	pearson_collect(g, a, b, r, count);
 	free(r);
 	return true;
 }
@@ -572,7 +572,7 @@ interval_split_tests(void)
 	for (int self = 0; self < 2; self++)
 	{
 		OdpIntervalProblem p = {&ra, self ? NULL : &rb, NULL};
-		CorrGot		got[3];
+		PearsonGot		got[3];
 		int64_t		n[3],
 					c[3];
 		OdpStatus	st[3],
@@ -590,8 +590,8 @@ interval_split_tests(void)
 			st[path] = odp_compute_interval_pairs(&ctx, &p, iv_collect, &got[path], &n[path], NULL);
 			ct[path] = odp_compute_interval_count(&ctx, &p, &c[path], NULL);
 		}
-		same_gpu = corr_same(&got[2], &got[1], &diff);
-		same_cpu = corr_same(&got[2], &got[0], &diff);
+		same_gpu = pearson_same(&got[2], &got[1], &diff);
+		same_cpu = pearson_same(&got[2], &got[0], &diff);
 		check(st[0] == ODP_OK && st[1] == ODP_OK && st[2] == ODP_OK && got[2].n > 0 &&
 			  n[2] == got[2].n && same_gpu && same_cpu,
 			  "devices {0,0} region matching %s: %lld pairs, same pairs in the same order as one GPU %s, as the CPU %s",
@@ -810,7 +810,7 @@ run_device_tests(void)
 		return;
 	}
 	knn_split_tests();
-	corr_split_tests();
+	pearson_split_tests();
 	skyline_split_tests();
 	interval_split_tests();
 	solvingset_split_tests();

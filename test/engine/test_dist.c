@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * test_dist.c
- *	  Tests of the distributed forms (kernels/odp_dist.h): the rows are
+ *	  Tests of the distributed forms (kernels/include/odp_distributed.h): the rows are
  *	  split over in-process nodes by a hash of their ids, the supervisor
  *	  drives them, and the results must equal one run over all the rows:
  *	  SolvingSet's top n, scores, solving set and iterations, the brute
@@ -19,26 +19,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine_internal.h"
-#include "odp_dist.h"
+#include "common/engine_internal.h"
+#include "include/odp_distributed.h"
 #include "test_util.h"
 
-#define DIST_MAX_NODES 8
+#define DISTRIBUTED_MAX_NODES 8
 
 /* The in-process nodes of one run. */
-typedef struct DistNodes
+typedef struct DistributedNodes
 {
 	OdpContext *ctx;
 	int			count;
-	OdpMatrix	shard[DIST_MAX_NODES];
-	OdpSsNode  *node[DIST_MAX_NODES];
+	OdpMatrix	shard[DISTRIBUTED_MAX_NODES];
+	OdpSsNode  *node[DISTRIBUTED_MAX_NODES];
 	int64_t		distances;
-} DistNodes;
+} DistributedNodes;
 
 static OdpStatus
-dist_first(void *arg, int64_t m, OdpSsRows *props)
+distributed_first(void *arg, int64_t m, OdpSsRows *props)
 {
-	DistNodes  *d = arg;
+	DistributedNodes  *d = arg;
 
 	for (int i = 0; i < d->count; i++)
 	{
@@ -51,9 +51,9 @@ dist_first(void *arg, int64_t m, OdpSsRows *props)
 }
 
 static OdpStatus
-dist_exact(void *arg, const OdpSsRows *cands, float **lists)
+distributed_exact(void *arg, const OdpSsRows *cands, float **lists)
 {
-	DistNodes  *d = arg;
+	DistributedNodes  *d = arg;
 
 	for (int i = 0; i < d->count; i++)
 	{
@@ -67,9 +67,9 @@ dist_exact(void *arg, const OdpSsRows *cands, float **lists)
 }
 
 static OdpStatus
-dist_next(void *arg, bool prune, double min_out, int64_t m, OdpSsRows *props)
+distributed_next(void *arg, bool prune, double min_out, int64_t m, OdpSsRows *props)
 {
-	DistNodes  *d = arg;
+	DistributedNodes  *d = arg;
 
 	for (int i = 0; i < d->count; i++)
 	{
@@ -137,15 +137,15 @@ split_rows(const float *x, const int64_t *ids, int64_t rows, int dims, int nodes
  * shards, compared with one odp_compute_top_outliers over all the rows.
  */
 static void
-dist_ss_case(OdpDevice dev, Gen gen, int64_t rows, int dims, int k, int64_t n,
+distributed_ss_case(OdpDevice dev, Gen gen, int64_t rows, int dims, int k, int64_t n,
 			 int nodes, int64_t batch, bool prune, bool empty_node, OdpMetric metric)
 {
 	OdpContext	ctx = make_ctx(dev);
 	float	   *x = make_data(gen, rows, dims);
 	int64_t    *ids = xmalloc(sizeof(int64_t) * (size_t) rows);
-	float	   *data[DIST_MAX_NODES];
-	int64_t    *sids[DIST_MAX_NODES];
-	int64_t		srows[DIST_MAX_NODES];
+	float	   *data[DISTRIBUTED_MAX_NODES];
+	int64_t    *sids[DISTRIBUTED_MAX_NODES];
+	int64_t		srows[DISTRIBUTED_MAX_NODES];
 	OdpMatrix	all = {0};
 	int64_t    *order = xmalloc(sizeof(int64_t) * (size_t) n);
 	double	   *scores = xmalloc(sizeof(double) * (size_t) n);
@@ -154,12 +154,12 @@ dist_ss_case(OdpDevice dev, Gen gen, int64_t rows, int dims, int k, int64_t n,
 	int64_t		count = 0;
 	OdpTopOutliersStats stats;
 	OdpStatus	st;
-	DistNodes	dn;
+	DistributedNodes	dn;
 	OdpSsNodes	ops;
 	OdpSsSupervisor *sup = NULL;
-	OdpSsRows	props[DIST_MAX_NODES];
+	OdpSsRows	props[DISTRIBUTED_MAX_NODES];
 	OdpSsRows	cands;
-	float	   *lists[DIST_MAX_NODES];
+	float	   *lists[DISTRIBUTED_MAX_NODES];
 	int64_t		m = odp_ss_batch_size(rows, n, batch);
 	double		sup_ms = 0.0;
 	bool		same = true;
@@ -206,9 +206,9 @@ dist_ss_case(OdpDevice dev, Gen gen, int64_t rows, int dims, int k, int64_t n,
 	rows_alloc(&cands, m, dims);
 	ops.count = used;
 	ops.arg = &dn;
-	ops.first = dist_first;
-	ops.exact = dist_exact;
-	ops.next = dist_next;
+	ops.first = distributed_first;
+	ops.exact = distributed_exact;
+	ops.next = distributed_next;
 	st = odp_ss_sup_create(&ctx, rows, k, n, m, prune, &sup);
 	if (st == ODP_OK)
 		st = odp_ss_distributed(&ctx, sup, &ops, props, &cands, lists, &sup_ms);
@@ -266,7 +266,7 @@ dist_ss_case(OdpDevice dev, Gen gen, int64_t rows, int dims, int k, int64_t n,
 
 /* Two nodes that both hold a row: the supervisor says the shards overlap. */
 static void
-dist_overlap_case(void)
+distributed_overlap_case(void)
 {
 	OdpContext	ctx = make_ctx(ODP_DEVICE_CPU);
 	float		x[] = {0, 1, 2, 3, 4, 5};
@@ -307,7 +307,7 @@ dist_overlap_case(void)
  * and for the rows themselves (own row left out, as a self join).
  */
 static void
-dist_knn_case(OdpDevice dev, Gen gen, int64_t rows, int dims, int k,
+distributed_knn_case(OdpDevice dev, Gen gen, int64_t rows, int dims, int k,
 			  OdpMetric metric, int nodes, bool self)
 {
 	OdpContext	ctx = make_ctx(dev);
@@ -315,11 +315,11 @@ dist_knn_case(OdpDevice dev, Gen gen, int64_t rows, int dims, int k,
 	int64_t		nq = self ? rows : 97;
 	float	   *qx = self ? x : make_data(gen, nq, dims);
 	int64_t    *ids = xmalloc(sizeof(int64_t) * (size_t) rows);
-	float	   *data[DIST_MAX_NODES];
-	int64_t    *sids[DIST_MAX_NODES];
-	int64_t		srows[DIST_MAX_NODES];
-	float	   *dl[DIST_MAX_NODES];
-	int64_t    *il[DIST_MAX_NODES];
+	float	   *data[DISTRIBUTED_MAX_NODES];
+	int64_t    *sids[DISTRIBUTED_MAX_NODES];
+	int64_t		srows[DISTRIBUTED_MAX_NODES];
+	float	   *dl[DISTRIBUTED_MAX_NODES];
+	int64_t    *il[DISTRIBUTED_MAX_NODES];
 	float	   *ref_d = xmalloc(sizeof(float) * (size_t) nq * (size_t) k);
 	int64_t    *ref_i = xmalloc(sizeof(int64_t) * (size_t) nq * (size_t) k);
 	float	   *out_d = xmalloc(sizeof(float) * (size_t) nq * (size_t) k);
@@ -386,11 +386,11 @@ dist_knn_case(OdpDevice dev, Gen gen, int64_t rows, int dims, int k,
 }
 
 void
-run_dist_tests(void)
+run_distributed_tests(void)
 {
 	OdpDevice	devs[2] = {ODP_DEVICE_CPU, ODP_DEVICE_GPU};
 
-	dist_overlap_case();
+	distributed_overlap_case();
 	for (int d = 0; d < 2; d++)
 	{
 		if (devs[d] == ODP_DEVICE_GPU && !gpu_ok)
@@ -400,24 +400,24 @@ run_dist_tests(void)
 		}
 		/* the k-NN engine's node step, as a node without a backend runs it */
 		odp_ss_node_backend = 0;
-		dist_ss_case(devs[d], GEN_UNIFORM, 3000, 4, 10, 10, 3, 64, true, false, ODP_METRIC_EUCLIDEAN);
-		dist_ss_case(devs[d], GEN_DUPLICATES, 2000, 3, 12, 7, 2, 50, true, true, ODP_METRIC_EUCLIDEAN);
+		distributed_ss_case(devs[d], GEN_UNIFORM, 3000, 4, 10, 10, 3, 64, true, false, ODP_METRIC_EUCLIDEAN);
+		distributed_ss_case(devs[d], GEN_DUPLICATES, 2000, 3, 12, 7, 2, 50, true, true, ODP_METRIC_EUCLIDEAN);
 		odp_ss_node_backend = 1;
 		/* nodes of 30 rows: k = 40 leaves them on the k-NN engine */
-		dist_ss_case(devs[d], GEN_UNIFORM, 150, 3, 40, 5, 5, 20, true, false, ODP_METRIC_EUCLIDEAN);
-		dist_ss_case(devs[d], GEN_UNIFORM, 3000, 4, 10, 10, 1, 64, true, false, ODP_METRIC_EUCLIDEAN);
-		dist_ss_case(devs[d], GEN_UNIFORM, 2000, 5, 10, 8, 3, 64, true, false, ODP_METRIC_COSINE);
-		dist_ss_case(devs[d], GEN_TIES, 2000, 3, 15, 8, 3, 64, true, false, ODP_METRIC_MANHATTAN);
-		dist_ss_case(devs[d], GEN_UNIFORM, 2000, 6, 10, 8, 2, 64, true, false, ODP_METRIC_CHEBYSHEV);
-		dist_ss_case(devs[d], GEN_UNIFORM, 2000, 6, 10, 8, 2, 64, true, false, ODP_METRIC_SQEUCLIDEAN);
-		dist_ss_case(devs[d], GEN_UNIFORM, 3000, 4, 10, 10, 3, 64, true, false, ODP_METRIC_EUCLIDEAN);
-		dist_ss_case(devs[d], GEN_DUPLICATES, 2500, 3, 20, 7, 4, 50, true, true, ODP_METRIC_EUCLIDEAN);
-		dist_ss_case(devs[d], GEN_TIES, 2000, 2, 5, 15, 2, 40, true, false, ODP_METRIC_EUCLIDEAN);
-		dist_ss_case(devs[d], GEN_GRID, 4000, 10, 50, 10, 5, 200, true, false, ODP_METRIC_EUCLIDEAN);
-		dist_ss_case(devs[d], GEN_UNIFORM, 1500, 5, 8, 12, 3, 100, false, true, ODP_METRIC_EUCLIDEAN);
-		dist_knn_case(devs[d], GEN_UNIFORM, 2000, 6, 10, ODP_METRIC_EUCLIDEAN, 3, false);
-		dist_knn_case(devs[d], GEN_TIES, 1500, 2, 25, ODP_METRIC_MANHATTAN, 4, true);
-		dist_knn_case(devs[d], GEN_UNIFORM, 1200, 8, 5, ODP_METRIC_INNER_PRODUCT, 2, false);
-		dist_knn_case(devs[d], GEN_DUPLICATES, 1000, 4, 12, ODP_METRIC_COSINE, 3, true);
+		distributed_ss_case(devs[d], GEN_UNIFORM, 150, 3, 40, 5, 5, 20, true, false, ODP_METRIC_EUCLIDEAN);
+		distributed_ss_case(devs[d], GEN_UNIFORM, 3000, 4, 10, 10, 1, 64, true, false, ODP_METRIC_EUCLIDEAN);
+		distributed_ss_case(devs[d], GEN_UNIFORM, 2000, 5, 10, 8, 3, 64, true, false, ODP_METRIC_COSINE);
+		distributed_ss_case(devs[d], GEN_TIES, 2000, 3, 15, 8, 3, 64, true, false, ODP_METRIC_MANHATTAN);
+		distributed_ss_case(devs[d], GEN_UNIFORM, 2000, 6, 10, 8, 2, 64, true, false, ODP_METRIC_CHEBYSHEV);
+		distributed_ss_case(devs[d], GEN_UNIFORM, 2000, 6, 10, 8, 2, 64, true, false, ODP_METRIC_SQEUCLIDEAN);
+		distributed_ss_case(devs[d], GEN_UNIFORM, 3000, 4, 10, 10, 3, 64, true, false, ODP_METRIC_EUCLIDEAN);
+		distributed_ss_case(devs[d], GEN_DUPLICATES, 2500, 3, 20, 7, 4, 50, true, true, ODP_METRIC_EUCLIDEAN);
+		distributed_ss_case(devs[d], GEN_TIES, 2000, 2, 5, 15, 2, 40, true, false, ODP_METRIC_EUCLIDEAN);
+		distributed_ss_case(devs[d], GEN_GRID, 4000, 10, 50, 10, 5, 200, true, false, ODP_METRIC_EUCLIDEAN);
+		distributed_ss_case(devs[d], GEN_UNIFORM, 1500, 5, 8, 12, 3, 100, false, true, ODP_METRIC_EUCLIDEAN);
+		distributed_knn_case(devs[d], GEN_UNIFORM, 2000, 6, 10, ODP_METRIC_EUCLIDEAN, 3, false);
+		distributed_knn_case(devs[d], GEN_TIES, 1500, 2, 25, ODP_METRIC_MANHATTAN, 4, true);
+		distributed_knn_case(devs[d], GEN_UNIFORM, 1200, 8, 5, ODP_METRIC_INNER_PRODUCT, 2, false);
+		distributed_knn_case(devs[d], GEN_DUPLICATES, 1000, 4, 12, ODP_METRIC_COSINE, 3, true);
 	}
 }

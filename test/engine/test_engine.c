@@ -44,8 +44,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "odp_distance.h"
-#include "odp_engine.h"
+#include "include/odp_distance.h"
+#include "include/odp_engine.h"
 #include "test_util.h"
 
 /* Query chunks the GPU's tensor-core filter finished; weak for CPU builds. */
@@ -768,9 +768,9 @@ main(int argc, char **argv)
 		printf("%d passed, %d failed\n", n_passed, n_failed);
 		return n_failed == 0 ? 0 : 1;
 	}
-	if (argc >= 2 && strcmp(argv[1], "--dist") == 0)
+	if (argc >= 2 && strcmp(argv[1], "--distributed") == 0)
 	{
-		run_dist_tests();
+		run_distributed_tests();
 		printf("%d passed, %d failed\n", n_passed, n_failed);
 		return n_failed == 0 ? 0 : 1;
 	}
@@ -826,7 +826,7 @@ main(int argc, char **argv)
 	run_pearson_tests();
 	run_skyline_tests();
 	run_interval_tests();
-	run_dist_tests();
+	run_distributed_tests();
 	run_device_tests();
 
 	printf("%d passed, %d failed\n", n_passed, n_failed);

@@ -22,14 +22,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "odp_order.h"
+#include "include/odp_order.h"
 #include "test_util.h"
 
 /* Chunking hooks of the driver (intervals.c). */
 extern int64_t odp_iv_test_capacity;
 extern int64_t odp_iv_test_rows;
 
-/* GPU test counter (gpu_intervals.cu); weak: absent without CUDA. */
+/* GPU test counter (intervals_gpu.cu); weak: absent without CUDA. */
 extern int64_t odp_gpu_iv_loads __attribute__((weak));
 
 /* Kinds of generated regions. */

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "odp_distance.h"
+#include "include/odp_distance.h"
 #include "test_util.h"
 
 /* Query chunks the GPU's tensor-core filter finished; weak for CPU builds. */

@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * test_pearson.c
- *	  Engine tests of the correlations (odp_compute_corr_pairs and
- *	  odp_compute_corr_top) on both paths against a naive reference that
+ *	  Engine tests of the correlations (odp_compute_pearson_pairs and
+ *	  odp_compute_pearson_top) on both paths against a naive reference that
  *	  computes every pair's coefficient in long double by two passes over
  *	  its common positions: random series, random walks, constant series,
  *	  perfectly correlated and anti-correlated series, huge offsets (1e9 +
@@ -27,7 +27,7 @@
 #include "test_util.h"
 
 /* GPU calls that staged their series in host memory; weak for CPU builds. */
-extern int64_t odp_gpu_corr_staged_runs __attribute__((weak));
+extern int64_t odp_gpu_pearson_staged_runs __attribute__((weak));
 
 /* Largest |r| difference accepted against the reference. */
 #define TOL_COMPLETE	1e-12
@@ -215,7 +215,7 @@ ref_pair(const OdpMatrix64 *x, int64_t a, const OdpMatrix64 *y, int64_t b,
 
 /* Every reference coefficient (x->rows x y->rows), NaN where none. */
 static double *
-ref_matrix(const OdpMatrix64 *x, const OdpMatrix64 *y, OdpCorrMethod method,
+ref_matrix(const OdpMatrix64 *x, const OdpMatrix64 *y, OdpPearsonMethod method,
 		   int min_periods)
 {
 	OdpMatrix64 rx = *x;
@@ -224,7 +224,7 @@ ref_matrix(const OdpMatrix64 *x, const OdpMatrix64 *y, OdpCorrMethod method,
 	double	   *yr = NULL;
 	double	   *out = xmalloc(sizeof(double) * (size_t) x->rows * y->rows);
 
-	if (method == ODP_CORR_SPEARMAN)
+	if (method == ODP_PEARSON_METHOD_SPEARMAN)
 	{
 		rx.data = xr = ref_ranked(x);
 		ry.data = yr = ref_ranked(y);
@@ -348,7 +348,7 @@ check_pairs(const Collected *c, const double *ref, int64_t xr, int64_t yr,
  * series that fail; *max_err the largest coefficient error.
  */
 static int64_t
-check_top(const int64_t *other, const double *r, int k, OdpCorrRank rank,
+check_top(const int64_t *other, const double *r, int k, OdpPearsonRank rank,
 		  const double *ref, int64_t xr, int64_t yr, bool self, double tol,
 		  double *max_err)
 {
@@ -383,20 +383,20 @@ check_top(const int64_t *other, const double *r, int k, OdpCorrRank rank,
 			ok &= fabs(rv[q] - rr) <= tol;
 			for (int p = 0; p < q; p++)
 				ok &= o[p] != o[q];
-			kq = rank == ODP_CORR_RANK_ABS ? -fabs(rv[q]) :
-				(rank == ODP_CORR_RANK_POSITIVE ? -rv[q] : rv[q]);
+			kq = rank == ODP_PEARSON_RANK_ABS ? -fabs(rv[q]) :
+				(rank == ODP_PEARSON_RANK_POSITIVE ? -rv[q] : rv[q]);
 			if (q > 0)
 			{
-				double		kp = rank == ODP_CORR_RANK_ABS ? -fabs(rv[q - 1]) :
-					(rank == ODP_CORR_RANK_POSITIVE ? -rv[q - 1] : rv[q - 1]);
+				double		kp = rank == ODP_PEARSON_RANK_ABS ? -fabs(rv[q - 1]) :
+					(rank == ODP_PEARSON_RANK_POSITIVE ? -rv[q - 1] : rv[q - 1]);
 
 				ok &= kp < kq || (kp == kq && o[q - 1] < o[q]);
 			}
 		}
 		if (ok && len == k)
 		{
-			const double last = rank == ODP_CORR_RANK_ABS ? -fabs(rv[k - 1]) :
-				(rank == ODP_CORR_RANK_POSITIVE ? -rv[k - 1] : rv[k - 1]);
+			const double last = rank == ODP_PEARSON_RANK_ABS ? -fabs(rv[k - 1]) :
+				(rank == ODP_PEARSON_RANK_POSITIVE ? -rv[k - 1] : rv[k - 1]);
 
 			for (int64_t b = 0; b < yr && ok; b++)
 			{
@@ -408,8 +408,8 @@ check_top(const int64_t *other, const double *r, int k, OdpCorrRank rank,
 					continue;
 				for (int q = 0; q < len; q++)
 					listed |= o[q] == b;
-				kb = rank == ODP_CORR_RANK_ABS ? -fabs(rr) :
-					(rank == ODP_CORR_RANK_POSITIVE ? -rr : rr);
+				kb = rank == ODP_PEARSON_RANK_ABS ? -fabs(rr) :
+					(rank == ODP_PEARSON_RANK_POSITIVE ? -rr : rr);
 				ok &= listed || kb >= last - tol;
 			}
 		}
@@ -431,7 +431,7 @@ typedef struct Case
 	const char *name;
 	OdpMatrix64 x;
 	OdpMatrix64 y;				/* rows == 0: a self correlation */
-	OdpCorrMethod method;
+	OdpPearsonMethod method;
 	int			min_periods;
 	double		tol;
 	size_t		gpu_limit;		/* bytes, 0 = default */
@@ -443,11 +443,11 @@ typedef struct Case
  * threshold 0 in *all when not NULL (for GPU-vs-CPU comparisons).
  */
 static void
-run_corr_case(const Case *cs, OdpDevice dev, const double *ref, Collected *all)
+run_pearson_case(const Case *cs, OdpDevice dev, const double *ref, Collected *all)
 {
 	const bool	self = cs->y.rows == 0;
 	const OdpMatrix64 *y = self ? &cs->x : &cs->y;
-	OdpCorrProblem p = {&cs->x, self ? NULL : &cs->y, cs->method, cs->min_periods};
+	OdpPearsonProblem p = {&cs->x, self ? NULL : &cs->y, cs->method, cs->min_periods};
 	const double thresholds[] = {0.0, 0.3};
 
 	for (size_t t = 0; t < sizeof(thresholds) / sizeof(thresholds[0]); t++)
@@ -460,11 +460,11 @@ run_corr_case(const Case *cs, OdpDevice dev, const double *ref, Collected *all)
 
 		c.ordered = true;
 		ctx.gpu_memory_limit = cs->gpu_limit;
-		st = odp_compute_corr_pairs(&ctx, &p, thresholds[t], collect, &c, &npairs);
+		st = odp_compute_pearson_pairs(&ctx, &p, thresholds[t], collect, &c, &npairs);
 		pc = check_pairs(&c, ref, cs->x.rows, y->rows, self, thresholds[t], cs->tol);
 		check(st == ODP_OK && npairs == c.n && pc.missing == 0 && pc.extra == 0 &&
 			  pc.max_err <= cs->tol && pc.ordered && pc.self_ok,
-			  "%s corr pairs %s |r| >= %.1f: %s %s; %lld pairs (%lld reported), %lld missing, "
+			  "%s pearson pairs %s |r| >= %.1f: %s %s; %lld pairs (%lld reported), %lld missing, "
 			  "%lld extra, max error %.2e, %s, %lld chunks",
 			  path_name(dev), cs->name, thresholds[t], odp_status_name(st), ctx.message,
 			  (long long) c.n, (long long) npairs, (long long) pc.missing,
@@ -481,7 +481,7 @@ run_corr_case(const Case *cs, OdpDevice dev, const double *ref, Collected *all)
 		{
 			/* k = 40 merges more than one 32-entry buffer on the GPU */
 			const int	k = ki == 0 ? 1 : (ki == 1 ? 5 : 40);
-			const OdpCorrRank rank = (OdpCorrRank) rk;
+			const OdpPearsonRank rank = (OdpPearsonRank) rk;
 			int64_t    *other = xmalloc(sizeof(int64_t) * (size_t) cs->x.rows * k);
 			double	   *r = xmalloc(sizeof(double) * (size_t) cs->x.rows * k);
 			OdpContext	ctx = make_ctx(dev);
@@ -490,15 +490,15 @@ run_corr_case(const Case *cs, OdpDevice dev, const double *ref, Collected *all)
 			int64_t		bad = -1;
 
 			ctx.gpu_memory_limit = cs->gpu_limit;
-			st = odp_compute_corr_top(&ctx, &p, k, rank, other, r);
+			st = odp_compute_pearson_top(&ctx, &p, k, rank, other, r);
 			if (st == ODP_OK)
 				bad = check_top(other, r, k, rank, ref, cs->x.rows, y->rows, self,
 								cs->tol, &err);
 			check(st == ODP_OK && bad == 0,
-				  "%s corr top %s k=%d rank=%s: %s %s; %lld series wrong, max error %.2e",
+				  "%s pearson top %s k=%d rank=%s: %s %s; %lld series wrong, max error %.2e",
 				  path_name(dev), cs->name, k,
-				  rank == ODP_CORR_RANK_ABS ? "abs" :
-				  (rank == ODP_CORR_RANK_POSITIVE ? "positive" : "negative"),
+				  rank == ODP_PEARSON_RANK_ABS ? "abs" :
+				  (rank == ODP_PEARSON_RANK_POSITIVE ? "positive" : "negative"),
 				  odp_status_name(st), ctx.message, (long long) bad, err);
 			free(other);
 			free(r);
@@ -515,13 +515,13 @@ run_case_both(const Case *cs)
 	Collected	cpu = {0};
 	Collected	gpu = {0};
 
-	run_corr_case(cs, ODP_DEVICE_CPU, ref, &cpu);
+	run_pearson_case(cs, ODP_DEVICE_CPU, ref, &cpu);
 	if (gpu_ok)
 	{
 		double		diff = 0.0;
 		bool		same = cpu.n == gpu.n;
 
-		run_corr_case(cs, ODP_DEVICE_GPU, ref, &gpu);
+		run_pearson_case(cs, ODP_DEVICE_GPU, ref, &gpu);
 		same = cpu.n == gpu.n;
 		for (int64_t i = 0; same && i < cpu.n; i++)
 		{
@@ -530,7 +530,7 @@ run_case_both(const Case *cs)
 				diff = fabs(cpu.r[i] - gpu.r[i]);
 		}
 		check(same && diff <= 1e-12,
-			  "gpu vs cpu corr %s: %lld pairs, same pairs %s, max |r| difference %.2e",
+			  "gpu vs cpu pearson %s: %lld pairs, same pairs %s, max |r| difference %.2e",
 			  cs->name, (long long) cpu.n, same ? "yes" : "NO", diff);
 	}
 	collected_free(&cpu);
@@ -545,10 +545,10 @@ run_case_both(const Case *cs)
  */
 static void
 self_case(const char *name, SGen gen, int64_t rows, int dims,
-		  OdpCorrMethod method, double missing, int min_periods,
+		  OdpPearsonMethod method, double missing, int min_periods,
 		  size_t gpu_limit, bool expect_staged)
 {
-	const int64_t staged_before = gpu_counter(&odp_gpu_corr_staged_runs);
+	const int64_t staged_before = gpu_counter(&odp_gpu_pearson_staged_runs);
 	Case		cs;
 	char		label[160];
 	double	   *x = make_series(gen, rows, dims);
@@ -556,7 +556,7 @@ self_case(const char *name, SGen gen, int64_t rows, int dims,
 
 	memset(&cs, 0, sizeof(cs));
 	snprintf(label, sizeof(label), "%s (%s, %lld x %d%s%s)", name, sgen_names[gen],
-			 (long long) rows, dims, method == ODP_CORR_SPEARMAN ? ", spearman" : "",
+			 (long long) rows, dims, method == ODP_PEARSON_METHOD_SPEARMAN ? ", spearman" : "",
 			 m ? ", missing" : "");
 	cs.name = label;
 	cs.x.data = x;
@@ -569,9 +569,9 @@ self_case(const char *name, SGen gen, int64_t rows, int dims,
 	cs.gpu_limit = gpu_limit;
 	run_case_both(&cs);
 	if (gpu_ok && expect_staged)
-		check(gpu_counter(&odp_gpu_corr_staged_runs) > staged_before,
-			  "gpu corr %s staged its series in host memory (%lld calls)", label,
-			  (long long) (gpu_counter(&odp_gpu_corr_staged_runs) - staged_before));
+		check(gpu_counter(&odp_gpu_pearson_staged_runs) > staged_before,
+			  "gpu pearson %s staged its series in host memory (%lld calls)", label,
+			  (long long) (gpu_counter(&odp_gpu_pearson_staged_runs) - staged_before));
 	free(x);
 	free(m);
 }
@@ -625,7 +625,7 @@ level_shift_case(void)
 	cs.x.missing = m;
 	cs.x.rows = rows;
 	cs.x.dims = dims;
-	cs.method = ODP_CORR_PEARSON;
+	cs.method = ODP_PEARSON_METHOD_PEARSON;
 	cs.min_periods = 3;
 	cs.tol = TOL_PAIRWISE;
 	run_case_both(&cs);
@@ -666,14 +666,14 @@ two_source_case(bool missing)
 	cs.y.data = y;
 	cs.y.rows = ny;
 	cs.y.dims = dims;
-	cs.method = ODP_CORR_PEARSON;
+	cs.method = ODP_PEARSON_METHOD_PEARSON;
 	cs.min_periods = 2;
 	cs.tol = missing ? TOL_PAIRWISE : TOL_COMPLETE;
 	run_case_both(&cs);
 	if (!missing)
 	{
 		cs.name = "two sources, spearman";
-		cs.method = ODP_CORR_SPEARMAN;
+		cs.method = ODP_PEARSON_METHOD_SPEARMAN;
 		run_case_both(&cs);
 	}
 	free(x);
@@ -682,30 +682,30 @@ two_source_case(bool missing)
 }
 
 /* Counts emit calls and refuses after stop_after; polls cancel after n. */
-typedef struct CorrCancel
+typedef struct PearsonCancel
 {
 	int			polls;
 	int			at;
-} CorrCancel;
+} PearsonCancel;
 
 static bool
-corr_cancel_cb(void *arg)
+pearson_cancel_cb(void *arg)
 {
-	CorrCancel *c = (CorrCancel *) arg;
+	PearsonCancel *c = (PearsonCancel *) arg;
 
 	return ++c->polls >= c->at;
 }
 
 /* Cancellation, a refusing receiver, and a call after both. */
 static void
-corr_cancel_tests(OdpDevice dev)
+pearson_cancel_tests(OdpDevice dev)
 {
 	const int64_t rows = 1500;
 	const int	dims = 200;
 	double	   *x = make_series(SGEN_NORMAL, rows, dims);
 	OdpMatrix64 m = {x, NULL, rows, dims};
-	OdpCorrProblem p = {&m, NULL, ODP_CORR_PEARSON, 2};
-	CorrCancel	cc = {0, 2};
+	OdpPearsonProblem p = {&m, NULL, ODP_PEARSON_METHOD_PEARSON, 2};
+	PearsonCancel	cc = {0, 2};
 	Collected	c = {0};
 	OdpContext	ctx = make_ctx(dev);
 	int64_t		npairs = 0;
@@ -713,36 +713,36 @@ corr_cancel_tests(OdpDevice dev)
 	double	   *r = xmalloc(sizeof(double) * rows * 3);
 	OdpStatus	st;
 
-	ctx.cancel = corr_cancel_cb;
+	ctx.cancel = pearson_cancel_cb;
 	ctx.cancel_arg = &cc;
 	/* a small budget: many tiles, so there is a second poll */
 	ctx.gpu_memory_limit = (size_t) 48 << 20;
-	st = odp_compute_corr_pairs(&ctx, &p, 0.0, collect, &c, &npairs);
+	st = odp_compute_pearson_pairs(&ctx, &p, 0.0, collect, &c, &npairs);
 	check(st == ODP_ERR_CANCELLED || (st == ODP_OK && cc.polls < 2),
-		  "%s corr pairs cancel at poll 2: %s %s (%d polls)", path_name(dev),
+		  "%s pearson pairs cancel at poll 2: %s %s (%d polls)", path_name(dev),
 		  odp_status_name(st), ctx.message, cc.polls);
 	collected_free(&c);
 
 	memset(&c, 0, sizeof(c));
 	c.stop_after = 1;
 	ctx = make_ctx(dev);
-	st = odp_compute_corr_pairs(&ctx, &p, 0.0, collect, &c, &npairs);
+	st = odp_compute_pearson_pairs(&ctx, &p, 0.0, collect, &c, &npairs);
 	check(st == ODP_ERR_CANCELLED && c.calls == 1 && npairs == c.n,
-		  "%s corr pairs: a receiver that refuses stops the call: %s %s (%lld pairs taken)",
+		  "%s pearson pairs: a receiver that refuses stops the call: %s %s (%lld pairs taken)",
 		  path_name(dev), odp_status_name(st), ctx.message, (long long) c.n);
 	collected_free(&c);
 
 	cc.polls = 0;
 	ctx = make_ctx(dev);
-	ctx.cancel = corr_cancel_cb;
+	ctx.cancel = pearson_cancel_cb;
 	ctx.cancel_arg = &cc;
-	st = odp_compute_corr_top(&ctx, &p, 3, ODP_CORR_RANK_ABS, other, r);
+	st = odp_compute_pearson_top(&ctx, &p, 3, ODP_PEARSON_RANK_ABS, other, r);
 	check(st == ODP_ERR_CANCELLED || (st == ODP_OK && cc.polls < 2),
-		  "%s corr top cancel at poll 2: %s %s", path_name(dev), odp_status_name(st),
+		  "%s pearson top cancel at poll 2: %s %s", path_name(dev), odp_status_name(st),
 		  ctx.message);
 	ctx = make_ctx(dev);
-	st = odp_compute_corr_top(&ctx, &p, 3, ODP_CORR_RANK_ABS, other, r);
-	check(st == ODP_OK, "%s corr top after a cancel: %s %s", path_name(dev),
+	st = odp_compute_pearson_top(&ctx, &p, 3, ODP_PEARSON_RANK_ABS, other, r);
+	check(st == ODP_OK, "%s pearson top after a cancel: %s %s", path_name(dev),
 		  odp_status_name(st), ctx.message);
 	free(other);
 	free(r);
@@ -751,7 +751,7 @@ corr_cancel_tests(OdpDevice dev)
 
 /* Argument errors, each ODP_ERR_INVALID_ARGUMENT. */
 static void
-corr_argument_tests(OdpDevice dev)
+pearson_argument_tests(OdpDevice dev)
 {
 	double		x[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13};
 	uint8_t		miss[12] = {0};
@@ -766,20 +766,20 @@ corr_argument_tests(OdpDevice dev)
 	struct
 	{
 		const char *what;
-		OdpCorrProblem p;
+		OdpPearsonProblem p;
 		double		t;
 		int			k;
 		int			rank;
 	}			cases[] = {
-		{"series of one value", {&one, NULL, ODP_CORR_PEARSON, 2}, 0.0, 1, 0},
-		{"different lengths", {&m, &m2, ODP_CORR_PEARSON, 2}, 0.0, 1, 0},
-		{"spearman with missing flags", {&mm, NULL, ODP_CORR_SPEARMAN, 2}, 0.0, 1, 0},
-		{"min_periods 0", {&m, NULL, ODP_CORR_PEARSON, 0}, 0.0, 1, 0},
-		{"unknown method", {&m, NULL, (OdpCorrMethod) 7, 2}, 0.0, 1, 0},
-		{"min_abs_r 1.5", {&m, NULL, ODP_CORR_PEARSON, 2}, 1.5, 1, 0},
-		{"min_abs_r NaN", {&m, NULL, ODP_CORR_PEARSON, 2}, NAN, 1, 0},
-		{"k = 0", {&m, NULL, ODP_CORR_PEARSON, 2}, 0.0, 0, 0},
-		{"unknown ranking", {&m, NULL, ODP_CORR_PEARSON, 2}, 0.0, 1, 9},
+		{"series of one value", {&one, NULL, ODP_PEARSON_METHOD_PEARSON, 2}, 0.0, 1, 0},
+		{"different lengths", {&m, &m2, ODP_PEARSON_METHOD_PEARSON, 2}, 0.0, 1, 0},
+		{"spearman with missing flags", {&mm, NULL, ODP_PEARSON_METHOD_SPEARMAN, 2}, 0.0, 1, 0},
+		{"min_periods 0", {&m, NULL, ODP_PEARSON_METHOD_PEARSON, 0}, 0.0, 1, 0},
+		{"unknown method", {&m, NULL, (OdpPearsonMethod) 7, 2}, 0.0, 1, 0},
+		{"min_abs_r 1.5", {&m, NULL, ODP_PEARSON_METHOD_PEARSON, 2}, 1.5, 1, 0},
+		{"min_abs_r NaN", {&m, NULL, ODP_PEARSON_METHOD_PEARSON, 2}, NAN, 1, 0},
+		{"k = 0", {&m, NULL, ODP_PEARSON_METHOD_PEARSON, 2}, 0.0, 0, 0},
+		{"unknown ranking", {&m, NULL, ODP_PEARSON_METHOD_PEARSON, 2}, 0.0, 1, 9},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
@@ -788,12 +788,12 @@ corr_argument_tests(OdpDevice dev)
 		OdpStatus	st;
 
 		if (i < 7)
-			st = odp_compute_corr_pairs(&ctx, &cases[i].p, cases[i].t, collect, &c, &npairs);
+			st = odp_compute_pearson_pairs(&ctx, &cases[i].p, cases[i].t, collect, &c, &npairs);
 		else
-			st = odp_compute_corr_top(&ctx, &cases[i].p, cases[i].k,
-									  (OdpCorrRank) cases[i].rank, other, r);
+			st = odp_compute_pearson_top(&ctx, &cases[i].p, cases[i].k,
+									  (OdpPearsonRank) cases[i].rank, other, r);
 		check(st == ODP_ERR_INVALID_ARGUMENT && ctx.message[0] != '\0',
-			  "%s corr rejects %s: %s \"%s\"", path_name(dev), cases[i].what,
+			  "%s pearson rejects %s: %s \"%s\"", path_name(dev), cases[i].what,
 			  odp_status_name(st), ctx.message);
 	}
 	collected_free(&c);
@@ -801,13 +801,13 @@ corr_argument_tests(OdpDevice dev)
 
 /* A self correlation with one series, and with two: no pair, one pair. */
 static void
-corr_small_tests(OdpDevice dev)
+pearson_small_tests(OdpDevice dev)
 {
 	double		x[6] = {1, 2, 4, 2, 4, 8};
 	OdpMatrix64 m1 = {x, NULL, 1, 3};
 	OdpMatrix64 m2 = {x, NULL, 2, 3};
-	OdpCorrProblem p1 = {&m1, NULL, ODP_CORR_PEARSON, 2};
-	OdpCorrProblem p2 = {&m2, NULL, ODP_CORR_PEARSON, 2};
+	OdpPearsonProblem p1 = {&m1, NULL, ODP_PEARSON_METHOD_PEARSON, 2};
+	OdpPearsonProblem p2 = {&m2, NULL, ODP_PEARSON_METHOD_PEARSON, 2};
 	Collected	c = {0};
 	OdpContext	ctx = make_ctx(dev);
 	int64_t		npairs = -1;
@@ -816,18 +816,18 @@ corr_small_tests(OdpDevice dev)
 	OdpStatus	st;
 
 	c.ordered = true;
-	st = odp_compute_corr_pairs(&ctx, &p1, 0.0, collect, &c, &npairs);
-	check(st == ODP_OK && npairs == 0, "%s corr of one series: no pairs (%s)",
+	st = odp_compute_pearson_pairs(&ctx, &p1, 0.0, collect, &c, &npairs);
+	check(st == ODP_OK && npairs == 0, "%s pearson of one series: no pairs (%s)",
 		  path_name(dev), odp_status_name(st));
 	ctx = make_ctx(dev);
-	st = odp_compute_corr_pairs(&ctx, &p2, 0.0, collect, &c, &npairs);
+	st = odp_compute_pearson_pairs(&ctx, &p2, 0.0, collect, &c, &npairs);
 	check(st == ODP_OK && npairs == 1 && c.a[0] == 0 && c.b[0] == 1 && fabs(c.r[0] - 1.0) <= 4e-16,
-		  "%s corr of x and 2x: one pair, r = 1 (%s, r = %.17g)", path_name(dev),
+		  "%s pearson of x and 2x: one pair, r = 1 (%s, r = %.17g)", path_name(dev),
 		  odp_status_name(st), c.n ? c.r[0] : NAN);
 	ctx = make_ctx(dev);
-	st = odp_compute_corr_top(&ctx, &p2, 2, ODP_CORR_RANK_ABS, other, r);
+	st = odp_compute_pearson_top(&ctx, &p2, 2, ODP_PEARSON_RANK_ABS, other, r);
 	check(st == ODP_OK && other[0] == 1 && other[1] == -1 && fabs(r[0] - 1.0) <= 4e-16,
-		  "%s corr top of two series, k = 2: one partner, then -1 (%s)",
+		  "%s pearson top of two series, k = 2: one partner, then -1 (%s)",
 		  path_name(dev), odp_status_name(st));
 	collected_free(&c);
 }
@@ -839,18 +839,18 @@ run_pearson_tests(void)
 	/* a budget that keeps the series off the GPU: staged panels */
 	const size_t staged = (size_t) 40 << 20;
 
-	self_case("random", SGEN_NORMAL, 200, 50, ODP_CORR_PEARSON, 0, 2, 0, false);
-	self_case("random, N = 2", SGEN_NORMAL, 40, 2, ODP_CORR_PEARSON, 0, 2, 0, false);
-	self_case("random walks", SGEN_WALK, 120, 300, ODP_CORR_PEARSON, 0, 2, 0, false);
-	self_case("huge offsets", SGEN_OFFSET, 80, 500, ODP_CORR_PEARSON, 0, 2, 0, false);
-	self_case("r = 1, -1, constants", SGEN_STRUCTURED, 120, 40, ODP_CORR_PEARSON, 0, 2, 0, false);
-	self_case("spearman ties", SGEN_TIES, 100, 60, ODP_CORR_SPEARMAN, 0, 2, 0, false);
-	self_case("spearman", SGEN_NORMAL, 90, 33, ODP_CORR_SPEARMAN, 0, 2, 0, false);
-	self_case("spearman, structured", SGEN_STRUCTURED, 60, 25, ODP_CORR_SPEARMAN, 0, 2, 0, false);
-	self_case("pairwise", SGEN_NORMAL, 150, 40, ODP_CORR_PEARSON, 0.2, 2, 0, false);
-	self_case("pairwise, offsets", SGEN_OFFSET, 60, 100, ODP_CORR_PEARSON, 0.3, 2, 0, false);
-	self_case("pairwise, structured", SGEN_STRUCTURED, 90, 30, ODP_CORR_PEARSON, 0.1, 5, 0, false);
-	self_case("pairwise, sparse", SGEN_WALK, 80, 30, ODP_CORR_PEARSON, 0.8, 2, 0, false);
+	self_case("random", SGEN_NORMAL, 200, 50, ODP_PEARSON_METHOD_PEARSON, 0, 2, 0, false);
+	self_case("random, N = 2", SGEN_NORMAL, 40, 2, ODP_PEARSON_METHOD_PEARSON, 0, 2, 0, false);
+	self_case("random walks", SGEN_WALK, 120, 300, ODP_PEARSON_METHOD_PEARSON, 0, 2, 0, false);
+	self_case("huge offsets", SGEN_OFFSET, 80, 500, ODP_PEARSON_METHOD_PEARSON, 0, 2, 0, false);
+	self_case("r = 1, -1, constants", SGEN_STRUCTURED, 120, 40, ODP_PEARSON_METHOD_PEARSON, 0, 2, 0, false);
+	self_case("spearman ties", SGEN_TIES, 100, 60, ODP_PEARSON_METHOD_SPEARMAN, 0, 2, 0, false);
+	self_case("spearman", SGEN_NORMAL, 90, 33, ODP_PEARSON_METHOD_SPEARMAN, 0, 2, 0, false);
+	self_case("spearman, structured", SGEN_STRUCTURED, 60, 25, ODP_PEARSON_METHOD_SPEARMAN, 0, 2, 0, false);
+	self_case("pairwise", SGEN_NORMAL, 150, 40, ODP_PEARSON_METHOD_PEARSON, 0.2, 2, 0, false);
+	self_case("pairwise, offsets", SGEN_OFFSET, 60, 100, ODP_PEARSON_METHOD_PEARSON, 0.3, 2, 0, false);
+	self_case("pairwise, structured", SGEN_STRUCTURED, 90, 30, ODP_PEARSON_METHOD_PEARSON, 0.1, 5, 0, false);
+	self_case("pairwise, sparse", SGEN_WALK, 80, 30, ODP_PEARSON_METHOD_PEARSON, 0.8, 2, 0, false);
 	level_shift_case();
 	two_source_case(false);
 	two_source_case(true);
@@ -860,20 +860,20 @@ run_pearson_tests(void)
 		 * staged panels on the GPU: series that do not fit beside the
 		 * cuBLAS workspace in the budget (the CPU as is)
 		 */
-		self_case("staged", SGEN_NORMAL, 700, 1500, ODP_CORR_PEARSON, 0, 2, staged, true);
-		self_case("staged, pairwise", SGEN_NORMAL, 400, 1200, ODP_CORR_PEARSON, 0.1, 2, staged, true);
-		self_case("staged, spearman", SGEN_TIES, 500, 1500, ODP_CORR_SPEARMAN, 0, 2, staged, true);
+		self_case("staged", SGEN_NORMAL, 700, 1500, ODP_PEARSON_METHOD_PEARSON, 0, 2, staged, true);
+		self_case("staged, pairwise", SGEN_NORMAL, 400, 1200, ODP_PEARSON_METHOD_PEARSON, 0.1, 2, staged, true);
+		self_case("staged, spearman", SGEN_TIES, 500, 1500, ODP_PEARSON_METHOD_SPEARMAN, 0, 2, staged, true);
 		/* several row blocks of resident series */
-		self_case("many tiles", SGEN_WALK, 2500, 700, ODP_CORR_PEARSON, 0, 2,
+		self_case("many tiles", SGEN_WALK, 2500, 700, ODP_PEARSON_METHOD_PEARSON, 0, 2,
 				  (size_t) 64 << 20, false);
 	}
-	corr_small_tests(ODP_DEVICE_CPU);
-	corr_argument_tests(ODP_DEVICE_CPU);
-	corr_cancel_tests(ODP_DEVICE_CPU);
+	pearson_small_tests(ODP_DEVICE_CPU);
+	pearson_argument_tests(ODP_DEVICE_CPU);
+	pearson_cancel_tests(ODP_DEVICE_CPU);
 	if (gpu_ok)
 	{
-		corr_small_tests(ODP_DEVICE_GPU);
-		corr_argument_tests(ODP_DEVICE_GPU);
-		corr_cancel_tests(ODP_DEVICE_GPU);
+		pearson_small_tests(ODP_DEVICE_GPU);
+		pearson_argument_tests(ODP_DEVICE_GPU);
+		pearson_cancel_tests(ODP_DEVICE_GPU);
 	}
 }

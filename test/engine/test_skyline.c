@@ -20,7 +20,7 @@
 
 #include "test_util.h"
 
-/* GPU test counters (gpu_skyline.cu); weak: absent without CUDA. */
+/* GPU test counters (skyline_gpu.cu); weak: absent without CUDA. */
 extern int64_t odp_gpu_sky_staged_runs __attribute__((weak));
 extern int64_t odp_gpu_sky_streamed_rows __attribute__((weak));
 

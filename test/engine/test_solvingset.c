@@ -22,16 +22,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine_internal.h"
-#include "odp_distance.h"
+#include "common/engine_internal.h"
+#include "include/odp_distance.h"
 #include "test_util.h"
 
 /*
- * Knobs and counters of kernels/gpu_solvingset.cu and gpu_knn_tc.cu;
+ * Knobs and counters of kernels/outliers/solvingset_gpu.cu and knn_gpu_tc.cu;
  * weak, so that a CPU-only build (WITH_CUDA=no), which lacks them, still
  * links.
  */
-extern int	odp_cpu_ss_fused;	/* kernels/cpu_solvingset.c */
+extern int	odp_cpu_ss_fused;	/* kernels/outliers/solvingset_cpu.c */
 extern int	odp_gpu_ss_fused_cap __attribute__((weak));
 extern int64_t odp_gpu_ss_fused_batches __attribute__((weak));
 extern int64_t odp_gpu_ss_overflowed __attribute__((weak));

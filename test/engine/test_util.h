@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "odp_engine.h"
+#include "include/odp_engine.h"
 
 /* Kinds of generated data. */
 typedef enum Gen
@@ -90,7 +90,7 @@ extern void run_skyline_tests(void);
 extern void run_interval_tests(void);
 
 /* The distributed forms' tests (test_dist.c). */
-extern void run_dist_tests(void);
+extern void run_distributed_tests(void);
 
 /* The device-set tests (test_devices.c). */
 extern void run_device_tests(void);

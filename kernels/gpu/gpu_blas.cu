@@ -1,0 +1,165 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpu_blas.cu
+ *	  Loads cuBLAS at run time (see gpu_blas.cuh) and wraps its handles.
+ *
+ * Copyright (c) 2026, odp_gpu developers
+ *
+ * IDENTIFICATION
+ *	  kernels/gpu/gpu_blas.cu
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <dlfcn.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gpu/gpu_blas.cuh"
+#include "gpu/gpu_check.cuh"
+#include "gpu/gpu_runtime.cuh"
+
+#define ODP_STR_(x) #x
+#define ODP_STR(x) ODP_STR_(x)
+
+/* The soname of the cuBLAS major version built against, e.g. libcublas.so.13. */
+#define ODP_BLAS_SONAME "libcublas.so." ODP_STR(CUBLAS_VER_MAJOR)
+
+/* The toolkit's library directory at build time (from the Makefile). */
+#ifndef ODP_CUDA_LIBDIR
+#define ODP_CUDA_LIBDIR "/usr/local/cuda/lib64"
+#endif
+
+/* The cached outcome of the first load in this process. */
+static struct
+{
+	bool		done;
+	bool		ok;
+	OdpBlas		api;
+	char		message[ODP_MESSAGE_LEN];
+} blas_cache;
+
+/* Resolves one symbol into *slot; false (with the reason) if missing. */
+static bool
+OdpBlasSym(void *lib, const char *name, void **slot)
+{
+	*slot = dlsym(lib, name);
+	if (*slot == NULL)
+	{
+		snprintf(blas_cache.message, sizeof(blas_cache.message),
+				 "%s has no symbol %s", ODP_BLAS_SONAME, name);
+		return false;
+	}
+	return true;
+}
+
+/* Runs the real load once and fills blas_cache. */
+static void
+OdpBlasLoadOnce(void)
+{
+	static const char *const paths[] = {
+		ODP_BLAS_SONAME,
+		ODP_CUDA_LIBDIR "/" ODP_BLAS_SONAME,
+		"/usr/local/cuda/lib64/" ODP_BLAS_SONAME,
+	};
+	char		first_error[256] = "";
+	void	   *lib = NULL;
+	OdpBlas    *api = &blas_cache.api;
+	sigset_t	old_mask;
+
+	blas_cache.done = true;
+	OdpSignalsBlock(&old_mask);
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]) && lib == NULL; i++)
+	{
+		lib = dlopen(paths[i], RTLD_NOW | RTLD_LOCAL);
+		if (lib == NULL && first_error[0] == '\0')
+		{
+			const char *e = dlerror();
+
+			snprintf(first_error, sizeof(first_error), "%s", e ? e : "not found");
+		}
+	}
+	OdpSignalsRestore(&old_mask);
+	if (lib == NULL)
+	{
+		snprintf(blas_cache.message, sizeof(blas_cache.message),
+				 "cuBLAS could not be loaded (%s; also not in %s)",
+				 first_error, ODP_CUDA_LIBDIR);
+		return;
+	}
+	/* the library stays loaded for the life of the process */
+	blas_cache.ok =
+		OdpBlasSym(lib, "cublasCreate_v2", (void **) &api->create) &&
+		OdpBlasSym(lib, "cublasDestroy_v2", (void **) &api->destroy) &&
+		OdpBlasSym(lib, "cublasSetStream_v2", (void **) &api->set_stream) &&
+		OdpBlasSym(lib, "cublasSetWorkspace_v2", (void **) &api->set_workspace) &&
+		OdpBlasSym(lib, "cublasDgemm_v2", (void **) &api->dgemm) &&
+		OdpBlasSym(lib, "cublasDgeam", (void **) &api->dgeam) &&
+		OdpBlasSym(lib, "cublasGetStatusName", (void **) &api->status_name);
+}
+
+/* See gpu_blas.cuh. */
+OdpStatus
+OdpBlasLoad(OdpContext *ctx, const OdpBlas **blas)
+{
+	*blas = NULL;
+	if (!blas_cache.done)
+		OdpBlasLoadOnce();
+	if (!blas_cache.ok)
+		return odp_fail(ctx, ODP_ERR_NO_GPU, "%s", blas_cache.message);
+	*blas = &blas_cache.api;
+	return ODP_OK;
+}
+
+/* See gpu_blas.cuh. */
+OdpStatus
+OdpBlasFail(OdpContext *ctx, const OdpBlas *blas, cublasStatus_t st,
+			const char *what)
+{
+	(void) cudaGetLastError();
+	return odp_fail(ctx, st == CUBLAS_STATUS_ALLOC_FAILED ? ODP_ERR_GPU_OOM : ODP_ERR_GPU,
+					"%s: %s", what, blas->status_name(st));
+}
+
+/* See gpu_blas.cuh. */
+OdpStatus
+OdpBlasBegin(OdpContext *ctx, const OdpBlas *blas, cudaStream_t stream,
+			 void *workspace, cublasHandle_t *handle)
+{
+	cublasStatus_t st;
+	sigset_t	old_mask;
+
+	*handle = NULL;
+	OdpSignalsBlock(&old_mask);
+	st = blas->create(handle);
+	OdpSignalsRestore(&old_mask);
+	if (st != CUBLAS_STATUS_SUCCESS)
+	{
+		*handle = NULL;
+		return OdpBlasFail(ctx, blas, st, "creating a cuBLAS handle");
+	}
+	st = blas->set_stream(*handle, stream);
+	if (st == CUBLAS_STATUS_SUCCESS)
+		st = blas->set_workspace(*handle, workspace, ODP_BLAS_WORKSPACE);
+	if (st != CUBLAS_STATUS_SUCCESS)
+	{
+		(void) blas->destroy(*handle);
+		*handle = NULL;
+		return OdpBlasFail(ctx, blas, st, "setting up a cuBLAS handle");
+	}
+	return ODP_OK;
+}
+
+/* See odp_engine.h. */
+extern "C" OdpStatus
+odp_gpu_pearson_available(OdpContext *ctx)
+{
+	const OdpBlas *blas;
+	OdpStatus	status;
+	int			count = 0;
+
+	status = odp_gpu_probe(ctx, &count, NULL, NULL);
+	if (status != ODP_OK)
+		return status;
+	return OdpBlasLoad(ctx, &blas);
+}

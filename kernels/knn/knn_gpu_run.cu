@@ -1,0 +1,487 @@
+/*-------------------------------------------------------------------------
+ *
+ * knn_gpu_run.cu
+ *	  Host driver of the shared GPU k-NN primitive (see knn_gpu_run.cuh).
+ *
+ * Chunking.  With B the budget (OdpGpuBegin), R the bytes of a row and S
+ * the bytes of a query row's state (plus the finish hook's scratch), the
+ * plan is, in order of preference:
+ *	- everything resident: one query chunk, one candidate chunk;
+ *	- all candidates resident (at most half of B) and the queries taken
+ *	  in chunks sized by the rest (for a self join the queries are the
+ *	  resident candidates themselves);
+ *	- half of B for a candidate chunk, half for a query chunk with its
+ *	  state; the candidate chunks are streamed past every query chunk.
+ * The state of a query chunk persists across its candidate chunks and
+ * the primitive's merge is exact whatever the order, so every plan gives
+ * the same lists.  ctx->chunks counts the query x candidate chunk pairs.
+ *
+ * Few queries.  A query set of fewer thread blocks than the GPU runs at
+ * once (a single k-NN query, a hundred) would leave most multiprocessors
+ * idle, so the queries are stacked in copies, each copy sees one range of
+ * the candidates (OdpKnnProblem.cand_split), and a merge kernel combines
+ * the copies' lists (disjoint index ranges) into one per query.  Same
+ * lists, in a fraction of the time.
+ *
+ * Copyright (c) 2026, odp_gpu developers
+ *
+ * IDENTIFICATION
+ *	  kernels/knn/knn_gpu_run.cu
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <string.h>
+
+#include <cuda_runtime.h>
+
+#include "common/engine_internal.h"
+#include "gpu/gpu_check.cuh"
+#include "knn/knn_gpu_run.cuh"
+#include "knn/knn_gpu_tc.cuh"
+#include "gpu/gpu_runtime.cuh"
+#include "knn/knn_merge.h"
+
+/* Smallest chunk, in rows, that the plan accepts before giving up. */
+#define RUN_MIN_CHUNK	64
+
+/* Allocations of one call, counted against the budget as slack. */
+#define RUN_ALLOCS		14
+
+/* Most candidate ranges (query copies) for small query sets. */
+#define RUN_MAX_COPIES	32
+
+/* Fewest candidates per range: shorter ranges cost more than they gain. */
+#define RUN_MIN_RANGE	4096
+
+/* Sizes the chunk plan decided. */
+typedef struct RunPlan
+{
+	int64_t		query_chunk;	/* query rows per chunk */
+	int64_t		cand_chunk;		/* candidate rows per chunk */
+	bool		separate_queries;	/* query rows need their own buffer */
+	int			copies;			/* query copies, one per candidate range */
+	int64_t		pad;			/* rows per copy (whole thread blocks) */
+} RunPlan;
+
+/*
+ * Query i's k smallest over its copies' lists (copy s at state row
+ * s * pad + i, disjoint ascending index ranges), written to row i of the
+ * output.  One thread per query.
+ */
+static __global__ void
+RunMergeCopiesKernel(const float *dist, const int64_t *index,
+					 const int32_t *count, int64_t nq, int64_t pad,
+					 int copies, int k, float *out_d, int64_t *out_i,
+					 int32_t *out_n)
+{
+	const int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+	int			pos[RUN_MAX_COPIES];
+	int			len[RUN_MAX_COPIES];
+	int			n = 0;
+
+	if (i >= nq)
+		return;
+	for (int c = 0; c < copies; c++)
+	{
+		pos[c] = 0;
+		len[c] = count[c * pad + i];
+	}
+	while (n < k)
+	{
+		const int	c = odp_merge_next(dist + i * k, index + i * k, pad * k,
+									   copies, pos, len);
+
+		if (c < 0)
+			break;
+		out_d[i * k + n] = dist[(c * pad + i) * k + pos[c]];
+		out_i[i * k + n] = index[(c * pad + i) * k + pos[c]];
+		pos[c]++;
+		n++;
+	}
+	out_n[i] = n;
+}
+
+/* Sets p[0 .. n) to v. */
+static __global__ void
+RunFillKernel(float *p, int64_t n, float v)
+{
+	const int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i < n)
+		p[i] = v;
+}
+
+/*
+ * Decides the chunk sizes under budget bytes.  Fails with
+ * ODP_ERR_GPU_OOM, giving the smallest workable budget, when even
+ * RUN_MIN_CHUNK-row chunks do not fit.
+ */
+static OdpStatus
+RunMakePlan(OdpContext *ctx, const OdpGpuDevice *dev, const OdpKnnRun *run,
+			RunPlan *plan)
+{
+	const int64_t nq = run->query_count > 0 ? run->query_count : run->queries->rows;
+	const int64_t nc = run->cands->rows;
+	const int	dims = run->cands->dims;
+	const bool	cosine = run->metric == ODP_METRIC_COSINE;
+	const size_t row_bytes = (size_t) dims * sizeof(float) + (cosine ? sizeof(float) : 0);
+	const size_t state_bytes = OdpKnnStateBytesPerRow(run->k) + run->finish_bytes_per_row;
+	const size_t slack = RUN_ALLOCS * ODP_GPU_ALLOC_ALIGN;
+	const int64_t min_q = nq < RUN_MIN_CHUNK ? nq : RUN_MIN_CHUNK;
+	const int64_t min_c = nc < RUN_MIN_CHUNK ? nc : RUN_MIN_CHUNK;
+	const size_t budget = dev->budget;
+	size_t		all_c;
+	size_t		all_q;
+	size_t		all_state;
+	size_t		need;
+	size_t		avail;
+
+	memset(plan, 0, sizeof(*plan));
+	plan->copies = 1;
+	if (!OdpSizeMul((size_t) nc, row_bytes, &all_c) ||
+		!OdpSizeMul((size_t) nq, row_bytes, &all_q) ||
+		!OdpSizeMul((size_t) nq, state_bytes, &all_state))
+		return odp_fail(ctx, ODP_ERR_LIMIT,
+						"input of %lld x %lld rows of %d dimensions is too large to address",
+						(long long) nq, (long long) nc, dims);
+	if (run->self_join)
+		all_q = 0;
+	avail = budget > slack ? budget - slack : 0;
+	if (OdpSizeAdd(all_c, all_q, &need) && OdpSizeAdd(need, all_state, &need) &&
+		need <= avail)
+	{
+		plan->query_chunk = nq;
+		plan->cand_chunk = nc;
+		plan->separate_queries = !run->self_join;
+	}
+	else if (all_c <= avail / 2)
+	{
+		plan->cand_chunk = nc;
+		plan->separate_queries = !run->self_join;
+		plan->query_chunk = (int64_t) ((avail - all_c) /
+									   (state_bytes + (run->self_join ? 0 : row_bytes)));
+	}
+	else
+	{
+		plan->separate_queries = true;
+		plan->cand_chunk = (int64_t) (avail / 2 / row_bytes);
+		plan->query_chunk = (int64_t) (avail / 2 / (row_bytes + state_bytes));
+	}
+	if (plan->cand_chunk > nc)
+		plan->cand_chunk = nc;
+	if (plan->query_chunk > nq)
+		plan->query_chunk = nq;
+	if (plan->query_chunk < min_q || plan->cand_chunk < min_c)
+		return odp_fail(ctx, ODP_ERR_GPU_OOM,
+						"GPU memory budget of %zu bytes is too small for %lld x %lld rows of %d dimensions with k = %d: at least %zu bytes are needed",
+						budget, (long long) nq, (long long) nc, dims, run->k,
+						slack + (size_t) min_c * row_bytes +
+						(size_t) min_q * (row_bytes + state_bytes));
+	/* whole thread blocks of queries, except for a final partial one */
+	if (plan->query_chunk > ODP_KNN_BLOCK_QUERIES && plan->query_chunk < nq)
+		plan->query_chunk -= plan->query_chunk % ODP_KNN_BLOCK_QUERIES;
+	plan->pad = plan->query_chunk;
+
+	/*
+	 * Few queries, all in one chunk, all candidates resident: one copy of
+	 * the queries per candidate range, up to about two blocks per
+	 * multiprocessor, if the copies (rows, state, merged lists) fit.
+	 */
+	if (plan->query_chunk == nq && plan->cand_chunk == nc && !run->self_join)
+	{
+		const int64_t pad = (nq + ODP_KNN_BLOCK_QUERIES - 1) / ODP_KNN_BLOCK_QUERIES * ODP_KNN_BLOCK_QUERIES;
+		const int64_t blocks = pad / ODP_KNN_BLOCK_QUERIES;
+		int64_t		copies = 2 * (int64_t) dev->sm_count / blocks;
+		const size_t per_copy = (size_t) pad * (row_bytes + OdpKnnStateBytesPerRow(run->k));
+
+		if (copies > RUN_MAX_COPIES)
+			copies = RUN_MAX_COPIES;
+		if (copies > nc / RUN_MIN_RANGE)
+			copies = nc / RUN_MIN_RANGE;
+		while (copies > 1 &&
+			   all_c + per_copy * (size_t) (copies + 1) + all_state > avail)
+			copies--;
+		if (copies > 1)
+		{
+			plan->copies = (int) copies;
+			plan->pad = pad;
+		}
+	}
+	return ODP_OK;
+}
+
+/*
+ * Copies rows [first, first + n) of m (and their norms) to dst / dst_norms
+ * on stream and waits, adding the time to ctx->transfer_ms.
+ */
+static OdpStatus
+RunUpload(OdpContext *ctx, cudaStream_t stream, const OdpMatrix *m,
+		  const float *norms, int64_t first, int64_t n,
+		  float *dst, float *dst_norms)
+{
+	OdpStatus	status = ODP_OK;
+	double		t0 = odp_now_ms();
+
+	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(dst, m->data + first * m->dims,
+									  (size_t) n * m->dims * sizeof(float),
+									  cudaMemcpyHostToDevice, stream),
+				 "copying the input rows to the GPU");
+	if (norms != NULL)
+		ODP_CUDA_TRY(ctx, cudaMemcpyAsync(dst_norms, norms + first,
+										  (size_t) n * sizeof(float),
+										  cudaMemcpyHostToDevice, stream),
+					 "copying the row norms to the GPU");
+	ODP_CUDA_TRY(ctx, cudaStreamSynchronize(stream),
+				 "copying the input rows to the GPU");
+cleanup:
+	ctx->transfer_ms += odp_now_ms() - t0;
+	return status;
+}
+
+/*
+ * Fills copies 1 .. copies-1 of the query buffer (pad rows each) from
+ * copy 0, whose rows nq .. pad-1 are first set to zeros (norm 1): they are
+ * computed, never read.
+ */
+static OdpStatus
+RunReplicateQueries(OdpContext *ctx, cudaStream_t stream, int dims,
+					int64_t nq, int64_t pad, int copies, float *rows,
+					float *norms)
+{
+	OdpStatus	status = ODP_OK;
+	double		t0 = odp_now_ms();
+
+	if (pad > nq)
+	{
+		ODP_CUDA_TRY(ctx, cudaMemsetAsync(rows + nq * dims, 0,
+										  (size_t) (pad - nq) * dims * sizeof(float),
+										  stream),
+					 "padding the query rows");
+		if (norms != NULL)
+		{
+			RunFillKernel<<<(unsigned) ((pad - nq + 127) / 128), 128, 0, stream>>>(norms + nq, pad - nq, 1.0f);
+			ODP_CUDA_TRY_LAUNCH(ctx, stream, "padding the query norms");
+		}
+	}
+	for (int c = 1; c < copies; c++)
+	{
+		ODP_CUDA_TRY(ctx, cudaMemcpyAsync(rows + c * pad * dims, rows,
+										  (size_t) pad * dims * sizeof(float),
+										  cudaMemcpyDeviceToDevice, stream),
+					 "copying the query rows on the GPU");
+		if (norms != NULL)
+			ODP_CUDA_TRY(ctx, cudaMemcpyAsync(norms + c * pad, norms,
+											  (size_t) pad * sizeof(float),
+											  cudaMemcpyDeviceToDevice, stream),
+						 "copying the query norms on the GPU");
+	}
+	ODP_CUDA_TRY(ctx, cudaStreamSynchronize(stream),
+				 "copying the query rows on the GPU");
+cleanup:
+	ctx->transfer_ms += odp_now_ms() - t0;
+	return status;
+}
+
+/* Runs a step that returns a status; on failure jumps to cleanup. */
+#define RUN_TRY(expr) \
+	do { \
+		status = (expr); \
+		if (status != ODP_OK) \
+			goto cleanup; \
+	} while (0)
+
+/* See knn_gpu_run.cuh. */
+OdpStatus
+OdpKnnRunAll(OdpContext *ctx, const OdpKnnRun *run)
+{
+	OdpStatus	status = ODP_OK;
+	const OdpMatrix *qm = run->queries;
+	const OdpMatrix *cm = run->cands;
+	const bool	cosine = (run->metric == ODP_METRIC_COSINE);
+	const int	dims = cm->dims;
+	const int32_t k = run->k;
+	const int64_t q_first = run->first_query;
+	const int64_t q_end = run->query_count > 0 ? q_first + run->query_count : qm->rows;
+	OdpGpuDevice dev;
+	OdpGpuArena arena;
+	RunPlan		plan;
+	OdpKnnState state;
+	OdpKnnProblem prob;
+	cudaStream_t stream = NULL;
+	float	   *d_cand = NULL;
+	float	   *d_cnorm = NULL;
+	float	   *d_query = NULL;
+	float	   *d_qnorm = NULL;
+	float	   *d_md = NULL;
+	int64_t    *d_mi = NULL;
+	int32_t    *d_mn = NULL;
+	void	   *d_scratch = NULL;
+
+	OdpGpuArenaInit(&arena, 0);
+	memset(&state, 0, sizeof(state));
+	if (cosine != (run->cand_norms != NULL) || cosine != (run->query_norms != NULL) ||
+		(run->self_join && qm != cm && qm->data != cm->data) ||
+		(run->filter_max_overflow > 0.0 && run->gave_up == NULL) ||
+		q_first < 0 || q_end > qm->rows || q_first > q_end)
+		return odp_fail(ctx, ODP_ERR_INTERNAL,
+						"invalid k-NN run (norms must be given exactly for cosine, a filter-only run needs gave_up, query rows within the matrix)");
+	if (run->gave_up != NULL)
+		*run->gave_up = false;
+	status = OdpGpuBegin(ctx, &dev);
+	if (status != ODP_OK)
+		return status;
+	arena.budget = dev.budget;
+	status = RunMakePlan(ctx, &dev, run, &plan);
+	if (status != ODP_OK)
+		return status;
+
+	ODP_CUDA_TRY(ctx, cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
+				 "creating a CUDA stream");
+	RUN_TRY(OdpGpuArenaAlloc(ctx, &arena,
+							 (size_t) plan.cand_chunk * dims * sizeof(float),
+							 "the candidate rows", (void **) &d_cand));
+	if (cosine)
+		RUN_TRY(OdpGpuArenaAlloc(ctx, &arena,
+								 (size_t) plan.cand_chunk * sizeof(float),
+								 "the candidate norms", (void **) &d_cnorm));
+	if (plan.separate_queries)
+	{
+		RUN_TRY(OdpGpuArenaAlloc(ctx, &arena,
+								 (size_t) plan.pad * plan.copies * dims * sizeof(float),
+								 "the query rows", (void **) &d_query));
+		if (cosine)
+			RUN_TRY(OdpGpuArenaAlloc(ctx, &arena,
+									 (size_t) plan.pad * plan.copies * sizeof(float),
+									 "the query norms", (void **) &d_qnorm));
+	}
+	RUN_TRY(OdpKnnStateAlloc(ctx, &arena, plan.pad * plan.copies, k, &state));
+	if (plan.copies > 1)
+	{
+		RUN_TRY(OdpGpuArenaAlloc(ctx, &arena, (size_t) (q_end - q_first) * k * sizeof(float),
+								 "the merged k-NN distances", (void **) &d_md));
+		RUN_TRY(OdpGpuArenaAlloc(ctx, &arena, (size_t) (q_end - q_first) * k * sizeof(int64_t),
+								 "the merged k-NN indices", (void **) &d_mi));
+		RUN_TRY(OdpGpuArenaAlloc(ctx, &arena, (size_t) (q_end - q_first) * sizeof(int32_t),
+								 "the merged k-NN counts", (void **) &d_mn));
+	}
+	if (run->finish_bytes_per_row > 0)
+		RUN_TRY(OdpGpuArenaAlloc(ctx, &arena,
+								 (size_t) plan.query_chunk * run->finish_bytes_per_row,
+								 "the k-NN results", &d_scratch));
+
+	/* resident candidates are uploaded once (and serve as self-join queries) */
+	if (plan.cand_chunk == cm->rows)
+		RUN_TRY(RunUpload(ctx, stream, cm, run->cand_norms, 0, cm->rows,
+						  d_cand, d_cnorm));
+
+	for (int64_t q0 = q_first; q0 < q_end; q0 += plan.query_chunk)
+	{
+		const int64_t nq = q_end - q0 < plan.query_chunk ? q_end - q0 : plan.query_chunk;
+		double		t0;
+
+		if (odp_cancel_requested(ctx))
+		{
+			status = odp_fail(ctx, ODP_ERR_CANCELLED, "k-NN computation cancelled by request");
+			goto cleanup;
+		}
+		memset(&prob, 0, sizeof(prob));
+		prob.query_base = q0;
+		prob.nq = nq;
+		prob.dims = dims;
+		prob.metric = run->metric;
+		prob.exclude_self = run->self_join;
+		prob.tc_max_overflow = run->filter_max_overflow;
+		if (plan.separate_queries)
+		{
+			RUN_TRY(RunUpload(ctx, stream, qm, run->query_norms, q0, nq,
+							  d_query, d_qnorm));
+			prob.queries = d_query;
+			prob.query_norms = d_qnorm;
+		}
+		else
+		{
+			prob.queries = d_cand + q0 * dims;
+			prob.query_norms = cosine ? d_cnorm + q0 : NULL;
+		}
+
+		/* the tensor-core filter, where it applies, on resident candidates */
+		if (plan.cand_chunk == cm->rows)
+		{
+			bool		done = false;
+
+			prob.cands = d_cand;
+			prob.cand_norms = d_cnorm;
+			prob.cand_base = 0;
+			prob.nc = cm->rows;
+			state.rows = nq;
+			RUN_TRY(OdpKnnTcSearch(ctx, &dev, stream, &prob, &state,
+								   dev.budget > arena.used ? dev.budget - arena.used : 0,
+								   &done, &ctx->compute_ms));
+			if (done)
+			{
+				ctx->chunks++;
+				RUN_TRY(run->finish(run->finish_arg, ctx, stream, q0, nq, state.dist,
+									state.index, state.count, d_scratch));
+				continue;
+			}
+		}
+		if (run->filter_max_overflow > 0.0)
+		{
+			*run->gave_up = true;
+			goto cleanup;
+		}
+
+		if (plan.separate_queries)
+		{
+			if (plan.copies > 1)
+			{
+				RUN_TRY(RunReplicateQueries(ctx, stream, dims, nq, plan.pad,
+											plan.copies, d_query, d_qnorm));
+				prob.nq = plan.pad * plan.copies;
+				prob.cand_split = (cm->rows + plan.copies - 1) / plan.copies;
+				prob.split_queries = plan.pad;
+			}
+		}
+		state.rows = prob.nq;
+		RUN_TRY(OdpKnnStateReset(ctx, stream, &state));
+		for (int64_t c0 = 0; c0 < cm->rows; c0 += plan.cand_chunk)
+		{
+			const int64_t nc = cm->rows - c0 < plan.cand_chunk ? cm->rows - c0 : plan.cand_chunk;
+
+			if (plan.cand_chunk != cm->rows)
+				RUN_TRY(RunUpload(ctx, stream, cm, run->cand_norms, c0, nc,
+								  d_cand, d_cnorm));
+			prob.cands = d_cand;
+			prob.cand_norms = d_cnorm;
+			prob.cand_base = c0;
+			prob.nc = nc;
+			RUN_TRY(OdpKnnAccumulate(ctx, &dev, stream, &prob, &state,
+									 &ctx->compute_ms));
+			ctx->chunks++;
+		}
+		if (plan.copies > 1)
+		{
+			t0 = odp_now_ms();
+			RunMergeCopiesKernel<<<(unsigned) ((nq + 127) / 128), 128, 0, stream>>>(state.dist, state.index, state.count, nq, plan.pad, plan.copies, k, d_md, d_mi, d_mn);
+			ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the k-NN merge kernel");
+			ODP_CUDA_TRY(ctx, cudaStreamSynchronize(stream), "merging k-NN lists");
+			ctx->compute_ms += odp_now_ms() - t0;
+			RUN_TRY(run->finish(run->finish_arg, ctx, stream, q0, nq, d_md, d_mi,
+								d_mn, d_scratch));
+		}
+		else
+			RUN_TRY(run->finish(run->finish_arg, ctx, stream, q0, nq, state.dist,
+								state.index, state.count, d_scratch));
+	}
+
+cleanup:
+	if (stream != NULL)
+	{
+		/* nothing may still write into memory we are about to free */
+		(void) cudaStreamSynchronize(stream);
+		(void) cudaStreamDestroy(stream);
+	}
+	OdpGpuArenaRelease(&arena);
+	(void) cudaGetLastError();
+	return status;
+}

@@ -1,0 +1,78 @@
+/*-------------------------------------------------------------------------
+ *
+ * knn_gpu_run.cuh
+ *	  Host driver of the shared GPU k-NN primitive: plans chunks under
+ *	  the memory budget, uploads rows, accumulates every query chunk
+ *	  against every candidate chunk and hands each finished query chunk's
+ *	  lists to the caller, still on the device.
+ *
+ * Serves the outlier scores (a self join whose lists become sums) and
+ * the k-NN query and join (lists copied back as they are).
+ *
+ * Copyright (c) 2026, odp_gpu developers
+ *
+ * IDENTIFICATION
+ *	  kernels/knn/knn_gpu_run.cuh
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef ODP_GPU_KNN_RUN_CUH
+#define ODP_GPU_KNN_RUN_CUH
+
+#include "knn/knn_gpu.cuh"
+
+/*
+ * Receives query rows [q0, q0 + nq) once every candidate has been merged:
+ * row i's list is dist/index[i * k ..], count[i] entries, ascending (device
+ * pointers, valid until the hook returns).  scratch is the hook's own
+ * device memory (OdpKnnRun.finish_bytes_per_row per query row of a
+ * chunk).  It may launch work and copy on stream, and must leave the
+ * stream idle when it returns.
+ */
+typedef OdpStatus (*OdpKnnFinishFn) (void *arg, OdpContext *ctx,
+									 cudaStream_t stream, int64_t q0,
+									 int64_t nq, const float *dist,
+									 const int64_t *index,
+									 const int32_t *count, void *scratch);
+
+typedef struct OdpKnnRun
+{
+	const OdpMatrix *queries;
+	const float *query_norms;	/* host, cosine only */
+	const OdpMatrix *cands;
+	const float *cand_norms;	/* host, cosine only */
+	bool		self_join;		/* queries == cands: skip the pair (i, i) */
+	OdpMetric	metric;
+	int32_t		k;				/* <= candidates (minus one for a self join) */
+	/*
+	 * The query rows this run computes, [first_query, first_query +
+	 * query_count) (query_count 0: every row), so that a split call's
+	 * parts take disjoint ranges; finish still receives row numbers of
+	 * the whole query matrix.
+	 */
+	int64_t		first_query;
+	int64_t		query_count;
+	size_t		finish_bytes_per_row;
+	OdpKnnFinishFn finish;
+	void	   *finish_arg;
+
+	/*
+	 * Filter only: above 0, the run goes through the tensor-core filter
+	 * with this p->tc_max_overflow, and where the filter does not finish a
+	 * chunk (not eligible, candidates not resident, too many overflowed
+	 * lists) it stops, sets *gave_up and returns ODP_OK: the caller has a
+	 * cheaper method for such data.  Chunks already finished were handed
+	 * to finish.
+	 */
+	double		filter_max_overflow;
+	bool	   *gave_up;
+} OdpKnnRun;
+
+/*
+ * Runs the whole computation on ctx's GPU (OdpGpuBegin inside); frees
+ * every device allocation before returning, on every path.  Adds to
+ * ctx->transfer_ms, compute_ms and chunks.
+ */
+extern OdpStatus OdpKnnRunAll(OdpContext *ctx, const OdpKnnRun *run);
+
+#endif							/* ODP_GPU_KNN_RUN_CUH */
