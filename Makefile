@@ -31,24 +31,24 @@ KNN_C_OBJS = kernels/knn/knn.o kernels/knn/knn_cpu.o kernels/knn/knn_split.o \
 	kernels/knn/knn_distributed.o
 KNN_CU_OBJS = kernels/knn/knn_gpu.o kernels/knn/knn_gpu_run.o \
 	kernels/knn/knn_gpu_search.o kernels/knn/knn_gpu_tc.o
-KNN_NOCUDA_OBJS =
+KNN_NOCUDA_OBJS = kernels/knn/knn_gpu_disabled.o
 OUTLIERS_C_OBJS = kernels/outliers/outliers.o kernels/outliers/solvingset.o \
 	kernels/outliers/solvingset_cpu.o kernels/outliers/solvingset_split.o \
 	kernels/outliers/solvingset_distributed.o
 OUTLIERS_CU_OBJS = kernels/outliers/outliers_gpu.o kernels/outliers/solvingset_gpu.o
-OUTLIERS_NOCUDA_OBJS =
+OUTLIERS_NOCUDA_OBJS = kernels/outliers/outliers_gpu_disabled.o
 PEARSON_C_OBJS = kernels/pearson/pearson.o kernels/pearson/pearson_cpu.o \
 	kernels/pearson/pearson_split.o
 PEARSON_CU_OBJS = kernels/pearson/pearson_gpu.o
-PEARSON_NOCUDA_OBJS =
+PEARSON_NOCUDA_OBJS = kernels/pearson/pearson_gpu_disabled.o
 SKYLINE_C_OBJS = kernels/skyline/skyline.o kernels/skyline/skyline_cpu.o \
 	kernels/skyline/skyline_split.o
 SKYLINE_CU_OBJS = kernels/skyline/skyline_gpu.o
-SKYLINE_NOCUDA_OBJS =
+SKYLINE_NOCUDA_OBJS = kernels/skyline/skyline_gpu_disabled.o
 INTERVALS_C_OBJS = kernels/intervals/intervals.o kernels/intervals/intervals_cpu.o \
 	kernels/intervals/intervals_split.o
 INTERVALS_CU_OBJS = kernels/intervals/intervals_gpu.o
-INTERVALS_NOCUDA_OBJS =
+INTERVALS_NOCUDA_OBJS = kernels/intervals/intervals_gpu_disabled.o
 
 ENGINE_C_OBJS = $(COMMON_C_OBJS) $(GPU_C_OBJS) $(DEVICES_C_OBJS) $(KNN_C_OBJS) \
 	$(OUTLIERS_C_OBJS) $(PEARSON_C_OBJS) $(SKYLINE_C_OBJS) $(INTERVALS_C_OBJS)

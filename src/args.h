@@ -14,7 +14,7 @@
 #define ODP_ARGS_H
 
 #include "fmgr.h"
-#include "odp_engine.h"
+#include "odp_outliers.h"
 #include "utils/array.h"
 
 extern void OdpArgNotNull(FunctionCallInfo fcinfo, int argno, const char *name);

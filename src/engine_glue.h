@@ -15,6 +15,11 @@
 
 #include "input.h"
 #include "odp_engine.h"
+#include "odp_intervals.h"
+#include "odp_knn.h"
+#include "odp_outliers.h"
+#include "odp_pearson.h"
+#include "odp_skyline.h"
 
 /* What one engine call did, for the timing report. */
 typedef struct OdpRunInfo

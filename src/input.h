@@ -26,6 +26,8 @@
 #include "nodes/pg_list.h"
 #include "utils/array.h"
 
+#include "odp_intervals.h"
+
 /* How OdpReadInput delivers the feature values. */
 typedef enum OdpValueType
 {

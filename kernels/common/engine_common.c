@@ -155,3 +155,14 @@ odp_status_name(OdpStatus status)
 	}
 	return "unknown status";
 }
+
+/* See engine_internal.h. */
+int
+odp_device_first(const OdpContext *ctx)
+{
+	if (ctx->gpu_count == 0)
+		return ctx->gpu_id;
+	if (ctx->gpu_count == ODP_GPUS_ALL)
+		return 0;
+	return ctx->gpu_ids[0];
+}

@@ -21,6 +21,8 @@
 #include <string.h>
 
 #include "common/engine_internal.h"
+#include "common/host_sort.h"
+#include "common/host_threads.h"
 
 #define RADIX_BITS		11
 #define RADIX_SIZE		(1 << RADIX_BITS)

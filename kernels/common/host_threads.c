@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * host_threads.c
- *	  A parallel loop over independent tasks on the CPU path's threads,
- *	  with the caller's thread polling the cancel callback between tasks.
+ *	  The CPU path's worker threads: starting and joining them, and a
+ *	  parallel loop over independent tasks with the caller's thread
+ *	  polling the cancel callback between tasks.
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -14,12 +15,51 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 
 #include "common/engine_internal.h"
+#include "common/host_threads.h"
 
 /* Most threads one loop starts. */
 #define ODP_TASKS_MAX_THREADS	256
+
+/*
+ * Starts nthreads - 1 POSIX threads running fn(arg), every signal blocked
+ * in them so that the host program's signal handlers keep running on the
+ * caller's thread.  Returns how many started (fewer if the system refuses
+ * some: the work then runs on fewer threads).  The caller does its own
+ * share of the work, then calls odp_cpu_workers_join.
+ */
+int
+odp_cpu_workers_start(pthread_t *threads, int nthreads, void *(*fn) (void *),
+					  void *arg)
+{
+	sigset_t	all,
+				old;
+	int			started = 0;
+
+	if (nthreads <= 1)
+		return 0;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	for (int t = 0; t < nthreads - 1; t++)
+	{
+		if (pthread_create(&threads[t], NULL, fn, arg) != 0)
+			break;
+		started++;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return started;
+}
+
+/* Waits for the threads odp_cpu_workers_start started. */
+void
+odp_cpu_workers_join(pthread_t *threads, int started)
+{
+	for (int t = 0; t < started; t++)
+		pthread_join(threads[t], NULL);
+}
 
 typedef struct OdpTaskLoop
 {

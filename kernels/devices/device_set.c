@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "devices/device_set.h"
+#include "gpu/gpu_runtime.h"
 
 /* Share of a device's free memory a call may use, as OdpGpuBegin allows. */
 #define DEVSET_FREE_SHARE	0.90
@@ -49,17 +50,6 @@ typedef struct DevSetPart
 	OdpStatus	status;
 	bool		stopped;		/* it ended because the run was stopped */
 } DevSetPart;
-
-/* See device_set.h. */
-int
-odp_device_first(const OdpContext *ctx)
-{
-	if (ctx->gpu_count == 0)
-		return ctx->gpu_id;
-	if (ctx->gpu_count == ODP_GPUS_ALL)
-		return 0;
-	return ctx->gpu_ids[0];
-}
 
 /* See device_set.h. */
 OdpStatus

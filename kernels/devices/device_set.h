@@ -52,12 +52,6 @@ typedef struct OdpDeviceSet
 } OdpDeviceSet;
 
 /*
- * Returns the device a one-device GPU path uses: ctx->gpu_id when
- * gpu_count is 0, ordinal 0 for every device, else the list's first.
- */
-extern int	odp_device_first(const OdpContext *ctx);
-
-/*
  * Resolves ctx's device list into *set: probes CUDA, checks every ordinal
  * (ODP_ERR_INVALID_ARGUMENT naming a missing one, ODP_ERR_NO_GPU without a
  * usable GPU).  A device named once keeps ctx->gpu_memory_limit as its

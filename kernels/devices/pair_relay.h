@@ -29,7 +29,6 @@
 #include <pthread.h>
 
 #include "devices/device_set.h"
-#include "common/engine_internal.h"
 
 #ifdef __cplusplus
 extern "C"

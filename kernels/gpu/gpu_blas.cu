@@ -149,17 +149,3 @@ OdpBlasBegin(OdpContext *ctx, const OdpBlas *blas, cudaStream_t stream,
 	}
 	return ODP_OK;
 }
-
-/* See odp_engine.h. */
-extern "C" OdpStatus
-odp_gpu_pearson_available(OdpContext *ctx)
-{
-	const OdpBlas *blas;
-	OdpStatus	status;
-	int			count = 0;
-
-	status = odp_gpu_probe(ctx, &count, NULL, NULL);
-	if (status != ODP_OK)
-		return status;
-	return OdpBlasLoad(ctx, &blas);
-}

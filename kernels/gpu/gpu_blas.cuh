@@ -26,6 +26,7 @@
 #include <cublas_v2.h>
 
 #include "common/engine_internal.h"
+#include "include/odp_engine.h"
 
 /* The cuBLAS entry points the engine calls. */
 typedef struct OdpBlas

@@ -29,6 +29,7 @@
 #include <cuda_runtime.h>
 
 #include "common/engine_internal.h"
+#include "include/odp_engine.h"
 
 /*
  * Maps a CUDA error to an engine status: cudaErrorMemoryAllocation is

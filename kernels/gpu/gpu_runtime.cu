@@ -26,10 +26,10 @@
 
 #include <cuda_runtime.h>
 
-#include "devices/device_set.h"
 #include "common/engine_internal.h"
 #include "gpu/gpu_check.cuh"
 #include "gpu/gpu_runtime.cuh"
+#include "gpu/gpu_runtime.h"
 
 /* The cached outcome of the first probe in this process. */
 typedef struct OdpProbeCache

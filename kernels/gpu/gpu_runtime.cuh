@@ -23,7 +23,6 @@
 
 #include <cuda_runtime.h>
 
-#include "common/engine_internal.h"
 #include "gpu/gpu_check.cuh"
 
 /* Share of cudaMemGetInfo's free memory the engine may use by default. */

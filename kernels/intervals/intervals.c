@@ -37,6 +37,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/host_sort.h"
+#include "common/host_threads.h"
 #include "intervals/intervals_internal.h"
 #include "intervals/intervals_math.h"
 

@@ -42,6 +42,7 @@
 #define ODP_IV_INTERNAL_H
 
 #include "common/engine_internal.h"
+#include "include/odp_intervals.h"
 #include "intervals/intervals_math.h"
 
 #ifdef __cplusplus

@@ -26,8 +26,8 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef ODP_INTERVALS_H
-#define ODP_INTERVALS_H
+#ifndef ODP_INTERVALS_MATH_H
+#define ODP_INTERVALS_MATH_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -174,4 +174,4 @@ odp_iv_pair_key(OdpIvScheme scheme, int set, uint64_t dpos, uint64_t tpos,
 	return true;
 }
 
-#endif							/* ODP_INTERVALS_H */
+#endif							/* ODP_INTERVALS_MATH_H */

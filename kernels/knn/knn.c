@@ -21,6 +21,8 @@
 #include <string.h>
 
 #include "common/engine_internal.h"
+#include "include/odp_knn.h"
+#include "knn/knn_internal.h"
 
 /* Where the CPU path's lists go. */
 typedef struct CpuKnnOut

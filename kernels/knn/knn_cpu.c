@@ -2,7 +2,8 @@
  *
  * knn_cpu.c
  *	  CPU path: blocked brute-force k-nearest-neighbour selection, the
- *	  shared primitive behind the CPU outlier scores (and later k-NN).
+ *	  shared primitive behind the CPU k-NN queries and joins, the outlier
+ *	  scores and SolvingSet's exact step.
  *
  * Work is split into blocks of query rows; each block sweeps the
  * candidate rows in cache-sized blocks and keeps, per query, a max-heap of
@@ -17,9 +18,8 @@
  * Threads: with cpu_threads > 1 the caller's thread and cpu_threads - 1
  * POSIX threads take query blocks from a shared counter.  Only the
  * caller's thread polls the cancel callback (it may touch the host
- * program's state); workers see a flag.  Workers start with every signal
- * blocked so that the host program's signal handlers keep running on the
- * caller's thread.
+ * program's state); workers see a flag.  Workers are started by
+ * odp_cpu_workers_start (host_threads.h), every signal blocked.
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -31,12 +31,13 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/engine_internal.h"
+#include "common/host_threads.h"
+#include "knn/knn_internal.h"
 #include "knn/knn_merge.h"
 #include "include/odp_distance.h"
 
@@ -272,43 +273,6 @@ knn_thread_main(void *arg)
 	if (knn_worker_loop(job, false) != ODP_OK)
 		job->worker_status = ODP_ERR_HOST_OOM;
 	return NULL;
-}
-
-/*
- * Starts nthreads - 1 POSIX threads running fn(arg), every signal blocked
- * in them so that the host program's signal handlers keep running on the
- * caller's thread.  Returns how many started (fewer if the system refuses
- * some: the work then runs on fewer threads).  The caller does its own
- * share of the work, then calls odp_cpu_workers_join.
- */
-int
-odp_cpu_workers_start(pthread_t *threads, int nthreads, void *(*fn) (void *),
-					  void *arg)
-{
-	sigset_t	all,
-				old;
-	int			started = 0;
-
-	if (nthreads <= 1)
-		return 0;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	for (int t = 0; t < nthreads - 1; t++)
-	{
-		if (pthread_create(&threads[t], NULL, fn, arg) != 0)
-			break;
-		started++;
-	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return started;
-}
-
-/* Waits for the threads odp_cpu_workers_start started. */
-void
-odp_cpu_workers_join(pthread_t *threads, int started)
-{
-	for (int t = 0; t < started; t++)
-		pthread_join(threads[t], NULL);
 }
 
 /*

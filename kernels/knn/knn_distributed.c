@@ -21,6 +21,7 @@
 
 #include "common/engine_internal.h"
 #include "include/odp_distributed.h"
+#include "include/odp_knn.h"
 
 /* Whether (da, ia) ranks before (db, ib) under metric. */
 static inline bool

@@ -112,10 +112,10 @@
 
 #include "common/engine_internal.h"
 #include "gpu/gpu_check.cuh"
-#include "knn/knn_gpu.cuh"
 #include "gpu/gpu_runtime.cuh"
 #include "gpu/gpu_select.cuh"
 #include "include/odp_distance.h"
+#include "knn/knn_gpu.cuh"
 
 #define KNN_WARPS		8
 #define KNN_THREADS		(KNN_WARPS * 32)

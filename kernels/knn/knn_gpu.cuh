@@ -29,7 +29,6 @@
 
 #include <cuda_runtime.h>
 
-#include "common/engine_internal.h"
 #include "gpu/gpu_runtime.cuh"
 
 /*

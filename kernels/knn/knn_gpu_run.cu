@@ -36,9 +36,9 @@
 
 #include "common/engine_internal.h"
 #include "gpu/gpu_check.cuh"
+#include "gpu/gpu_runtime.cuh"
 #include "knn/knn_gpu_run.cuh"
 #include "knn/knn_gpu_tc.cuh"
-#include "gpu/gpu_runtime.cuh"
 #include "knn/knn_merge.h"
 
 /* Smallest chunk, in rows, that the plan accepts before giving up. */

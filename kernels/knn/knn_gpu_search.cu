@@ -20,6 +20,7 @@
 #include "common/engine_internal.h"
 #include "gpu/gpu_check.cuh"
 #include "knn/knn_gpu_run.cuh"
+#include "knn/knn_internal.h"
 
 /* Where the lists go on the host. */
 typedef struct SearchOut

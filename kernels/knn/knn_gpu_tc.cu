@@ -66,9 +66,9 @@
 
 #include "common/engine_internal.h"
 #include "gpu/gpu_check.cuh"
-#include "knn/knn_gpu_tc.cuh"
 #include "gpu/gpu_runtime.cuh"
 #include "include/odp_distance.h"
+#include "knn/knn_gpu_tc.cuh"
 
 #define TC_BM			128		/* queries per block tile */
 #define TC_BN			128		/* candidates per block tile */

@@ -24,7 +24,8 @@
 #include <string.h>
 
 #include "devices/device_set.h"
-#include "common/engine_internal.h"
+#include "knn/knn_internal.h"
+#include "outliers/outliers_internal.h"
 
 /* Queries per block of a part's range (and the fewest a part takes). */
 #define ODP_KNN_SPLIT_ALIGN		64

@@ -22,6 +22,9 @@
 
 #include "common/engine_internal.h"
 #include "include/odp_distance.h"
+#include "include/odp_outliers.h"
+#include "knn/knn_internal.h"
+#include "outliers/outliers_internal.h"
 
 /* Stores one row's weight; emit callback of the CPU k-NN primitive. */
 static void

@@ -24,9 +24,10 @@
 
 #include "common/engine_internal.h"
 #include "gpu/gpu_check.cuh"
+#include "include/odp_distance.h"
 #include "knn/knn_gpu_run.cuh"
 #include "knn/knn_gpu_tc.cuh"
-#include "include/odp_distance.h"
+#include "outliers/outliers_internal.h"
 
 /*
  * What the finish hook needs; its device scratch per chunk holds the

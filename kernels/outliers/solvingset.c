@@ -72,6 +72,9 @@
 
 #include "common/engine_internal.h"
 #include "include/odp_distributed.h"
+#include "include/odp_outliers.h"
+#include "outliers/outliers_internal.h"
+#include "outliers/solvingset_internal.h"
 
 /*
  * Candidates per batch (m): rows / ODP_SS_ROWS_PER_CANDIDATE, kept within

@@ -51,7 +51,10 @@
 #include <string.h>
 
 #include "common/engine_internal.h"
+#include "common/host_threads.h"
 #include "include/odp_distance.h"
+#include "knn/knn_internal.h"
+#include "outliers/solvingset_internal.h"
 
 #define SS_CAND_BLOCK_MAX	1024
 #define SS_CAND_BLOCK_MIN	16

@@ -26,6 +26,8 @@
 #include "common/engine_internal.h"
 #include "include/odp_distance.h"
 #include "include/odp_distributed.h"
+#include "include/odp_knn.h"
+#include "outliers/solvingset_internal.h"
 
 /*
  * Bytes of neighbour lists one k-NN call of the bounds update may fill:

@@ -73,10 +73,11 @@
 
 #include "common/engine_internal.h"
 #include "gpu/gpu_check.cuh"
-#include "knn/knn_gpu.cuh"
 #include "gpu/gpu_runtime.cuh"
-#include "knn/knn_merge.h"
 #include "include/odp_distance.h"
+#include "knn/knn_gpu.cuh"
+#include "knn/knn_merge.h"
+#include "outliers/solvingset_internal.h"
 
 /* Candidates handled per primitive call; larger batches are chunked. */
 #define SS_MAX_BATCH	32768

@@ -24,9 +24,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "devices/device_set.h"
 #include "common/engine_internal.h"
+#include "devices/device_set.h"
 #include "include/odp_distributed.h"
+#include "include/odp_outliers.h"
+#include "outliers/solvingset_internal.h"
 
 /* Fewest rows a part's shard holds for the call to split. */
 #define SS_SPLIT_MIN_ROWS	4096

@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/host_threads.h"
 #include "pearson/pearson_internal.h"
 #include "pearson/pearson_math.h"
 

@@ -1628,3 +1628,20 @@ cleanup:
 		(job->emitter ? job->emitter->ms - emit_before : 0.0);
 	return status;
 }
+
+/*
+ * See odp_pearson.h: the GPU path needs cuBLAS, loaded at run time
+ * (gpu_blas.cuh).
+ */
+extern "C" OdpStatus
+odp_gpu_pearson_available(OdpContext *ctx)
+{
+	const OdpBlas *blas;
+	OdpStatus	status;
+	int			count = 0;
+
+	status = odp_gpu_probe(ctx, &count, NULL, NULL);
+	if (status != ODP_OK)
+		return status;
+	return OdpBlasLoad(ctx, &blas);
+}

@@ -16,6 +16,7 @@
 #define ODP_PEARSON_INTERNAL_H
 
 #include "common/engine_internal.h"
+#include "include/odp_pearson.h"
 
 #ifdef __cplusplus
 extern "C"

@@ -48,8 +48,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "include/odp_engine.h"
 #include "include/odp_hostdev.h"
+#include "include/odp_pearson.h"
 
 /* Fewest common positions any coefficient needs. */
 #define ODP_PEARSON_MIN_POSITIONS	2

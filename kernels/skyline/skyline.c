@@ -25,6 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/host_sort.h"
+#include "common/host_threads.h"
 #include "skyline/skyline_math.h"
 #include "skyline/skyline_internal.h"
 

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/host_threads.h"
 #include "skyline/skyline_math.h"
 #include "skyline/skyline_internal.h"
 

@@ -25,6 +25,7 @@
 #define ODP_SKY_INTERNAL_H
 
 #include "common/engine_internal.h"
+#include "include/odp_skyline.h"
 
 #ifdef __cplusplus
 extern "C"

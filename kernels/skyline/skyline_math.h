@@ -30,8 +30,8 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef ODP_SKYLINE_H
-#define ODP_SKYLINE_H
+#ifndef ODP_SKYLINE_MATH_H
+#define ODP_SKYLINE_MATH_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -122,4 +122,4 @@ odp_sky_dominates(const uint32_t *p, const uint32_t *q, int dims)
 	return strict;
 }
 
-#endif							/* ODP_SKYLINE_H */
+#endif							/* ODP_SKYLINE_MATH_H */

@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "bench_rng.h"
-#include "include/odp_engine.h"
+#include "include/odp_pearson.h"
 
 #ifdef ODP_PEARSON_TRACE
 extern void odp_gpu_pearson_trace_print(void);

@@ -37,7 +37,7 @@
 #include <string.h>
 
 #include "bench_rng.h"
-#include "include/odp_engine.h"
+#include "include/odp_intervals.h"
 #include "include/odp_order.h"
 
 #define IV_SPACE	1e12

@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "bench_rng.h"
-#include "include/odp_engine.h"
+#include "include/odp_knn.h"
 
 static uint64_t rng = 0x853c49e6748fea9bULL;
 

@@ -32,7 +32,7 @@
 #include <string.h>
 
 #include "bench_rng.h"
-#include "include/odp_engine.h"
+#include "include/odp_skyline.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ULL;
 

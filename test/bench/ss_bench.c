@@ -31,7 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "include/odp_engine.h"
+#include "include/odp_outliers.h"
+#include "outliers/solvingset_internal.h"
 
 /*
  * Tuning knobs of kernels/outliers/solvingset_gpu.cu; weak, so that a CPU-only

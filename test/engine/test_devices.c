@@ -20,6 +20,11 @@
 #include <string.h>
 
 #include "devices/device_set.h"
+#include "include/odp_intervals.h"
+#include "include/odp_knn.h"
+#include "include/odp_outliers.h"
+#include "include/odp_pearson.h"
+#include "include/odp_skyline.h"
 #include "skyline/skyline_math.h"
 #include "devices/pair_relay.h"
 #include "test_util.h"

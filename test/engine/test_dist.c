@@ -19,8 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/engine_internal.h"
 #include "include/odp_distributed.h"
+#include "include/odp_knn.h"
+#include "include/odp_outliers.h"
+#include "outliers/solvingset_internal.h"
 #include "test_util.h"
 
 #define DISTRIBUTED_MAX_NODES 8

@@ -45,7 +45,7 @@
 #include <unistd.h>
 
 #include "include/odp_distance.h"
-#include "include/odp_engine.h"
+#include "include/odp_outliers.h"
 #include "test_util.h"
 
 /* Query chunks the GPU's tensor-core filter finished; weak for CPU builds. */

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "include/odp_intervals.h"
 #include "include/odp_order.h"
 #include "test_util.h"
 

@@ -22,6 +22,8 @@
 #include <string.h>
 
 #include "include/odp_distance.h"
+#include "include/odp_knn.h"
+#include "include/odp_outliers.h"
 #include "test_util.h"
 
 /* Query chunks the GPU's tensor-core filter finished; weak for CPU builds. */

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "include/odp_pearson.h"
 #include "test_util.h"
 
 /* GPU calls that staged their series in host memory; weak for CPU builds. */

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "include/odp_skyline.h"
 #include "test_util.h"
 
 /* GPU test counters (skyline_gpu.cu); weak: absent without CUDA. */

@@ -22,8 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/engine_internal.h"
 #include "include/odp_distance.h"
+#include "include/odp_outliers.h"
+#include "outliers/solvingset_internal.h"
 #include "test_util.h"
 
 /*

@@ -1,0 +1,39 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpu_runtime.h
+ *	  The GPU runtime's entry points that C files may call (the rest is
+ *	  in gpu_runtime.cuh, for CUDA files).
+ *
+ * Copyright (c) 2026, odp_gpu developers
+ *
+ * IDENTIFICATION
+ *	  kernels/gpu/gpu_runtime.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef ODP_GPU_RUNTIME_H
+#define ODP_GPU_RUNTIME_H
+
+#include "include/odp_engine.h"
+
+#ifdef __cplusplus
+extern "C"
+{
+#endif
+
+/*
+ * Makes OdpGpuPinHost return NULL in the calling thread from now on: the
+ * threads of a split call's parts (device_set.c), which share inputs, copy
+ * them unpinned.  Nothing without CUDA.
+ */
+extern void odp_gpu_pin_thread_disable(void);
+
+/* What every GPU entry point of a build without CUDA reports. */
+#define ODP_NO_CUDA_MESSAGE "odp_gpu was built without CUDA (make WITH_CUDA=no)"
+
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif							/* ODP_GPU_RUNTIME_H */

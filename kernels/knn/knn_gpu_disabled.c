@@ -1,0 +1,48 @@
+/*-------------------------------------------------------------------------
+ *
+ * knn_gpu_disabled.c
+ *	  The GPU entry points of the k-NN analytic in a build without CUDA:
+ *	  each reports that no GPU is usable (gpu/gpu_disabled.c).
+ *
+ * Copyright (c) 2026, odp_gpu developers
+ *
+ * IDENTIFICATION
+ *	  kernels/knn/knn_gpu_disabled.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "common/engine_internal.h"
+#include "gpu/gpu_runtime.h"
+#include "knn/knn_internal.h"
+
+/* Cannot run; the dispatcher only gets here when the caller forced it. */
+OdpStatus
+odp_gpu_knn(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
+			const float *qnorms, const float *cnorms, OdpMetric metric,
+			int32_t k, bool self_join, float *dist, int64_t *index)
+{
+	(void) queries;
+	(void) cands;
+	(void) qnorms;
+	(void) cnorms;
+	(void) metric;
+	(void) k;
+	(void) self_join;
+	(void) dist;
+	(void) index;
+	return odp_fail(ctx, ODP_ERR_NO_GPU, ODP_NO_CUDA_MESSAGE);
+}
+
+/* Cannot run; the dispatcher only gets here when the caller forced it. */
+OdpStatus
+odp_gpu_knn_rows(OdpContext *ctx, const OdpMatrix *queries,
+				 const OdpMatrix *cands, const float *qnorms,
+				 const float *cnorms, OdpMetric metric, int32_t k,
+				 bool self_join, int64_t first, int64_t count, float *dist,
+				 int64_t *index)
+{
+	(void) first;
+	(void) count;
+	return odp_gpu_knn(ctx, queries, cands, qnorms, cnorms, metric, k,
+					   self_join, dist, index);
+}

@@ -1,0 +1,87 @@
+/*-------------------------------------------------------------------------
+ *
+ * knn_internal.h
+ *	  Declarations shared by the k-NN analytic's dispatcher (knn.c),
+ *	  its CPU and GPU paths, its split over devices, and the analytics built
+ *	  on the k-NN primitive (outliers/).
+ *
+ * Copyright (c) 2026, odp_gpu developers
+ *
+ * IDENTIFICATION
+ *	  kernels/knn/knn_internal.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef ODP_KNN_INTERNAL_H
+#define ODP_KNN_INTERNAL_H
+
+#include "include/odp_knn.h"
+
+#ifdef __cplusplus
+extern "C"
+{
+#endif
+
+/*
+ * Receives one query's neighbours, sorted ascending by (distance, index);
+ * count = min(k, candidates available).  May be called from several
+ * threads at once, never twice for one query.
+ */
+typedef void (*OdpKnnEmitFn) (void *arg, int64_t query, const float *dist,
+							  const int64_t *index, int32_t count);
+
+/* Arguments of the CPU k-nearest-neighbour primitive (knn_cpu.c). */
+typedef struct OdpCpuKnnArgs
+{
+	OdpContext *ctx;
+	const OdpMatrix *queries;
+	const OdpMatrix *candidates;
+	const float *query_norms;	/* cosine only, else NULL */
+	const float *cand_norms;	/* cosine only, else NULL */
+	OdpMetric	metric;
+	int32_t		k;
+	bool		self_join;		/* queries == candidates: skip the pair (i, i) */
+	const int64_t *query_rows;	/* or NULL; else query q is candidate row
+								 * query_rows[q], and that pair is skipped */
+	OdpKnnEmitFn emit;
+	void	   *emit_arg;
+} OdpCpuKnnArgs;
+
+extern OdpStatus odp_cpu_knn(const OdpCpuKnnArgs *args);
+
+/*
+ * GPU path of odp_compute_knn (knn_gpu_search.cu), arguments checked;
+ * norms set exactly for cosine (qnorms == cnorms for a self join); dist
+ * receives the metric's ranking values (the inner product negated).
+ */
+extern OdpStatus odp_gpu_knn(OdpContext *ctx, const OdpMatrix *queries,
+							 const OdpMatrix *cands, const float *qnorms,
+							 const float *cnorms, OdpMetric metric, int32_t k,
+							 bool self_join, float *dist, int64_t *index);
+
+/*
+ * odp_gpu_knn for query rows [first, first + count) only (count 0: every
+ * row); writes their lists at dist/index[first * k ..].
+ */
+extern OdpStatus odp_gpu_knn_rows(OdpContext *ctx, const OdpMatrix *queries,
+								  const OdpMatrix *cands, const float *qnorms,
+								  const float *cnorms, OdpMetric metric,
+								  int32_t k, bool self_join, int64_t first,
+								  int64_t count, float *dist, int64_t *index);
+
+/*
+ * k-NN over the call's device set (knn_split.c): the query rows split into
+ * one contiguous range per part, every candidate row on every device;
+ * with one part (or too few queries) odp_gpu_knn on the first device.
+ */
+extern OdpStatus odp_split_knn(OdpContext *ctx, const OdpMatrix *queries,
+							  const OdpMatrix *cands, const float *qnorms,
+							  const float *cnorms, OdpMetric metric, int32_t k,
+							  bool self_join, float *dist, int64_t *index);
+
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif							/* ODP_KNN_INTERNAL_H */
