@@ -18,12 +18,11 @@ SRC_OBJS = src/odp_gpu.o src/settings.o src/args.o src/input.o src/input_regions
 	src/intervals.o src/aggregates.o src/gpu_info.o src/planner_support.o \
 	src/distributed_wire.o src/node.o src/shards.o src/node_conn.o src/distributed.o
 
-# The engine, folder by folder (kernels/README-level map: README.md, "Where
-# things are").  Each folder lists its C objects, its CUDA objects and what
-# replaces the CUDA objects in a build without CUDA.
+# The engine, folder by folder (the map: README.md, "Where things are", and
+# kernels/include/odp_engine.h).  Each folder lists its C objects, its CUDA
+# objects and what replaces the CUDA objects in a build without CUDA.
 COMMON_C_OBJS = kernels/common/engine_common.o kernels/common/host_threads.o \
 	kernels/common/host_sort.o kernels/common/topn.o
-GPU_C_OBJS =
 GPU_CU_OBJS = kernels/gpu/gpu_runtime.o kernels/gpu/gpu_blas.o
 GPU_NOCUDA_OBJS = kernels/gpu/gpu_disabled.o
 DEVICES_C_OBJS = kernels/devices/device_set.o kernels/devices/pair_relay.o
@@ -32,25 +31,26 @@ KNN_C_OBJS = kernels/knn/knn.o kernels/knn/knn_cpu.o kernels/knn/knn_split.o \
 KNN_CU_OBJS = kernels/knn/knn_gpu.o kernels/knn/knn_gpu_run.o \
 	kernels/knn/knn_gpu_search.o kernels/knn/knn_gpu_tc.o
 KNN_NOCUDA_OBJS = kernels/knn/knn_gpu_disabled.o
-OUTLIERS_C_OBJS = kernels/outliers/outliers.o kernels/outliers/solvingset.o \
+OUTLIERS_C_OBJS = kernels/outliers/outliers.o kernels/outliers/outliers_split.o \
+	kernels/outliers/solvingset.o kernels/outliers/solvingset_first.o \
 	kernels/outliers/solvingset_cpu.o kernels/outliers/solvingset_split.o \
 	kernels/outliers/solvingset_distributed.o
 OUTLIERS_CU_OBJS = kernels/outliers/outliers_gpu.o kernels/outliers/solvingset_gpu.o
 OUTLIERS_NOCUDA_OBJS = kernels/outliers/outliers_gpu_disabled.o
-PEARSON_C_OBJS = kernels/pearson/pearson.o kernels/pearson/pearson_cpu.o \
-	kernels/pearson/pearson_split.o
+PEARSON_C_OBJS = kernels/pearson/pearson.o kernels/pearson/pearson_pairs.o \
+	kernels/pearson/pearson_cpu.o kernels/pearson/pearson_split.o
 PEARSON_CU_OBJS = kernels/pearson/pearson_gpu.o
 PEARSON_NOCUDA_OBJS = kernels/pearson/pearson_gpu_disabled.o
-SKYLINE_C_OBJS = kernels/skyline/skyline.o kernels/skyline/skyline_cpu.o \
-	kernels/skyline/skyline_split.o
+SKYLINE_C_OBJS = kernels/skyline/skyline.o kernels/skyline/skyline_presort.o \
+	kernels/skyline/skyline_cpu.o kernels/skyline/skyline_split.o
 SKYLINE_CU_OBJS = kernels/skyline/skyline_gpu.o
 SKYLINE_NOCUDA_OBJS = kernels/skyline/skyline_gpu_disabled.o
-INTERVALS_C_OBJS = kernels/intervals/intervals.o kernels/intervals/intervals_cpu.o \
-	kernels/intervals/intervals_split.o
+INTERVALS_C_OBJS = kernels/intervals/intervals.o kernels/intervals/intervals_match.o \
+	kernels/intervals/intervals_cpu.o kernels/intervals/intervals_split.o
 INTERVALS_CU_OBJS = kernels/intervals/intervals_gpu.o
 INTERVALS_NOCUDA_OBJS = kernels/intervals/intervals_gpu_disabled.o
 
-ENGINE_C_OBJS = $(COMMON_C_OBJS) $(GPU_C_OBJS) $(DEVICES_C_OBJS) $(KNN_C_OBJS) \
+ENGINE_C_OBJS = $(COMMON_C_OBJS) $(DEVICES_C_OBJS) $(KNN_C_OBJS) \
 	$(OUTLIERS_C_OBJS) $(PEARSON_C_OBJS) $(SKYLINE_C_OBJS) $(INTERVALS_C_OBJS)
 # WITH_CUDA=no builds a CPU-only library (no CUDA toolkit needed).
 WITH_CUDA ?= yes

@@ -192,3 +192,21 @@ odp_radix_sort_parallel(OdpContext *ctx, uint64_t *key, uint64_t *tkey,
 	free(p.count);
 	return status;
 }
+
+/* qsort comparator: ascending int64. */
+static int
+odp_cmp_int64(const void *a, const void *b)
+{
+	int64_t		x = *(const int64_t *) a;
+	int64_t		y = *(const int64_t *) b;
+
+	return (x > y) - (x < y);
+}
+
+/* See host_sort.h. */
+void
+odp_sort_int64(int64_t *v, int64_t n)
+{
+	if (n > 1)
+		qsort(v, (size_t) n, sizeof(int64_t), odp_cmp_int64);
+}

@@ -41,6 +41,9 @@ extern OdpStatus odp_radix_sort_parallel(OdpContext *ctx, uint64_t *key,
 										 uint64_t *tkey, int64_t n, int bits);
 
 
+/* Sorts v[0 .. n) ascending (qsort; for ids and row indexes). */
+extern void odp_sort_int64(int64_t *v, int64_t n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,8 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * intervals_internal.h
- *	  Declarations shared by the region matching's driver (intervals.c)
- *	  and its two paths (intervals_cpu.c, intervals_gpu.cu).
+ *	  Declarations shared by the region matching's entry points
+ *	  (intervals.c), its one-device driver (intervals_match.c), its two
+ *	  paths (intervals_cpu.c, intervals_gpu.cu) and its split over devices
+ *	  (intervals_split.c).
  *
  * The algorithm, on both paths.  Bounds become positions (intervals_math.h)
  * and regions that overlap nothing are set aside.  One dimension is the
@@ -169,15 +171,26 @@ extern OdpStatus odp_gpu_iv_backend(OdpContext *ctx, const OdpIvPrep *prep,
 									OdpIvBackend *backend);
 
 /*
- * The GPU path spread over ctx's devices (intervals_split.c), for the
- * entry points: sets *handled when it ran the call (or failed resolving
- * the devices), and leaves it clear where one device runs it.
+ * Matches a checked problem on ctx's one device, ctx->device (intervals_
+ * match.c): the pairs to emit in ascending (a, b) order unless count_only
+ * (emit then unused), their number in *pairs, ctx's timings and stats
+ * (may be NULL) as the entry points describe them.
+ */
+extern OdpStatus odp_iv_match(OdpContext *ctx, const OdpIntervalProblem *p,
+							  bool count_only, OdpIntervalPairFn emit,
+							  void *emit_arg, int64_t *pairs,
+							  OdpIntervalStats *stats);
+
+/*
+ * The GPU path spread over ctx's devices (intervals_split.c): splits the
+ * first side's rows over the device set's parts, each running odp_iv_match,
+ * or runs odp_iv_match on the one device where the call does not split.
  */
 extern OdpStatus odp_split_intervals(OdpContext *ctx,
-									const OdpIntervalProblem *p,
-									bool count_only, OdpIntervalPairFn emit,
-									void *emit_arg, int64_t *pairs,
-									OdpIntervalStats *stats, bool *handled);
+									 const OdpIntervalProblem *p,
+									 bool count_only, OdpIntervalPairFn emit,
+									 void *emit_arg, int64_t *pairs,
+									 OdpIntervalStats *stats);
 
 #ifdef __cplusplus
 }

@@ -5,7 +5,7 @@
  *	  when a lower bound meets an upper bound, the binary searches of the
  *	  sweep, and the keys that order the pairs.
  *
- * Bounds arrive as positions (intervals.c): 64-bit integers such that a
+ * Bounds arrive as positions (intervals_match.c): 64-bit integers such that a
  * lower bound meets an upper bound exactly when its position is not
  * above the upper bound's, so that every exact test is one unsigned
  * comparison.  A dimension compared as PostgreSQL's box && compares holds

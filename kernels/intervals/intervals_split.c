@@ -117,11 +117,12 @@ IvSplitRun(void *arg, int part, OdpContext *pctx)
 	if (r1 > r0)
 	{
 		if (s->count_only && !s->self)
-			status = odp_compute_interval_count(pctx, &sub, &sp->pairs, &sp->stats);
+			status = odp_iv_match(pctx, &sub, true, NULL, NULL, &sp->pairs,
+								  &sp->stats);
 		else
-			status = odp_compute_interval_pairs(pctx, &sub,
-												s->count_only ? IvSplitCount : IvSplitPush,
-												sp, &sp->pairs, &sp->stats);
+			status = odp_iv_match(pctx, &sub, false,
+								  s->count_only ? IvSplitCount : IvSplitPush,
+								  sp, &sp->pairs, &sp->stats);
 	}
 	if (s->self)
 		sp->pairs = sp->kept;
@@ -150,8 +151,8 @@ IvSplitEmit(void *arg, const int64_t *a, const int64_t *b, const double *r,
 /* See intervals_internal.h. */
 OdpStatus
 odp_split_intervals(OdpContext *ctx, const OdpIntervalProblem *p,
-				   bool count_only, OdpIntervalPairFn emit, void *emit_arg,
-				   int64_t *pairs, OdpIntervalStats *stats, bool *handled)
+					bool count_only, OdpIntervalPairFn emit, void *emit_arg,
+					int64_t *pairs, OdpIntervalStats *stats)
 {
 	OdpDeviceSet set;
 	IvSplit    *s;
@@ -160,18 +161,13 @@ odp_split_intervals(OdpContext *ctx, const OdpIntervalProblem *p,
 	OdpStatus	status;
 	double		t0 = odp_now_ms();
 
-	*handled = false;
 	if (ctx->gpu_count == 0)
-		return ODP_OK;
+		return odp_iv_match(ctx, p, count_only, emit, emit_arg, pairs, stats);
 	if ((status = OdpDeviceSetResolve(ctx, &set)) != ODP_OK)
-	{
-		*handled = true;
 		return status;
-	}
 	if (set.count == 1 || p->a->rows < (int64_t) set.count * IV_SPLIT_MIN_ROWS)
-		return ODP_OK;
+		return odp_iv_match(ctx, p, count_only, emit, emit_arg, pairs, stats);
 
-	*handled = true;
 	s = calloc(1, sizeof(IvSplit));
 	if (s == NULL)
 		return odp_fail(ctx, ODP_ERR_HOST_OOM, "out of host memory");

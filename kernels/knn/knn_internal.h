@@ -15,6 +15,7 @@
 #ifndef ODP_KNN_INTERNAL_H
 #define ODP_KNN_INTERNAL_H
 
+#include "devices/device_set.h"
 #include "include/odp_knn.h"
 
 #ifdef __cplusplus
@@ -79,6 +80,16 @@ extern OdpStatus odp_split_knn(OdpContext *ctx, const OdpMatrix *queries,
 							  const float *cnorms, OdpMetric metric, int32_t k,
 							  bool self_join, float *dist, int64_t *index);
 
+/*
+ * The query-row split of the distance analytics (knn_split.c, used by
+ * outliers_split.c too): resolves ctx's device set into *set and sets
+ * *split when the call splits (several parts, a block of queries for
+ * each), writing each part's first query into first[0 .. set->count]
+ * (ODP_MAX_GPUS + 1 entries); else the call runs on the first device.
+ */
+extern OdpStatus odp_knn_split_plan(OdpContext *ctx, int64_t queries,
+									OdpDeviceSet *set, int64_t *first,
+									bool *split);
 
 #ifdef __cplusplus
 }

@@ -1,12 +1,12 @@
 /*-------------------------------------------------------------------------
  *
  * knn_split.c
- *	  Outlier scores and k nearest neighbours spread over the devices of
- *	  the call's device set (device_set.h).
+ *	  k nearest neighbours spread over the devices of the call's device
+ *	  set (device_set.h), and the query-row split it shares with the
+ *	  outlier scores (outliers_split.c).
  *
- * Each part takes a contiguous range of the query rows (for the outlier
- * scores, of the rows whose score it computes) and has every candidate
- * row on its device.  A query's list and score depend only on the query
+ * Each part takes a contiguous range of the query rows and has every
+ * candidate row on its device.  A query's list depends only on the query
  * and the candidates, not on which queries share its chunk or device (the
  * k-NN primitive's merge is exact whatever the chunking), so the parts
  * write disjoint ranges of the very outputs one device writes and the
@@ -25,7 +25,6 @@
 
 #include "devices/device_set.h"
 #include "knn/knn_internal.h"
-#include "outliers/outliers_internal.h"
 
 /* Queries per block of a part's range (and the fewest a part takes). */
 #define ODP_KNN_SPLIT_ALIGN		64
@@ -40,8 +39,6 @@ typedef struct KnnSplit
 	OdpMetric	metric;
 	int32_t		k;
 	bool		self_join;
-	bool		scores_only;	/* outlier scores, else lists */
-	double	   *scores;
 	float	   *dist;
 	int64_t    *index;
 	int64_t		first[ODP_MAX_GPUS + 1];
@@ -57,20 +54,15 @@ KnnSplitPart(void *arg, int part, OdpContext *pctx)
 
 	if (count == 0)
 		return ODP_OK;
-	if (s->scores_only)
-		return odp_gpu_outlier_scores_rows(pctx, s->queries, s->metric, s->k,
-										   s->qnorms, first, count, s->scores);
 	return odp_gpu_knn_rows(pctx, s->queries, s->cands, s->qnorms, s->cnorms,
 							s->metric, s->k, s->self_join, first, count,
 							s->dist, s->index);
 }
 
-/*
- * Resolves the set and decides whether the call splits: false (run on
- * one device) for one part or too few queries.
- */
-static OdpStatus
-KnnSplitPlan(OdpContext *ctx, int64_t queries, OdpDeviceSet *set, bool *split)
+/* See knn_internal.h. */
+OdpStatus
+odp_knn_split_plan(OdpContext *ctx, int64_t queries, OdpDeviceSet *set,
+				   int64_t *first, bool *split)
 {
 	OdpStatus	status;
 
@@ -79,52 +71,29 @@ KnnSplitPlan(OdpContext *ctx, int64_t queries, OdpDeviceSet *set, bool *split)
 		return status;
 	*split = set->count > 1 &&
 		queries >= (int64_t) set->count * ODP_KNN_SPLIT_ALIGN;
+	if (*split)
+		OdpSplitRows(queries, set->count, false, ODP_KNN_SPLIT_ALIGN, first);
 	return ODP_OK;
 }
 
-/* See engine_internal.h. */
-OdpStatus
-odp_split_outlier_scores(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
-						int32_t k, const float *norms, double *scores)
-{
-	OdpDeviceSet set;
-	KnnSplit	s;
-	bool		split;
-	OdpStatus	status;
-
-	if ((status = KnnSplitPlan(ctx, m->rows, &set, &split)) != ODP_OK)
-		return status;
-	if (!split)
-		return odp_gpu_outlier_scores(ctx, m, metric, k, norms, scores);
-	memset(&s, 0, sizeof(s));
-	s.queries = s.cands = m;
-	s.qnorms = s.cnorms = norms;
-	s.metric = metric;
-	s.k = k;
-	s.self_join = true;
-	s.scores_only = true;
-	s.scores = scores;
-	OdpSplitRows(m->rows, set.count, false, ODP_KNN_SPLIT_ALIGN, s.first);
-	return OdpDeviceSetRun(ctx, &set, KnnSplitPart, &s, NULL, NULL);
-}
-
-/* See engine_internal.h. */
+/* See knn_internal.h. */
 OdpStatus
 odp_split_knn(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
-			 const float *qnorms, const float *cnorms, OdpMetric metric,
-			 int32_t k, bool self_join, float *dist, int64_t *index)
+			  const float *qnorms, const float *cnorms, OdpMetric metric,
+			  int32_t k, bool self_join, float *dist, int64_t *index)
 {
 	OdpDeviceSet set;
 	KnnSplit	s;
 	bool		split;
 	OdpStatus	status;
 
-	if ((status = KnnSplitPlan(ctx, queries->rows, &set, &split)) != ODP_OK)
+	memset(&s, 0, sizeof(s));
+	status = odp_knn_split_plan(ctx, queries->rows, &set, s.first, &split);
+	if (status != ODP_OK)
 		return status;
 	if (!split)
 		return odp_gpu_knn(ctx, queries, cands, qnorms, cnorms, metric, k,
 						   self_join, dist, index);
-	memset(&s, 0, sizeof(s));
 	s.queries = queries;
 	s.cands = cands;
 	s.qnorms = qnorms;
@@ -134,6 +103,5 @@ odp_split_knn(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
 	s.self_join = self_join;
 	s.dist = dist;
 	s.index = index;
-	OdpSplitRows(queries->rows, set.count, false, ODP_KNN_SPLIT_ALIGN, s.first);
 	return OdpDeviceSetRun(ctx, &set, KnnSplitPart, &s, NULL, NULL);
 }

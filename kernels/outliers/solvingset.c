@@ -71,6 +71,7 @@
 #include <string.h>
 
 #include "common/engine_internal.h"
+#include "common/host_sort.h"
 #include "include/odp_distributed.h"
 #include "include/odp_outliers.h"
 #include "outliers/outliers_internal.h"
@@ -118,16 +119,7 @@
 #define ODP_SS_AUTO_FILTER_ROWS			INT64_C(2000000)
 #define ODP_SS_AUTO_FILTER_MAX_OVERFLOW	0.01
 
-/* Seed of the first candidates' keys (fixed: runs are reproducible). */
-#define ODP_SS_SEED				UINT64_C(0x5eed5017d5e7c0de)
-
-/*
- * Candidates the first batch's key threshold aims for beyond m, so that
- * one pass over the rows usually finds the m smallest keys.
- */
-#define ODP_SS_FIRST_SLACK		64
-
-/* See engine_internal.h: a test hook, 0 in production. */
+/* See solvingset_internal.h: a test hook, 0 in production. */
 int64_t		odp_ss_test_batch_size = 0;
 
 /*
@@ -156,114 +148,6 @@ odp_ss_batch_size(int64_t rows, int64_t n, int64_t requested)
 	if (m > rows)
 		m = rows;
 	return m;
-}
-
-/* splitmix64: advances *state and returns the next pseudo-random value. */
-static uint64_t
-ss_splitmix64(uint64_t *state)
-{
-	uint64_t	z = (*state += UINT64_C(0x9e3779b97f4a7c15));
-
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
-}
-
-/* qsort comparator: ascending int64. */
-static int
-ss_cmp_int64(const void *a, const void *b)
-{
-	int64_t		x = *(const int64_t *) a;
-	int64_t		y = *(const int64_t *) b;
-
-	return (x > y) - (x < y);
-}
-
-/* See odp_distributed.h: splitmix64's output for the id (seeded). */
-uint64_t
-odp_ss_first_key(int64_t id)
-{
-	uint64_t	state = (uint64_t) id ^ ODP_SS_SEED;
-
-	return ss_splitmix64(&state);
-}
-
-/* A row with its first-candidate key. */
-typedef struct SsKeyed
-{
-	uint64_t	key;
-	int64_t		row;
-} SsKeyed;
-
-/* qsort comparator: key ascending, then row (= id order) ascending. */
-static int
-ss_cmp_keyed(const void *a, const void *b)
-{
-	const SsKeyed *x = (const SsKeyed *) a;
-	const SsKeyed *y = (const SsKeyed *) b;
-
-	if (x->key != y->key)
-		return x->key < y->key ? -1 : 1;
-	return (x->row > y->row) - (x->row < y->row);
-}
-
-/*
- * See engine_internal.h.  One pass keeps the rows whose key lies below a
- * threshold that about 2m + 64 of rows uniform keys would pass, and sorts
- * those; if fewer than m pass, the threshold doubles and the pass repeats.
- */
-OdpStatus
-odp_ss_first_rows(OdpContext *ctx, const int64_t *ids, int64_t rows,
-				  int64_t m, int64_t *out)
-{
-	double		share = (2.0 * (double) m + ODP_SS_FIRST_SLACK) / (double) rows;
-	uint64_t	limit = share >= 1.0 ? UINT64_MAX : (uint64_t) ldexp(share, 64);
-	SsKeyed    *kept = NULL;
-	int64_t		nkept;
-
-	if (m > rows)
-		m = rows;
-	for (;;)
-	{
-		int64_t		cap = 0;
-
-		nkept = 0;
-		for (int64_t r = 0; r < rows; r++)
-		{
-			uint64_t	key = odp_ss_first_key(ids != NULL ? ids[r] : r);
-
-			if (key > limit)
-				continue;
-			if (nkept == cap)
-			{
-				SsKeyed    *grown;
-
-				cap = cap > 0 ? 2 * cap : 2 * m + ODP_SS_FIRST_SLACK;
-				grown = realloc(kept, sizeof(SsKeyed) * (size_t) cap);
-				if (grown == NULL)
-				{
-					free(kept);
-					return odp_fail(ctx, ODP_ERR_HOST_OOM,
-									"out of host memory for %lld first candidates",
-									(long long) cap);
-				}
-				kept = grown;
-			}
-			kept[nkept].key = key;
-			kept[nkept].row = r;
-			nkept++;
-		}
-		if (nkept >= m || limit == UINT64_MAX)
-			break;
-		limit = limit > UINT64_MAX / 2 ? UINT64_MAX : 2 * limit;
-	}
-	if (nkept > 0)
-		qsort(kept, (size_t) nkept, sizeof(SsKeyed), ss_cmp_keyed);
-	for (int64_t i = 0; i < m; i++)
-		out[i] = kept[i].row;
-	free(kept);
-	qsort(out, (size_t) m, sizeof(int64_t), ss_cmp_int64);
-	return ODP_OK;
 }
 
 /* Weight table for the Top comparator (qsort has no context argument). */
@@ -373,6 +257,7 @@ ss_run(OdpContext *ctx, const OdpMatrix *mat, OdpMetric metric, int32_t k,
 		goto done;
 	}
 
+#include <math.h>
 #ifdef ODP_SS_TRACE
 	double		trace_t0 = odp_now_ms();
 #endif
@@ -429,6 +314,7 @@ ss_run(OdpContext *ctx, const OdpMatrix *mat, OdpMetric metric, int32_t k,
 		if (status != ODP_OK)
 			goto done;
 
+#include <math.h>
 #ifdef ODP_SS_TRACE
 		fprintf(stderr, "ss driver: batch %d of %lld candidates, %.2f ms since the last\n",
 				st->iterations, (long long) nc, odp_now_ms() - trace_t0);
@@ -480,9 +366,10 @@ ss_run(OdpContext *ctx, const OdpMatrix *mat, OdpMetric metric, int32_t k,
 				nc = odp_top_n(act_upper, act_rows, nact, m, perm);
 				for (int64_t i = 0; i < nc; i++)
 					cand[i] = act_rows[perm[i]];
-				qsort(cand, (size_t) nc, sizeof(int64_t), ss_cmp_int64);
+				odp_sort_int64(cand, nc);
 			}
 		}
+#include <math.h>
 #ifdef ODP_SS_TRACE
 		fprintf(stderr, "ss driver: %lld next candidates, host step %.2f ms\n",
 				(long long) nc, odp_now_ms() - trace_t0);

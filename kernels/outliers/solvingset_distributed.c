@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "common/engine_internal.h"
+#include "common/host_sort.h"
 #include "include/odp_distance.h"
 #include "include/odp_distributed.h"
 #include "include/odp_knn.h"
@@ -101,15 +102,6 @@ struct OdpSsSupervisor
 	float	   *merged;			/* scratch: one candidate's k distances */
 	int32_t		iterations;
 };
-
-static int
-ss_cmp_id(const void *a, const void *b)
-{
-	int64_t		x = *(const int64_t *) a;
-	int64_t		y = *(const int64_t *) b;
-
-	return (x > y) - (x < y);
-}
 
 /* Top order: weight descending, then smaller id. */
 static int
@@ -634,7 +626,7 @@ odp_ss_node_next(OdpContext *ctx, OdpSsNode *node, bool prune, double min_out,
 	/* ascending by row is ascending by id; the bounds travel along */
 	for (int64_t i = 0; i < count; i++)
 		node->perm[i] = node->act_rows[node->perm[i]];
-	qsort(node->perm, (size_t) count, sizeof(int64_t), ss_cmp_id);
+	odp_sort_int64(node->perm, count);
 	for (int64_t i = 0; i < count; i++)
 		node->act_upper[i] = node->upper[node->perm[i]];
 	return ss_node_propose(ctx, node, node->perm, node->act_upper, count, out);

@@ -126,17 +126,17 @@ typedef struct OdpSsBackend
 } OdpSsBackend;
 
 /*
- * SolvingSet's first candidates: the min(m, rows) rows of smallest
- * (odp_ss_first_key(id), id), ids NULL meaning id = row, written to out
- * ascending.  Expected time O(rows).
+ * SolvingSet's first candidates (solvingset_first.c): the min(m, rows)
+ * rows of smallest (odp_ss_first_key(id), id), ids NULL meaning id = row,
+ * written to out ascending.  Expected time O(rows).
  */
 extern OdpStatus odp_ss_first_rows(OdpContext *ctx, const int64_t *ids,
 								   int64_t rows, int64_t m, int64_t *out);
 
 /*
- * Test hook of the distributed node (solvingset_distributed.c): 0 keeps every node on
- * the k-NN engine instead of the path's SolvingSet backend, so that the
- * tests check both ways.  1 in production.
+ * Test hook of the distributed node (solvingset_distributed.c): 0 keeps
+ * every node on the k-NN engine instead of the path's SolvingSet backend,
+ * so that the tests check both ways.  1 in production.
  */
 extern int	odp_ss_node_backend;
 

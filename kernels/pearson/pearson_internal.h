@@ -23,7 +23,7 @@ extern "C"
 {
 #endif
 
-/* Pairs in memory: a growable (a, b, r) list. */
+/* Pairs in memory: a growable (a, b, r) list (pearson_pairs.c). */
 typedef struct OdpPearsonPairs
 {
 	int64_t    *a;

@@ -1,9 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * skyline_internal.h
- *	  Declarations shared by the skyline dispatcher (skyline.c) and its two
- *	  paths (skyline_cpu.c, skyline_gpu.cu): the presorted rank matrix and
- *	  the per-path entry points.
+ *	  Declarations shared by the skyline dispatcher (skyline.c), the
+ *	  presort (skyline_presort.c), the two paths (skyline_cpu.c,
+ *	  skyline_gpu.cu) and the split (skyline_split.c): the presorted rank
+ *	  matrix and the per-path entry points.
  *
  * Both paths run the same algorithm on the same presorted ranks
  * (skyline_math.h): rows in blocks of key order; each row of a block is
