@@ -30,7 +30,7 @@
 /* Most slices of the parallel sort (one per thread). */
 #define RADIX_MAX_SLICES	256
 
-/* See engine_internal.h. */
+/* See host_sort.h. */
 void
 odp_radix_sort(uint64_t *key, uint32_t *val, uint64_t *tkey, uint32_t *tval,
 			   int64_t n, int bits, int64_t *count)
@@ -131,7 +131,7 @@ radix_scatter_slice(void *arg, int64_t s)
 		p->to[c[(p->from[i] >> p->shift) & (RADIX_SIZE - 1)]++] = p->from[i];
 }
 
-/* See engine_internal.h. */
+/* See host_sort.h. */
 OdpStatus
 odp_radix_sort_parallel(OdpContext *ctx, uint64_t *key, uint64_t *tkey,
 						int64_t n, int bits)

@@ -105,7 +105,7 @@ odp_task_loop_thread(void *arg)
 	return NULL;
 }
 
-/* See engine_internal.h. */
+/* See host_threads.h. */
 OdpStatus
 odp_parallel_tasks(OdpContext *ctx, int64_t tasks, OdpTaskFn fn, void *arg)
 {

@@ -416,7 +416,7 @@ int			odp_gpu_pin_inputs = 1;
 /* Whether this thread runs a part of a split call: it then never pins. */
 static __thread bool pin_disabled = false;
 
-/* See engine_internal.h. */
+/* See gpu_runtime.h. */
 extern "C" void
 odp_gpu_pin_thread_disable(void)
 {

@@ -313,7 +313,7 @@ iv_find_live(OdpContext *ctx, OdpIvPrep *prep, OdpIvSide *s, bool flagged)
 	uint64_t   *packed;
 	size_t		cells;
 
-	/* unflagged regions are closed and not empty (odp_engine.h) */
+	/* unflagged regions are closed and not empty (odp_intervals.h) */
 	s->nlive = s->rows;
 	if (!flagged)
 		return ODP_OK;

@@ -30,8 +30,8 @@
 #include <string.h>
 
 #include "devices/device_set.h"
-#include "intervals/intervals_internal.h"
 #include "devices/pair_relay.h"
+#include "intervals/intervals_internal.h"
 
 /* Fewest rows of a per part; smaller problems run on one device. */
 #define IV_SPLIT_MIN_ROWS		4096

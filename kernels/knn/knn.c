@@ -96,7 +96,7 @@ knn_check_matrix(OdpContext *ctx, const OdpMatrix *m, const char *what)
 	return ODP_OK;
 }
 
-/* See odp_engine.h. */
+/* See odp_knn.h. */
 OdpStatus
 odp_compute_knn(OdpContext *ctx, const OdpMatrix *queries,
 				const OdpMatrix *cands, OdpMetric metric, int32_t k,

@@ -37,9 +37,9 @@
 
 #include "common/engine_internal.h"
 #include "common/host_threads.h"
+#include "include/odp_distance.h"
 #include "knn/knn_internal.h"
 #include "knn/knn_merge.h"
-#include "include/odp_distance.h"
 
 /*
  * Candidate rows per block: the transposed block (dims x rows floats) is

@@ -65,7 +65,7 @@ cleanup:
 	return status;
 }
 
-/* See engine_internal.h. */
+/* See knn_internal.h. */
 extern "C" OdpStatus
 odp_gpu_knn(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
 			const float *qnorms, const float *cnorms, OdpMetric metric,
@@ -75,7 +75,7 @@ odp_gpu_knn(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
 							self_join, 0, 0, dist, index);
 }
 
-/* See engine_internal.h. */
+/* See knn_internal.h. */
 extern "C" OdpStatus
 odp_gpu_knn_rows(OdpContext *ctx, const OdpMatrix *queries,
 				 const OdpMatrix *cands, const float *qnorms,

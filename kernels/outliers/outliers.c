@@ -103,7 +103,7 @@ odp_outlier_prepare(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 
 /*
  * Checks the arguments, computes row norms for cosine, and runs the path
- * ctx->device names.  See odp_engine.h for the contract.
+ * ctx->device names.  See odp_outliers.h for the contract.
  */
 OdpStatus
 odp_compute_outlier_scores(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,

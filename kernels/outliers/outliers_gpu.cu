@@ -137,7 +137,7 @@ OutlierScores(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 	return OdpKnnRunAll(ctx, &run);
 }
 
-/* See engine_internal.h. */
+/* See outliers_internal.h. */
 extern "C" OdpStatus
 odp_gpu_outlier_scores(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 					   int32_t k, const float *norms, double *scores)
@@ -145,7 +145,7 @@ odp_gpu_outlier_scores(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 	return OutlierScores(ctx, m, metric, k, norms, 0.0, 0, 0, scores, NULL);
 }
 
-/* See engine_internal.h. */
+/* See outliers_internal.h. */
 extern "C" OdpStatus
 odp_gpu_outlier_scores_rows(OdpContext *ctx, const OdpMatrix *m,
 							OdpMetric metric, int32_t k, const float *norms,
@@ -155,7 +155,7 @@ odp_gpu_outlier_scores_rows(OdpContext *ctx, const OdpMatrix *m,
 						 NULL);
 }
 
-/* See engine_internal.h. */
+/* See outliers_internal.h. */
 extern "C" OdpStatus
 odp_gpu_outlier_scores_filtered(OdpContext *ctx, const OdpMatrix *m,
 								OdpMetric metric, int32_t k,
@@ -170,7 +170,7 @@ odp_gpu_outlier_scores_filtered(OdpContext *ctx, const OdpMatrix *m,
 						 gave_up);
 }
 
-/* See engine_internal.h. */
+/* See outliers_internal.h. */
 extern "C" bool
 odp_gpu_outliers_filter_eligible(OdpMetric metric, int64_t rows, int32_t dims,
 								 int32_t k)

@@ -465,7 +465,7 @@ bf_run(OdpContext *ctx, const OdpMatrix *mat, OdpMetric metric, int32_t k,
 }
 
 /*
- * Top-n outliers by brute force or SolvingSet; see odp_engine.h for the
+ * Top-n outliers by brute force or SolvingSet; see odp_outliers.h for the
  * contract.  stats may be NULL.  Checks the arguments, picks the method
  * for AUTO, computes cosine norms once and runs on ctx->device.
  */

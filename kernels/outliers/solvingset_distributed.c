@@ -37,7 +37,7 @@
  */
 #define SS_UPDATE_BLOCK_BYTES	((size_t) 256 << 20)
 
-/* See engine_internal.h: a test hook, 1 in production. */
+/* See solvingset_internal.h: a test hook, 1 in production. */
 int			odp_ss_node_backend = 1;
 
 struct OdpSsNode
@@ -175,7 +175,7 @@ ss_rank_as_key(double rank)
 	return key;
 }
 
-/* See engine_internal.h. */
+/* See solvingset_internal.h. */
 int64_t
 odp_row_of_id(const OdpMatrix *m, int64_t id)
 {

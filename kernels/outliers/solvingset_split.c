@@ -149,7 +149,7 @@ SsSplitNext(void *arg, bool prune, double min_out, int64_t m, OdpSsRows *props)
 	return SsSplitRun(s);
 }
 
-/* See engine_internal.h. */
+/* See solvingset_internal.h. */
 OdpStatus
 odp_split_solvingset(OdpContext *ctx, const OdpMatrix *mat, OdpMetric metric,
 					int32_t k, int64_t n, int64_t m, int64_t give_up_at,

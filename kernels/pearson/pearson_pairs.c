@@ -59,8 +59,12 @@ odp_pearson_pairs_free(OdpPearsonPairs *p)
 	memset(p, 0, sizeof(*p));
 }
 
-/* Orders a permutation of pairs by (a, b). */
-static const OdpPearsonPairs *pearson_sort_pairs;
+/*
+ * Orders a permutation of pairs by (a, b).  qsort has no context argument
+ * (qsort_r is not C11), so the pairs are in a thread-local: the parts of a
+ * split call sort on threads of their own.
+ */
+static __thread const OdpPearsonPairs *pearson_sort_pairs;
 
 static int
 pearson_cmp_pair(const void *x, const void *y)
@@ -74,11 +78,7 @@ pearson_cmp_pair(const void *x, const void *y)
 	return (p->b[i] > p->b[j]) - (p->b[i] < p->b[j]);
 }
 
-/*
- * See pearson_internal.h.  Pairs are unique, so the order is total.  The
- * engine runs on one thread per process (odp_engine.h), which makes the
- * comparator's static pointer safe.
- */
+/* See pearson_internal.h.  Pairs are unique, so the order is total. */
 bool
 odp_pearson_pairs_sort(OdpPearsonPairs *p)
 {

@@ -31,9 +31,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pearson/pearson_internal.h"
 #include "devices/device_set.h"
 #include "devices/pair_relay.h"
+#include "pearson/pearson_internal.h"
 
 /* Rows of a part's range come in multiples of this many. */
 #define PEARSON_SPLIT_ALIGN		64

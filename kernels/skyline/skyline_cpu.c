@@ -21,8 +21,8 @@
 #include <string.h>
 
 #include "common/host_threads.h"
-#include "skyline/skyline_math.h"
 #include "skyline/skyline_internal.h"
+#include "skyline/skyline_math.h"
 
 /* Rows of a block one task takes. */
 #define SKY_CPU_TASK_ROWS	64

@@ -39,8 +39,8 @@
 #include <string.h>
 
 #include "devices/device_set.h"
-#include "skyline/skyline_math.h"
 #include "skyline/skyline_internal.h"
+#include "skyline/skyline_math.h"
 
 /* Fewest rows per part; smaller inputs run on one device. */
 #define SKY_SPLIT_MIN_ROWS		4096
