@@ -94,7 +94,7 @@ odp_metric_is_distance(OdpMetric metric)
 /* See engine_internal.h. */
 OdpStatus
 odp_matrix_norms(OdpContext *ctx, const OdpMatrix *m, const char *what,
-			  float **norms_out)
+				 float **norms_out)
 {
 	float	   *norms;
 

@@ -37,7 +37,7 @@ extern OdpStatus odp_fail(OdpContext *ctx, OdpStatus status,
  * row as "<what> <index>".  Nothing is left allocated on failure.
  */
 extern OdpStatus odp_matrix_norms(OdpContext *ctx, const OdpMatrix *m,
-							   const char *what, float **norms);
+								  const char *what, float **norms);
 
 /* Asks the caller's cancel callback; false when there is none. */
 extern bool odp_cancel_requested(OdpContext *ctx);

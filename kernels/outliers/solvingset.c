@@ -210,8 +210,8 @@ ss_run(OdpContext *ctx, const OdpMatrix *mat, OdpMetric metric, int32_t k,
 
 		/* several devices: the distributed SolvingSet, one node each */
 		status = odp_split_solvingset(ctx, mat, metric, k, n, m, give_up_at, order,
-									 scores, count, solving_set, solving_scores, st,
-									 &split, gave_up);
+									  scores, count, solving_set, solving_scores, st,
+									  &split, gave_up);
 		if (split || status != ODP_OK)
 			return status;
 	}

@@ -152,10 +152,10 @@ SsSplitNext(void *arg, bool prune, double min_out, int64_t m, OdpSsRows *props)
 /* See solvingset_internal.h. */
 OdpStatus
 odp_split_solvingset(OdpContext *ctx, const OdpMatrix *mat, OdpMetric metric,
-					int32_t k, int64_t n, int64_t m, int64_t give_up_at,
-					int64_t *order, double *scores, int64_t *count,
-					int64_t *solving_set, double *solving_scores,
-					OdpTopOutliersStats *st, bool *split, bool *gave_up)
+					 int32_t k, int64_t n, int64_t m, int64_t give_up_at,
+					 int64_t *order, double *scores, int64_t *count,
+					 int64_t *solving_set, double *solving_scores,
+					 OdpTopOutliersStats *st, bool *split, bool *gave_up)
 {
 	OdpDeviceSet set;
 	SsSplit    *s = NULL;

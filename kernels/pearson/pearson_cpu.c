@@ -369,7 +369,7 @@ cpu_dot_tile(const double *A, int ni, const double *B, int nj, int32_t dims,
  */
 static void
 cpu_pearson_products(const CpuPearsonRun *run, int64_t a0, int ni, int64_t b0,
-				  int nj, double *const *tile)
+					 int nj, double *const *tile)
 {
 	const int32_t dims = run->x->dims;
 	const double *const *xp = (const double *const *) run->x->plane;
@@ -393,7 +393,7 @@ cpu_pearson_products(const CpuPearsonRun *run, int64_t a0, int ni, int64_t b0,
  */
 static inline bool
 cpu_pearson_value(const CpuPearsonRun *run, double *const *tile, size_t e,
-			   int64_t a, int64_t b, double *r)
+				  int64_t a, int64_t b, double *r)
 {
 	int			got;
 
@@ -405,17 +405,17 @@ cpu_pearson_value(const CpuPearsonRun *run, double *const *tile, size_t e,
 		return true;
 	}
 	got = odp_pearson_from_sums(tile[1][e], tile[2][e], tile[3][e], tile[4][e],
-							 tile[5][e], tile[0][e], run->min_n, r);
+								tile[5][e], tile[0][e], run->min_n, r);
 	if (got >= 0)
 		return got == 1;
 	{
 		const int32_t dims = run->x->dims;
 
 		return odp_pearson_pair_exact(run->x->plane[3] + (size_t) a * dims,
-								   run->x->plane[2] + (size_t) a * dims,
-								   run->y->plane[3] + (size_t) b * dims,
-								   run->y->plane[2] + (size_t) b * dims,
-								   dims, run->min_n, r);
+									  run->x->plane[2] + (size_t) a * dims,
+									  run->y->plane[3] + (size_t) b * dims,
+									  run->y->plane[2] + (size_t) b * dims,
+									  dims, run->min_n, r);
 	}
 }
 
@@ -474,8 +474,8 @@ cpu_pearson_unit(CpuPearsonRun *run, int64_t u, CpuPearsonScratch *sc,
 					continue;
 				if (job->top)
 					pearson_heap_offer(sc->heap_key + (size_t) i * k,
-									sc->heap_tag + (size_t) i * k,
-									&sc->heap_size[i], k,
+									   sc->heap_tag + (size_t) i * k,
+									   &sc->heap_size[i], k,
 									odp_pearson_key(r, job->rank), odp_pearson_tag(b, r));
 				else if (fabs(r) >= job->min_abs_r &&
 						 !odp_pearson_pairs_push(&lists[i], a, b, r))
@@ -655,7 +655,7 @@ cpu_pearson_side_free(CpuPearsonSide *side)
 /* Prepares matrix m into side (allocating it); false when out of memory. */
 static bool
 cpu_pearson_prepare(CpuPearsonRun *run, const OdpMatrix64 *m, CpuPearsonSide *side,
-				 int nthreads)
+					int nthreads)
 {
 	const size_t n = (size_t) m->rows * (size_t) m->dims;
 

@@ -97,7 +97,7 @@ odp_pearson_scale_of(double amax)
  */
 ODP_HD int
 odp_pearson_from_sums(double n, double sx, double sy, double sxx, double syy,
-				   double sxy, double min_n, double *r)
+					  double sxy, double min_n, double *r)
 {
 	double		vx;
 	double		vy;
@@ -125,7 +125,7 @@ odp_pearson_from_sums(double n, double sx, double sy, double sxx, double syy,
  */
 ODP_HD bool
 odp_pearson_pair_exact(const double *xc, const double *xm, const double *yc,
-					const double *ym, int32_t dims, double min_n, double *r)
+					   const double *ym, int32_t dims, double min_n, double *r)
 {
 	double		n = 0.0;
 	double		sx = 0.0;

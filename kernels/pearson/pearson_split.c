@@ -55,7 +55,7 @@ typedef struct PearsonSplit
 /* A part's receiver: queues its pairs in the relay (its own thread). */
 static bool
 PearsonSplitPush(void *arg, const int64_t *a, const int64_t *b, const double *r,
-			  int64_t count)
+				 int64_t count)
 {
 	struct PearsonSplitPart *sp = (struct PearsonSplitPart *) arg;
 
@@ -91,7 +91,7 @@ PearsonSplitRun(void *arg, int part, OdpContext *pctx)
 /* The caller's receiver, called by the relay on the caller's thread. */
 static bool
 PearsonSplitEmit(void *arg, const int64_t *a, const int64_t *b, const double *r,
-			  int64_t count)
+				 int64_t count)
 {
 	OdpPearsonEmitter *e = (OdpPearsonEmitter *) arg;
 

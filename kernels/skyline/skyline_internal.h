@@ -69,7 +69,7 @@ extern OdpStatus odp_gpu_skyline(OdpContext *ctx, const OdpSkylineProblem *p,
 
 /* The GPU path spread over ctx's devices (skyline_split.c). */
 extern OdpStatus odp_split_skyline(OdpContext *ctx, const OdpSkylineProblem *p,
-								  int32_t *dominated_by, OdpSkylineStats *stats);
+								   int32_t *dominated_by, OdpSkylineStats *stats);
 
 #ifdef __cplusplus
 }

@@ -157,7 +157,7 @@ done:
 /* See skyline_internal.h. */
 OdpStatus
 odp_split_skyline(OdpContext *ctx, const OdpSkylineProblem *p,
-				 int32_t *dominated_by, OdpSkylineStats *stats)
+				  int32_t *dominated_by, OdpSkylineStats *stats)
 {
 	OdpDeviceSet set;
 	SkySplit   *s;
