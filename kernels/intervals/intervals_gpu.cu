@@ -35,6 +35,24 @@
  * more are found, the number found (the candidates are then tested
  * again).
  *
+ * Map of this file.  The declarations come first, then the two sections
+ * that the divider comments name:
+ *	- declarations: the constants (IV_*), the test counter
+ *	  odp_gpu_iv_loads and the state: GpuIvSorted (one side's range on the
+ *	  device), IvSetArgs (what a kernel needs of one driver set), GpuIv;
+ *	- kernels: building a structure (IvStageKeys, IvGather), the windows
+ *	  (IvWindows), the pair slots when every candidate is a pair
+ *	  (IvExpand), a warp's appends (IvAppend, IvFinish) and the tests
+ *	  (IvTestTiled, test dimensions in registers; IvTestWide, any number);
+ *	- host side: helpers (iv_blocks, iv_line, iv_set_args), the memory
+ *	  plan (gpu_iv_temp_bytes, gpu_iv_plan, gpu_iv_capacity,
+ *	  gpu_iv_reserve_pairs), the structures (gpu_iv_build, and the load
+ *	  callback gpu_iv_load), a run (gpu_iv_poll, gpu_iv_test_set,
+ *	  gpu_iv_test_all, and the run callback gpu_iv_run with its body
+ *	  gpu_iv_run_timed), the keys and release callbacks (gpu_iv_keys,
+ *	  gpu_iv_release), the allocation (gpu_iv_setup) and the
+ *	  constructor, odp_gpu_iv_backend.
+ *
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION

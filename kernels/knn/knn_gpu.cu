@@ -91,6 +91,23 @@
  * per SM, 3.8 s; a shuffle sorting network for the buffers 1% slower; CUB
  * WarpMergeSort for them 1% slower still.
  *
+ * Map of this file.  The declarations and the device code come first,
+ * above the one divider comment ("host side"):
+ *	- declarations: the tuning constants (KNN_*), the shared memory layout
+ *	  KnnLayout, KnnArgs (one launch's arguments), and KnnTake and
+ *	  KnnMakeLayout, which compute the layout on the host;
+ *	- device helpers of the fused kernel: KnnQueryLimit, KnnFlushQuery (a
+ *	  buffer merged into its list), KnnStageRows, KnnBlockRange,
+ *	  KnnLoadItem (the staging of one tile and chunk), KnnDimStep (one
+ *	  dimension of the register tile) and KnnCandidateSide;
+ *	- kernels: KnnLimitKernel (the candidate-side limits) and
+ *	  KnnTileKernel, the fused distance and selection kernel;
+ *	- host side: the choice of a compiled configuration (KnnKernelFor,
+ *	  KnnLimitFor, KnnTryConfig, KnnChooseConfig), KnnPairCost for launch
+ *	  sizing, then the entry points of knn_gpu.cuh: OdpKnnStateBytesPerRow,
+ *	  OdpKnnStateAlloc, OdpKnnStateReset and OdpKnnAccumulate, which sizes
+ *	  the launches and runs them.
+ *
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION

@@ -49,6 +49,24 @@
  * counted twice over (TC_KAPPA).  A generous E costs only a few more
  * exact distances.
  *
+ * Map of this file.  From top to bottom:
+ *	- declarations: the constants (TC_*), the test counters
+ *	  (odp_gpu_knn_tc_*), the bound's terms (TC_REL, TC_KAPPA, TC_K0) and
+ *	  TcArgs, one filter launch's arguments;
+ *	- preparation kernels: the centring (TcColumnSumKernel, TcMeanKernel),
+ *	  the scale (TcMaxAbsKernel), the half copies and test constants
+ *	  (TcValue, TcRowCopy, TcCandRowsKernel, TcQueryRowsKernel) and the
+ *	  sample (TcSampleKernel);
+ *	- the filter (step 2): device helpers (TcMma, TcStageQueries,
+ *	  TcTestValue, TcLdm4, TcLoadLimits, TcTestFragments, TcStep,
+ *	  TcIssueStage), then TcFilterKernel and TcFilterSmallKernel;
+ *	- the refinement (step 3): TcRefineArgs, the distance keys (TcKeyOf,
+ *	  TcCandKey, TcFloatOf, TcCountBelow), TcRefineKernel and TcScanKernel
+ *	  for the lists that overflowed;
+ *	- host side: OdpKnnTcEligible, TcSampleSize, TcSearch (one metric's
+ *	  launches, query chunk by query chunk) and the entry point
+ *	  OdpKnnTcSearch.
+ *
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION

@@ -606,7 +606,7 @@ ss_fused_merge(CpuSs *ss, int32_t i, int nthreads)
 	return all;
 }
 
-/* See OdpSsBackend.exact_update in engine_internal.h, and the top of the file. */
+/* See OdpSsBackend.exact_update in solvingset_internal.h, and the top of the file. */
 static OdpStatus
 ss_exact_update(void *self, const int64_t *cand, int32_t nc,
 				const uint8_t *active, double *weight, double *upper,
@@ -666,7 +666,7 @@ ss_lists_emit(void *arg, int64_t query, const float *dist, const int64_t *index,
 }
 
 /*
- * See OdpSsBackend.external in engine_internal.h: exact()'s k-NN pass with
+ * See OdpSsBackend.external in solvingset_internal.h: exact()'s k-NN pass with
  * the batch's vectors as queries (a candidate of this matrix skips its
  * row by index), then update()'s pass over them.
  */

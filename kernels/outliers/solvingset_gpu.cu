@@ -7,7 +7,7 @@
  *
  * The driver (solvingset.c) owns pruning, candidate choice and the
  * solving set; this file only answers exact() and update() of the
- * OdpSsBackend contract (engine_internal.h).
+ * OdpSsBackend contract (solvingset_internal.h).
  *
  * Design, re-thought for a modern GPU rather than the paper's Fermi-era
  * kernels (per-thread heaps, an m x N distance matrix in device memory):
@@ -56,6 +56,23 @@
  * budget the constructor fails with ODP_ERR_GPU_OOM, and the driver falls
  * back to brute force, which chunks.
  *
+ * Map of this file.  From top to bottom:
+ *	- declarations: the tuning knobs and counters of the tests and the
+ *	  harness (odp_gpu_ss_*), the backend's state GpuSs, SS_TRACE, SS_TRY
+ *	  and SsPad;
+ *	- kernels: SsGatherKernel, the exact weights (SsWeightKernel), the
+ *	  upper bounds (SsUpperKernel), the single pass' bounds
+ *	  (SsBoundKernel), the selection on the device (SsPruneKernel,
+ *	  SsIotaKernel), the single pass' weights (SsSortedPrefix,
+ *	  SsBufferWeightKernel) and SsCompactKernel;
+ *	- the two passes: helpers (SsCompact, SsGather, SsSplitFor), exact()
+ *	  (SsExactFrom, SsExact) and update() (SsBatchProblem, SsUpperBounds,
+ *	  SsUpdateFrom, SsUpdate);
+ *	- batches given by value: SsExternalReserve, SsExternalUpload,
+ *	  SsExternalFused (their single pass), SsRowBounds and SsExternal;
+ *	- the single pass (SsExactUpdate) and the selection (SsSelect);
+ *	- SsRelease and the constructor, odp_gpu_ss_backend.
+ *
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION
@@ -72,6 +89,7 @@
 #include <cub/device/device_radix_sort.cuh>
 
 #include "common/engine_internal.h"
+#include "common/host_sort.h"
 #include "gpu/gpu_check.cuh"
 #include "gpu/gpu_runtime.cuh"
 #include "include/odp_distance.h"
@@ -213,16 +231,6 @@ typedef struct GpuSs
 		if (status != ODP_OK) \
 			goto cleanup; \
 	} while (0)
-
-/* qsort order of row ids. */
-static int
-SsCmpRow(const void *a, const void *b)
-{
-	const int64_t x = *(const int64_t *) a;
-	const int64_t y = *(const int64_t *) b;
-
-	return (x > y) - (x < y);
-}
 
 /* Rounds n up to whole thread blocks of queries of the primitive. */
 static int64_t
@@ -713,7 +721,7 @@ cleanup:
 	return status;
 }
 
-/* See OdpSsBackend.exact in engine_internal.h. */
+/* See OdpSsBackend.exact in solvingset_internal.h. */
 static OdpStatus
 SsExact(void *self, const int64_t *cand, int32_t nc_all, double *weight,
 		int64_t *distances)
@@ -834,7 +842,7 @@ cleanup:
 	return status;
 }
 
-/* See OdpSsBackend.update in engine_internal.h. */
+/* See OdpSsBackend.update in solvingset_internal.h. */
 static OdpStatus
 SsUpdate(void *self, const int64_t *cand, int32_t nc_all,
 		 const uint8_t *active, double *upper, int64_t *distances)
@@ -1029,7 +1037,7 @@ cleanup:
 }
 
 /*
- * See OdpSsBackend.row_bounds in engine_internal.h: the last entry of a
+ * See OdpSsBackend.row_bounds in solvingset_internal.h: the last entry of a
  * full sorted partial list, read on the device; +inf everywhere where the
  * single pass is off or on failure (the batch then takes two passes).
  */
@@ -1065,7 +1073,7 @@ cleanup:
 }
 
 /*
- * See OdpSsBackend.external in engine_internal.h: the vectors are
+ * See OdpSsBackend.external in solvingset_internal.h: the vectors are
  * uploaded once and both steps gather from them (positions 0, 1, ...),
  * the exact step skipping a candidate's own row by index.
  */
@@ -1100,7 +1108,7 @@ cleanup:
 }
 
 /*
- * See OdpSsBackend.exact_update in engine_internal.h.  The single pass of
+ * See OdpSsBackend.exact_update in solvingset_internal.h.  The single pass of
  * seed 001 (Fig. 1, lines 13-21), re-thought for the primitive: queries
  * are all rows, candidates the batch; the query side merges each active
  * row's distances into its update list as SsUpdate does, and the
@@ -1248,7 +1256,7 @@ cleanup:
 }
 
 /*
- * See OdpSsBackend.select in engine_internal.h.  In single-pass mode the
+ * See OdpSsBackend.select in solvingset_internal.h.  In single-pass mode the
  * upper bounds of all rows are on the device after every batch, so
  * pruning and the choice of the next batch run there: a stable radix sort
  * of (upper bound descending, row id), whose stability keeps equal bounds
@@ -1301,14 +1309,14 @@ SsSelect(void *self, bool prune, double min_out, int64_t m, uint8_t *active,
 		ODP_CUDA_TRY(ctx, cudaStreamSynchronize(ss->stream),
 					 "copying SolvingSet candidates from the GPU");
 	}
-	qsort(cand, (size_t) *nc, sizeof(int64_t), SsCmpRow);
+	odp_sort_int64(cand, *nc);
 	ctx->compute_ms += odp_now_ms() - t0;
 	*done = true;
 cleanup:
 	return status;
 }
 
-/* See OdpSsBackend.release in engine_internal.h. */
+/* See OdpSsBackend.release in solvingset_internal.h. */
 static void
 SsRelease(void *self)
 {

@@ -22,7 +22,7 @@
  * partners [i0, M), which costs a little over half of the full product.
  * Each tile is one DGEMM of the z plane into device memory, T x W float64
  * products that the consumers read as coefficients through a tile view
- * (clamped, NaN where a pair has none: PearsonTileR), with no pass of its
+ * (clamped, NaN where a pair has none: PearsonTileCoefficient), with no pass of its
  * own; pairwise data takes six products of the planes, turned into
  * coefficients in place by odp_pearson_from_sums, with the exact
  * recomputation of ill-conditioned pairs, odp_pearson_pair_exact, in the same
@@ -53,6 +53,25 @@
  * (about 10 ms on an H100), and the cancel callback is polled after each.
  * Everything comes from one arena, released on every path.
  *
+ * Map of this file.  The declarations come first, then the two sections
+ * that the divider comments name:
+ *	- declarations: the constants (PEARSON_*), the self mask modes, the
+ *	  state (GpuPearsonSide, GpuPearsonPlan, GpuPearson), the test counter
+ *	  odp_gpu_pearson_staged_runs and the -DODP_PEARSON_TRACE timing;
+ *	- kernels: the preparation (PearsonBlockAll, PearsonPrepKernel, and
+ *	  for Spearman PearsonIotaKernel and PearsonRankKernel), reading a
+ *	  tile (PearsonMasked, PearsonTileView, PearsonTileCoefficient,
+ *	  PearsonFinishPairwise), the pairs over the threshold
+ *	  (PearsonOverThreshold, PearsonGatherKernel) and PearsonTopKernel;
+ *	- host side: helpers (PearsonBlocks, PearsonSync, PearsonPoll), the
+ *	  plan and its buffers (PearsonPlan, PearsonAllocate), the preparation
+ *	  (PearsonPrepChunk, PearsonPrepare), the products (PearsonPanel,
+ *	  PearsonGemm, PearsonTileProducts), the pairs (PearsonSelectPairs,
+ *	  PearsonFetchPairs, PearsonTakePairs), the top-k lists
+ *	  (PearsonTakeTop, PearsonTakeLists), the tile loop PearsonRun,
+ *	  PearsonRelease and the entry points odp_gpu_pearson and
+ *	  odp_gpu_pearson_available.
+ *
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION
@@ -72,11 +91,11 @@
 #include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
 
-#include "pearson/pearson_internal.h"
 #include "gpu/gpu_blas.cuh"
 #include "gpu/gpu_check.cuh"
 #include "gpu/gpu_runtime.cuh"
 #include "gpu/gpu_select.cuh"
+#include "pearson/pearson_internal.h"
 #include "pearson/pearson_math.h"
 
 #define PEARSON_THREADS		256
@@ -277,8 +296,8 @@ PearsonBlockAll(R &reduce, double v, Op op, double *shared)
  */
 static __global__ void __launch_bounds__(PEARSON_THREADS)
 PearsonPrepKernel(double *v, const uint8_t *miss, int64_t rows, int32_t dims,
-			   int pairwise, double *sq, double *mk, double *xs,
-			   uint8_t *invalid)
+				  int pairwise, double *sq, double *mk, double *xs,
+				  uint8_t *invalid)
 {
 	typedef cub::BlockReduce<double, PEARSON_THREADS> Reduce;
 	__shared__ typename Reduce::TempStorage tmp;
@@ -393,7 +412,7 @@ PearsonIotaKernel(int32_t *pos, int32_t *offsets, int64_t rows, int32_t dims)
  */
 static __global__ void
 PearsonRankKernel(const double *sorted, const int32_t *pos, int64_t rows,
-			   int32_t dims, double *out)
+				  int32_t dims, double *out)
 {
 	const int64_t n = rows * dims;
 
@@ -461,7 +480,7 @@ struct PearsonTileView
 
 /* Coefficient (i, j) of a tile view, NaN where the pair has none. */
 static __device__ __forceinline__ double
-PearsonTileR(const PearsonTileView &v, int64_t i, int64_t j)
+PearsonTileCoefficient(const PearsonTileView &v, int64_t i, int64_t j)
 {
 	const double g = v.t[i * v.nj + j];
 	const int64_t a = v.a0 + i;
@@ -505,13 +524,13 @@ PearsonFinishPairwise(double *tiles, int64_t ni, int64_t nj, int64_t a0,
 		if (!PearsonMasked(self_mode, a, b))
 		{
 			int			got = odp_pearson_from_sums(tiles[e + stride], tiles[e + 2 * stride],
-												 tiles[e + 3 * stride], tiles[e + 4 * stride],
-												 tiles[e + 5 * stride], tiles[e], min_n, &r);
+													tiles[e + 3 * stride], tiles[e + 4 * stride],
+													tiles[e + 5 * stride], tiles[e], min_n, &r);
 
 			if (got < 0)
 				got = odp_pearson_pair_exact(xa.xs + i * dims, xa.mk + i * dims,
-										  yb.xs + j * dims, yb.mk + j * dims,
-										  dims, min_n, &r) ? 1 : 0;
+											 yb.xs + j * dims, yb.mk + j * dims,
+											 dims, min_n, &r) ? 1 : 0;
 			if (got == 0)
 				r = NAN;
 		}
@@ -535,7 +554,7 @@ struct PearsonOverThreshold
 
 		if (!(fabs(v.t[e]) >= t))
 			return false;
-		return fabs(PearsonTileR(v, e / nj, e % nj)) >= t;
+		return fabs(PearsonTileCoefficient(v, e / nj, e % nj)) >= t;
 	}
 };
 
@@ -547,7 +566,7 @@ PearsonGatherKernel(PearsonTileView v, const uint32_t *sel, int64_t n, double *o
 
 	for (int64_t p = blockIdx.x * (int64_t) blockDim.x + threadIdx.x; p < n;
 		 p += (int64_t) gridDim.x * blockDim.x)
-		out[p] = PearsonTileR(v, sel[p] / nj, sel[p] % nj);
+		out[p] = PearsonTileCoefficient(v, sel[p] / nj, sel[p] % nj);
 }
 
 /* Arguments of PearsonTopKernel. */
@@ -602,7 +621,7 @@ PearsonTopKernel(const PearsonTopArgs a)
 	for (int64_t c = 0; c < a.v.nj; c += 32)
 	{
 		const int64_t j = c + lane;
-		const double r = j < a.v.nj ? PearsonTileR(a.v, i, j) : (double) NAN;
+		const double r = j < a.v.nj ? PearsonTileCoefficient(a.v, i, j) : (double) NAN;
 		const bool	valid = !isnan(r);
 		const double key = odp_pearson_key(r, a.rank);
 		const int64_t tag = odp_pearson_tag(a.v.b0 + j, r);
@@ -1006,7 +1025,7 @@ PearsonAllocate(GpuPearson *g)
  */
 static OdpStatus
 PearsonPrepChunk(GpuPearson *g, GpuPearsonSide *side, int64_t s0, int64_t s1,
-			  double *out, size_t pstride)
+				 double *out, size_t pstride)
 {
 	OdpContext *ctx = g->ctx;
 	const OdpMatrix64 *m = side->m;
@@ -1093,7 +1112,7 @@ PearsonPrepare(GpuPearson *g, GpuPearsonSide *side)
 		if (g->plan.resident)
 		{
 			if ((status = PearsonPrepChunk(g, side, s0, s1, side->plane[0] + s0 * dims,
-										(size_t) side->rows * dims)) != ODP_OK)
+										   (size_t) side->rows * dims)) != ODP_OK)
 				return status;
 		}
 		else
@@ -1129,7 +1148,7 @@ cleanup:
  */
 static OdpStatus
 PearsonPanel(GpuPearson *g, const GpuPearsonSide *side, int64_t s0, int64_t n,
-		  double *panel, int64_t panel_rows, const double **planes)
+			 double *panel, int64_t panel_rows, const double **planes)
 {
 	OdpStatus	status = ODP_OK;
 	const size_t dims = (size_t) g->dims;
@@ -1161,7 +1180,7 @@ cleanup:
 /* out (ni x nj, row-major) = rows of aside (ni) . rows of bside (nj)^T. */
 static OdpStatus
 PearsonGemm(GpuPearson *g, const double *aside, int64_t ni, const double *bside,
-		 int64_t nj, double *out)
+			int64_t nj, double *out)
 {
 	const double one = 1.0;
 	const double zero = 0.0;
@@ -1184,8 +1203,8 @@ cleanup:
  * returns how its consumers read it.
  */
 static OdpStatus
-PearsonTile(GpuPearson *g, const double *const *A, int64_t a0, int64_t ni,
-		 const double *const *B, int64_t b0, int64_t nj, int self_mode,
+PearsonTileProducts(GpuPearson *g, const double *const *A, int64_t a0, int64_t ni,
+					const double *const *B, int64_t b0, int64_t nj, int self_mode,
 		 PearsonTileView *view)
 {
 	OdpContext *ctx = g->ctx;
@@ -1492,7 +1511,7 @@ PearsonRun(GpuPearson *g)
 			PearsonTileView view;
 
 			if ((status = PearsonPanel(g, g->ys, j0, nj, g->panel_b, pl->W, B)) != ODP_OK ||
-				(status = PearsonTile(g, A, i0, ni, B, j0, nj, self_mode, &view)) != ODP_OK)
+				(status = PearsonTileProducts(g, A, i0, ni, B, j0, nj, self_mode, &view)) != ODP_OK)
 				return status;
 			if (!job->top)
 			{

@@ -26,6 +26,21 @@
  * as far as it fits and the rest streamed through a buffer, segment by
  * segment, for every block.  Same rows either way.
  *
+ * Map of this file.  The declarations come first, then the two sections
+ * that the divider comments name:
+ *	- declarations: the constants (SKY_*), the test counters
+ *	  (odp_gpu_sky_staged_runs, odp_gpu_sky_streamed_rows) and the state
+ *	  of a call, GpuSky;
+ *	- kernels: the presort (SkyValueKeys, SkyFeatureKeys, SkyRankFlags,
+ *	  SkyScatterRanks, SkyFeatureStats, SkyKeysMasks, SkyGatherRows), the
+ *	  block loop's counts (SkyDominates, SkyCount), the window's growth
+ *	  (SkyMemberFlags, SkyAppendWindow), the mask order (SkyMaskKeys) and
+ *	  the result (SkyScatterResult);
+ *	- host side: helpers (SkyGrid, SkyAlloc), the plan and buffers
+ *	  (SkyTempBytes, SkyPlan, SkyAllocate), SkyPresortDevice, the block
+ *	  loop (SkyLaunchCount, SkyUploadRows, SkySortByMask, SkyRunBlock),
+ *	  SkyRelease and the entry point odp_gpu_skyline.
+ *
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION
@@ -45,8 +60,8 @@
 
 #include "gpu/gpu_check.cuh"
 #include "gpu/gpu_runtime.cuh"
-#include "skyline/skyline_math.h"
 #include "skyline/skyline_internal.h"
+#include "skyline/skyline_math.h"
 
 #define SKY_QTHREADS	256		/* rows of a block per CTA */
 #define SKY_TILE		256		/* partners per CTA */

@@ -62,16 +62,17 @@ for dir in kernels/*/; do
 		elif [[ "$ok" != *" $target "* ]]; then
 			bad+="$file ($f/) includes \"$inc\" ($target/)"$'\n'
 		fi
-	done < <(grep -oE '^#include "[^"]+"' "$dir"* 2>/dev/null | sed 's/#include "\(.*\)"/\1/')
+	done < <(grep -oE '^#include "[^"]+"' "$dir"*.c "$dir"*.h "$dir"*.cu "$dir"*.cuh 2>/dev/null |
+		sed 's/#include "\(.*\)"/\1/')
 done
 pg=$(grep -nE '^#include [<"](postgres|fmgr|funcapi|miscadmin|pgstat)\.h[>"]|^#include [<"](access|catalog|executor|nodes|storage|utils|commands|parser|lib|port|mb)/' \
-	kernels/*/* 2>/dev/null)
+	kernels/*/*.c kernels/*/*.h kernels/*/*.cu kernels/*/*.cuh 2>/dev/null)
 [ -n "$pg" ] && bad+="PostgreSQL headers in the engine:"$'\n'"$pg"$'\n'
-cu=$(grep -nE '^#include [<"](cuda|cub/|thrust/|cublas|nvrtc)' src/* 2>/dev/null)
+cu=$(grep -nE '^#include [<"](cuda|cub/|thrust/|cublas|nvrtc)' src/*.c src/*.h 2>/dev/null)
 [ -n "$cu" ] && bad+="CUDA headers in src/:"$'\n'"$cu"$'\n'
 while IFS=: read -r file inc; do
 	[ -f "kernels/include/$inc" ] || bad+="$file includes \"$inc\", which is not in kernels/include/"$'\n'
-done < <(grep -oE '^#include "odp_[^"]+"' src/* 2>/dev/null | sed 's/#include "\(.*\)"/\1/')
+done < <(grep -oE '^#include "odp_[^"]+"' src/*.c src/*.h 2>/dev/null | sed 's/#include "\(.*\)"/\1/')
 report "includes run one way (analytics -> devices -> gpu -> common -> include; src/ -> include/)" \
 	"$([ -z "$bad" ]; echo $?)" "$bad"
 
