@@ -10,30 +10,30 @@
  * Phases of OdpReadInput, and the file that does each:
  *
  * 1. Classify the source (input_source.c): a query, or the name of a
- *    relation, parsed as regclass parses it; text that is neither is
- *    rejected before any catalog access.
+ *	  relation, parsed as regclass parses it; text that is neither is
+ *	  rejected before any catalog access.
  *
  * 2. Resolve the columns (input_columns.c; input_regions.c for regions).
- *    For a relation: open it with AccessShareLock (held to the end of the
- *    transaction), reject unsupported relkinds and other sessions'
- *    temporary tables, and check SELECT on the table or on every column
- *    used, before any row is read.  For a query: open it as a read-only
- *    SPI cursor with the caller's rights and use the cursor's result
- *    descriptor.  The id column and the features are then matched by
- *    exact name, with defaults (OdpResolvePlan).
+ *	  For a relation: open it with AccessShareLock (held to the end of the
+ *	  transaction), reject unsupported relkinds and other sessions'
+ *	  temporary tables, and check SELECT on the table or on every column
+ *	  used, before any row is read.  For a query: open it as a read-only
+ *	  SPI cursor with the caller's rights and use the cursor's result
+ *	  descriptor.  The id column and the features are then matched by
+ *	  exact name, with defaults (OdpResolvePlan).
  *
  * 3. Read the rows (here).  A plain heap-like table without row-level
- *    security in effect and without inheritance children is read by a
- *    direct table scan under the active snapshot, deforming only the
- *    attributes used.  Everything else (views, partitioned and foreign
- *    tables, materialized views, tables under RLS, queries) goes through
- *    an SPI cursor fetched in batches, so that a large input never exists
- *    twice in memory; for relations the query is generated from
- *    quote_identifier'd names only.  Each row is decoded into the buffers
- *    (input_decode.c, input_regions.c) in a row context reset every batch.
+ *	  security in effect and without inheritance children is read by a
+ *	  direct table scan under the active snapshot, deforming only the
+ *	  attributes used.  Everything else (views, partitioned and foreign
+ *	  tables, materialized views, tables under RLS, queries) goes through
+ *	  an SPI cursor fetched in batches, so that a large input never exists
+ *	  twice in memory; for relations the query is generated from
+ *	  quote_identifier'd names only.  Each row is decoded into the buffers
+ *	  (input_decode.c, input_regions.c) in a row context reset every batch.
  *
  * 4. Finish (input_buffer.c): sort the rows by id if they did not come
- *    in order, reject duplicate ids, trim the buffers.
+ *	  in order, reject duplicate ids, trim the buffers.
  *
  * Copyright (c) 2026, odp_gpu developers
  *
