@@ -128,7 +128,9 @@ extern bool OdpResolveSource(const OdpInputSpec *spec, Oid *relid,
 
 /*
  * The relation a source names, or InvalidOid for a query, a malformed name
- * or no such relation; never raises an error and takes no lock.
+ * or no such relation; takes no lock.  Raises no error of its own; the
+ * one RangeVarGetRelid raises for a name qualified with another database
+ * ("cross-database references are not implemented") passes through.
  */
 extern Oid	OdpSourceRelid(const text *source);
 

@@ -163,8 +163,9 @@ OdpSourceRelid(const text *source)
 /*
  * The planner's row estimate of the relation source names (pg_class's
  * reltuples), or -1 when source is a query, names nothing, names a
- * relation never analysed, or is not a name at all.  Never raises an
- * error: the planner calls it while estimating.
+ * relation never analysed, or is not a name at all.  The planner calls
+ * it while estimating, so it raises no error of its own (but see
+ * OdpSourceRelid in input.h).
  */
 double
 OdpSourceRowEstimate(const text *source)
