@@ -5,8 +5,9 @@
  *
  * The transition function appends each row's id and vector to a growable
  * matrix in the aggregate's memory context, checking values exactly as the
- * table functions check a source's rows (input.c's OdpRowAccum); k and n
- * are checked on every row and must be the same in all rows of a group.
+ * table functions check a source's rows (input_aggregate.c's OdpRowAccum);
+ * k and n are checked on every row and must be the same in all rows of a
+ * group.
  * The final function sorts the rows by id, rejects duplicate ids, runs the
  * top-n computation through the same glue as odp_top_outliers (method
  * auto, GPU when odp_gpu.device allows) and returns an odp_outlier[]

@@ -37,6 +37,7 @@
 #include "node_conn.h"
 #include "port/pg_bswap.h"
 #include "settings.h"
+#include "skyline_band.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"

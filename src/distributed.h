@@ -63,15 +63,4 @@ extern void OdpDistributedSkyline(const OdpShardSet *set, ArrayType *directions,
 						   const uint8 *maximize, int nentries, int32 band,
 						   OdpInput *in, int32 **dominated_by);
 
-/*
- * Reads spec and keeps its rows that fewer than band of its rows dominate
- * (skyline.c), in place, by id.  An empty source gives no rows.
- */
-extern void OdpSkylineBandRows(const OdpInputSpec *spec, const uint8 *maximize,
-							   int nentries, int32 band, OdpInput *band_rows);
-
-/* Directions parsing and checks of odp_skyline (skyline.c). */
-extern uint8 *OdpSkylineParseDirections(ArrayType *arr, int *nentries);
-extern void OdpSkylineCheckDirections(int nentries, const OdpInput *in);
-
 #endif							/* ODP_DISTRIBUTED_PG_H */

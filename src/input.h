@@ -130,20 +130,23 @@ extern bool OdpResolveSource(const OdpInputSpec *spec, Oid *relid,
 
 /*
  * The relation a source names, or InvalidOid for a query, a malformed name
- * or no such relation; never raises an error and takes no lock.
+ * or no such relation; takes no lock.  Raises no error of its own; the
+ * one RangeVarGetRelid raises for a name qualified with another database
+ * ("cross-database references are not implemented") passes through.
  */
 extern Oid	OdpSourceRelid(const text *source);
 
-/* The row estimate of the relation a source names, or -1 (see input.c). */
+/* The row estimate of the relation a source names, or -1 (input_source.c). */
 extern double OdpSourceRowEstimate(const text *source);
 
-/* Whether two specs name the same data (see input.c). */
+/* Whether two specs name the same data (input_source.c). */
 extern bool OdpSameSource(const OdpInputSpec *a, const OdpInputSpec *b);
 
 /*
  * Rows given one at a time, as an aggregate receives them: (id bigint,
  * real[] or float8[] vector) pairs checked, sorted and de-duplicated
- * exactly as OdpReadInput does.  See input.c for each function's contract.
+ * exactly as OdpReadInput does.  See input_aggregate.c for each
+ * function's contract.
  */
 typedef struct OdpRowAccum OdpRowAccum;
 

@@ -1,8 +1,30 @@
 /*-------------------------------------------------------------------------
  *
  * input_internal.h
- *	  The reader's own types, shared by input.c (sources, columns, values
- *	  of features) and input_regions.c (regions and their bounds).
+ *	  What the input files (src/input_*.c) share: the reader's types and
+ *	  each file's functions for the others.  input.h is the API the rest
+ *	  of src/ uses.
+ *
+ * The files by concern, and who calls whom (arrows run one way, down):
+ *
+ *	  input_reader.c     the entry points OdpReadInput, OdpResolveSource;
+ *	                     table scan and SPI cursor
+ *	  input_aggregate.c  OdpRowAccum*: rows given one at a time
+ *	       |
+ *	  input_decode.c     a row's id and values into the buffers
+ *	       |
+ *	  input_regions.c    region columns and their bounds
+ *	       |
+ *	  input_buffer.c     growable buffers, sorting by id, finishing
+ *	       |
+ *	  input_source.c     query or relation name; opening the relation
+ *	  input_columns.c    value kinds, finding and resolving columns,
+ *	                     primary key, privileges
+ *	  input_checks.h     checks several files run (static inline)
+ *
+ * The reader also calls the files below decode (to resolve columns and
+ * to describe regions), and the aggregate the buffer; no file calls one
+ * above it.
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -14,7 +36,13 @@
 #ifndef ODP_INPUT_INTERNAL_H
 #define ODP_INPUT_INTERNAL_H
 
+#include "access/attnum.h"
+#include "access/tupdesc.h"
 #include "input.h"
+#include "utils/relcache.h"
+
+/* Rows between interrupt checks and row-context resets; SPI fetch size. */
+#define ODP_INPUT_BATCH_ROWS	8192
 
 /* The numeric types a feature or id value can have. */
 typedef enum OdpValueKind
@@ -133,16 +161,46 @@ typedef struct OdpReader
 	const char *desc;
 } OdpReader;
 
-/* ---- input.c, for input_regions.c ---- */
+/* ---- input_source.c ---- */
+
+extern bool OdpSourceIsQuery(const char *source);
+extern Relation OdpOpenSourceRelation(const char *source);
+extern char *OdpRelationDesc(Relation rel);
+
+/* ---- input_columns.c ---- */
 
 extern bool OdpValueKindOf(Oid typid, OdpValueKind *kind);
+extern OdpColumn *OdpDescribeColumns(TupleDesc tupdesc, bool is_relation,
+									 int *ncols);
 extern const OdpColumn *OdpFindColumn(const OdpColumn *cols, int ncols,
 									  const char *name, const char *what,
 									  const char *desc, bool missing_ok);
-extern void OdpEnsureValueNotNull(bool isnull, const OdpColumn *col, int64 id);
-extern void OdpReaderSetDims(OdpReader *r, int32 dims);
+extern int	OdpColumnNames(ArrayType *arr, const char *what, Datum **names,
+						   bool **nulls);
+extern const OdpColumn *OdpResolveIdColumn(const OdpColumn *cols, int ncols,
+										   bool is_relation,
+										   AttrNumber pk_attnum,
+										   const OdpInputSpec *spec,
+										   const char *desc);
+extern void OdpResolveFeatureColumns(const OdpColumn *cols, int ncols,
+									 const OdpColumn *id,
+									 const OdpInputSpec *spec,
+									 const char *desc, OdpColumnPlan *plan);
+extern AttrNumber OdpPrimaryKeyColumn(Relation rel);
+extern void OdpCheckAnyPrivilege(Relation rel);
+extern void OdpCheckColumnPrivileges(Relation rel, const OdpColumnPlan *plan);
 
-/* ---- input_regions.c, for input.c ---- */
+/* ---- input_buffer.c ---- */
+
+extern void OdpReaderInit(OdpReader *r, const OdpColumnPlan *plan,
+						  MemoryContext outcxt, MemoryContext rowcxt,
+						  const char *desc, double capacity_hint,
+						  const OdpInputSpec *spec);
+extern void OdpReaderGrow(OdpReader *r);
+extern void OdpReaderSetDims(OdpReader *r, int32 dims);
+extern void OdpReaderFinish(OdpReader *r);
+
+/* ---- input_regions.c ---- */
 
 extern void OdpResolveRegionColumns(const OdpColumn *cols, int ncols,
 									const OdpColumn *id, const OdpInputSpec *spec,
@@ -150,5 +208,10 @@ extern void OdpResolveRegionColumns(const OdpColumn *cols, int ncols,
 extern void OdpRegionsAddRow(OdpReader *r, const Datum *values,
 							 const bool *isnull, int64 id);
 extern OdpRegionDim *OdpDescribeRegionDims(const OdpColumnPlan *plan, int32 dims);
+
+/* ---- input_decode.c ---- */
+
+extern void OdpReaderAddRow(OdpReader *r, const Datum *values,
+							const bool *isnull);
 
 #endif							/* ODP_INPUT_INTERNAL_H */

@@ -36,7 +36,7 @@
 #include "access/htup_details.h"
 #include "access/tupmacs.h"
 #include "catalog/pg_type.h"
-#include "input_internal.h"
+#include "input_checks.h"
 #include "odp_engine.h"
 #include "odp_order.h"
 #include "utils/builtins.h"
@@ -307,10 +307,7 @@ OdpResolveRegionColumns(const OdpColumn *cols, int ncols, const OdpColumn *id,
 		bool	   *nulls;
 		int			nnames;
 
-		if (ARR_ELEMTYPE(spec->features) != TEXTOID)
-			elog(ERROR, "dims must be of type text[]");
-		deconstruct_array(spec->features, TEXTOID, -1, false, TYPALIGN_INT,
-						  &names, &nulls, &nnames);
+		nnames = OdpColumnNames(spec->features, "dims", &names, &nulls);
 		OdpEnsureDimsNames(nnames, nulls);
 		for (int i = 0; i < nnames; i++)
 		{
@@ -420,7 +417,7 @@ OdpEnsureBoundNotNaN(double v, const OdpColumn *col, int64 id)
 				(errcode(ERRCODE_DATA_EXCEPTION),
 				 errmsg("column \"%s\" has a NaN bound in the row with id %lld",
 						col->name, (long long) id),
-				 errhint("Filter out or replace such rows, for example in a query source.")));
+				 errhint("%s", ODP_BAD_VALUE_HINT)));
 }
 
 /*

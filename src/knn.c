@@ -9,7 +9,8 @@
  * index" is "ties by smaller id".  A k larger than the rows available
  * returns them all.  Both functions return rows in materialized mode,
  * ordered by query id and rank; all their memory lives in one child
- * context deleted at the end.
+ * context deleted at the end.  Their steps (knn.h) serve
+ * odp_outlier_predict (outliers.c) too.
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -27,6 +28,7 @@
 #include "engine_glue.h"
 #include "funcapi.h"
 #include "input.h"
+#include "knn.h"
 #include "miscadmin.h"
 #include "odp_distance.h"
 #include "utils/memutils.h"
@@ -34,29 +36,18 @@
 
 PG_FUNCTION_INFO_V1(odp_knn);
 PG_FUNCTION_INFO_V1(odp_knn_join);
-PG_FUNCTION_INFO_V1(odp_outlier_predict);
 
 #define KNN_COLS		3
 #define KNN_JOIN_COLS	4
-#define PREDICT_COLS	3
-
-/* The neighbours a call computed, in the work context. */
-typedef struct KnnResult
-{
-	int32		k;				/* per query, after clamping to the rows */
-	float	   *dist;			/* queries x k */
-	int64	   *index;			/* source row indexes */
-	OdpRunInfo	info;
-} KnnResult;
 
 /*
  * Runs the engine for queries against source and leaves the lists in
  * *res; k larger than the rows available is clamped to them (zero: no
  * neighbours at all).
  */
-static void
-KnnCompute(const OdpInput *queries, const OdpInput *source, OdpMetric metric,
-		   int32 k, bool self_join, KnnResult *res)
+void
+OdpKnnCompute(const OdpInput *queries, const OdpInput *source, OdpMetric metric,
+			  int32 k, bool self_join, OdpKnnResult *res)
 {
 	int64		avail = source->rows - (self_join ? 1 : 0);
 	Size		n;
@@ -90,9 +81,9 @@ KnnCompute(const OdpInput *queries, const OdpInput *source, OdpMetric metric,
  * (text in argument qsrc, options in qopt and qopt + 1, by default
  * spec's).
  */
-static void
-KnnArgSpecs(FunctionCallInfo fcinfo, int src, int opt, int qsrc, int qopt,
-			OdpInputSpec *spec, OdpInputSpec *qspec)
+void
+OdpKnnArgSpecs(FunctionCallInfo fcinfo, int src, int opt, int qsrc, int qopt,
+			   OdpInputSpec *spec, OdpInputSpec *qspec)
 {
 	memset(spec, 0, sizeof(*spec));
 	memset(qspec, 0, sizeof(*qspec));
@@ -108,9 +99,9 @@ KnnArgSpecs(FunctionCallInfo fcinfo, int src, int opt, int qsrc, int qopt,
  * Reads the rows of qspec, checked against source: as many values as its
  * rows, and norms for cosine.  Allocates in the current memory context.
  */
-static void
-KnnReadQueries(const OdpInputSpec *qspec, const OdpInput *source, OdpMetric metric,
-			   OdpInput *queries)
+void
+OdpKnnReadQueries(const OdpInputSpec *qspec, const OdpInput *source,
+				  OdpMetric metric, OdpInput *queries)
 {
 	OdpReadInput(qspec, queries);
 	if (queries->dims != source->dims)
@@ -175,7 +166,7 @@ odp_knn(PG_FUNCTION_ARGS)
 	OdpInputSpec spec;
 	OdpInput	source;
 	OdpInput	query;
-	KnnResult	res;
+	OdpKnnResult	res;
 	OdpMetric	metric;
 	MemoryContext work,
 				old;
@@ -226,7 +217,7 @@ odp_knn(PG_FUNCTION_ARGS)
 	query.rows = 1;
 	query.dims = qdims;
 	query.data = qv;
-	KnnCompute(&query, &source, metric, k, false, &res);
+	OdpKnnCompute(&query, &source, metric, k, false, &res);
 	MemoryContextSwitchTo(old);
 
 	start = odp_now_ms();
@@ -264,7 +255,7 @@ odp_knn_join(PG_FUNCTION_ARGS)
 	OdpInput	queries;
 	OdpInput	source;
 	const OdpInput *qin;
-	KnnResult	res;
+	OdpKnnResult	res;
 	OdpMetric	metric;
 	MemoryContext work,
 				old;
@@ -276,7 +267,7 @@ odp_knn_join(PG_FUNCTION_ARGS)
 	OdpArgNotNull(fcinfo, 1, "source");
 	k = OdpArgK(fcinfo, 2);
 	metric = OdpArgMetric(fcinfo, 5, true);
-	KnnArgSpecs(fcinfo, 1, 3, 0, 6, &spec, &qspec);
+	OdpKnnArgSpecs(fcinfo, 1, 3, 0, 6, &spec, &qspec);
 	InitMaterializedSRF(fcinfo, 0);
 	Assert(rsinfo->setDesc->natts == KNN_JOIN_COLS);
 
@@ -305,10 +296,10 @@ odp_knn_join(PG_FUNCTION_ARGS)
 		qin = &source;
 	else
 	{
-		KnnReadQueries(&qspec, &source, metric, &queries);
+		OdpKnnReadQueries(&qspec, &source, metric, &queries);
 		qin = &queries;
 	}
-	KnnCompute(qin, &source, metric, k, self_join, &res);
+	OdpKnnCompute(qin, &source, metric, k, self_join, &res);
 	MemoryContextSwitchTo(old);
 
 	start = odp_now_ms();
@@ -331,89 +322,6 @@ odp_knn_join(PG_FUNCTION_ARGS)
 	}
 	if (res.k > 0)
 		OdpReportTiming("odp_knn_join", &source, &res.info, odp_now_ms() - start);
-	MemoryContextDelete(work);
-	return (Datum) 0;
-}
-
-/*
- * odp_outlier_predict(solving_set, new_rows, k, threshold, id_column,
- *					   features, metric, new_id_column, new_features)
- *	  -> TABLE(id bigint, weight float8, is_outlier boolean): for every row
- *	  of new_rows, by id, its weight against the rows of solving_set (the
- *	  sum of its k smallest distances to them, summed ascending in float64
- *	  as outlier scores are) and whether it reaches threshold (NULL when
- *	  threshold is).  With solving_set a solving set of a data set D for
- *	  its top n (odp_solving_set) and threshold w*, D's n-th best score
- *	  (seed 001, Definition 3.3; Angiulli, Basta and Pizzuti, TKDE 2006): a
- *	  new row weighing less than w* against the set weighs less than w*
- *	  against D too, so it would not be among D's top n; one that reaches
- *	  w* is predicted an outlier.  The new-row options default to the set's.
- */
-Datum
-odp_outlier_predict(PG_FUNCTION_ARGS)
-{
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	OdpInputSpec sspec;
-	OdpInputSpec nspec;
-	OdpInput	set;
-	OdpInput	rows;
-	KnnResult	res;
-	OdpMetric	metric;
-	MemoryContext work,
-				old;
-	int32		k;
-	bool		has_threshold;
-	double		threshold = 0.0;
-	double		start;
-
-	OdpArgNotNull(fcinfo, 0, "solving_set");
-	OdpArgNotNull(fcinfo, 1, "new_rows");
-	k = OdpArgK(fcinfo, 2);
-	has_threshold = !PG_ARGISNULL(3);
-	if (has_threshold)
-		threshold = PG_GETARG_FLOAT8(3);
-	if (isnan(threshold))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("threshold must be a number, not NaN"),
-				 errhint("Give the n-th best score of the data the solving set was built from.")));
-	metric = OdpArgMetric(fcinfo, 6, false);
-	KnnArgSpecs(fcinfo, 0, 4, 1, 7, &sspec, &nspec);
-	InitMaterializedSRF(fcinfo, 0);
-	Assert(rsinfo->setDesc->natts == PREDICT_COLS);
-
-	work = AllocSetContextCreate(CurrentMemoryContext, "odp_gpu outlier predict",
-								 ALLOCSET_DEFAULT_SIZES);
-	old = MemoryContextSwitchTo(work);
-	OdpReadInput(&sspec, &set);
-	OdpCheckCosineRows(&set, metric);
-	if (set.rows < k)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_EXCEPTION),
-				 errmsg("solving set %s has " INT64_FORMAT " rows, fewer than k = %d",
-						set.source_desc, set.rows, k),
-				 errdetail("A weight sums the distances to the k nearest rows of the set."),
-				 errhint("Use the k the solving set was built with, which it always has more rows than.")));
-	KnnReadQueries(&nspec, &set, metric, &rows);
-	KnnCompute(&rows, &set, metric, k, false, &res);
-	MemoryContextSwitchTo(old);
-
-	start = odp_now_ms();
-	for (int64 q = 0; q < rows.rows; q++)
-	{
-		Datum		values[PREDICT_COLS];
-		bool		nulls[PREDICT_COLS] = {false, false, !has_threshold};
-		double		weight = odp_sum_ascending(res.dist + (Size) q * k, k);
-
-		/* a million new rows take a while to store */
-		if ((q & 0xFFFF) == 0)
-			CHECK_FOR_INTERRUPTS();
-		values[0] = Int64GetDatum(rows.ids[q]);
-		values[1] = Float8GetDatum(weight);
-		values[2] = BoolGetDatum(has_threshold && weight >= threshold);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-	}
-	OdpReportTiming("odp_outlier_predict", &set, &res.info, odp_now_ms() - start);
 	MemoryContextDelete(work);
 	return (Datum) 0;
 }

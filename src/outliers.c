@@ -2,15 +2,18 @@
  *
  * outliers.c
  *	  SQL entry points of the distance-based outlier analytics:
- *	  odp_outlier_scores, odp_top_outliers and odp_solving_set.
+ *	  odp_outlier_scores, odp_top_outliers, odp_solving_set and
+ *	  odp_outlier_predict.
  *
  * Each checks every argument, reads the source into a dense matrix (sorted
  * by id, so "ties by smaller id" is "ties by smaller row index" in the
  * engine), runs the engine and returns rows in materialized mode.
  * odp_outlier_scores computes every row's weight; the other two find the
  * top n, by brute force or by SolvingSet (seeds 000, 001), which computes
- * exact weights only for the rows it cannot prune.  All their memory
- * lives in one child context deleted at the end.
+ * exact weights only for the rows it cannot prune.  odp_outlier_predict
+ * weighs new rows against a solving set with the k-NN steps of knn.c
+ * (knn.h).  All their memory lives in one child context deleted at the
+ * end.
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -21,24 +24,30 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "args.h"
 #include "distributed.h"
 #include "engine_glue.h"
 #include "funcapi.h"
 #include "input.h"
+#include "knn.h"
 #include "miscadmin.h"
+#include "odp_distance.h"
 #include "utils/memutils.h"
 #include "utils/tuplestore.h"
 
 PG_FUNCTION_INFO_V1(odp_outlier_scores);
 PG_FUNCTION_INFO_V1(odp_top_outliers);
 PG_FUNCTION_INFO_V1(odp_solving_set);
+PG_FUNCTION_INFO_V1(odp_outlier_predict);
 
 #define OUTLIER_SCORES_COLS 2
 #define TOP_OUTLIERS_COLS	3
 #define SOLVING_SET_COLS	2
+#define PREDICT_COLS		3
 
-/* Arguments common to the three functions, already checked. */
+/* Arguments common to the scores, the top n and the solving set, checked. */
 typedef struct OutlierArgs
 {
 	OdpInputSpec spec;
@@ -309,6 +318,89 @@ odp_solving_set(PG_FUNCTION_ARGS)
 	}
 	if (!top.distributed)
 		OdpReportTiming("odp_solving_set", &top.in, &top.info, odp_now_ms() - start);
+	MemoryContextDelete(work);
+	return (Datum) 0;
+}
+
+/*
+ * odp_outlier_predict(solving_set, new_rows, k, threshold, id_column,
+ *					   features, metric, new_id_column, new_features)
+ *	  -> TABLE(id bigint, weight float8, is_outlier boolean): for every row
+ *	  of new_rows, by id, its weight against the rows of solving_set (the
+ *	  sum of its k smallest distances to them, summed ascending in float64
+ *	  as outlier scores are) and whether it reaches threshold (NULL when
+ *	  threshold is).  With solving_set a solving set of a data set D for
+ *	  its top n (odp_solving_set) and threshold w*, D's n-th best score
+ *	  (seed 001, Definition 3.3; Angiulli, Basta and Pizzuti, TKDE 2006): a
+ *	  new row weighing less than w* against the set weighs less than w*
+ *	  against D too, so it would not be among D's top n; one that reaches
+ *	  w* is predicted an outlier.  The new-row options default to the set's.
+ */
+Datum
+odp_outlier_predict(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	OdpInputSpec sspec;
+	OdpInputSpec nspec;
+	OdpInput	set;
+	OdpInput	rows;
+	OdpKnnResult	res;
+	OdpMetric	metric;
+	MemoryContext work,
+				old;
+	int32		k;
+	bool		has_threshold;
+	double		threshold = 0.0;
+	double		start;
+
+	OdpArgNotNull(fcinfo, 0, "solving_set");
+	OdpArgNotNull(fcinfo, 1, "new_rows");
+	k = OdpArgK(fcinfo, 2);
+	has_threshold = !PG_ARGISNULL(3);
+	if (has_threshold)
+		threshold = PG_GETARG_FLOAT8(3);
+	if (isnan(threshold))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("threshold must be a number, not NaN"),
+				 errhint("Give the n-th best score of the data the solving set was built from.")));
+	metric = OdpArgMetric(fcinfo, 6, false);
+	OdpKnnArgSpecs(fcinfo, 0, 4, 1, 7, &sspec, &nspec);
+	InitMaterializedSRF(fcinfo, 0);
+	Assert(rsinfo->setDesc->natts == PREDICT_COLS);
+
+	work = AllocSetContextCreate(CurrentMemoryContext, "odp_gpu outlier predict",
+								 ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(work);
+	OdpReadInput(&sspec, &set);
+	OdpCheckCosineRows(&set, metric);
+	if (set.rows < k)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("solving set %s has " INT64_FORMAT " rows, fewer than k = %d",
+						set.source_desc, set.rows, k),
+				 errdetail("A weight sums the distances to the k nearest rows of the set."),
+				 errhint("Use the k the solving set was built with, which it always has more rows than.")));
+	OdpKnnReadQueries(&nspec, &set, metric, &rows);
+	OdpKnnCompute(&rows, &set, metric, k, false, &res);
+	MemoryContextSwitchTo(old);
+
+	start = odp_now_ms();
+	for (int64 q = 0; q < rows.rows; q++)
+	{
+		Datum		values[PREDICT_COLS];
+		bool		nulls[PREDICT_COLS] = {false, false, !has_threshold};
+		double		weight = odp_sum_ascending(res.dist + (Size) q * k, k);
+
+		/* a million new rows take a while to store */
+		if ((q & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		values[0] = Int64GetDatum(rows.ids[q]);
+		values[1] = Float8GetDatum(weight);
+		values[2] = BoolGetDatum(has_threshold && weight >= threshold);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	OdpReportTiming("odp_outlier_predict", &set, &res.info, odp_now_ms() - start);
 	MemoryContextDelete(work);
 	return (Datum) 0;
 }

@@ -10,9 +10,11 @@
  * sorted by id, so rows come out by id.  All memory of a call lives in
  * one child context deleted at the end.
  *
- * The aggregate keeps its rows as odp_top_outliers_agg does (input.c's
- * OdpRowAccum, float64 here), checks that directions and band are the
- * same in every row of a group, and returns the ids in ascending order.
+ * The aggregate keeps its rows as odp_top_outliers_agg does
+ * (input_aggregate.c's OdpRowAccum, float64 here), checks that directions
+ * and band are the same in every row of a group, and returns the ids in
+ * ascending order.  Parsing directions and a source's k-skyband, which
+ * the distributed skyline (distributed.c) shares, are in skyline_band.c.
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -24,14 +26,15 @@
 #include "postgres.h"
 
 #include "args.h"
+#include "catalog/pg_type.h"
 #include "distributed.h"
 #include "distributed_wire.h"
-#include "catalog/pg_type.h"
 #include "engine_glue.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "input.h"
 #include "miscadmin.h"
+#include "skyline_band.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -57,70 +60,6 @@ PG_FUNCTION_INFO_V1(odp_node_skyline);
 #define SKY_AGG_ARG_FEATURES	2
 #define SKY_AGG_ARG_DIRECTIONS	3
 #define SKY_AGG_ARG_BAND		4
-
-/*
- * Parses a directions array (NULL: every feature min) into nentries
- * flags, 1 = max, in palloc'd memory, or NULL for all min.  The length is
- * checked later against the features (OdpSkylineCheckDirections).
- */
-uint8 *
-OdpSkylineParseDirections(ArrayType *arr, int *nentries)
-{
-	Datum	   *elems;
-	bool	   *nulls;
-	int			n;
-	uint8	   *maximize;
-
-	*nentries = -1;
-	if (arr == NULL)
-		return NULL;
-	if (ARR_ELEMTYPE(arr) != TEXTOID)
-		elog(ERROR, "directions must be a text array");
-	if (ARR_NDIM(arr) > 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("directions must be a one-dimensional array"),
-				 errhint("Pass one entry per feature, for example '{min,max}'.")));
-	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
-	maximize = (uint8 *) palloc(Max(n, 1));
-	for (int i = 0; i < n; i++)
-	{
-		char	   *name;
-
-		if (nulls[i])
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("directions must not contain nulls"),
-					 errdetail("Entry %d is null.", i + 1),
-					 errhint("Use min or max for every feature.")));
-		name = TextDatumGetCString(elems[i]);
-		if (pg_strcasecmp(name, "min") == 0)
-			maximize[i] = 0;
-		else if (pg_strcasecmp(name, "max") == 0)
-			maximize[i] = 1;
-		else
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("unknown direction \"%s\"", name),
-					 errdetail("Entry %d of directions.", i + 1),
-					 errhint("Use min (smaller is better) or max (larger is better).")));
-	}
-	*nentries = n;
-	return maximize;
-}
-
-/* Ensures directions (nentries >= 0: given) have one entry per feature. */
-void
-OdpSkylineCheckDirections(int nentries, const OdpInput *in)
-{
-	if (nentries >= 0 && nentries != in->dims)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("directions has %d entr%s but %s has %d feature%s",
-						nentries, nentries == 1 ? "y" : "ies", in->source_desc,
-						in->dims, in->dims == 1 ? "" : "s"),
-				 errhint("Give one direction (min or max) per feature, per element for an array feature.")));
-}
 
 /*
  * Reads odp_skyline's arguments (odp_node_skyline's are the same) into
@@ -157,38 +96,6 @@ SkylineEmit(ReturnSetInfo *rsinfo, const OdpInput *in, const int32 *dominated_by
 		values[1] = Int32GetDatum(dominated_by[r]);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
-}
-
-/* See distributed.h. */
-void
-OdpSkylineBandRows(const OdpInputSpec *spec, const uint8 *maximize, int nentries,
-				   int32 band, OdpInput *band_rows)
-{
-	OdpInput	in;
-	OdpRunInfo	info;
-	int32	   *dominated_by;
-	int64		kept = 0;
-
-	OdpReadInput(spec, &in);
-	if (in.rows > 0)
-		OdpSkylineCheckDirections(nentries, &in);
-	*band_rows = in;
-	if (in.rows == 0)
-		return;
-	dominated_by = MemoryContextAllocHuge(CurrentMemoryContext,
-										  sizeof(int32) * (Size) in.rows);
-	OdpComputeSkyline(&in, maximize, band, dominated_by, &info);
-	/* keep the band in place, in id order */
-	for (int64 r = 0; r < in.rows; r++)
-	{
-		if (dominated_by[r] >= band)
-			continue;
-		in.ids[kept] = in.ids[r];
-		memmove(in.data64 + kept * in.dims, in.data64 + r * in.dims,
-				sizeof(double) * (Size) in.dims);
-		kept++;
-	}
-	band_rows->rows = kept;
 }
 
 /*

@@ -1,0 +1,361 @@
+/*-------------------------------------------------------------------------
+ *
+ * input_buffer.c
+ *	  The reader's buffers: they grow as rows arrive, get their width from
+ *	  the first vector, and are sorted by id and trimmed when reading ends.
+ *
+ * Rows arrive in scan order.  The buffers grow geometrically with
+ * repalloc_huge and are trimmed at the end; all sizes are computed in Size
+ * with overflow checks.  If the ids are not already ascending (the
+ * decoder checks while storing them), (id, row) pairs are sorted and the
+ * values are permuted in place by following cycles, so that the sort
+ * needs no second copy of the matrix.  Duplicate ids are then found by
+ * comparing neighbours.
+ *
+ * Copyright (c) 2026, odp_gpu developers
+ *
+ * IDENTIFICATION
+ *	  src/input_buffer.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
+
+#include "common/int.h"
+#include "input_checks.h"
+#include "miscadmin.h"
+#include "odp_engine.h"
+#include "utils/memutils.h"
+
+/* Rows the output buffers start with when the size is unknown. */
+#define ODP_INPUT_INITIAL_ROWS	1024
+
+/* A (id, row) pair, sorted to order the rows by id. */
+typedef struct OdpIdRow
+{
+	int64		id;
+	int64		row;
+} OdpIdRow;
+
+#define ST_SORT OdpSortIdRows
+#define ST_ELEMENT_TYPE OdpIdRow
+#define ST_COMPARE(a, b) ((a)->id < (b)->id ? -1 : ((a)->id > (b)->id ? 1 : 0))
+#define ST_CHECK_FOR_INTERRUPTS
+#define ST_SCOPE static
+#define ST_DEFINE
+#include "lib/sort_template.h"
+
+/* ---- checks ---- */
+
+/* Ensure one more row stays within the engine's limit. */
+static inline void
+OdpEnsureRowLimit(int64 rows, const char *desc)
+{
+	if (rows >= ODP_MAX_ROWS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("source %s has more than the maximum of %lld rows",
+						desc, (long long) ODP_MAX_ROWS),
+				 errhint("Read a subset of the rows with a query source.")));
+}
+
+/* Ensure the source returned at least one row. */
+static inline void
+OdpEnsureHasRows(int64 rows, const char *desc)
+{
+	if (rows == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("source %s has no rows", desc),
+				 errhint("Check that the source returns rows; row-level security policies can hide them.")));
+}
+
+/* Ensure two neighbouring ids (in ascending order) differ. */
+static inline void
+OdpEnsureIdsDiffer(int64 previous, int64 id, const OdpColumn *col)
+{
+	if (unlikely(previous == id))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("id column \"%s\" has duplicate value %lld",
+						col->name, (long long) id),
+				 errhint("Name a unique column with id_column => '...', or remove the duplicates in a query source.")));
+}
+
+/* Ensure a byte count did not overflow. */
+static inline void
+OdpEnsureSizeFits(bool overflow)
+{
+	if (overflow)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("input is too large to fit in memory")));
+}
+
+/* ---- growing ---- */
+
+/* Returns a * b as Size, raising an error on overflow. */
+static inline Size
+OdpMulSize(Size a, Size b)
+{
+	uint64		result;
+
+	OdpEnsureSizeFits(pg_mul_u64_overflow((uint64) a, (uint64) b, &result));
+	return (Size) result;
+}
+
+/* Buffers at least this large are backed by huge pages where the OS can. */
+#define ODP_INPUT_HUGE_PAGES	((Size) 32 << 20)
+
+/*
+ * Asks Linux to back the 2 MB-aligned part of a large buffer with
+ * transparent huge pages.  Reading a large input is mostly spent on first
+ * touches of the buffer it fills (a page fault and a cleared page per
+ * 4 kB); huge pages take 512 times fewer faults.  Only advice: without
+ * transparent huge pages (or on other systems) nothing changes.
+ */
+static void
+OdpAdviseHugePages(void *buf, Size size)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+	const uintptr_t huge = (uintptr_t) 2 << 20;
+	uintptr_t	start = ((uintptr_t) buf + huge - 1) & ~(huge - 1);
+	uintptr_t	end = ((uintptr_t) buf + size) & ~(huge - 1);
+
+	if (size >= ODP_INPUT_HUGE_PAGES && end > start)
+		(void) madvise((void *) start, end - start, MADV_HUGEPAGE);
+#else
+	(void) buf;
+	(void) size;
+#endif
+}
+
+/* Allocates or reallocates buf (in cxt) to size bytes, huge allowed. */
+static void *
+OdpResize(MemoryContext cxt, void *buf, Size size)
+{
+	if (size == 0)
+		size = 1;
+	if (buf == NULL)
+		buf = MemoryContextAllocHuge(cxt, size);
+	else
+		buf = repalloc_huge(buf, size);
+	OdpAdviseHugePages(buf, size);
+	return buf;
+}
+
+/*
+ * Sizes the value buffers (data or data64, and missing; or the bounds of
+ * regions) for capacity rows.
+ */
+static void
+OdpReaderResizeValues(OdpReader *r, int64 capacity)
+{
+	Size		values = OdpMulSize(capacity, r->dims);
+
+	if (r->plan->regions)
+	{
+		r->lower = OdpResize(r->outcxt, r->lower, OdpMulSize(values, sizeof(uint64)));
+		r->upper = OdpResize(r->outcxt, r->upper, OdpMulSize(values, sizeof(uint64)));
+		r->bflags = OdpResize(r->outcxt, r->bflags, values);
+		return;
+	}
+	if (r->f64)
+		r->data64 = OdpResize(r->outcxt, r->data64, OdpMulSize(values, sizeof(double)));
+	else
+		r->data = OdpResize(r->outcxt, r->data, OdpMulSize(values, sizeof(float)));
+	if (r->missing_ok)
+		r->missing = OdpResize(r->outcxt, r->missing, values);
+}
+
+/* Sets the row capacity of the reader's buffers (values only once dims is known). */
+static void
+OdpReaderReserve(OdpReader *r, int64 capacity)
+{
+	r->ids = OdpResize(r->outcxt, r->ids, OdpMulSize(capacity, sizeof(int64)));
+	if (r->dims >= 0)
+		OdpReaderResizeValues(r, capacity);
+	r->capacity = capacity;
+}
+
+/* Makes room for one more row, growing the buffers geometrically. */
+void
+OdpReaderGrow(OdpReader *r)
+{
+	int64		capacity;
+
+	OdpEnsureRowLimit(r->rows, r->desc);
+	capacity = Min(Max(r->capacity * 2, ODP_INPUT_INITIAL_ROWS),
+				   ODP_MAX_ROWS);
+	OdpReaderReserve(r, capacity);
+}
+
+/* Sets the number of dimensions from the first vector and allocates data. */
+void
+OdpReaderSetDims(OdpReader *r, int32 dims)
+{
+	Assert(r->dims < 0 && r->data == NULL && r->data64 == NULL && r->lower == NULL);
+	OdpEnsureDimsLimit(dims, r->max_dims);
+	r->dims = dims;
+	OdpReaderResizeValues(r, r->capacity);
+}
+
+/* ---- finishing ---- */
+
+/* One array of the reader's with a fixed number of bytes per row. */
+typedef struct OdpRowArray
+{
+	char	   *base;
+	Size		rowbytes;
+	char	   *scratch;
+} OdpRowArray;
+
+/*
+ * Orders the rows by ascending id: sorts (id, row) pairs, then permutes
+ * every per-row array in place by following the permutation's cycles
+ * (each row moves once, through one row of scratch space per array).
+ */
+static void
+OdpReaderSortRows(OdpReader *r)
+{
+	int64		n = r->rows;
+	OdpRowArray arrays[4];
+	int			narrays = 0;
+	OdpIdRow   *pairs;
+	int64		moved = 0;
+	Size		dims = (Size) Max(r->dims, 0);
+
+	if (r->plan->regions)
+	{
+		arrays[narrays++] = (OdpRowArray) {(char *) r->lower, sizeof(uint64) * dims, NULL};
+		arrays[narrays++] = (OdpRowArray) {(char *) r->upper, sizeof(uint64) * dims, NULL};
+		arrays[narrays++] = (OdpRowArray) {(char *) r->bflags, dims, NULL};
+	}
+	else if (r->f64)
+		arrays[narrays++] = (OdpRowArray) {(char *) r->data64, sizeof(double) * dims, NULL};
+	else
+		arrays[narrays++] = (OdpRowArray) {(char *) r->data, sizeof(float) * dims, NULL};
+	if (r->missing != NULL)
+		arrays[narrays++] = (OdpRowArray) {(char *) r->missing, dims, NULL};
+	for (int a = 0; a < narrays; a++)
+		arrays[a].scratch = palloc(Max(arrays[a].rowbytes, 1));
+
+	pairs = MemoryContextAllocHuge(CurrentMemoryContext,
+								   OdpMulSize(n, sizeof(OdpIdRow)));
+	for (int64 i = 0; i < n; i++)
+	{
+		pairs[i].id = r->ids[i];
+		pairs[i].row = i;
+	}
+	OdpSortIdRows(pairs, n);
+
+	for (int64 i = 0; i < n; i++)
+		r->ids[i] = pairs[i].id;
+
+	/* pairs[j].row is the row that goes to position j */
+	for (int64 i = 0; i < n; i++)
+	{
+		int64		j = i;
+
+		if (pairs[i].row == i)
+			continue;
+		for (int a = 0; a < narrays; a++)
+			memcpy(arrays[a].scratch, arrays[a].base + arrays[a].rowbytes * i,
+				   arrays[a].rowbytes);
+		for (;;)
+		{
+			int64		k = pairs[j].row;
+
+			/* one cycle can span every row: let the user cancel */
+			if ((++moved & (ODP_INPUT_BATCH_ROWS - 1)) == 0)
+				CHECK_FOR_INTERRUPTS();
+			pairs[j].row = j;
+			for (int a = 0; a < narrays; a++)
+				memcpy(arrays[a].base + arrays[a].rowbytes * j,
+					   k == i ? arrays[a].scratch : arrays[a].base + arrays[a].rowbytes * k,
+					   arrays[a].rowbytes);
+			if (k == i)
+				break;
+			j = k;
+		}
+	}
+	pfree(pairs);
+	for (int a = 0; a < narrays; a++)
+		pfree(arrays[a].scratch);
+}
+
+/*
+ * Finishes reading: checks there are rows, sorts them by id if needed,
+ * rejects duplicate ids and trims the buffers.
+ */
+void
+OdpReaderFinish(OdpReader *r)
+{
+	if (!r->empty_ok)
+		OdpEnsureHasRows(r->rows, r->desc);
+	Assert(r->dims > 0 || r->rows == 0);
+
+	if (!r->sorted)
+		OdpReaderSortRows(r);
+	r->sorted = true;
+	for (int64 i = 1; i < r->rows; i++)
+		OdpEnsureIdsDiffer(r->ids[i - 1], r->ids[i], &r->plan->id);
+
+	if (r->capacity > r->rows)
+		OdpReaderReserve(r, r->rows);
+	/* no value was missing: the caller gets complete data */
+	if (r->missing && !r->any_missing)
+	{
+		pfree(r->missing);
+		r->missing = NULL;
+	}
+	/* no interval was open, infinite or empty: the engine's fast case */
+	if (r->bflags && !r->any_bflag)
+	{
+		pfree(r->bflags);
+		r->bflags = NULL;
+	}
+	/* a source of cubes without rows has no dimensions */
+	if (r->dims < 0)
+		r->dims = 0;
+}
+
+/*
+ * Prepares a reader for plan; capacity_hint is the expected row count, and
+ * spec (or NULL: float32, no missing values) says how values are delivered.
+ */
+void
+OdpReaderInit(OdpReader *r, const OdpColumnPlan *plan, MemoryContext outcxt,
+			  MemoryContext rowcxt, const char *desc, double capacity_hint,
+			  const OdpInputSpec *spec)
+{
+	memset(r, 0, sizeof(*r));
+	r->plan = plan;
+	r->outcxt = outcxt;
+	r->rowcxt = rowcxt;
+	r->desc = desc;
+	r->sorted = true;
+	r->dims = plan->vector ? -1 : plan->nfeatures;
+	r->f64 = spec != NULL && spec->values == ODP_VALUES_FLOAT8;
+	r->missing_ok = r->f64 && spec->missing_ok;
+	r->max_dims = spec != NULL && spec->max_dims > 0 ? spec->max_dims : ODP_MAX_DIMS;
+	r->empty_ok = spec != NULL && spec->empty_ok;
+	if (plan->regions)
+	{
+		const OdpRegionColumn *last = &plan->region[plan->nregions - 1];
+
+		/* a cube's dimensions are known from its first row */
+		r->dims = last->ndims < 0 ? -1 : last->dim + last->ndims;
+		r->max_dims = ODP_MAX_INTERVAL_DIMS;
+	}
+
+	if (capacity_hint > ODP_INPUT_INITIAL_ROWS)
+		OdpReaderReserve(r, (int64) Min(capacity_hint * 1.05 + 16,
+										(double) ODP_MAX_ROWS));
+	else
+		OdpReaderReserve(r, ODP_INPUT_INITIAL_ROWS);
+}

@@ -1,0 +1,640 @@
+/*-------------------------------------------------------------------------
+ *
+ * input_decode.c
+ *	  Decodes a row's values into the reader's next row: the id, scalar
+ *	  feature columns and array values, as float32 or float64.
+ *
+ * Array values are read in place from the (possibly short-header)
+ * varlena, so that the common case allocates nothing per row; what is
+ * allocated (detoasted values, numeric conversions) lives in the reader's
+ * row context, which the caller resets every batch.  Values are checked
+ * as they are stored: float32 ones must be finite and fit; float64 ones
+ * must be finite, except that with missing values allowed a NULL or NaN
+ * value (an array element or a scalar column; never a whole vector) is
+ * flagged missing instead.  Regions are decoded by input_regions.c.
+ *
+ * Copyright (c) 2026, odp_gpu developers
+ *
+ * IDENTIFICATION
+ *	  src/input_decode.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <float.h>
+#include <math.h>
+
+#include "catalog/pg_type.h"
+#include "input_checks.h"
+#include "utils/array.h"
+#include "utils/fmgrprotos.h"
+
+/* ---- checks ---- */
+
+/* Ensure a row's id is not null. */
+static inline void
+OdpEnsureIdNotNull(bool isnull, const OdpColumn *col)
+{
+	if (unlikely(isnull))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("id column \"%s\" contains a null value", col->name),
+				 errhint("Give every row an id, or filter out rows with a null id in a query source.")));
+}
+
+/* Ensure an array element is not null (element is 0-based). */
+static inline void
+OdpEnsureElementNotNull(bool isnull, const OdpColumn *col, int64 id,
+						int element)
+{
+	if (unlikely(isnull))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("column \"%s\" has a null element in the row with id %lld",
+						col->name, (long long) id),
+				 errdetail("Element %d is null.", element + 1),
+				 errhint("%s", ODP_BAD_VALUE_HINT)));
+}
+
+/* Ensure an array is one-dimensional and not empty. */
+static inline void
+OdpEnsureVectorShape(int ndim, int nitems, const OdpColumn *col, int64 id)
+{
+	if (unlikely(ndim == 0 || (ndim == 1 && nitems == 0)))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("column \"%s\" has an empty array in the row with id %lld",
+						col->name, (long long) id),
+				 errhint("Give every vector at least one element.")));
+	if (unlikely(ndim != 1))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("column \"%s\" has a %d-dimensional array in the row with id %lld",
+						col->name, ndim, (long long) id),
+				 errhint("Store each vector as a one-dimensional array.")));
+}
+
+/* Ensure a vector has as many elements as the first one read. */
+static inline void
+OdpEnsureSameLength(int nitems, int32 dims, const OdpColumn *col, int64 id)
+{
+	if (unlikely(nitems != dims))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("vectors have different lengths"),
+				 errdetail("Column \"%s\" has %d elements in the row with id %lld, but %d in the first row read.",
+						   col->name, nitems, (long long) id, (int) dims),
+				 errhint("Give every vector the same number of elements.")));
+}
+
+/*
+ * Ensure a value is finite.  element is the 0-based array element, or -1
+ * for a scalar column.
+ */
+static inline void
+OdpEnsureFinite(double value, const OdpColumn *col, int64 id, int element)
+{
+	if (unlikely(isnan(value) || isinf(value)))
+	{
+		const char *what = isnan(value) ? "NaN" :
+			(value > 0 ? "Infinity" : "-Infinity");
+
+		if (element >= 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_EXCEPTION),
+					 errmsg("column \"%s\" has a non-finite value in the row with id %lld",
+							col->name, (long long) id),
+					 errdetail("Element %d is %s.", element + 1, what),
+					 errhint("%s", ODP_BAD_VALUE_HINT)));
+		else
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_EXCEPTION),
+					 errmsg("column \"%s\" has a non-finite value in the row with id %lld",
+							col->name, (long long) id),
+					 errdetail("The value is %s.", what),
+					 errhint("%s", ODP_BAD_VALUE_HINT)));
+	}
+}
+
+/* Ensure a finite double fits in float32 (element as for OdpEnsureFinite). */
+static inline void
+OdpEnsureFloat4Range(double value, const OdpColumn *col, int64 id, int element)
+{
+	if (unlikely(fabs(value) > FLT_MAX))
+	{
+		if (element >= 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("column \"%s\" has a value out of range for type real in the row with id %lld",
+							col->name, (long long) id),
+					 errdetail("Element %d is %g.", element + 1, value),
+					 errhint("Scale the values into the range of type real (about 3.4e38).")));
+		else
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("column \"%s\" has a value out of range for type real in the row with id %lld",
+							col->name, (long long) id),
+					 errdetail("The value is %g.", value),
+					 errhint("Scale the values into the range of type real (about 3.4e38).")));
+	}
+}
+
+/* ---- float32 values ---- */
+
+/* Converts a numeric Datum to double (NaN and infinities pass through). */
+static double
+OdpNumericToDouble(Datum value)
+{
+	return DatumGetFloat8(DirectFunctionCall1(numeric_float8, value));
+}
+
+/* Returns the id in value, whose kind is an integer kind. */
+static inline int64
+OdpIdValue(const OdpColumn *col, Datum value)
+{
+	switch (col->kind)
+	{
+		case ODP_VALUE_INT2:
+			return DatumGetInt16(value);
+		case ODP_VALUE_INT4:
+			return DatumGetInt32(value);
+		case ODP_VALUE_INT8:
+			return DatumGetInt64(value);
+		default:
+			elog(ERROR, "id column of unexpected kind %d", (int) col->kind);
+	}
+	return 0;					/* keep compiler quiet */
+}
+
+/* Returns a scalar feature value as float, checked finite and in range. */
+static inline float
+OdpScalarValue(const OdpColumn *col, Datum value, int64 id)
+{
+	double		d;
+
+	switch (col->kind)
+	{
+		case ODP_VALUE_INT2:
+			return (float) DatumGetInt16(value);
+		case ODP_VALUE_INT4:
+			return (float) DatumGetInt32(value);
+		case ODP_VALUE_INT8:
+			return (float) DatumGetInt64(value);
+		case ODP_VALUE_FLOAT4:
+			{
+				float		f = DatumGetFloat4(value);
+
+				OdpEnsureFinite(f, col, id, -1);
+				return f;
+			}
+		case ODP_VALUE_FLOAT8:
+			d = DatumGetFloat8(value);
+			break;
+		case ODP_VALUE_NUMERIC:
+			d = OdpNumericToDouble(value);
+			break;
+		default:
+			elog(ERROR, "feature column of unexpected kind %d", (int) col->kind);
+			return 0;			/* keep compiler quiet */
+	}
+	OdpEnsureFinite(d, col, id, -1);
+	OdpEnsureFloat4Range(d, col, id, -1);
+	return (float) d;
+}
+
+/* Returns whether all n floats are finite (no NaN, no infinity). */
+static inline bool
+OdpAllFinite(const float *v, int n)
+{
+	uint32		bad = 0;
+
+	for (int i = 0; i < n; i++)
+	{
+		uint32		bits;
+
+		memcpy(&bits, &v[i], sizeof(bits));
+		bad |= (uint32) ((bits & 0x7f800000) == 0x7f800000);
+	}
+	return bad == 0;
+}
+
+/*
+ * Copies n contiguous elements of the given kind from src (possibly
+ * unaligned) to dst as floats, checking each value.
+ */
+static void
+OdpCopyElements(const OdpColumn *col, const char *src, int n, float *dst,
+				int64 id)
+{
+	switch (col->kind)
+	{
+		case ODP_VALUE_FLOAT4:
+			memcpy(dst, src, sizeof(float) * n);
+			if (unlikely(!OdpAllFinite(dst, n)))
+			{
+				for (int i = 0; i < n; i++)
+					OdpEnsureFinite(dst[i], col, id, i);
+			}
+			break;
+		case ODP_VALUE_FLOAT8:
+			for (int i = 0; i < n; i++)
+			{
+				double		d;
+
+				memcpy(&d, src + sizeof(double) * i, sizeof(double));
+				OdpEnsureFinite(d, col, id, i);
+				OdpEnsureFloat4Range(d, col, id, i);
+				dst[i] = (float) d;
+			}
+			break;
+		case ODP_VALUE_INT2:
+			for (int i = 0; i < n; i++)
+			{
+				int16		v;
+
+				memcpy(&v, src + sizeof(int16) * i, sizeof(int16));
+				dst[i] = (float) v;
+			}
+			break;
+		case ODP_VALUE_INT4:
+			for (int i = 0; i < n; i++)
+			{
+				int32		v;
+
+				memcpy(&v, src + sizeof(int32) * i, sizeof(int32));
+				dst[i] = (float) v;
+			}
+			break;
+		case ODP_VALUE_INT8:
+			for (int i = 0; i < n; i++)
+			{
+				int64		v;
+
+				memcpy(&v, src + sizeof(int64) * i, sizeof(int64));
+				dst[i] = (float) v;
+			}
+			break;
+		default:
+			elog(ERROR, "array column of unexpected kind %d", (int) col->kind);
+	}
+}
+
+/* Returns the size in bytes of one element of a fixed-width kind. */
+static inline Size
+OdpElementSize(OdpValueKind kind)
+{
+	switch (kind)
+	{
+		case ODP_VALUE_INT2:
+			return sizeof(int16);
+		case ODP_VALUE_INT4:
+		case ODP_VALUE_FLOAT4:
+			return sizeof(int32);
+		case ODP_VALUE_INT8:
+		case ODP_VALUE_FLOAT8:
+			return sizeof(int64);
+		default:
+			return 0;
+	}
+}
+
+/* ---- float64 values, with missing ones ---- */
+
+/*
+ * Stores value d of a row's element i (col and element name it in errors,
+ * element -1 for a scalar column) into the float64 row dst (and its
+ * missing flags miss, when the reader has them): NaN is a missing value
+ * where the reader accepts them; infinities are always errors.
+ */
+static inline void
+OdpStore64(OdpReader *r, double *dst, uint8 *miss, int i, double d,
+		   const OdpColumn *col, int64 id, int element)
+{
+	if (unlikely(isnan(d)) && r->missing_ok)
+	{
+		dst[i] = 0.0;
+		miss[i] = 1;
+		r->any_missing = true;
+		return;
+	}
+	OdpEnsureFinite(d, col, id, element);
+	dst[i] = d;
+	if (miss != NULL)
+		miss[i] = 0;
+}
+
+/* Marks element i of a row missing, or raises the null-element error. */
+static inline void
+OdpStoreNull64(OdpReader *r, double *dst, uint8 *miss, int i,
+			   const OdpColumn *col, int64 id, int element)
+{
+	if (!r->missing_ok)
+	{
+		if (element >= 0)
+			OdpEnsureElementNotNull(true, col, id, element);
+		OdpEnsureValueNotNull(true, col, id);
+	}
+	dst[i] = 0.0;
+	miss[i] = 1;
+	r->any_missing = true;
+}
+
+/* Returns a scalar value of a numeric kind as float64 (unchecked). */
+static inline double
+OdpDoubleValue(OdpValueKind kind, Datum value)
+{
+	switch (kind)
+	{
+		case ODP_VALUE_INT2:
+			return (double) DatumGetInt16(value);
+		case ODP_VALUE_INT4:
+			return (double) DatumGetInt32(value);
+		case ODP_VALUE_INT8:
+			return (double) DatumGetInt64(value);
+		case ODP_VALUE_FLOAT4:
+			return (double) DatumGetFloat4(value);
+		case ODP_VALUE_FLOAT8:
+			return DatumGetFloat8(value);
+		case ODP_VALUE_NUMERIC:
+			return OdpNumericToDouble(value);
+	}
+	return 0.0;					/* keep compiler quiet */
+}
+
+/* Returns whether all n doubles are finite (no NaN, no infinity). */
+static inline bool
+OdpAllFinite64(const double *v, int n)
+{
+	uint64		bad = 0;
+
+	for (int i = 0; i < n; i++)
+	{
+		uint64		bits;
+
+		memcpy(&bits, &v[i], sizeof(bits));
+		bad |= (uint64) ((bits & UINT64CONST(0x7ff0000000000000)) ==
+						 UINT64CONST(0x7ff0000000000000));
+	}
+	return bad == 0;
+}
+
+/*
+ * Copies the n elements of a fixed-width array body at src (possibly
+ * unaligned; with a null bitmap, or NULL, where only the non-null
+ * elements are stored, one after the other) into the float64 row dst and
+ * its flags miss, checking each value.  float8 arrays without nulls, the
+ * common case, are copied whole and checked in one pass.
+ */
+static void
+OdpCopyElements64(OdpReader *r, const OdpColumn *col, const char *src, int n,
+				  const bits8 *bitmap, double *dst, uint8 *miss, int64 id)
+{
+	Size		elsize = OdpElementSize(col->kind);
+
+	if (col->kind == ODP_VALUE_FLOAT8 && bitmap == NULL)
+	{
+		memcpy(dst, src, sizeof(double) * n);
+		if (miss != NULL)
+			memset(miss, 0, n);
+		if (likely(OdpAllFinite64(dst, n)))
+			return;
+	}
+	for (int i = 0; i < n; i++)
+	{
+		double		d;
+
+		if (bitmap != NULL && (bitmap[i / 8] & (1 << (i % 8))) == 0)
+		{
+			OdpStoreNull64(r, dst, miss, i, col, id, i);
+			continue;
+		}
+		switch (col->kind)
+		{
+			case ODP_VALUE_INT2:
+				{
+					int16		v;
+
+					memcpy(&v, src, sizeof(v));
+					d = (double) v;
+					break;
+				}
+			case ODP_VALUE_INT4:
+				{
+					int32		v;
+
+					memcpy(&v, src, sizeof(v));
+					d = (double) v;
+					break;
+				}
+			case ODP_VALUE_INT8:
+				{
+					int64		v;
+
+					memcpy(&v, src, sizeof(v));
+					d = (double) v;
+					break;
+				}
+			case ODP_VALUE_FLOAT4:
+				{
+					float		v;
+
+					memcpy(&v, src, sizeof(v));
+					d = (double) v;
+					break;
+				}
+			case ODP_VALUE_FLOAT8:
+				memcpy(&d, src, sizeof(d));
+				break;
+			default:
+				elog(ERROR, "array column of unexpected kind %d", (int) col->kind);
+				return;
+		}
+		src += elsize;
+		OdpStore64(r, dst, miss, i, d, col, id, i);
+	}
+}
+
+/* ---- rows ---- */
+
+/*
+ * Reads an array value into the next row of data (or data64).  Fixed-width
+ * element types are read in place from the packed (possibly short-header)
+ * varlena, whose body has the ArrayType layout shifted by VARHDRSZ;
+ * numeric arrays are deconstructed.  A null element is an error unless
+ * the reader takes missing values (float64 only).
+ */
+static void
+OdpReadVector(OdpReader *r, const OdpColumn *col, Datum value, int64 id)
+{
+	struct varlena *raw = (struct varlena *) DatumGetPointer(value);
+	struct varlena *v = pg_detoast_datum_packed(raw);
+	const char *body = VARDATA_ANY(v);
+	Size		bodylen = VARSIZE_ANY_EXHDR(v);
+	int32		ndim;
+	int32		dataoffset;
+	int32		nitems = 0;
+	Size		elsize = OdpElementSize(col->kind);
+	Size		at;
+	float	   *dst = NULL;
+	double	   *dst64 = NULL;
+	uint8	   *miss = NULL;
+
+	/* body: ndim, dataoffset, elemtype, dims[ndim], lbound[ndim], ... */
+	if (bodylen < 3 * sizeof(int32))
+		elog(ERROR, "corrupt array in column \"%s\"", col->name);
+	memcpy(&ndim, body, sizeof(int32));
+	memcpy(&dataoffset, body + sizeof(int32), sizeof(int32));
+	if (ndim > 0)
+	{
+		if (bodylen < (3 + 2 * (Size) ndim) * sizeof(int32))
+			elog(ERROR, "corrupt array in column \"%s\"", col->name);
+		memcpy(&nitems, body + 3 * sizeof(int32), sizeof(int32));
+	}
+	OdpEnsureVectorShape(ndim, nitems, col, id);
+
+	if (r->dims < 0)
+		OdpReaderSetDims(r, nitems);
+	OdpEnsureSameLength(nitems, r->dims, col, id);
+	at = (Size) r->rows * (Size) r->dims;
+	if (r->f64)
+	{
+		dst64 = r->data64 + at;
+		miss = r->missing ? r->missing + at : NULL;
+	}
+	else
+		dst = r->data + at;
+
+	if (elsize == 0)
+	{
+		/* numeric elements: the general, allocating path */
+		ArrayType  *array = DatumGetArrayTypeP(PointerGetDatum(v));
+		Datum	   *elems;
+		bool	   *nulls;
+		int			n;
+
+		deconstruct_array(array, NUMERICOID, -1, false, TYPALIGN_INT,
+						  &elems, &nulls, &n);
+		Assert(n == nitems);
+		for (int i = 0; i < n; i++)
+		{
+			double		d;
+
+			if (r->f64)
+			{
+				if (nulls[i])
+					OdpStoreNull64(r, dst64, miss, i, col, id, i);
+				else
+					OdpStore64(r, dst64, miss, i, OdpNumericToDouble(elems[i]),
+							   col, id, i);
+				continue;
+			}
+			OdpEnsureElementNotNull(nulls[i], col, id, i);
+			d = OdpNumericToDouble(elems[i]);
+			OdpEnsureFinite(d, col, id, i);
+			OdpEnsureFloat4Range(d, col, id, i);
+			dst[i] = (float) d;
+		}
+	}
+	else
+	{
+		const bits8 *bitmap = NULL;
+		Size		offset;
+		Size		stored = (Size) nitems;
+
+		if (dataoffset != 0)
+		{
+			/* a null bitmap follows lbound: a clear bit is a null element */
+			bitmap = (const bits8 *) body + (3 + 2 * (Size) ndim) * sizeof(int32);
+			if (bodylen < (3 + 2 * (Size) ndim) * sizeof(int32) +
+				((Size) nitems + 7) / 8)
+				elog(ERROR, "corrupt array in column \"%s\"", col->name);
+			for (int i = 0; i < nitems; i++)
+			{
+				bool		isnull = (bitmap[i / 8] & (1 << (i % 8))) == 0;
+
+				if (!r->missing_ok)
+					OdpEnsureElementNotNull(isnull, col, id, i);
+				stored -= isnull ? 1 : 0;
+			}
+			offset = (Size) dataoffset - VARHDRSZ;
+		}
+		else
+			offset = ARR_OVERHEAD_NONULLS(ndim) - VARHDRSZ;
+		/* only the non-null elements are stored */
+		if (offset + elsize * stored > bodylen)
+			elog(ERROR, "corrupt array in column \"%s\"", col->name);
+		if (r->f64)
+			OdpCopyElements64(r, col, body + offset, nitems, bitmap, dst64, miss, id);
+		else
+			OdpCopyElements(col, body + offset, nitems, dst, id);
+	}
+
+	/* toasted or compressed values were copied; free them now */
+	if (v != raw)
+		pfree(v);
+}
+
+/*
+ * Appends one row.  values and isnull are indexed by column position - 1
+ * and must cover plan->maxpos.  Call in the reader's row context.
+ */
+void
+OdpReaderAddRow(OdpReader *r, const Datum *values, const bool *isnull)
+{
+	const OdpColumnPlan *plan = r->plan;
+	int			idx = plan->id.pos - 1;
+	int64		id;
+
+	OdpEnsureIdNotNull(isnull[idx], &plan->id);
+	id = OdpIdValue(&plan->id, values[idx]);
+
+	if (unlikely(r->rows >= r->capacity))
+		OdpReaderGrow(r);
+
+	if (plan->regions)
+		OdpRegionsAddRow(r, values, isnull, id);
+	else if (plan->vector)
+	{
+		const OdpColumn *col = &plan->features[0];
+
+		idx = col->pos - 1;
+		OdpEnsureValueNotNull(isnull[idx], col, id);
+		OdpReadVector(r, col, values[idx], id);
+	}
+	else if (r->f64)
+	{
+		const Size	at = (Size) r->rows * (Size) r->dims;
+		double	   *dst = r->data64 + at;
+		uint8	   *miss = r->missing ? r->missing + at : NULL;
+
+		for (int i = 0; i < plan->nfeatures; i++)
+		{
+			const OdpColumn *col = &plan->features[i];
+
+			idx = col->pos - 1;
+			if (isnull[idx])
+				OdpStoreNull64(r, dst, miss, i, col, id, -1);
+			else
+				OdpStore64(r, dst, miss, i, OdpDoubleValue(col->kind, values[idx]),
+						   col, id, -1);
+		}
+	}
+	else
+	{
+		float	   *dst = r->data + (Size) r->rows * (Size) r->dims;
+
+		for (int i = 0; i < plan->nfeatures; i++)
+		{
+			const OdpColumn *col = &plan->features[i];
+
+			idx = col->pos - 1;
+			OdpEnsureValueNotNull(isnull[idx], col, id);
+			dst[i] = OdpScalarValue(col, values[idx], id);
+		}
+	}
+
+	if (r->rows > 0 && id < r->ids[r->rows - 1])
+		r->sorted = false;
+	r->ids[r->rows++] = id;
+}

@@ -1,0 +1,426 @@
+/*-------------------------------------------------------------------------
+ *
+ * input_reader.c
+ *	  Reads a table, view or query into a dense matrix plus ids: float32
+ *	  for the distance analytics, float64 (with flags of missing values
+ *	  where the caller accepts them) for the correlations, or the bounds of
+ *	  regions for the matching.  The entry points OdpReadInput and
+ *	  OdpResolveSource.
+ *
+ * Phases of OdpReadInput, and the file that does each:
+ *
+ * 1. Classify the source (input_source.c): a query, or the name of a
+ *	  relation, parsed as regclass parses it; text that is neither is
+ *	  rejected before any catalog access.
+ *
+ * 2. Resolve the columns (input_columns.c; input_regions.c for regions).
+ *	  For a relation: open it with AccessShareLock (held to the end of the
+ *	  transaction), reject unsupported relkinds and other sessions'
+ *	  temporary tables, and check SELECT on the table or on every column
+ *	  used, before any row is read.  For a query: open it as a read-only
+ *	  SPI cursor with the caller's rights and use the cursor's result
+ *	  descriptor.  The id column and the features are then matched by
+ *	  exact name, with defaults (OdpResolvePlan).
+ *
+ * 3. Read the rows (here).  A plain heap-like table without row-level
+ *	  security in effect and without inheritance children is read by a
+ *	  direct table scan under the active snapshot, deforming only the
+ *	  attributes used.  Everything else (views, partitioned and foreign
+ *	  tables, materialized views, tables under RLS, queries) goes through
+ *	  an SPI cursor fetched in batches, so that a large input never exists
+ *	  twice in memory; for relations the query is generated from
+ *	  quote_identifier'd names only.  Each row is decoded into the buffers
+ *	  (input_decode.c, input_regions.c) in a row context reset every batch.
+ *
+ * 4. Finish (input_buffer.c): sort the rows by id if they did not come
+ *	  in order, reject duplicate ids, trim the buffers.
+ *
+ * Copyright (c) 2026, odp_gpu developers
+ *
+ * IDENTIFICATION
+ *	  src/input_reader.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/relation.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_inherits.h"
+#include "executor/spi.h"
+#include "executor/tuptable.h"
+#include "input_internal.h"
+#include "miscadmin.h"
+#include "portability/instr_time.h"
+#include "storage/bufmgr.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/portal.h"
+#include "utils/rel.h"
+#include "utils/rls.h"
+#include "utils/snapmgr.h"
+
+/* ---- resolving a source ---- */
+
+/*
+ * Resolves the id column and the features (or regions) of the source
+ * whose columns are cols (of a relation if is_relation, whose
+ * single-column primary key is pk_attnum; else of a query) into *plan.
+ * desc words the errors.
+ */
+static void
+OdpResolvePlan(const OdpColumn *cols, int ncols, bool is_relation,
+			   AttrNumber pk_attnum, const OdpInputSpec *spec,
+			   const char *desc, OdpColumnPlan *plan)
+{
+	const OdpColumn *id;
+
+	memset(plan, 0, sizeof(*plan));
+	id = OdpResolveIdColumn(cols, ncols, is_relation, pk_attnum, spec, desc);
+	plan->id = *id;
+	if (spec->values == ODP_VALUES_REGIONS)
+		OdpResolveRegionColumns(cols, ncols, id, spec, desc, plan);
+	else
+		OdpResolveFeatureColumns(cols, ncols, id, spec, desc, plan);
+	plan->maxpos = id->pos;
+	for (int i = 0; i < plan->nfeatures; i++)
+		plan->maxpos = Max(plan->maxpos, plan->features[i].pos);
+}
+
+/*
+ * Opens the relation source names (locked until the end of the
+ * transaction: close it with NoLock), checks the caller's privileges on
+ * it and on the columns used if check_privileges, and resolves its
+ * columns into *plan.  Sets *desc for messages.  Shared by the reader
+ * and OdpResolveSource, so that both check and resolve alike.
+ */
+static Relation
+OdpResolveRelationSource(const char *source, const OdpInputSpec *spec,
+						 bool check_privileges, OdpColumnPlan *plan,
+						 char **desc)
+{
+	Relation	rel = OdpOpenSourceRelation(source);
+	OdpColumn  *cols;
+	int			ncols;
+
+	if (check_privileges)
+		OdpCheckAnyPrivilege(rel);
+	*desc = OdpRelationDesc(rel);
+	cols = OdpDescribeColumns(RelationGetDescr(rel), true, &ncols);
+	OdpResolvePlan(cols, ncols, true, OdpPrimaryKeyColumn(rel), spec, *desc,
+				   plan);
+	if (check_privileges)
+		OdpCheckColumnPrivileges(rel, plan);
+	return rel;
+}
+
+/* ---- the two ways of reading rows ---- */
+
+/*
+ * Estimates the rows a full scan of rel returns, as the planner does: the
+ * tuple density of the last VACUUM or ANALYZE times the current number of
+ * blocks; 0 if never analysed.  Used only to size the first allocation of
+ * a full scan, which the data fills anyway.
+ */
+static double
+OdpEstimateRows(Relation rel)
+{
+	BlockNumber relpages = rel->rd_rel->relpages;
+	double		reltuples = rel->rd_rel->reltuples;
+
+	if (relpages == 0 || reltuples < 0)
+		return 0;
+	return reltuples / relpages * RelationGetNumberOfBlocks(rel);
+}
+
+/*
+ * Reads every row of rel by a direct table scan under the active snapshot,
+ * deforming only the attributes used.  No syncscan, so that the rows come
+ * in physical order (often ascending id order, which saves the sort).
+ */
+static void
+OdpReadTableScan(Relation rel, OdpReader *r)
+{
+	TupleTableSlot *slot = table_slot_create(rel, NULL);
+	TableScanDesc scan;
+	MemoryContext oldcxt;
+	int64		n = 0;
+
+	scan = table_beginscan_strat(rel, GetActiveSnapshot(), 0, NULL,
+								 true, false);
+	oldcxt = MemoryContextSwitchTo(r->rowcxt);
+	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	{
+		slot_getsomeattrs(slot, r->plan->maxpos);
+		OdpReaderAddRow(r, slot->tts_values, slot->tts_isnull);
+
+		if ((++n & (ODP_INPUT_BATCH_ROWS - 1)) == 0)
+		{
+			/* a long scan: drop per-row garbage, let the user cancel */
+			MemoryContextReset(r->rowcxt);
+			CHECK_FOR_INTERRUPTS();
+		}
+	}
+	MemoryContextSwitchTo(oldcxt);
+	MemoryContextReset(r->rowcxt);
+	table_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
+}
+
+/*
+ * Opens query as a read-only, no-scroll SPI cursor; SPI must be connected.
+ * The query runs with the caller's rights.
+ */
+static Portal
+OdpOpenCursor(const char *query)
+{
+	SPIParseOpenOptions options;
+
+	memset(&options, 0, sizeof(options));
+	options.cursorOptions = CURSOR_OPT_NO_SCROLL;
+	options.read_only = true;
+	return SPI_cursor_parse_open(NULL, query, &options);
+}
+
+/* Fetches every row of portal in batches and appends it to r. */
+static void
+OdpReadCursor(Portal portal, OdpReader *r, MemoryContext workcxt)
+{
+	int			natts = portal->tupDesc->natts;
+	Datum	   *values = MemoryContextAlloc(workcxt, sizeof(Datum) * Max(natts, 1));
+	bool	   *isnull = MemoryContextAlloc(workcxt, sizeof(bool) * Max(natts, 1));
+
+	Assert(r->plan->maxpos <= natts);
+	for (;;)
+	{
+		MemoryContext oldcxt;
+
+		/* one batch per iteration: let the user cancel in between */
+		CHECK_FOR_INTERRUPTS();
+		SPI_cursor_fetch(portal, true, ODP_INPUT_BATCH_ROWS);
+		if (SPI_processed == 0)
+			break;
+
+		oldcxt = MemoryContextSwitchTo(r->rowcxt);
+		for (uint64 i = 0; i < SPI_processed; i++)
+		{
+			heap_deform_tuple(SPI_tuptable->vals[i], SPI_tuptable->tupdesc,
+							  values, isnull);
+			OdpReaderAddRow(r, values, isnull);
+		}
+		MemoryContextSwitchTo(oldcxt);
+		MemoryContextReset(r->rowcxt);
+		SPI_freetuptable(SPI_tuptable);
+	}
+	SPI_freetuptable(SPI_tuptable);
+}
+
+/* Connects to SPI, raising an internal error if that fails. */
+static void
+OdpSpiConnect(void)
+{
+	int			rc = SPI_connect();
+
+	if (rc != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed: %s", SPI_result_code_string(rc));
+}
+
+/*
+ * Reads a query source: opens the cursor, resolves the columns from its
+ * result descriptor, then fetches the rows.
+ */
+static void
+OdpReadQuerySource(const char *query, const OdpInputSpec *spec,
+				   OdpReader *r, OdpColumnPlan *plan,
+				   MemoryContext outcxt, MemoryContext workcxt,
+				   MemoryContext rowcxt)
+{
+	Portal		portal;
+	OdpColumn  *cols;
+	int			ncols;
+	MemoryContext oldcxt;
+
+	OdpSpiConnect();
+	portal = OdpOpenCursor(query);
+
+	oldcxt = MemoryContextSwitchTo(workcxt);
+	cols = OdpDescribeColumns(portal->tupDesc, false, &ncols);
+	OdpResolvePlan(cols, ncols, false, InvalidAttrNumber, spec, "query",
+				   plan);
+	MemoryContextSwitchTo(oldcxt);
+
+	OdpReaderInit(r, plan, outcxt, rowcxt, "query", 0, spec);
+	OdpReadCursor(portal, r, workcxt);
+
+	SPI_cursor_close(portal);
+	SPI_finish();
+}
+
+/*
+ * Reads a relation source: checks it and the privileges, resolves the
+ * columns, then reads by table scan when allowed, else through SPI with a
+ * generated query.  Sets *desc and *heap_scan.
+ */
+static void
+OdpReadRelationSource(const char *source, const OdpInputSpec *spec,
+					  OdpReader *r, OdpColumnPlan *plan,
+					  MemoryContext outcxt, MemoryContext workcxt,
+					  MemoryContext rowcxt, char **desc, bool *heap_scan)
+{
+	MemoryContext oldcxt = MemoryContextSwitchTo(workcxt);
+	Relation	rel;
+	Oid			relid;
+
+	rel = OdpResolveRelationSource(source, spec,
+								   !OidIsValid(spec->checked_parent),
+								   plan, desc);
+	relid = RelationGetRelid(rel);
+
+	/*
+	 * A plain table, read as SELECT would: no RLS policies, no children.
+	 * A partition read for its checked parent is read as the parent's
+	 * query reads it: the parent's policies apply (the caller made sure
+	 * it has none), not the partition's.
+	 */
+	if (OidIsValid(spec->checked_parent))
+	{
+		if (rel->rd_rel->relkind != RELKIND_RELATION || !rel->rd_rel->relispartition)
+			elog(ERROR, "odp_gpu: %s is not a partition", *desc);
+		*heap_scan = true;
+	}
+	else
+		*heap_scan = rel->rd_rel->relkind == RELKIND_RELATION &&
+			check_enable_rls(relid, InvalidOid, false) != RLS_ENABLED &&
+			!has_subclass(relid);
+
+	if (*heap_scan)
+	{
+		MemoryContextSwitchTo(oldcxt);
+		OdpReaderInit(r, plan, outcxt, rowcxt, *desc, OdpEstimateRows(rel),
+					  spec);
+		OdpReadTableScan(rel, r);
+	}
+	else
+	{
+		StringInfoData query;
+		Portal		portal;
+
+		/* only quoted names go into the text; positions follow the list */
+		initStringInfo(&query);
+		appendStringInfo(&query, "SELECT %s", quote_identifier(plan->id.name));
+		plan->id.pos = 1;
+		for (int i = 0; i < plan->nfeatures; i++)
+		{
+			appendStringInfo(&query, ", %s",
+							 quote_identifier(plan->features[i].name));
+			plan->features[i].pos = i + 2;
+		}
+		plan->maxpos = plan->nfeatures + 1;
+		appendStringInfo(&query, " FROM %s",
+						 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
+													RelationGetRelationName(rel)));
+		MemoryContextSwitchTo(oldcxt);
+
+		/* no size hint: policies or filters in views may hide most rows */
+		OdpReaderInit(r, plan, outcxt, rowcxt, *desc, 0, spec);
+		OdpSpiConnect();
+		portal = OdpOpenCursor(query.data);
+		OdpReadCursor(portal, r, workcxt);
+		SPI_cursor_close(portal);
+		SPI_finish();
+	}
+
+	/* keep the lock until the end of the transaction */
+	relation_close(rel, NoLock);
+}
+
+/* ---- entry points ---- */
+
+/* See input.h. */
+bool
+OdpResolveSource(const OdpInputSpec *spec, Oid *relid, char **id_name,
+				 List **features)
+{
+	char	   *source = text_to_cstring(spec->source);
+	Relation	rel;
+	OdpColumnPlan plan;
+	char	   *desc;
+
+	*features = NIL;
+	if (OdpSourceIsQuery(source))
+		return false;
+	rel = OdpResolveRelationSource(source, spec, true, &plan, &desc);
+	*relid = RelationGetRelid(rel);
+	*id_name = pstrdup(plan.id.name);
+	for (int i = 0; i < plan.nfeatures; i++)
+		*features = lappend(*features, pstrdup(plan.features[i].name));
+	relation_close(rel, NoLock);
+	return true;
+}
+
+/*
+ * Reads spec's source into out (see input.h).  The matrix and ids are
+ * allocated in the caller's CurrentMemoryContext; all scratch memory lives
+ * in a child context deleted before returning.
+ */
+void
+OdpReadInput(const OdpInputSpec *spec, OdpInput *out)
+{
+	MemoryContext outcxt = CurrentMemoryContext;
+	MemoryContext workcxt;
+	MemoryContext rowcxt;
+	instr_time	start;
+	instr_time	duration;
+	OdpColumnPlan plan;
+	OdpReader	reader;
+	char	   *source;
+	char	   *desc = NULL;
+	bool		heap_scan = false;
+
+	Assert(spec->source != NULL);
+	INSTR_TIME_SET_CURRENT(start);
+	memset(out, 0, sizeof(*out));
+
+	workcxt = AllocSetContextCreate(outcxt, "odp_gpu input",
+									ALLOCSET_DEFAULT_SIZES);
+	rowcxt = AllocSetContextCreate(workcxt, "odp_gpu input rows",
+								   ALLOCSET_DEFAULT_SIZES);
+	MemoryContextSwitchTo(workcxt);
+	source = text_to_cstring(spec->source);
+
+	if (OdpSourceIsQuery(source))
+	{
+		desc = "query";
+		OdpReadQuerySource(source, spec, &reader, &plan, outcxt, workcxt,
+						   rowcxt);
+	}
+	else
+		OdpReadRelationSource(source, spec, &reader, &plan, outcxt, workcxt,
+							  rowcxt, &desc, &heap_scan);
+
+	MemoryContextSwitchTo(workcxt);
+	OdpReaderFinish(&reader);
+	MemoryContextSwitchTo(outcxt);
+
+	out->rows = reader.rows;
+	out->dims = reader.dims;
+	out->data = reader.data;
+	out->data64 = reader.data64;
+	out->missing = reader.missing;
+	out->lower = reader.lower;
+	out->upper = reader.upper;
+	out->bound_flags = reader.bflags;
+	if (plan.regions)
+		out->region_dims = OdpDescribeRegionDims(&plan, reader.dims);
+	out->ids = reader.ids;
+	out->source_desc = pstrdup(desc);
+	out->heap_scan = heap_scan;
+	MemoryContextDelete(workcxt);
+
+	INSTR_TIME_SET_CURRENT(duration);
+	INSTR_TIME_SUBTRACT(duration, start);
+	out->read_ms = INSTR_TIME_GET_MILLISEC(duration);
+}
