@@ -11,8 +11,8 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef ODP_KNN_H
-#define ODP_KNN_H
+#ifndef ODP_KNN_PG_H
+#define ODP_KNN_PG_H
 
 #include "engine_glue.h"
 #include "fmgr.h"
@@ -38,4 +38,4 @@ extern void OdpKnnCompute(const OdpInput *queries, const OdpInput *source,
 						  OdpMetric metric, int32 k, bool self_join,
 						  OdpKnnResult *res);
 
-#endif							/* ODP_KNN_H */
+#endif							/* ODP_KNN_PG_H */

@@ -11,7 +11,8 @@
 #   - no two functions of src/ and kernels/ have names a letter apart
 #     (cpu_ and gpu_ twins excepted);
 #   - no file of src/ or kernels/ passes 1,000 lines unless its opening
-#     comment has a "Map of this file" paragraph.
+#     comment has a "Map of this file" paragraph;
+#   - no two headers share an include guard.
 # Prints "ok"/"FAILED" lines and exits non-zero on a failure.
 #   bash test/checks/layout.sh [ROOT]   (ROOT: the project root, built)
 set -uo pipefail
@@ -75,6 +76,9 @@ while IFS=: read -r file inc; do
 done < <(grep -oE '^#include "odp_[^"]+"' src/*.c src/*.h 2>/dev/null | sed 's/#include "\(.*\)"/\1/')
 report "includes run one way (analytics -> devices -> gpu -> common -> include; src/ -> include/)" \
 	"$([ -z "$bad" ]; echo $?)" "$bad"
+
+guards=$(grep -h '^#ifndef ODP_' src/*.h kernels/*/*.h kernels/*/*.cuh 2>/dev/null | sort | uniq -d)
+report "every header has an include guard of its own" "$([ -z "$guards" ]; echo $?)" "$guards"
 
 # 2. calls between object files
 objs=$(ls src/*.o kernels/*/*.o 2>/dev/null | grep -v '_trace\.o$')
@@ -149,7 +153,8 @@ long=""
 for f in src/*.[ch] kernels/*/*.[ch] kernels/*/*.cu kernels/*/*.cuh; do
 	[ -f "$f" ] || continue
 	n=$(wc -l <"$f")
-	if [ "$n" -gt 1000 ] && ! awk 'NR == 1, /^ \*\//' "$f" | grep -q 'Map of this file'; then
+	if [ "$n" -gt 1000 ] &&
+		! awk 'NR == 1, /^ \*\// { if (/Map of this file/) found = 1 } END { exit !found }' "$f"; then
 		long+="$f: $n lines and no \"Map of this file\" in its opening comment"$'\n'
 	fi
 done
