@@ -240,7 +240,7 @@ typedef struct DistributedRound
 /* A round's command and parameters for remote shard s. */
 static void
 DistributedRoundSend(DistributedCall *c, int s, const DistributedRound *r, const bytea *cands,
-			  const uint64 *min_out_bits)
+					 const uint64 *min_out_bits)
 {
 	OdpNodeConn *node = c->conns[c->remote_of[s]];
 	const char *schema = OdpNodeSchema(node);
@@ -496,8 +496,8 @@ DistributedReport(const DistributedCall *c, const char *extra)
 
 void
 OdpDistributedTopOutliers(const OdpShardSet *set, const OdpInputSpec *spec,
-				   OdpMetric metric, int32 k, int64 n, OdpOutlierMethod method,
-				   int64 batch_size, bool want_set, const char *what,
+						  OdpMetric metric, int32 k, int64 n, OdpOutlierMethod method,
+						  int64 batch_size, bool want_set, const char *what,
 				   OdpDistributedTop *top)
 {
 	DistributedCall   *c = DistributedBegin(set, what);
@@ -576,11 +576,11 @@ OdpDistributedTopOutliers(const OdpShardSet *set, const OdpInputSpec *spec,
 			double		total = odp_now_ms() - c->start_ms;
 
 			DistributedReport(c, psprintf(" method=%s iterations=%d solving_set=" INT64_FORMAT
-								   " distances=" INT64_FORMAT " supervisor=%.1f ms (%.2f%%)"
-								   " bytes_per_iteration=" INT64_FORMAT,
-								   prune ? "solvingset" : "bruteforce", iterations,
-								   odp_ss_sup_set_size(sup), c->distances, sup_ms,
-								   total > 0 ? 100.0 * sup_ms / total : 0.0,
+										  " distances=" INT64_FORMAT " supervisor=%.1f ms (%.2f%%)"
+										  " bytes_per_iteration=" INT64_FORMAT,
+										  prune ? "solvingset" : "bruteforce", iterations,
+										  odp_ss_sup_set_size(sup), c->distances, sup_ms,
+										  total > 0 ? 100.0 * sup_ms / total : 0.0,
 								   iterations > 0 ? DistributedBytes(c) / iterations : 0));
 		}
 	}
@@ -594,9 +594,9 @@ OdpDistributedTopOutliers(const OdpShardSet *set, const OdpInputSpec *spec,
 
 void
 OdpDistributedKnn(const OdpShardSet *set, const OdpInputSpec *spec, OdpMetric metric,
-		   int32 k, const float *queries, const int64 *qids, int64 nq,
-		   int32 dims, bool exclude_self, const char *what, float *dist,
-		   int64 *ids, int32 *k_out)
+				  int32 k, const float *queries, const int64 *qids, int64 nq,
+				  int32 dims, bool exclude_self, const char *what, float *dist,
+				  int64 *ids, int32 *k_out)
 {
 	DistributedCall   *c = DistributedBegin(set, what);
 
@@ -735,8 +735,8 @@ DistributedSkyRowCmp(const void *a, const void *b)
 
 void
 OdpDistributedSkyline(const OdpShardSet *set, ArrayType *directions,
-			   const uint8 *maximize, int nentries, int32 band, OdpInput *in,
-			   int32 **dominated_by)
+					  const uint8 *maximize, int nentries, int32 band, OdpInput *in,
+					  int32 **dominated_by)
 {
 	DistributedCall   *c = DistributedBegin(set, "odp_skyline");
 

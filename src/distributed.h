@@ -37,9 +37,9 @@ typedef struct OdpDistributedTop
  * call over the same rows in one table.
  */
 extern void OdpDistributedTopOutliers(const OdpShardSet *set, const OdpInputSpec *spec,
-							   OdpMetric metric, int32 k, int64 n,
-							   OdpOutlierMethod method, int64 batch_size,
-							   bool want_set, const char *what,
+									  OdpMetric metric, int32 k, int64 n,
+									  OdpOutlierMethod method, int64 batch_size,
+									  bool want_set, const char *what,
 							   OdpDistributedTop *top);
 
 /*
@@ -49,10 +49,10 @@ extern void OdpDistributedTopOutliers(const OdpShardSet *set, const OdpInputSpec
  * left out when exclude_self).  dist and ids hold nq * k entries.
  */
 extern void OdpDistributedKnn(const OdpShardSet *set, const OdpInputSpec *spec,
-					   OdpMetric metric, int32 k, const float *queries,
-					   const int64 *qids, int64 nq, int32 dims,
-					   bool exclude_self, const char *what, float *dist,
-					   int64 *ids, int32 *k_out);
+							  OdpMetric metric, int32 k, const float *queries,
+							  const int64 *qids, int64 nq, int32 dims,
+							  bool exclude_self, const char *what, float *dist,
+							  int64 *ids, int32 *k_out);
 
 /*
  * The k-skyband of the sharded table: the union of the nodes' skybands
@@ -60,7 +60,7 @@ extern void OdpDistributedKnn(const OdpShardSet *set, const OdpInputSpec *spec,
  * in *in, by id, with each row's dominators in *dominated_by.
  */
 extern void OdpDistributedSkyline(const OdpShardSet *set, ArrayType *directions,
-						   const uint8 *maximize, int nentries, int32 band,
-						   OdpInput *in, int32 **dominated_by);
+								  const uint8 *maximize, int nentries, int32 band,
+								  OdpInput *in, int32 **dominated_by);
 
 #endif							/* ODP_DISTRIBUTED_PG_H */

@@ -415,7 +415,7 @@ GlueMatrix64(const OdpInput *in, OdpMatrix64 *m)
  */
 static void
 GluePearsonBegin(const OdpInput *x, const OdpInput *y, OdpPearsonMethod method,
-			  int32 min_periods, OdpContext *ctx, GlueCancelState *cancel,
+				 int32 min_periods, OdpContext *ctx, GlueCancelState *cancel,
 			  OdpMatrix64 *mx, OdpMatrix64 *my, OdpPearsonProblem *p,
 			  OdpRunInfo *info)
 {
@@ -485,8 +485,8 @@ GluePairs(void *arg, const int64_t *a, const int64_t *b, const double *r,
  */
 void
 OdpComputePearsonPairs(const OdpInput *x, const OdpInput *y, OdpPearsonMethod method,
-					int32 min_periods, double min_abs_r, OdpPairSink sink,
-					void *arg, OdpRunInfo *info)
+					   int32 min_periods, double min_abs_r, OdpPairSink sink,
+					   void *arg, OdpRunInfo *info)
 {
 	OdpContext	ctx;
 	GlueCancelState cancel;

@@ -132,7 +132,7 @@ KnnDistributed(ReturnSetInfo *rsinfo, const OdpShardSet *shards,
 	int32		k_out;
 
 	OdpDistributedKnn(shards, spec, metric, k, queries, qids, nq, dims, false, what,
-			   dist, ids, &k_out);
+					  dist, ids, &k_out);
 	for (int64 q = 0; q < nq; q++)
 	{
 		CHECK_FOR_INTERRUPTS();

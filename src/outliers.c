@@ -144,7 +144,7 @@ OutlierTopCompute(const OutlierArgs *args, int32 n, OdpOutlierMethod method,
 	{
 		top->distributed = true;
 		OdpDistributedTopOutliers(&shards, &args->spec, args->metric, args->k, n, method,
-						   batch_size, want_set, what, &top->dist);
+								  batch_size, want_set, what, &top->dist);
 		top->count = top->dist.count;
 		top->scores = top->dist.scores;
 		top->nmembers = top->dist.members;

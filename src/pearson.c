@@ -301,7 +301,7 @@ PearsonPairs(FunctionCallInfo fcinfo, const PearsonArgPos *pos, int min_abs_r_ar
 	sink.ids_a = in.x.ids;
 	sink.ids_b = in.yp ? in.yp->ids : in.x.ids;
 	OdpComputePearsonPairs(&in.x, in.yp, args.method, args.min_periods, min_abs_r,
-						PearsonPutPairs, &sink, &info);
+						   PearsonPutPairs, &sink, &info);
 	MemoryContextSwitchTo(old);
 
 	OdpReportTiming("odp_pearson", &in.x, &info, info.emit_ms);
@@ -368,7 +368,7 @@ PearsonTop(FunctionCallInfo fcinfo, const PearsonArgPos *pos, int k_arg,
 	other = MemoryContextAllocHuge(work, sizeof(int64) * (Size) in.x.rows * k);
 	r = MemoryContextAllocHuge(work, sizeof(double) * (Size) in.x.rows * k);
 	OdpComputePearsonTop(&in.x, in.yp, args.method, args.min_periods, k, rank,
-					  other, r, &info);
+						 other, r, &info);
 	MemoryContextSwitchTo(old);
 
 	start = odp_now_ms();

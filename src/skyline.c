@@ -156,7 +156,7 @@ odp_skyline(PG_FUNCTION_ARGS)
 		if (OdpFindShards(&spec, &shards))
 		{
 			OdpDistributedSkyline(&shards, OdpArgOptArray(fcinfo, SKY_ARG_DIRECTIONS),
-						   maximize, nentries, band, &in, &dominated_by);
+								  maximize, nentries, band, &in, &dominated_by);
 			MemoryContextSwitchTo(old);
 			SkylineEmit(rsinfo, &in, dominated_by, band);
 			MemoryContextDelete(work);
