@@ -498,7 +498,7 @@ void
 OdpDistributedTopOutliers(const OdpShardSet *set, const OdpInputSpec *spec,
 						  OdpMetric metric, int32 k, int64 n, OdpOutlierMethod method,
 						  int64 batch_size, bool want_set, const char *what,
-				   OdpDistributedTop *top)
+						  OdpDistributedTop *top)
 {
 	DistributedCall   *c = DistributedBegin(set, what);
 	bool		prune = method != ODP_METHOD_BRUTEFORCE;
@@ -581,7 +581,7 @@ OdpDistributedTopOutliers(const OdpShardSet *set, const OdpInputSpec *spec,
 										  prune ? "solvingset" : "bruteforce", iterations,
 										  odp_ss_sup_set_size(sup), c->distances, sup_ms,
 										  total > 0 ? 100.0 * sup_ms / total : 0.0,
-								   iterations > 0 ? DistributedBytes(c) / iterations : 0));
+										  iterations > 0 ? DistributedBytes(c) / iterations : 0));
 		}
 	}
 	PG_FINALLY();

@@ -40,7 +40,7 @@ extern void OdpDistributedTopOutliers(const OdpShardSet *set, const OdpInputSpec
 									  OdpMetric metric, int32 k, int64 n,
 									  OdpOutlierMethod method, int64 batch_size,
 									  bool want_set, const char *what,
-							   OdpDistributedTop *top);
+									  OdpDistributedTop *top);
 
 /*
  * For every query (nq rows of dims values, ids qids or NULL), its k

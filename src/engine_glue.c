@@ -416,8 +416,8 @@ GlueMatrix64(const OdpInput *in, OdpMatrix64 *m)
 static void
 GluePearsonBegin(const OdpInput *x, const OdpInput *y, OdpPearsonMethod method,
 				 int32 min_periods, OdpContext *ctx, GlueCancelState *cancel,
-			  OdpMatrix64 *mx, OdpMatrix64 *my, OdpPearsonProblem *p,
-			  OdpRunInfo *info)
+				 OdpMatrix64 *mx, OdpMatrix64 *my, OdpPearsonProblem *p,
+				 OdpRunInfo *info)
 {
 	memset(info, 0, sizeof(*info));
 	info->on_gpu = GlueChoosePearsonGpu(x->rows, x->rows + (y ? y->rows : 0));
@@ -516,8 +516,8 @@ OdpComputePearsonPairs(const OdpInput *x, const OdpInput *y, OdpPearsonMethod me
  */
 void
 OdpComputePearsonTop(const OdpInput *x, const OdpInput *y, OdpPearsonMethod method,
-				  int32 min_periods, int32 k, OdpPearsonRank rank, int64 *other,
-				  double *r, OdpRunInfo *info)
+					 int32 min_periods, int32 k, OdpPearsonRank rank, int64 *other,
+					 double *r, OdpRunInfo *info)
 {
 	OdpContext	ctx;
 	GlueCancelState cancel;

@@ -111,13 +111,13 @@ extern void OdpComputeKnn(const OdpInput *queries, const OdpInput *source,
 						  OdpMetric metric, int32 k, bool self_join,
 						  float *dist, int64 *index, OdpRunInfo *info);
 extern void OdpComputePearsonPairs(const OdpInput *x, const OdpInput *y,
-								OdpPearsonMethod method, int32 min_periods,
-								double min_abs_r, OdpPairSink sink, void *arg,
-								OdpRunInfo *info);
+								   OdpPearsonMethod method, int32 min_periods,
+								   double min_abs_r, OdpPairSink sink, void *arg,
+								   OdpRunInfo *info);
 extern void OdpComputePearsonTop(const OdpInput *x, const OdpInput *y,
-							  OdpPearsonMethod method, int32 min_periods,
-							  int32 k, OdpPearsonRank rank, int64 *other,
-							  double *r, OdpRunInfo *info);
+								 OdpPearsonMethod method, int32 min_periods,
+								 int32 k, OdpPearsonRank rank, int64 *other,
+								 double *r, OdpRunInfo *info);
 extern void OdpComputeSkyline(const OdpInput *in, const uint8 *maximize,
 							  int32 band, int32 *dominated_by,
 							  OdpRunInfo *info);

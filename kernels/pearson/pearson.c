@@ -87,8 +87,8 @@ pearson_run(OdpContext *ctx, const OdpPearsonJob *job)
 /* See odp_pearson.h. */
 OdpStatus
 odp_compute_pearson_pairs(OdpContext *ctx, const OdpPearsonProblem *p,
-					   double min_abs_r, OdpPearsonPairFn emit, void *emit_arg,
-					   int64_t *pairs)
+						  double min_abs_r, OdpPearsonPairFn emit, void *emit_arg,
+						  int64_t *pairs)
 {
 	OdpPearsonJob	job;
 	OdpPearsonEmitter emitter;
@@ -119,7 +119,7 @@ odp_compute_pearson_pairs(OdpContext *ctx, const OdpPearsonProblem *p,
 /* See odp_pearson.h. */
 OdpStatus
 odp_compute_pearson_top(OdpContext *ctx, const OdpPearsonProblem *p, int32_t k,
-					 OdpPearsonRank rank, int64_t *other, double *r)
+						OdpPearsonRank rank, int64_t *other, double *r)
 {
 	OdpPearsonJob	job;
 	OdpStatus	status;

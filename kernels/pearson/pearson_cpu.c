@@ -440,7 +440,7 @@ cpu_pearson_stopping(CpuPearsonRun *run, bool poll)
  */
 static bool
 cpu_pearson_unit(CpuPearsonRun *run, int64_t u, CpuPearsonScratch *sc,
-			  OdpPearsonPairs *lists, bool poll)
+				 OdpPearsonPairs *lists, bool poll)
 {
 	const OdpPearsonJob *job = run->job;
 	const int64_t a0 = u * CPU_PEARSON_ROWS;
@@ -476,7 +476,7 @@ cpu_pearson_unit(CpuPearsonRun *run, int64_t u, CpuPearsonScratch *sc,
 					pearson_heap_offer(sc->heap_key + (size_t) i * k,
 									   sc->heap_tag + (size_t) i * k,
 									   &sc->heap_size[i], k,
-									odp_pearson_key(r, job->rank), odp_pearson_tag(b, r));
+									   odp_pearson_key(r, job->rank), odp_pearson_tag(b, r));
 				else if (fabs(r) >= job->min_abs_r &&
 						 !odp_pearson_pairs_push(&lists[i], a, b, r))
 				{
@@ -609,8 +609,8 @@ cpu_pearson_work(CpuPearsonRun *run, bool poll)
 				break;
 		}
 		else if (!cpu_pearson_unit(run, u, &sc,
-								run->lists ? run->lists + (u - run->first) * CPU_PEARSON_ROWS : NULL,
-								poll))
+								   run->lists ? run->lists + (u - run->first) * CPU_PEARSON_ROWS : NULL,
+								   poll))
 			break;
 	}
 	cpu_pearson_scratch_free(&sc);

@@ -507,8 +507,8 @@ struct PearsonPlanes
  */
 static __global__ void
 PearsonFinishPairwise(double *tiles, int64_t ni, int64_t nj, int64_t a0,
-				   int64_t b0, int self_mode, double min_n, PearsonPlanes xa,
-				   PearsonPlanes yb, int32_t dims)
+					  int64_t b0, int self_mode, double min_n, PearsonPlanes xa,
+					  PearsonPlanes yb, int32_t dims)
 {
 	const int64_t i = blockIdx.y;
 	const int64_t a = a0 + i;
@@ -1205,7 +1205,7 @@ cleanup:
 static OdpStatus
 PearsonTileProducts(GpuPearson *g, const double *const *A, int64_t a0, int64_t ni,
 					const double *const *B, int64_t b0, int64_t nj, int self_mode,
-		 PearsonTileView *view)
+					PearsonTileView *view)
 {
 	OdpContext *ctx = g->ctx;
 	const int64_t stride = ni * nj;

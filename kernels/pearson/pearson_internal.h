@@ -69,7 +69,7 @@ typedef struct OdpPearsonEmitter
  * ODP_ERR_CANCELLED (with a message) when the callback asks to stop.
  */
 extern OdpStatus odp_pearson_emit(OdpContext *ctx, OdpPearsonEmitter *e,
-							   const OdpPearsonPairs *p);
+								  const OdpPearsonPairs *p);
 
 /* One correlation call, arguments checked (pearson.c). */
 typedef struct OdpPearsonJob
