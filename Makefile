@@ -101,8 +101,11 @@ SHLIB_LINK += -L$(CUDA_HOME)/lib64 -lcudart_static -lstdc++ -lpthread -ldl -lrt 
 endif
 
 ENGINE_TESTS = test/engine/test_engine
-BENCHES = test/bench/ss_bench test/bench/knn_bench test/bench/corr_bench \
-	test/bench/corr_bench_trace test/bench/sky_bench test/bench/iv_bench
+# Engine benchmarks: test/bench/<analytic>_engine_bench (the SQL ones are
+# test/bench/<analytic>_bench.sh).
+BENCHES = test/bench/outliers_engine_bench test/bench/knn_engine_bench \
+	test/bench/pearson_engine_bench test/bench/pearson_engine_bench_trace \
+	test/bench/skyline_engine_bench test/bench/intervals_engine_bench
 EXTRA_CLEAN = $(ENGINE_TESTS) $(BENCHES) kernels/pearson/pearson_gpu_trace.o \
 	$(wildcard src/*.o kernels/*/*.o src/*.d kernels/*/*.d)
 
@@ -141,6 +144,8 @@ $(ENGINE_TESTS): $(wildcard test/engine/*.h) $(ENGINE_HEADERS)
 $(BENCHES): $(wildcard test/bench/*.h) $(ENGINE_HEADERS)
 
 # Engine unit tests: no server needed; the GPU part runs where a GPU is.
+# One binary from every test/engine/*.c: runner.c (main; a flag per
+# analytic), test_util.c and one test_<analytic>.c per analytic.
 ENGINE_TEST_SRCS = $(wildcard test/engine/*.c)
 test/engine/test_engine: $(ENGINE_TEST_SRCS) $(ENGINE_OBJS)
 	$(ENGINE_PROGRAM) -o $@ $(ENGINE_TEST_SRCS) $(ENGINE_OBJS) $(SHLIB_LINK)
@@ -149,23 +154,24 @@ test/engine/test_engine: $(ENGINE_TEST_SRCS) $(ENGINE_OBJS)
 engine-test: test/engine/test_engine
 	test/engine/test_engine
 
-# SolvingSet benchmark and exactness check.
-test/bench/ss_bench: test/bench/ss_bench.c $(ENGINE_OBJS)
+# Outliers: SolvingSet benchmark and exactness check, and the scores of
+# every row (--scores).
+test/bench/outliers_engine_bench: test/bench/outliers_engine_bench.c $(ENGINE_OBJS)
 	$(ENGINE_PROGRAM) -o $@ $< $(ENGINE_OBJS) $(SHLIB_LINK)
 
 # k-NN benchmark and GPU-vs-CPU check.
-test/bench/knn_bench: test/bench/knn_bench.c $(ENGINE_OBJS)
+test/bench/knn_engine_bench: test/bench/knn_engine_bench.c $(ENGINE_OBJS)
 	$(ENGINE_PROGRAM) -o $@ $< $(ENGINE_OBJS) $(SHLIB_LINK)
 
-# Correlation benchmark; the _trace variant also times the GPU path's
+# Pearson benchmark; the _trace variant also times the GPU path's
 # stages (a separate build of its file).
-test/bench/corr_bench: test/bench/corr_bench.c $(ENGINE_OBJS)
+test/bench/pearson_engine_bench: test/bench/pearson_engine_bench.c $(ENGINE_OBJS)
 	$(ENGINE_PROGRAM) -o $@ $< $(ENGINE_OBJS) $(SHLIB_LINK)
 
 kernels/pearson/pearson_gpu_trace.o: kernels/pearson/pearson_gpu.cu
 	$(NVCC) $(NVCCFLAGS) -DODP_PEARSON_TRACE -MMD -MP -c -o $@ $<
 
-test/bench/corr_bench_trace: test/bench/corr_bench.c $(ENGINE_C_OBJS) \
+test/bench/pearson_engine_bench_trace: test/bench/pearson_engine_bench.c $(ENGINE_C_OBJS) \
 		$(filter-out kernels/pearson/pearson_gpu.o,$(ENGINE_CU_OBJS)) \
 		kernels/pearson/pearson_gpu_trace.o
 	$(ENGINE_PROGRAM) -DODP_PEARSON_TRACE -o $@ $< $(ENGINE_C_OBJS) \
@@ -173,11 +179,11 @@ test/bench/corr_bench_trace: test/bench/corr_bench.c $(ENGINE_C_OBJS) \
 		kernels/pearson/pearson_gpu_trace.o $(SHLIB_LINK)
 
 # Skyline workloads and engine timings.
-test/bench/sky_bench: test/bench/sky_bench.c $(ENGINE_OBJS)
+test/bench/skyline_engine_bench: test/bench/skyline_engine_bench.c $(ENGINE_OBJS)
 	$(ENGINE_PROGRAM) -o $@ $< $(ENGINE_OBJS) $(SHLIB_LINK)
 
 # Region matching workloads and engine timings.
-test/bench/iv_bench: test/bench/iv_bench.c $(ENGINE_OBJS)
+test/bench/intervals_engine_bench: test/bench/intervals_engine_bench.c $(ENGINE_OBJS)
 	$(ENGINE_PROGRAM) -o $@ $< $(ENGINE_OBJS) $(SHLIB_LINK) -lm
 
 -include $(OBJS:.o=.d) kernels/pearson/pearson_gpu_trace.d

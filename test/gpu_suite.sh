@@ -12,19 +12,24 @@
 #   cancellation checks (the two-part checks of odp_gpu.devices still run).
 #   ODP_ANALYTICS="outliers knn pearson skyline intervals sharded" (default all)
 #   limits the engine tests, comparisons, cancellation checks and
-#   benchmarks to those; one analytic with its own engine tests and regress
-#   suite (pearson, skyline, intervals) runs only those; sharded alone runs
-#   the distributed engine tests, every regress suite and the shard checks
-#   with the nodes on the GPU.
+#   benchmarks to those; one analytic alone (outliers, knn, pearson,
+#   skyline, intervals) runs only its engine tests (test_engine --NAME) and
+#   its regress suites (sql/NAME.sql, sql/NAME_*.sql); sharded alone runs
+#   the distributed engine tests, every regress suite and the distributed
+#   checks (test/checks/distributed.sh) with the nodes on the GPU.
 #   ODP_PREBUILT=1 installs the odp_gpu.so already built in the tree (same
 #   compiler and flags, e.g. built on a machine without a GPU) instead of
 #   building, and uses the engine test binary already built.
+# Logs go to a directory of the run's own (/tmp/odp_run.XXXXXX), removed at
+# the end, kept and named on a failure.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
-source "$(dirname "$0")/cancel_check.sh"
-source "$(dirname "$0")/shard_check.sh"
+source "$(dirname "$0")/checks/cancel.sh"
+source "$(dirname "$0")/checks/distributed.sh"
 ODP_PASSED=0
 ODP_FAILED=0
+odp_run_dir_create
+log=$ODP_RUN_DIR
 cd "$ODP_ROOT"
 if [ -n "${PGHOST:-}" ] && pg_isready -q 2>/dev/null; then
 	export ODP_USE_RUNNING_SERVER=1
@@ -46,16 +51,20 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader ||
 psql -X -q -c "SET client_min_messages = warning" -c "CREATE EXTENSION IF NOT EXISTS odp_gpu" >/dev/null
 if [ "${ODP_SKIP_ENGINE:-0}" != 1 ]; then
 odp_log "engine unit tests"
-case "$ODP_ANALYTICS" in pearson|skyline|intervals) engine_args=--$ODP_ANALYTICS ;; sharded) engine_args=--distributed ;; *) engine_args= ;; esac
+case "$ODP_ANALYTICS" in
+	outliers|knn|pearson|skyline|intervals) engine_args=--$ODP_ANALYTICS ;;
+	sharded) engine_args=--distributed ;;
+	*) engine_args= ;;
+esac
 if [ "${ODP_PREBUILT:-0}" = 1 ]; then
-	test/engine/test_engine $engine_args >/tmp/odp_engine_test.log 2>&1
+	test/engine/test_engine $engine_args >"$log/engine_test.log" 2>&1
 else
-	make -s test/engine/test_engine PG_CONFIG="$PG_CONFIG" >/tmp/odp_engine_test.log 2>&1 &&
-		test/engine/test_engine $engine_args >>/tmp/odp_engine_test.log 2>&1
+	make -s test/engine/test_engine PG_CONFIG="$PG_CONFIG" >"$log/engine_test.log" 2>&1 &&
+		test/engine/test_engine $engine_args >>"$log/engine_test.log" 2>&1
 fi
-cat /tmp/odp_engine_test.log | tail -60
-grep -E '^FAIL' /tmp/odp_engine_test.log | head -20
-line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' /tmp/odp_engine_test.log | tail -1)
+tail -60 "$log/engine_test.log"
+grep -E '^FAIL' "$log/engine_test.log" | head -20
+line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log/engine_test.log" | tail -1)
 if [ -n "$line" ]; then
 	ODP_PASSED=$((ODP_PASSED + $(cut -d' ' -f1 <<<"$line")))
 	ODP_FAILED=$((ODP_FAILED + $(cut -d' ' -f3 <<<"$line")))
@@ -68,12 +77,17 @@ if [ "${ODP_SKIP_REGRESS:-0}" != 1 ]; then
 odp_log "pg_regress suites with odp_gpu.device = gpu, odp_gpu.gpu_min_rows = 0"
 # settings is left out: it checks the settings' defaults, which PGOPTIONS changes
 suites=$(ls sql/*.sql | sed 's|sql/||; s|\.sql$||' | grep -v -e '^odp_gpu--' -e '^settings$' | tr '\n' ' ')
-case "$ODP_ANALYTICS" in pearson|skyline|intervals) suites=$ODP_ANALYTICS ;; esac
-PGOPTIONS="-c odp_gpu.device=gpu -c odp_gpu.gpu_min_rows=0" make -s installcheck REGRESS="$suites" PG_CONFIG="$PG_CONFIG" >/tmp/odp_regress.log 2>&1
-grep -E '\.\.\. ' /tmp/odp_regress.log
-ok=$(grep -cE '\.\.\. ok' /tmp/odp_regress.log); bad=$(grep -cE '\.\.\. (FAILED|failed)' /tmp/odp_regress.log)
+# one analytic: its suites, named feature first (outliers, outliers_solvingset, ...)
+case "$ODP_ANALYTICS" in
+	outliers|knn|pearson|skyline|intervals)
+		suites=$(ls sql/"$ODP_ANALYTICS".sql sql/"$ODP_ANALYTICS"_*.sql 2>/dev/null | sed 's|sql/||; s|\.sql$||' | tr '\n' ' ') ;;
+esac
+PGOPTIONS="-c odp_gpu.device=gpu -c odp_gpu.gpu_min_rows=0" make -s installcheck REGRESS="$suites" \
+	EXTRA_REGRESS_OPTS="--outputdir=$log/regress" PG_CONFIG="$PG_CONFIG" >"$log/regress.log" 2>&1
+grep -E '\.\.\. ' "$log/regress.log"
+ok=$(grep -cE '\.\.\. ok' "$log/regress.log"); bad=$(grep -cE '\.\.\. (FAILED|failed)' "$log/regress.log")
 ODP_PASSED=$((ODP_PASSED + ok)); ODP_FAILED=$((ODP_FAILED + bad))
-[ "$bad" -gt 0 ] && head -150 regression.diffs
+[ "$bad" -gt 0 ] && head -150 "$log/regress/regression.diffs"
 fi
 
 if [ "${ODP_SKIP_COMPARE:-0}" != 1 ]; then
@@ -186,12 +200,12 @@ fi
 
 if odp_wants pearson; then
 odp_log "correlation: GPU vs CPU"
-# odp_compare_corr NAME ROWS LEN MIN_ABS_R K NULL_SHARE METHOD [MEMORY_LIMIT_MB [OTHER_ROWS]]:
+# odp_compare_pearson NAME ROWS LEN MIN_ABS_R K NULL_SHARE METHOD [MEMORY_LIMIT_MB [OTHER_ROWS]]:
 # random-walk series (NULL_SHARE of the values NULL, then nulls => pairwise);
 # the pairs over MIN_ABS_R and the top-K lists must be the same on both
 # paths, coefficients within 1e-12.  OTHER_ROWS > 0 correlates a second
 # table of that many series against the first.
-odp_compare_corr() {
+odp_compare_pearson() {
 	local name=$1 rows=$2 len=$3 t=$4 k=$5 nulls=$6 method=$7 limit=${8:-0} other=${9:-0}
 	local opts="method => '$method'" src="'corr_a'" out
 	[ "$nulls" != 0 ] && opts="$opts, nulls => 'pairwise'"
@@ -233,26 +247,26 @@ SQL
 	local n=$(cut -d' ' -f1 <<<"$cmp") same=$(cut -d' ' -f2 <<<"$cmp") maxd=$(cut -d' ' -f3 <<<"$cmp")
 	local tn=$(cut -d' ' -f1 <<<"$top") tsame=$(cut -d' ' -f2 <<<"$top")
 	[ -n "$n" ] && [ "$n" -gt 0 ] && [ "$same" = "$n" ] && [ -n "$tn" ] && [ "$tn" -gt 0 ] && [ "$tsame" = "$tn" ]
-	odp_check "gpu-vs-cpu corr $name: rows=$rows len=$len |r|>=$t k=$k nulls=$nulls $method limit=${limit}MB other=$other" $? \
+	odp_check "gpu-vs-cpu pearson $name: rows=$rows len=$len |r|>=$t k=$k nulls=$nulls $method limit=${limit}MB other=$other" $? \
 		"$same of $n pairs within 1e-12 (max diff $maxd), $tsame of $tn top rows identical, chunks=$chunks"
 	grep -q '^ERROR' <<<"$out" && grep '^ERROR' <<<"$out" | head -3
 }
-odp_compare_corr walks 3000 500 0.8 10 0 pearson
-odp_compare_corr short 8000 40 0.95 5 0 pearson
-odp_compare_corr staged 1500 3000 0.5 7 0 pearson 40
-odp_compare_corr pairwise 1500 300 0.3 10 0.2 pearson
-odp_compare_corr pairwise-staged 800 2000 0.3 10 0.1 pearson 40
-odp_compare_corr spearman 1500 400 0.3 10 0 spearman
-odp_compare_corr two-sources 3000 500 0.8 3 0 pearson 0 40
-odp_compare_corr two-sources-pairwise 1000 300 0.3 3 0.1 pearson 0 40
+odp_compare_pearson walks 3000 500 0.8 10 0 pearson
+odp_compare_pearson short 8000 40 0.95 5 0 pearson
+odp_compare_pearson staged 1500 3000 0.5 7 0 pearson 40
+odp_compare_pearson pairwise 1500 300 0.3 10 0.2 pearson
+odp_compare_pearson pairwise-staged 800 2000 0.3 10 0.1 pearson 40
+odp_compare_pearson spearman 1500 400 0.3 10 0 spearman
+odp_compare_pearson two-sources 3000 500 0.8 3 0 pearson 0 40
+odp_compare_pearson two-sources-pairwise 1000 300 0.3 3 0.1 pearson 0 40
 fi
 
 if odp_wants skyline; then
 odp_log "skyline: GPU vs CPU"
-# odp_compare_sky NAME ROWS DIMS BAND KIND DIRECTIONS [MEMORY_LIMIT_MB]: KIND
+# odp_compare_skyline NAME ROWS DIMS BAND KIND DIRECTIONS [MEMORY_LIMIT_MB]: KIND
 # independent (uniform), anti (points scattered about the plane sum = 1),
 # or ties (integers 0 .. 4); every (id, dominated_by) row must be the same.
-odp_compare_sky() {
+odp_compare_skyline() {
 	local name=$1 rows=$2 dims=$3 band=$4 kind=$5 dirs=$6 limit=${7:-0} out gen
 	case $kind in
 		independent) gen="random()" ;;
@@ -291,25 +305,25 @@ SQL
 		"$same of $n rows identical, aggregate $agg, chunks=$chunks; $(sed -n 's/.*\(compute=[0-9.]* ms\).*\(members=[0-9]*\).*/\1 \2/p' <<<"$out" | head -1)"
 	grep -q '^ERROR' <<<"$out" && grep '^ERROR' <<<"$out" | head -3
 }
-odp_compare_sky independent 50000 4 1 independent NULL
-odp_compare_sky anti 60000 6 1 anti NULL
-odp_compare_sky anti-band 60000 6 5 anti "'{min,max,min,max,min,max}'"
-odp_compare_sky ties 40000 3 3 ties "'{max,min,max}'"
-odp_compare_sky one-feature 30000 1 2 ties "'{max}'"
-odp_compare_sky wide 20000 200 1 independent NULL
-odp_compare_sky staged 100000 8 1 anti NULL 4
-odp_compare_sky staged-band 50000 5 4 anti NULL 2
+odp_compare_skyline independent 50000 4 1 independent NULL
+odp_compare_skyline anti 60000 6 1 anti NULL
+odp_compare_skyline anti-band 60000 6 5 anti "'{min,max,min,max,min,max}'"
+odp_compare_skyline ties 40000 3 3 ties "'{max,min,max}'"
+odp_compare_skyline one-feature 30000 1 2 ties "'{max}'"
+odp_compare_skyline wide 20000 200 1 independent NULL
+odp_compare_skyline staged 100000 8 1 anti NULL 4
+odp_compare_skyline staged-band 50000 5 4 anti NULL 2
 fi
 
 if odp_wants intervals; then
 odp_log "region matching: GPU vs CPU"
-# odp_compare_iv NAME ROWS KIND [MEMORY_LIMIT_MB]: two sources of ROWS
+# odp_compare_intervals NAME ROWS KIND [MEMORY_LIMIT_MB]: two sources of ROWS
 # regions (and the first as one set) of KIND: int8 (int8range, widths 0 ..
 # 40 in a space of 20 * ROWS), ts (tsrange, bounds of every inclusivity,
 # microseconds apart), box (two dimensions, coordinates 1e-6 apart), cube
 # (three), pairs (float8 columns, '[)', with an int4range: two); the pairs
 # and the counts must be the same on both paths.
-odp_compare_iv() {
+odp_compare_intervals() {
 	local name=$1 rows=$2 kind=$3 limit=${4:-0} out cols
 	case $kind in
 		int8) cols="int8range(lo, lo + w, '[]') AS r" ;;
@@ -352,13 +366,13 @@ SQL
 		"$same of $n pairs and $same1 of $n1 within one set identical, GPU count $gcount, chunks=$chunks; $(sed -n 's/.*\(compute=[0-9.]* ms\).*/\1/p' <<<"$out" | head -1)"
 	grep -q '^ERROR' <<<"$out" && grep '^ERROR' <<<"$out" | head -3
 }
-odp_compare_iv int8 100000 int8
-odp_compare_iv ts 50000 ts
-odp_compare_iv box 60000 box
-odp_compare_iv cube 60000 cube
-odp_compare_iv pairs 40000 pairs
-odp_compare_iv chunked 200000 int8 3
-odp_compare_iv chunked-cube 100000 cube 3
+odp_compare_intervals int8 100000 int8
+odp_compare_intervals ts 50000 ts
+odp_compare_intervals box 60000 box
+odp_compare_intervals cube 60000 cube
+odp_compare_intervals pairs 40000 pairs
+odp_compare_intervals chunked 200000 int8 3
+odp_compare_intervals chunked-cube 100000 cube 3
 fi
 
 fi
@@ -480,16 +494,17 @@ if odp_wants sharded; then
 odp_log "sharded table: the nodes' steps on the GPU"
 # the mid-call faults need a call that lasts: the CPU run of the test
 # command checks them
-ODP_SHARD_LONG=0 odp_shard_checks "-c odp_gpu.device=gpu -c odp_gpu.gpu_min_rows=0"
+ODP_SHARD_LONG=0 odp_distributed_checks "-c odp_gpu.device=gpu -c odp_gpu.gpu_min_rows=0"
 fi
 
 if [ "${ODP_SKIP_BENCH:-0}" != 1 ]; then
 	odp_log "benchmark"
-	odp_wants outliers && ODP_BENCH_CPU_THREADS=${ODP_BENCH_CPU_THREADS:-16} bash test/bench/bench_outliers.sh
-	odp_wants pearson && ODP_BENCH_CPU_THREADS=${ODP_BENCH_CPU_THREADS:-16} bash test/bench/bench_pearson.sh
-	odp_wants skyline && ODP_BENCH_CPU_THREADS=${ODP_BENCH_CPU_THREADS:-16} bash test/bench/bench_skyline.sh
-	odp_wants intervals && ODP_BENCH_CPU_THREADS=${ODP_BENCH_CPU_THREADS:-16} bash test/bench/bench_intervals.sh
+	odp_wants outliers && ODP_BENCH_CPU_THREADS=${ODP_BENCH_CPU_THREADS:-16} bash test/bench/outliers_bench.sh
+	odp_wants pearson && ODP_BENCH_CPU_THREADS=${ODP_BENCH_CPU_THREADS:-16} bash test/bench/pearson_bench.sh
+	odp_wants skyline && ODP_BENCH_CPU_THREADS=${ODP_BENCH_CPU_THREADS:-16} bash test/bench/skyline_bench.sh
+	odp_wants intervals && ODP_BENCH_CPU_THREADS=${ODP_BENCH_CPU_THREADS:-16} bash test/bench/intervals_bench.sh
 fi
 odp_stop_server
+odp_run_dir_end "$ODP_FAILED"
 echo "$ODP_PASSED passed, $ODP_FAILED failed"
 [ "$ODP_FAILED" -eq 0 ]

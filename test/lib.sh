@@ -1,7 +1,9 @@
-# test/lib.sh: shared by test/run_tests.sh, test/demo.sh and test/gpu_suite.sh.
+# test/lib.sh: shared by test/run_tests.sh, test/demo.sh, test/gpu_suite.sh
+# and the checks they source (test/checks/*.sh).
 # Installs what is missing (Debian 12, as root), builds and installs the
-# extension, and starts / stops a throwaway PostgreSQL server owned by an
-# unprivileged user (PostgreSQL refuses to run as root).
+# extension, starts / stops a throwaway PostgreSQL server owned by an
+# unprivileged user (PostgreSQL refuses to run as root), gives a run its own
+# directory for logs and scratch files, and counts checks.
 #
 # Settings (environment): PG_CONFIG (default: Debian's PostgreSQL 15),
 # ODP_TEST_PORT (default 54329), ODP_TEST_OS_USER (default odptest),
@@ -12,6 +14,45 @@ ODP_PORT=${ODP_TEST_PORT:-54329}
 ODP_OS_USER=${ODP_TEST_OS_USER:-odptest}
 
 odp_log() { printf '== %s\n' "$*"; }
+
+# Records one check: name, exit status of its condition, detail; prints
+# "ok"/"FAILED" and adds to ODP_PASSED or ODP_FAILED.
+odp_check() {
+	if [ "$2" -eq 0 ]; then
+		ODP_PASSED=$((ODP_PASSED + 1)); echo "ok     $1 ($3)"
+	else
+		ODP_FAILED=$((ODP_FAILED + 1)); echo "FAILED $1 ($3)"
+	fi
+}
+
+# Makes this run's directory, ODP_RUN_DIR, for every log and scratch file
+# of the run (so that two runs on one machine never share one); call
+# odp_run_dir_end at the end.  If the script exits before that, the
+# directory is kept and its path printed.
+odp_run_dir_create() {
+	ODP_RUN_DIR=$(mktemp -d /tmp/odp_run.XXXXXX)
+	trap odp_on_exit EXIT
+}
+
+# Removes the run's directory when $1 (the failures) is 0; else keeps it
+# and prints where it is.
+odp_run_dir_end() {
+	if [ "$1" -eq 0 ]; then
+		rm -rf "$ODP_RUN_DIR"
+	else
+		echo "logs kept in $ODP_RUN_DIR"
+	fi
+	ODP_RUN_DIR=
+}
+
+# The EXIT trap: stops the throwaway server; a run's directory still there
+# (the script ended early) is kept and named.
+odp_on_exit() {
+	odp_stop_server
+	if [ -n "${ODP_RUN_DIR:-}" ] && [ -d "$ODP_RUN_DIR" ]; then
+		echo "logs kept in $ODP_RUN_DIR" >&2
+	fi
+}
 
 # Installs PostgreSQL 15, its server headers and pg_cron (for the scheduled-job
 # checks) with apt-get when missing.
@@ -81,7 +122,7 @@ odp_start_server() {
 		|| { tail -20 "$ODP_PGDATA/server.log"; return 1; }
 	ODP_SERVER_RUNAS=("${runas[@]}")
 	export PGHOST=$ODP_SOCKDIR PGPORT=$ODP_PORT PGUSER=postgres PGDATABASE=postgres
-	trap odp_stop_server EXIT
+	trap odp_on_exit EXIT
 }
 
 # Restarts the throwaway server with the extra server options $1 (e.g.
@@ -100,7 +141,6 @@ odp_stop_server() {
 	fi
 }
 
-# Prints the server log's tail (for failures).
 # Node servers of the sharded-table checks and benchmark: node $1 (1-based)
 # gets its own data directory and socket directory, port ODP_PORT + $1, no
 # TCP, odp_gpu installed, trust for its superuser postgres and passwords
@@ -152,6 +192,7 @@ odp_nodes_remove() {
 	done
 }
 
+# Prints the server log's tail (for failures).
 odp_server_log_tail() {
 	[ -n "${ODP_PGDATA:-}" ] && tail -n "${1:-30}" "$ODP_PGDATA/server.log" || true
 }

@@ -3,18 +3,21 @@
 # user who already has PostgreSQL 15 and its headers): installs what is
 # missing, builds with warnings as errors, installs, runs the engine unit
 # tests, starts a throwaway server, runs the pg_regress suites, the upgrade,
-# cancellation, pg_cron and sharded-table checks (two node servers of its
-# own), stops the servers, and ends with
-# "N passed, N failed".
+# cancellation, pg_cron and sharded-table checks of test/checks/ (the last
+# with two node servers of its own), stops the servers, and ends with
+# "N passed, N failed".  Logs go to a directory of the run's own
+# (/tmp/odp_run.XXXXXX), removed at the end, kept and named on a failure.
 # Exits non-zero on any failure.  Usage: bash test/run_tests.sh
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
-source "$(dirname "$0")/cancel_check.sh"
-source "$(dirname "$0")/upgrade_check.sh"
-source "$(dirname "$0")/cron_check.sh"
-source "$(dirname "$0")/shard_check.sh"
+source "$(dirname "$0")/checks/cancel.sh"
+source "$(dirname "$0")/checks/upgrade.sh"
+source "$(dirname "$0")/checks/cron.sh"
+source "$(dirname "$0")/checks/distributed.sh"
 ODP_PASSED=0
 ODP_FAILED=0
+odp_run_dir_create
+log=$ODP_RUN_DIR
 set -e
 odp_install_deps
 odp_build
@@ -22,35 +25,37 @@ set +e
 
 # 1. engine unit tests (CPU everywhere, GPU where one is usable)
 odp_log "engine unit tests"
-make -C "$ODP_ROOT" -s engine-test PG_CONFIG="$PG_CONFIG" >/tmp/odp_engine_test.log 2>&1
+make -C "$ODP_ROOT" -s engine-test PG_CONFIG="$PG_CONFIG" >"$log/engine_test.log" 2>&1
 rc=$?
-grep -E '^(FAILED|GPU tests)' /tmp/odp_engine_test.log
-line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' /tmp/odp_engine_test.log | tail -1)
+grep -E '^(FAILED|GPU tests)' "$log/engine_test.log"
+line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log/engine_test.log" | tail -1)
 if [ -n "$line" ]; then
 	ODP_PASSED=$((ODP_PASSED + $(cut -d' ' -f1 <<<"$line")))
 	ODP_FAILED=$((ODP_FAILED + $(cut -d' ' -f3 <<<"$line")))
 	echo "engine: $line"
 fi
 if [ $rc -ne 0 ] && { [ -z "$line" ] || [ "$(cut -d' ' -f3 <<<"$line")" = 0 ]; }; then
-	tail -20 /tmp/odp_engine_test.log
+	tail -20 "$log/engine_test.log"
 	ODP_FAILED=$((ODP_FAILED + 1))
 fi
 
-# 2. pg_regress suites against a throwaway server
+# 2. pg_regress suites against a throwaway server (their results and
+# regression.diffs in the run's directory, regress/)
 set -e
 odp_start_server
 set +e
 odp_log "pg_regress suites"
-make -C "$ODP_ROOT" -s installcheck PG_CONFIG="$PG_CONFIG" >/tmp/odp_regress.log 2>&1
-grep -E '^(test| +[a-z_0-9]+ +\.\.\.)|\.\.\. (ok|FAILED|failed)' /tmp/odp_regress.log
-ok=$(grep -cE '\.\.\. ok' /tmp/odp_regress.log)
-bad=$(grep -cE '\.\.\. (FAILED|failed)' /tmp/odp_regress.log)
+make -C "$ODP_ROOT" -s installcheck PG_CONFIG="$PG_CONFIG" \
+	EXTRA_REGRESS_OPTS="--outputdir=$log/regress" >"$log/regress.log" 2>&1
+grep -E '^(test| +[a-z_0-9]+ +\.\.\.)|\.\.\. (ok|FAILED|failed)' "$log/regress.log"
+ok=$(grep -cE '\.\.\. ok' "$log/regress.log")
+bad=$(grep -cE '\.\.\. (FAILED|failed)' "$log/regress.log")
 ODP_PASSED=$((ODP_PASSED + ok))
 ODP_FAILED=$((ODP_FAILED + bad))
 if [ "$bad" -gt 0 ] || [ "$ok" -eq 0 ]; then
 	[ "$ok" -eq 0 ] && [ "$bad" -eq 0 ] && ODP_FAILED=$((ODP_FAILED + 1))
-	tail -30 /tmp/odp_regress.log
-	[ -f "$ODP_ROOT/regression.diffs" ] && head -200 "$ODP_ROOT/regression.diffs"
+	tail -30 "$log/regress.log"
+	[ -f "$log/regress/regression.diffs" ] && head -200 "$log/regress/regression.diffs"
 	odp_server_log_tail 30
 fi
 
@@ -59,8 +64,8 @@ fi
 odp_log "upgrade checks"
 odp_upgrade_checks
 odp_released_scripts_check
-bash "$ODP_ROOT/test/bench/plot_benchmarks.sh" --check >/tmp/odp_plots.out 2>&1
-odp_check "README.md's benchmark tables are those of test/bench/results" $? "$(head -c 300 /tmp/odp_plots.out)"
+bash "$ODP_ROOT/test/bench/plot_benchmarks.sh" --check >"$log/plots.out" 2>&1
+odp_check "README.md's benchmark tables are those of test/bench/results" $? "$(head -c 300 "$log/plots.out")"
 
 # 4. cancellation of a long CPU run (the GPU suite repeats this on a GPU)
 odp_log "cancellation checks"
@@ -84,8 +89,9 @@ odp_cron_checks
 
 # 6. a table sharded over two node servers and the coordinator
 odp_log "sharded tables (postgres_fdw nodes)"
-odp_shard_checks
+odp_distributed_checks
 
 odp_stop_server
+odp_run_dir_end "$ODP_FAILED"
 echo "$ODP_PASSED passed, $ODP_FAILED failed"
 [ "$ODP_FAILED" -eq 0 ]

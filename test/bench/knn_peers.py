@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Data, peers and report of the k-NN benchmark (issue 4; bench_knn.sh runs it).
+"""Data, peers and report of the k-NN benchmark (issue 4; knn_bench.sh runs it).
 
   gen WORK N Q REPEAT CUBE_Q
       Random standard Gaussian float32 data at fixed seeds, as .npy files
@@ -33,7 +33,7 @@
       neighbour ids (ids.<workload>.<peer>.npy, 1-based like the tables).
 
   report WORK
-      Reads odp.tsv (written by bench_knn.sh from odp_gpu's timing NOTICEs),
+      Reads odp.tsv (written by knn_bench.sh from odp_gpu's timing NOTICEs),
       peers.tsv, cube.tsv and the id files; prints the peers' times, the
       speedup of odp_gpu (compute and whole call) over each, and how many
       neighbour lists agree.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Data and peers of the correlation benchmark (bench_pearson.sh runs it).
+"""Data and peers of the correlation benchmark (pearson_bench.sh runs it).
 
   gen WORK NAME M N SEED
       M random walks of N values at a fixed seed (each series starts at 100,

@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * test_util.h
- *	  Helpers shared by the engine unit tests (defined in test_engine.c):
- *	  checks, reproducible random data, the naive reference and contexts.
+ *	  Helpers shared by the engine unit tests (defined in test_util.c):
+ *	  checks, reproducible random data, the naive reference, contexts and
+ *	  the GPU probe; and each analytic's tests, which runner.c calls.
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -74,7 +75,19 @@ extern void reference_scores(const float *x, int64_t rows, int dims,
 /* A context for device dev with sane defaults (4 CPU threads). */
 extern OdpContext make_ctx(OdpDevice dev);
 
-/* The SolvingSet tests (test_solvingset.c). */
+/*
+ * Probes the GPU, sets gpu_ok (and gpu_reason when there is none) and
+ * checks what was found; call before any test.
+ */
+extern void probe_gpu(void);
+
+/* Prints "N passed, N failed"; returns the exit status (1 when a check failed). */
+extern int	test_summary(void);
+
+/* The outlier-score and odp_top_n tests (test_outliers.c). */
+extern void run_outlier_tests(void);
+
+/* The SolvingSet tests (test_outliers_solvingset.c). */
 extern void run_solvingset_tests(void);
 
 /* The k-NN tests (test_knn.c). */
@@ -89,7 +102,7 @@ extern void run_skyline_tests(void);
 /* The region matching tests (test_intervals.c). */
 extern void run_interval_tests(void);
 
-/* The distributed forms' tests (test_dist.c). */
+/* The distributed forms' tests (test_distributed.c). */
 extern void run_distributed_tests(void);
 
 /* The device-set tests (test_devices.c). */

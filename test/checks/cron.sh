@@ -1,5 +1,5 @@
-# test/cron_check.sh: sourced by test/run_tests.sh (needs odp_check from
-# test/cancel_check.sh and the throwaway server of test/lib.sh).
+# test/checks/cron.sh: sourced by test/run_tests.sh (needs odp_check and the
+# throwaway server of test/lib.sh).
 # odp_cron_checks: restarts the server with pg_cron loaded, schedules the
 # README's nightly job (the top outliers of a table into a results table
 # with the run's date and time) to run every minute, the finest schedule of

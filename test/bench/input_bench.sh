@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 #
-# bench_load.sh
+# input_bench.sh
 #	  Measures how fast odp_gpu's input layer (src/input.c) turns a table
 #	  into a float32 matrix: the direct heap scan and the SPI paths.
 #
@@ -14,7 +14,7 @@
 # times through each path, printing one line per path.  Every read must
 # return the same matrix (position-weighted checksum), else it fails.
 #
-# Usage: test/bench/bench_load.sh [ROWS [DIMS [REPS]]]
+# Usage: test/bench/input_bench.sh [ROWS [DIMS [REPS]]]
 #   connection through the usual PGHOST, PGPORT, PGUSER, PGDATABASE, as a
 #   superuser, to a server on this host (it loads the module from /tmp);
 #   PG_CONFIG picks the server's build (default: pg_config in PATH).
@@ -23,7 +23,7 @@
 # Copyright (c) 2026, odp_gpu developers
 #
 # IDENTIFICATION
-#	  test/bench/bench_load.sh
+#	  test/bench/input_bench.sh
 #
 set -euo pipefail
 

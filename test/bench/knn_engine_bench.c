@@ -1,11 +1,11 @@
 /*-------------------------------------------------------------------------
  *
- * knn_bench.c
+ * knn_engine_bench.c
  *	  Engine-level benchmark of odp_compute_knn (no PostgreSQL): Gaussian
  *	  data at a fixed seed, the GPU and optionally the CPU, with the
  *	  phases the engine reports and a bit-for-bit comparison of the two.
  *
- * Usage: knn_bench [options]
+ * Usage: knn_engine_bench [options]
  *	--rows N (1000000)  --queries Q (0: self join)  --dims D (32)  --k K (10)
  *	--metric M (euclidean)  --reps R (1)  --cpu (also the CPU, compared)
  *	--threads T (16)  --device gpu|cpu (gpu)
@@ -13,7 +13,7 @@
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION
- *	  test/bench/knn_bench.c
+ *	  test/bench/knn_engine_bench.c
  *
  *-------------------------------------------------------------------------
  */
@@ -140,7 +140,7 @@ main(int argc, char **argv)
 	q.data = qd;
 	q.rows = nq;
 	q.dims = dims;
-	printf("knn_bench: %lld queries%s x %lld rows x %d dims, k = %d, %s\n",
+	printf("knn_engine_bench: %lld queries%s x %lld rows x %d dims, k = %d, %s\n",
 		   (long long) nq, queries > 0 ? "" : " (self join)", (long long) rows, dims, k,
 		   odp_metric_name(metric));
 	for (int r = 0; r < reps; r++)

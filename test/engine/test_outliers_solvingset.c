@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * test_solvingset.c
+ * test_outliers_solvingset.c
  *	  Engine tests of odp_compute_top_outliers: SolvingSet against brute
  *	  force (same rows, order and bit-identical scores), on data built to
  *	  defeat pruning as well as on easy data, for every metric; CPU against
@@ -13,7 +13,7 @@
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION
- *	  test/engine/test_solvingset.c
+ *	  test/engine/test_outliers_solvingset.c
  *
  *-------------------------------------------------------------------------
  */
@@ -712,8 +712,8 @@ ss_filter_auto_test(void)
 }
 
 /*
- * All SolvingSet tests; called from test_engine.c's main after the GPU
- * probe (gpu_ok says whether to run the GPU side).
+ * All SolvingSet tests; called by the runner after the GPU probe
+ * (gpu_ok says whether to run the GPU side).
  */
 void
 run_solvingset_tests(void)

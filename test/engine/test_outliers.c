@@ -1,48 +1,33 @@
 /*-------------------------------------------------------------------------
  *
- * test_engine.c
- *	  Unit tests of the compute engine, without a server: outlier scores on
- *	  both paths against a naive reference, GPU against CPU, chunking,
- *	  cancellation, memory limits and argument errors.
+ * test_outliers.c
+ *	  Engine tests of odp_compute_outlier_scores, without a server: both
+ *	  paths against a naive reference, GPU against CPU, chunking, the
+ *	  tensor-core filter, cancellation, memory limits and argument errors;
+ *	  and odp_top_n, which ranks the scores.  The SolvingSet tests (top n
+ *	  outliers) are in test_outliers_solvingset.c.
  *
- * The reference is written here, as plainly as possible: every distance
- * with odp_distance(), each row's distances sorted, the k smallest summed
- * with odp_sum_ascending().  Both paths must match it to 1e-5 relative
- * (the design goal is bit-identical; the maximum difference is printed)
- * and rank rows identically with odp_top_n().  The GPU part runs when
- * odp_gpu_probe() finds a usable GPU; otherwise it prints "GPU tests
- * skipped: <reason>".
- *
- * Output: one line per check, then "N passed, N failed"; the exit status
- * is non-zero when a check failed.
- *
- *	  test_engine                       run the tests
- *	  test_engine --pearson             run the correlation tests only
- *	  test_engine --skyline             run the skyline tests only
- *	  test_engine --intervals           run the region matching tests only
- *	  test_engine --bench ROWS [DIMS [K [METRIC]]]
- *	                                    time the GPU on uniform random data
- *	                                    (and compare with the CPU up to
- *	                                    200,000 rows unless ODP_BENCH_NO_CPU
- *	                                    is set); not a test
+ * The reference (test_util.c) is written as plainly as possible: every
+ * distance with odp_distance(), each row's distances sorted, the k
+ * smallest summed with odp_sum_ascending().  Both paths must match it to
+ * 1e-5 relative (the design goal is bit-identical; the maximum difference
+ * is printed) and rank rows identically with odp_top_n().  The GPU part
+ * runs when odp_gpu_probe() finds a usable GPU; otherwise it prints "GPU
+ * tests skipped: <reason>".
  *
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION
- *	  test/engine/test_engine.c
+ *	  test/engine/test_outliers.c
  *
  *-------------------------------------------------------------------------
  */
-#define _POSIX_C_SOURCE 200809L
-
 #include <math.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "include/odp_distance.h"
 #include "include/odp_outliers.h"
@@ -53,162 +38,6 @@ extern int64_t odp_gpu_knn_tc_chunks __attribute__((weak));
 
 #define TOLERANCE		1e-5	/* relative, GPU vs CPU and paths vs reference */
 #define TOP_N			20
-
-const char *const gen_names[] = {
-	"uniform", "unit", "duplicates", "ties", "constant-columns", "identical",
-	"offset", "wide", "grid"
-};
-
-static int	n_passed = 0;
-static int	n_failed = 0;
-bool		gpu_ok = false;
-char		gpu_reason[ODP_MESSAGE_LEN];
-static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
-
-/* Records one check and prints its line. */
-void
-check(bool ok, const char *fmt,...)
-{
-	va_list		ap;
-
-	printf("%s - ", ok ? "ok  " : "FAIL");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	if (ok)
-		n_passed++;
-	else
-		n_failed++;
-}
-
-/* xorshift64*: small, fast, reproducible across platforms. */
-uint64_t
-rng_next(void)
-{
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545F4914F6CDD1DULL;
-}
-
-/* Uniform float in [0, 1) with 24 random bits. */
-float
-rng_unit(void)
-{
-	return (float) (rng_next() >> 40) * (1.0f / 16777216.0f);
-}
-
-/* Allocates or dies: the test has no use for running out of memory. */
-void *
-xmalloc(size_t n)
-{
-	void	   *p = malloc(n ? n : 1);
-
-	if (p == NULL)
-	{
-		fprintf(stderr, "out of memory (%zu bytes)\n", n);
-		exit(2);
-	}
-	return p;
-}
-
-/*
- * Makes rows x dims data of the given kind; the caller frees it.  No row
- * is a zero vector, so that every metric, cosine included, accepts it.
- */
-float *
-make_data(Gen gen, int64_t rows, int dims)
-{
-	float	   *x = xmalloc(sizeof(float) * (size_t) rows * dims);
-	int			protos = 20;
-
-	for (int64_t i = 0; i < rows; i++)
-	{
-		float	   *r = x + i * dims;
-		bool		zero = true;
-
-		for (int d = 0; d < dims; d++)
-		{
-			switch (gen)
-			{
-				case GEN_UNIFORM:
-					r[d] = 2.0f * rng_unit() - 1.0f;
-					break;
-				case GEN_UNIT:
-					r[d] = rng_unit();
-					break;
-				case GEN_DUPLICATES:
-				case GEN_IDENTICAL:
-					break;
-				case GEN_TIES:
-					r[d] = (float) (rng_next() % 4);
-					break;
-				case GEN_CONSTANT_COLUMNS:
-					r[d] = d % 3 == 1 ? 0.5f : 2.0f * rng_unit() - 1.0f;
-					break;
-				case GEN_OFFSET:
-					r[d] = 300.0f + 2.0f * rng_unit() - 1.0f;
-					break;
-				case GEN_WIDE:
-					r[d] = ldexpf(2.0f * rng_unit() - 1.0f, d % 2 == 0 ? 30 : -30);
-					break;
-				case GEN_GRID:
-					r[d] = (float) (1 + rng_next() % 13);
-					break;
-			}
-		}
-		if (gen == GEN_DUPLICATES && i >= protos)
-			memcpy(r, x + (int64_t) (rng_next() % protos) * dims, sizeof(float) * dims);
-		else if (gen == GEN_DUPLICATES)
-			for (int d = 0; d < dims; d++)
-				r[d] = 2.0f * rng_unit() - 1.0f;
-		if (gen == GEN_IDENTICAL)
-			for (int d = 0; d < dims; d++)
-				r[d] = 0.25f * (float) (d + 1);
-		for (int d = 0; d < dims; d++)
-			zero = zero && r[d] == 0.0f;
-		if (zero)
-			r[0] = 1.0f;
-	}
-	return x;
-}
-
-/* qsort comparator for floats (no NaN here). */
-static int
-cmp_float(const void *a, const void *b)
-{
-	float		x = *(const float *) a;
-	float		y = *(const float *) b;
-
-	return (x > y) - (x < y);
-}
-
-/* The naive reference: all distances, sorted per row, k smallest summed. */
-void
-reference_scores(const float *x, int64_t rows, int dims, OdpMetric metric,
-				 int k, double *scores)
-{
-	float	   *norms = xmalloc(sizeof(float) * (size_t) rows);
-	float	   *d = xmalloc(sizeof(float) * (size_t) rows);
-
-	for (int64_t i = 0; i < rows; i++)
-		norms[i] = odp_row_norm(x + i * dims, dims);
-	for (int64_t p = 0; p < rows; p++)
-	{
-		int64_t		n = 0;
-
-		for (int64_t q = 0; q < rows; q++)
-			if (q != p)
-				d[n++] = odp_distance(metric, x + p * dims, x + q * dims, dims,
-									  norms[p], norms[q]);
-		qsort(d, (size_t) n, sizeof(float), cmp_float);
-		scores[p] = odp_sum_ascending(d, k);
-	}
-	free(norms);
-	free(d);
-}
 
 /* Largest relative difference between two score vectors. */
 static double
@@ -310,18 +139,6 @@ top_n_tests(void)
 	free(ids);
 	free(ref);
 	free(got);
-}
-
-/* A context for device dev with sane defaults. */
-OdpContext
-make_ctx(OdpDevice dev)
-{
-	OdpContext	ctx;
-
-	memset(&ctx, 0, sizeof(ctx));
-	ctx.device = dev;
-	ctx.cpu_threads = 4;
-	return ctx;
 }
 
 /* Runs one path; returns its status and leaves the scores in out. */
@@ -629,104 +446,12 @@ gpu_special_tests(void)
 	}
 }
 
-/* Probes the GPU and reports what was found. */
-static void
-probe_gpu(void)
-{
-	OdpContext	ctx = make_ctx(ODP_DEVICE_GPU);
-	int			count = 0;
-	int			driver = 0;
-	int			runtime = 0;
-	OdpStatus	st;
-
-	if (!odp_gpu_compiled())
-	{
-		snprintf(gpu_reason, sizeof(gpu_reason), "built without CUDA");
-		return;
-	}
-	st = odp_gpu_probe(&ctx, &count, &driver, &runtime);
-	if (st != ODP_OK)
-	{
-		check(st == ODP_ERR_NO_GPU && ctx.message[0] != '\0',
-			  "gpu probe without a usable GPU: status \"%s\", message \"%s\"",
-			  odp_status_name(st), ctx.message);
-		snprintf(gpu_reason, sizeof(gpu_reason), "%s", ctx.message);
-		return;
-	}
-	gpu_ok = true;
-	check(count >= 1 && runtime > 0,
-		  "gpu probe: %d device(s), driver %d, runtime %d, built with %d",
-		  count, driver, runtime, odp_gpu_build_version());
-	for (int i = 0; i < count; i++)
-	{
-		OdpGpuInfo	info;
-
-		st = odp_gpu_device_info(&ctx, i, &info);
-		check(st == ODP_OK, "gpu %d: %s, cc %d.%d, %d SMs, %.1f of %.1f GiB free",
-			  i, st == ODP_OK ? info.name : ctx.message, info.cc_major,
-			  info.cc_minor, info.multiprocessors,
-			  info.free_memory / 1073741824.0, info.total_memory / 1073741824.0);
-	}
-}
-
-/* --bench: times the GPU (twice; the first call also creates the context). */
-static int
-bench(int argc, char **argv)
-{
-	int64_t		rows = atoll(argv[2]);
-	int			dims = argc > 3 ? atoi(argv[3]) : 10;
-	int			k = argc > 4 ? atoi(argv[4]) : 50;
-	OdpMetric	metric = ODP_METRIC_EUCLIDEAN;
-	float	   *x;
-	double	   *g;
-	OdpContext	ctx;
-	OdpStatus	st = ODP_OK;
-
-	if (argc > 5 && !odp_metric_from_name(argv[5], &metric))
-	{
-		fprintf(stderr, "unknown metric %s\n", argv[5]);
-		return 2;
-	}
-	x = make_data(GEN_UNIT, rows, dims);
-	g = xmalloc(sizeof(double) * rows);
-	for (int run = 0; run < 2; run++)
-	{
-		double		t0 = odp_now_ms();
-
-		ctx = make_ctx(ODP_DEVICE_GPU);
-		st = run_path(&ctx, x, rows, dims, metric, k, g);
-		printf("bench gpu rows=%lld dims=%d k=%d %s run %d: %s, total %.1f ms, transfer %.1f ms, compute %.1f ms, chunks %lld %s\n",
-			   (long long) rows, dims, k, odp_metric_name(metric), run,
-			   odp_status_name(st), odp_now_ms() - t0, ctx.transfer_ms,
-			   ctx.compute_ms, (long long) ctx.chunks, ctx.message);
-		fflush(stdout);
-		if (st != ODP_OK)
-			return 1;
-	}
-	if (rows <= 200000 && getenv("ODP_BENCH_NO_CPU") == NULL)
-	{
-		double	   *c = xmalloc(sizeof(double) * rows);
-		double		t0 = odp_now_ms();
-		int64_t		same;
-		double		diff;
-
-		ctx = make_ctx(ODP_DEVICE_CPU);
-		ctx.cpu_threads = (int) sysconf(_SC_NPROCESSORS_ONLN);
-		st = run_path(&ctx, x, rows, dims, metric, k, c);
-		diff = max_rel_diff(g, c, rows, &same);
-		printf("bench cpu (%d threads): %s, total %.1f ms; gpu vs cpu max rel diff %.3g, %lld/%lld bit-identical, top-%d %s\n",
-			   ctx.cpu_threads, odp_status_name(st), odp_now_ms() - t0, diff,
-			   (long long) same, (long long) rows, TOP_N,
-			   same_top_n(g, c, rows) ? "same" : "DIFFERENT");
-		free(c);
-	}
-	free(x);
-	free(g);
-	return st == ODP_OK ? 0 : 1;
-}
-
-int
-main(int argc, char **argv)
+/*
+ * All outlier-score tests; called by the runner after the GPU probe
+ * (gpu_ok says whether to run the GPU side).
+ */
+void
+run_outlier_tests(void)
 {
 	static const struct
 	{
@@ -752,40 +477,6 @@ main(int argc, char **argv)
 		{GEN_UNIFORM, 5000, 10, 50},	/* the larger case */
 	};
 
-	if (argc >= 3 && strcmp(argv[1], "--bench") == 0)
-		return bench(argc, argv);
-
-	probe_gpu();
-	if (argc >= 2 && strcmp(argv[1], "--skyline") == 0)
-	{
-		run_skyline_tests();
-		printf("%d passed, %d failed\n", n_passed, n_failed);
-		return n_failed == 0 ? 0 : 1;
-	}
-	if (argc >= 2 && strcmp(argv[1], "--intervals") == 0)
-	{
-		run_interval_tests();
-		printf("%d passed, %d failed\n", n_passed, n_failed);
-		return n_failed == 0 ? 0 : 1;
-	}
-	if (argc >= 2 && strcmp(argv[1], "--distributed") == 0)
-	{
-		run_distributed_tests();
-		printf("%d passed, %d failed\n", n_passed, n_failed);
-		return n_failed == 0 ? 0 : 1;
-	}
-	if (argc >= 2 && strcmp(argv[1], "--devices") == 0)
-	{
-		run_device_tests();
-		printf("%d passed, %d failed\n", n_passed, n_failed);
-		return n_failed == 0 ? 0 : 1;
-	}
-	if (argc >= 2 && strcmp(argv[1], "--pearson") == 0)
-	{
-		run_pearson_tests();
-		printf("%d passed, %d failed\n", n_passed, n_failed);
-		return n_failed == 0 ? 0 : 1;
-	}
 	if (!gpu_ok)
 	{
 		float	   *x = make_data(GEN_UNIFORM, 100, 3);
@@ -821,14 +512,4 @@ main(int argc, char **argv)
 		gpu_special_tests();
 	}
 	top_n_tests();
-	run_solvingset_tests();
-	run_knn_tests();
-	run_pearson_tests();
-	run_skyline_tests();
-	run_interval_tests();
-	run_distributed_tests();
-	run_device_tests();
-
-	printf("%d passed, %d failed\n", n_passed, n_failed);
-	return n_failed == 0 ? 0 : 1;
 }

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * iv_bench.c
+ * intervals_engine_bench.c
  *	  Region matching workloads and engine-level timings (no PostgreSQL).
  *
  * The workload is the one of the DDM papers (Marzolla and D'Angelo's
@@ -11,12 +11,12 @@
  * (stored as int8range '[lo,hi]'), doubles otherwise (box for d = 2, cube
  * for d = 3 and more).
  *
- * iv_bench gen D N ALPHA SEED SUBS_FILE UPDS_FILE
+ * intervals_engine_bench gen D N ALPHA SEED SUBS_FILE UPDS_FILE
  *	  Writes the two halves as COPY text files "id<TAB>region", the region
  *	  in the input syntax of int8range, box or cube, doubles printed with
  *	  17 significant digits (read back exactly).
  *
- * iv_bench run D N ALPHA SEED [--cpu|--gpu|--both] [--threads T]
+ * intervals_engine_bench run D N ALPHA SEED [--cpu|--gpu|--both] [--threads T]
  *				[--reps R] [--self]
  *	  Generates the same regions and runs odp_compute_interval_count and
  *	  odp_compute_interval_pairs (the pairs counted and checksummed by the
@@ -27,7 +27,7 @@
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION
- *	  test/bench/iv_bench.c
+ *	  test/bench/intervals_engine_bench.c
  *
  *-------------------------------------------------------------------------
  */
@@ -254,7 +254,7 @@ main(int argc, char **argv)
 
 	if (argc < 6)
 	{
-		fprintf(stderr, "usage: iv_bench gen D N ALPHA SEED SUBS UPDS | run D N ALPHA SEED [options]\n");
+		fprintf(stderr, "usage: intervals_engine_bench gen D N ALPHA SEED SUBS UPDS | run D N ALPHA SEED [options]\n");
 		return 2;
 	}
 	dims = atoi(argv[2]);

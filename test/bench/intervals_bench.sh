@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
 # Benchmark of odp_interval_match inside PostgreSQL, with the peers measured
 # in the same run on the same regions.  Workloads: the DDM papers' (Marzolla
-# and D'Angelo's convention, test/bench/iv_bench gen): N extents, half
-# subscriptions and half updates, lower corners uniform in a space of side L,
-# sides L * (alpha / N)^(1/d), about 2^(d-2) * alpha * N pairs; stored as
-# int8range for d = 1, box for d = 2, cube for d = 3 (heap tables
-# iv_subs, iv_upds (id bigint, region), loaded by COPY).
+# and D'Angelo's convention, test/bench/intervals_engine_bench gen): N extents,
+# half subscriptions and half updates, lower corners uniform in a space of side
+# L, sides L * (alpha / N)^(1/d), about 2^(d-2) * alpha * N pairs; stored as
+# int8range for d = 1, box for d = 2, cube for d = 3 (heap tables iv_subs,
+# iv_upds (id bigint, region), loaded by COPY).
 # Per workload it prints the pairs, odp_gpu's phases for the count
 # (odp_interval_match_count: read both tables, transfer, compute) and for
 # the pairs (SELECT count(*) FROM odp_interval_match(...): compute and
 # output, the rows stored in the result), each the second of two calls in a
 # warm session, the engine's own GPU time for counting and for ordering
-# every pair (iv_bench on the same regions: match, no reading or output),
-# then the peers: odp_gpu's CPU path (ODP_BENCH_CPU_THREADS threads,
+# every pair (intervals_engine_bench on the same regions: match, no reading or
+# output), then the peers: odp_gpu's CPU path (ODP_BENCH_CPU_THREADS threads,
 # compute), and the && join with a GiST index on the updates (range types,
 # box, cube), as PostgreSQL plans it (parallel workers allowed) and in one
 # process (max_parallel_workers_per_gather = 0, as on a small machine),
@@ -21,8 +21,8 @@
 # pairs, PostgreSQL's own floor for as many rows through a function scan
 # (SELECT count(*) FROM generate_series(1, pairs)) is measured beside the
 # output phase.  Needs a running
-# server with odp_gpu and contrib cube, test/bench/iv_bench built.  Not a
-# test: it never fails on speed.
+# server with odp_gpu and contrib cube, test/bench/intervals_engine_bench
+# built.  Not a test: it never fails on speed.
 #
 #   ODP_IV_WORKLOADS="1:1000000:1 ..." (d:N:alpha; default below)
 #   ODP_BENCH_PATH=gpu   ODP_BENCH_CPU_THREADS=<nproc>   ODP_BENCH_PEERS=1
@@ -57,7 +57,7 @@ printf '|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|--
 for w in $WORKLOADS; do
 	IFS=: read -r d n alpha <<<"$w"
 	case $d in 1) type=int8range; col=r ;; 2) type=box; col=b ;; *) type=cube; col=c ;; esac
-	"$here/iv_bench" gen "$d" "$n" "$alpha" 7 "$work/subs.txt" "$work/upds.txt" || { echo "| $d | $n | $alpha | generation failed |"; continue; }
+	"$here/intervals_engine_bench" gen "$d" "$n" "$alpha" 7 "$work/subs.txt" "$work/upds.txt" || { echo "| $d | $n | $alpha | generation failed |"; continue; }
 	"${PSQL[@]}" -c "SET client_min_messages = warning" -c "DROP TABLE IF EXISTS iv_subs, iv_upds" \
 		-c "CREATE TABLE iv_subs (id bigint, $col $type)" -c "CREATE TABLE iv_upds (id bigint, $col $type)" \
 		-c "COPY iv_subs FROM '$work/subs.txt'" -c "COPY iv_upds FROM '$work/upds.txt'" \
@@ -107,7 +107,7 @@ SQL
 	fi
 
 	# the engine alone on the same regions
-	eng=$("$here/iv_bench" run "$d" "$n" "$alpha" 7 --$path --threads "$cpu_threads" --reps 3 2>&1)
+	eng=$("$here/intervals_engine_bench" run "$d" "$n" "$alpha" 7 --$path --threads "$cpu_threads" --reps 3 2>&1)
 	ecount=$(grep 'task=count' <<<"$eng" | sed -n 's/.*match_ms=\([0-9.]*\).*/\1/p')
 	epairs=$(grep 'task=pairs' <<<"$eng" | sed -n 's/.*match_ms=\([0-9.]*\).*sort_ms=\([0-9.]*\).*/\1 (\2)/p')
 	epps=$(grep 'task=pairs' <<<"$eng" | sed -n 's/.*match_ms=\([0-9.]*\).*/\1/p' | awk -v p="$pairs" '{ if ($1 > 0) printf "%.2e", p / ($1 / 1000) }')

@@ -2,7 +2,7 @@
 -- opened on a shard, its steps fed with each other's payloads, k-NN and
 -- skyband payloads, the state's lifetime, and every bad argument or
 -- payload refused with a clear error.  The sharded tables
--- themselves (postgres_fdw nodes) are checked by test/shard_check.sh.
+-- themselves (postgres_fdw nodes) are checked by test/checks/distributed.sh.
 CREATE EXTENSION odp_gpu;
 \i sql/include/odp_try.psql
 

@@ -1,14 +1,14 @@
 /*-------------------------------------------------------------------------
  *
- * pearson_bench.c
+ * pearson_engine_bench.c
  *	  Engine-level benchmark of the correlations (no PostgreSQL): random
  *	  walks at a fixed seed (each value the last one changed by up to 1%),
  *	  pairs over a threshold and top-k lists on the GPU, optionally the CPU
  *	  too and compared, with the phases the engine reports.  Built with
- *	  -DODP_PEARSON_TRACE (make test/bench/pearson_bench_trace) it also prints the
- *	  GPU path's stages.
+ *	  -DODP_PEARSON_TRACE (make test/bench/pearson_engine_bench_trace) it
+ *	  also prints the GPU path's stages.
  *
- * Usage: pearson_bench [options]
+ * Usage: pearson_engine_bench [options]
  *	--series M (16384)  --len N (4096)  --threshold T (0.9)  --k K (10)
  *	--reps R (3)  --cpu (also the CPU, compared)  --threads T (16)
  *	--missing P (share of values missing, 0)  --spearman
@@ -17,7 +17,7 @@
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION
- *	  test/bench/pearson_bench.c
+ *	  test/bench/pearson_engine_bench.c
  *
  *-------------------------------------------------------------------------
  */

@@ -1,9 +1,10 @@
-# test/shard_check.sh: sourced by test/run_tests.sh (needs odp_check from
-# test/cancel_check.sh and the throwaway server of test/lib.sh, which acts
-# as the coordinator).  odp_shard_checks starts two node servers (local
-# sockets, odp_gpu installed, password authentication for every role but
-# their superuser), shards a table by hash of its id over them with
-# postgres_fdw plus one local partition, and checks
+# test/checks/distributed.sh: sourced by test/run_tests.sh and
+# test/gpu_suite.sh (needs odp_check, the run's directory and the throwaway
+# server of test/lib.sh, which acts as the coordinator).
+# odp_distributed_checks starts two node servers (local sockets, odp_gpu
+# installed, password authentication for every role but their superuser),
+# shards a table by hash of its id over them with postgres_fdw plus one
+# local partition, and checks
 #   - every distributed function against the same rows in one local table
 #     (odp_top_outliers with each method and metric, odp_solving_set,
 #     odp_knn, odp_knn_join, odp_skyline with bands), and that it ran on
@@ -45,7 +46,7 @@ odp_same() {
 	[ -n "$a" ] && [ "$a" = "$b" ] && ! grep -q ERROR <<<"$a"
 }
 
-odp_shard_checks() {	# [node server options, e.g. "-c odp_gpu.device=gpu"]
+odp_distributed_checks() {	# [node server options, e.g. "-c odp_gpu.device=gpu"]
 	local i out rc t0 t1 el pid n sql
 
 	for i in $(seq "$ODP_SHARD_NODES"); do
@@ -61,7 +62,7 @@ SQL
 	done
 
 	# the coordinator: a hash-partitioned table over two nodes and itself
-	psql -X -q -v ON_ERROR_STOP=1 >/tmp/odp_shard_setup.log 2>&1 <<SQL
+	psql -X -q -v ON_ERROR_STOP=1 >"$ODP_RUN_DIR/distributed_setup.log" 2>&1 <<SQL
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS odp_gpu;
 CREATE EXTENSION postgres_fdw;
@@ -107,7 +108,7 @@ CREATE USER MAPPING FOR trusted SERVER node2 OPTIONS (user 'postgres', password 
 SQL
 	rc=$?
 	odp_check "coordinator: pts hash-partitioned over node1, node2 and a local partition" $rc \
-		"$(tail -3 /tmp/odp_shard_setup.log | tr '\n' ' ')"
+		"$(tail -3 "$ODP_RUN_DIR/distributed_setup.log" | tr '\n' ' ')"
 	n=$(odp_node_psql 1 -At -c "SELECT count(*) FROM pts_node")
 	[ "$n" -gt 1000 ]
 	odp_check "rows went to node1 through postgres_fdw" $? "$n rows there"
@@ -201,7 +202,7 @@ SQL
 	done
 	long="SELECT count(*) FROM odp_top_outliers('pts_big', k => 50, n => 10, method => 'bruteforce')"
 
-	psql -X -At -c "$long" >/tmp/odp_shard_kill.out 2>&1 &
+	psql -X -At -c "$long" >"$ODP_RUN_DIR/distributed_kill.out" 2>&1 &
 	pid=$!
 	for _ in $(seq 100); do
 		n=$(odp_node_psql 1 -At -c "SELECT pid FROM pg_stat_activity WHERE application_name = 'odp_gpu' AND state = 'active' LIMIT 1")
@@ -211,7 +212,7 @@ SQL
 	sleep 0.5
 	[ -n "$n" ] && kill -KILL "$n"
 	wait $pid
-	out=$(cat /tmp/odp_shard_kill.out)
+	out=$(cat "$ODP_RUN_DIR/distributed_kill.out")
 	grep -q 'node "node1"' <<<"$out" && grep -q ERROR <<<"$out"
 	odp_check "node backend killed mid-call: error naming the node, no partial result" $? "$(head -1 <<<"$out" | head -c 200)"
 	n=$(odp_node_wait_idle 2 2)
@@ -235,13 +236,13 @@ SQL
 		[ "$n" = 0 ]
 		odp_check "statement_timeout: node $i's work ended within a second" $? "$n"
 	done
-	psql -X -At -c "$long" >/tmp/odp_shard_cancel.out 2>&1 &
+	psql -X -At -c "$long" >"$ODP_RUN_DIR/distributed_cancel.out" 2>&1 &
 	pid=$!
 	sleep 1.5
 	psql -X -q -c "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pts_big%' AND pid <> pg_backend_pid()" >/dev/null
 	wait $pid
-	grep -q "canceling statement due to user request" /tmp/odp_shard_cancel.out
-	odp_check "cancel stops a distributed call" $? "$(head -1 /tmp/odp_shard_cancel.out | head -c 120)"
+	grep -q "canceling statement due to user request" "$ODP_RUN_DIR/distributed_cancel.out"
+	odp_check "cancel stops a distributed call" $? "$(head -1 "$ODP_RUN_DIR/distributed_cancel.out" | head -c 120)"
 	for i in 1 2; do
 		n=$(odp_node_wait_idle "$i" 1)
 		[ "$n" = 0 ]
@@ -281,7 +282,7 @@ SQL
 	grep -q "permission denied" <<<"$out"
 	odp_check "the local partition itself stays closed to a role granted only the parent" $? "$(head -1 <<<"$out" | head -c 120)"
 
-	out=$(cat /tmp/odp_shard_*.out 2>/dev/null; odp_server_log_tail 100000; cat "${ODP_NODE_DATA[1]}/server.log" "${ODP_NODE_DATA[2]}/server.log")
+	out=$(cat "$ODP_RUN_DIR"/distributed_*.out 2>/dev/null; odp_server_log_tail 100000; cat "${ODP_NODE_DATA[1]}/server.log" "${ODP_NODE_DATA[2]}/server.log")
 	! grep -q -- "$ODP_SHARD_PW" <<<"$out" && ! grep -q "unused-but-given" <<<"$out" && ! grep -qi "password=" <<<"$out"
 	odp_check "no password or connection string in any error or server log" $? \
 		"$(grep -c ERROR <<<"$out") errors looked at"

@@ -1,17 +1,21 @@
 /*-------------------------------------------------------------------------
  *
- * ss_bench.c
- *	  Benchmark and exactness check of SolvingSet top-n outliers on the
- *	  engine (no PostgreSQL): generated data sets, SolvingSet against brute
- *	  force, GPU against CPU.
+ * outliers_engine_bench.c
+ *	  Benchmark and exactness check of the outliers on the engine (no
+ *	  PostgreSQL): generated data sets, SolvingSet top-n outliers against
+ *	  brute force and GPU against CPU; or (--scores) every row's score.
  *
- * Usage: ss_bench DATASET [options]
+ * Usage: outliers_engine_bench DATASET [options]
  *	DATASET: poker (random 5-card hands, UCI Poker encoding: S1,C1,..,S5,C5),
- *			 g2d (2-d standard Gaussian), unif10 (10-d uniform [0,1))
- *	--rows N (1000000)  --k K (50)  --n N (10)  --reps R (1)
+ *			 g2d (2-d standard Gaussian), unif10 (10-d uniform [0,1)),
+ *			 unif (uniform [0,1) in --dims D dimensions, 10 by default)
+ *	--rows N (1000000)  --k K (50)  --n N (10)  --reps R (1)  --dims D
  *	--metric M	euclidean (default), sqeuclidean, manhattan, chebyshev, cosine
  *	--bf		also run GPU brute force and compare rows, order and bits
  *	--cpu		also run CPU SolvingSet and compare result and solving set
+ *				(with --scores: the CPU path's scores, compared)
+ *	--scores	time odp_compute_outlier_scores (every row's score, brute
+ *				force) instead of SolvingSet
  *	--split S	GPU exact-step candidate split (-1 auto, 1 off)
  *	--compact F	GPU update compaction at active share F (0 off)
  *	--threads T	CPU threads (16)
@@ -22,7 +26,7 @@
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION
- *	  test/bench/ss_bench.c
+ *	  test/bench/outliers_engine_bench.c
  *
  *-------------------------------------------------------------------------
  */
@@ -84,9 +88,12 @@ next_unit(void)
 	return (double) (next_u64() >> 11) * (1.0 / 9007199254740992.0);
 }
 
-/* Fills data (rows x dims) with the named data set; returns dims or -1. */
+/*
+ * Fills data (rows x dims) with the named data set; returns dims or -1.
+ * unif_dims: the dimensions of "unif".
+ */
 static int
-generate(const char *name, int64_t rows, float **data)
+generate(const char *name, int64_t rows, int unif_dims, float **data)
 {
 	int			dims;
 	float	   *x;
@@ -97,6 +104,8 @@ generate(const char *name, int64_t rows, float **data)
 		dims = 2;
 	else if (strcmp(name, "unif10") == 0)
 		dims = 10;
+	else if (strcmp(name, "unif") == 0 && unif_dims > 0)
+		dims = unif_dims;
 	else
 		return -1;
 	x = malloc(sizeof(float) * (size_t) rows * dims);
@@ -106,7 +115,7 @@ generate(const char *name, int64_t rows, float **data)
 	{
 		float	   *row = x + r * dims;
 
-		if (dims == 10 && name[0] == 'p')
+		if (name[0] == 'p')
 		{
 			/* 5 distinct cards of 52, in dealt order: suit 1-4, rank 1-13 */
 			int			cards[5];
@@ -126,7 +135,7 @@ generate(const char *name, int64_t rows, float **data)
 				row[2 * c + 1] = (float) (cards[c] % 13 + 1);
 			}
 		}
-		else if (dims == 2)
+		else if (name[0] == 'g')
 		{
 			/* Box-Muller */
 			double		u = next_unit();
@@ -205,6 +214,73 @@ same_top(const Run *a, const Run *b)
 	return true;
 }
 
+/*
+ * --scores: times odp_compute_outlier_scores on device, reps times; with
+ * cpu, runs the CPU path once more and compares its scores with the last
+ * run's (the largest relative difference, the rows bit-identical, the top
+ * n).  Returns the failures.
+ */
+static int
+run_scores(OdpDevice device, int threads, const OdpMatrix *m, int k, int64_t n,
+		   int reps, bool cpu)
+{
+	double	   *s[2];
+	int64_t		top[2][64];
+	int64_t		count[2] = {0, 0};
+	int			failures = 0;
+
+	s[0] = malloc(sizeof(double) * (size_t) m->rows);
+	s[1] = malloc(sizeof(double) * (size_t) m->rows);
+	for (int r = 0; r < reps + (cpu ? 1 : 0) && failures == 0; r++)
+	{
+		OdpContext	ctx;
+		OdpStatus	st;
+		double		t0 = odp_now_ms();
+
+		memset(&ctx, 0, sizeof(ctx));
+		ctx.device = r < reps ? device : ODP_DEVICE_CPU;
+		ctx.cpu_threads = threads;
+		st = odp_compute_outlier_scores(&ctx, m, metric, k, s[r < reps ? 0 : 1]);
+		if (st != ODP_OK)
+		{
+			fprintf(stderr, "odp_compute_outlier_scores failed: %s: %s\n",
+					odp_status_name(st), ctx.message);
+			failures++;
+		}
+		else
+			printf("%s-scores %9.1f ms (transfer %.1f, compute %.1f)  chunks %lld\n",
+				   ctx.device == ODP_DEVICE_GPU ? "gpu" : "cpu", odp_now_ms() - t0,
+				   ctx.transfer_ms, ctx.compute_ms, (long long) ctx.chunks);
+	}
+	if (cpu && failures == 0)
+	{
+		double		worst = 0.0;
+		int64_t		same = 0;
+		bool		ok;
+
+		for (int t = 0; t < 2; t++)
+			count[t] = odp_top_n(s[t], NULL, m->rows, n, top[t]);
+		for (int64_t i = 0; i < m->rows; i++)
+		{
+			double		den = fmax(fabs(s[0][i]), fabs(s[1][i]));
+			double		rel = den > 0.0 ? fabs(s[0][i] - s[1][i]) / den : 0.0;
+
+			same += s[0][i] == s[1][i];
+			worst = isnan(rel) || rel > worst ? rel : worst;
+		}
+		ok = worst <= 1e-5 && count[0] == count[1] &&
+			memcmp(top[0], top[1], sizeof(int64_t) * (size_t) count[0]) == 0;
+		printf("CHECK%s %s-scores == cpu-scores: max rel diff %.3g, %lld/%lld bit-identical, top %lld %s\n",
+			   ok ? "" : " FAILED", device == ODP_DEVICE_GPU ? "gpu" : "cpu", worst,
+			   (long long) same, (long long) m->rows, (long long) count[0],
+			   ok ? "same" : "DIFFERENT");
+		failures += ok ? 0 : 1;
+	}
+	free(s[0]);
+	free(s[1]);
+	return failures;
+}
+
 /* Benchmarks one data set as the options say. */
 int
 main(int argc, char **argv)
@@ -217,6 +293,8 @@ main(int argc, char **argv)
 	int			threads = 16;
 	bool		bf = false;
 	bool		cpu = false;
+	bool		scores = false;
+	int			unif_dims = 10;
 	OdpDevice	device = ODP_DEVICE_GPU;
 	float	   *data = NULL;
 	int			dims;
@@ -227,7 +305,7 @@ main(int argc, char **argv)
 
 	if (argc < 2)
 	{
-		fprintf(stderr, "usage: ss_bench poker|g2d|unif10 [--rows N] [--k K] [--n N] [--reps R] [--bf] [--cpu] [--split S] [--threads T] [--batch M] [--device cpu|gpu]\n");
+		fprintf(stderr, "usage: outliers_engine_bench poker|g2d|unif10|unif [--rows N] [--dims D] [--k K] [--n N] [--reps R] [--bf] [--cpu] [--scores] [--split S] [--threads T] [--batch M] [--device cpu|gpu]\n");
 		return 2;
 	}
 	name = argv[1];
@@ -241,6 +319,8 @@ main(int argc, char **argv)
 			n = atoll(argv[++i]);
 		else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
 			reps = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--dims") == 0 && i + 1 < argc)
+			unif_dims = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--split") == 0 && i + 1 < argc)
 		{
 			i++;
@@ -280,6 +360,8 @@ main(int argc, char **argv)
 			bf = true;
 		else if (strcmp(argv[i], "--cpu") == 0)
 			cpu = true;
+		else if (strcmp(argv[i], "--scores") == 0)
+			scores = true;
 		else
 		{
 			fprintf(stderr, "unknown option %s\n", argv[i]);
@@ -288,7 +370,7 @@ main(int argc, char **argv)
 	}
 	if (n > 64)
 		n = 64;
-	dims = generate(name, rows, &data);
+	dims = generate(name, rows, unif_dims, &data);
 	if (dims < 0)
 	{
 		fprintf(stderr, "unknown data set %s\n", name);
@@ -310,6 +392,12 @@ main(int argc, char **argv)
 		w.rows = rows < 2000 ? rows : 2000;
 		run_top(ODP_DEVICE_GPU, threads, &w, k < (int) w.rows ? k : 1, 1,
 				ODP_METHOD_BRUTEFORCE, false, &other);
+	}
+	if (scores)
+	{
+		failures = run_scores(device, threads, &m, k, n, reps, cpu);
+		free(data);
+		return failures == 0 ? 0 : 1;
 	}
 
 	for (int r = 0; r < reps; r++)

@@ -1,4 +1,5 @@
-# test/cancel_check.sh: sourced by test/run_tests.sh and test/gpu_suite.sh.
+# test/checks/cancel.sh: sourced by test/run_tests.sh and test/gpu_suite.sh
+# (needs odp_check, the run's directory and a running server: test/lib.sh).
 # odp_cancel_checks DEVICE TABLE K [LONG NEXT EXPECT]: a long run (by
 # default odp_outlier_scores on TABLE with K; else the statement LONG, which
 # must take well over 3 s on DEVICE) must stop within a second of
@@ -9,14 +10,6 @@
 # Prints one "ok"/"FAILED" line per check and adds to ODP_PASSED/ODP_FAILED.
 
 odp_now() { date +%s.%N; }
-
-odp_check() {	# name, condition-exit-status, detail
-	if [ "$2" -eq 0 ]; then
-		ODP_PASSED=$((ODP_PASSED + 1)); echo "ok     $1 ($3)"
-	else
-		ODP_FAILED=$((ODP_FAILED + 1)); echo "FAILED $1 ($3)"
-	fi
-}
 
 odp_cancel_checks() {
 	local dev=$1 table=$2 k=$3 out t0 t1 el pid free_before free_after
@@ -58,7 +51,7 @@ SQL
 	psql -X -q -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS odp_barrier_check" \
 		-c "CREATE DATABASE odp_barrier_check" >/dev/null
 	psql -X -At -c "SET application_name = 'odp_cancel_me'" -c "SET odp_gpu.device = $dev" -c "$q" \
-		>/tmp/odp_cancel.$$ 2>&1 &
+		>"$ODP_RUN_DIR/cancel.out" 2>&1 &
 	pid=$!
 	sleep 1
 	t0=$(odp_now)
@@ -72,10 +65,9 @@ SQL
 	wait $pid || true
 	t1=$(odp_now)
 	el=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
-	grep -q "canceling statement due to user request" /tmp/odp_cancel.$$ \
+	grep -q "canceling statement due to user request" "$ODP_RUN_DIR/cancel.out" \
 		&& awk -v e="$el" 'BEGIN { exit !(e < 1.0) }'
-	odp_check "$dev $table: pg_cancel_backend stops the run" $? "stopped $el s after the cancel; $(head -c 200 /tmp/odp_cancel.$$ | tr '\n' ' ')"
-	rm -f /tmp/odp_cancel.$$
+	odp_check "$dev $table: pg_cancel_backend stops the run" $? "stopped $el s after the cancel; $(head -c 200 "$ODP_RUN_DIR/cancel.out" | tr '\n' ' ')"
 }
 
 # odp_cancel_series_checks DEVICE ROWS LEN: the checks above on a

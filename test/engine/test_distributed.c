@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * test_dist.c
+ * test_distributed.c
  *	  Tests of the distributed forms (kernels/include/odp_distributed.h): the rows are
  *	  split over in-process nodes by a hash of their ids, the supervisor
  *	  drives them, and the results must equal one run over all the rows:
@@ -10,7 +10,7 @@
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION
- *	  test/engine/test_dist.c
+ *	  test/engine/test_distributed.c
  *
  *-------------------------------------------------------------------------
  */
@@ -182,7 +182,7 @@ distributed_ss_case(OdpDevice dev, Gen gen, int64_t rows, int dims, int k, int64
 	st = odp_compute_top_outliers(&ctx, &all, metric, k, n,
 								  prune ? ODP_METHOD_SOLVINGSET : ODP_METHOD_BRUTEFORCE,
 								  batch, order, scores, &count, set, set_scores, &stats);
-	check(st == ODP_OK, "dist: local run of %s (%s)", what, ctx.message);
+	check(st == ODP_OK, "distributed: local run of %s (%s)", what, ctx.message);
 
 	split_rows(x, ids, rows, dims, nodes, data, sids, srows);
 	if (empty_node)
@@ -201,7 +201,7 @@ distributed_ss_case(OdpDevice dev, Gen gen, int64_t rows, int dims, int k, int64
 		dn.shard[s].dims = dims;
 		dn.shard[s].ids = sids[s];
 		st = odp_ss_node_create(&ctx, &dn.shard[s], metric, k, prune, &dn.node[s]);
-		check(st == ODP_OK, "dist: node %d of %s (%s)", s, what, ctx.message);
+		check(st == ODP_OK, "distributed: node %d of %s (%s)", s, what, ctx.message);
 		rows_alloc(&props[s], m, dims);
 		lists[s] = xmalloc(sizeof(float) * (size_t) m * (size_t) k);
 	}
@@ -214,7 +214,7 @@ distributed_ss_case(OdpDevice dev, Gen gen, int64_t rows, int dims, int k, int64
 	st = odp_ss_sup_create(&ctx, rows, k, n, m, prune, &sup);
 	if (st == ODP_OK)
 		st = odp_ss_distributed(&ctx, sup, &ops, props, &cands, lists, &sup_ms);
-	check(st == ODP_OK, "dist: distributed run of %s (%s)", what, ctx.message);
+	check(st == ODP_OK, "distributed: distributed run of %s (%s)", what, ctx.message);
 	if (st == ODP_OK)
 	{
 		int64_t    *dorder = xmalloc(sizeof(int64_t) * (size_t) n);
@@ -225,7 +225,7 @@ distributed_ss_case(OdpDevice dev, Gen gen, int64_t rows, int dims, int k, int64
 		same = dcount == count;
 		for (int64_t i = 0; same && i < count; i++)
 			same = dorder[i] == ids[order[i]] && dscores[i] == scores[i];
-		check(same, "dist: %s: top %lld ids and scores equal one local run",
+		check(same, "distributed: %s: top %lld ids and scores equal one local run",
 			  what, (long long) count);
 		same = dsize == stats.solving_set_size;
 		if (same)
@@ -239,11 +239,11 @@ distributed_ss_case(OdpDevice dev, Gen gen, int64_t rows, int dims, int k, int64
 			free(dset);
 			free(dw);
 		}
-		check(same, "dist: %s: solving set (%lld rows, local %lld) and its weights equal",
+		check(same, "distributed: %s: solving set (%lld rows, local %lld) and its weights equal",
 			  what, (long long) dsize, (long long) stats.solving_set_size);
 		if (prune)
 			check(odp_ss_sup_iterations(sup) == stats.iterations,
-				  "dist: %s: %d iterations, local %d", what,
+				  "distributed: %s: %d iterations, local %d", what,
 				  (int) odp_ss_sup_iterations(sup), (int) stats.iterations);
 		free(dorder);
 		free(dscores);
@@ -296,7 +296,7 @@ distributed_overlap_case(void)
 	if (st == ODP_OK)
 		st = odp_ss_sup_choose(&ctx, sup, props, 2, false, &cands);
 	check(st == ODP_ERR_DATA && strstr(ctx.message, "overlap") != NULL,
-		  "dist: overlapping shards are an error (%s)", ctx.message);
+		  "distributed: overlapping shards are an error (%s)", ctx.message);
 	odp_ss_sup_free(sup);
 	rows_free(&props[0]);
 	rows_free(&props[1]);
@@ -344,7 +344,7 @@ distributed_knn_case(OdpDevice dev, Gen gen, int64_t rows, int dims, int k,
 	qm.rows = nq;
 	qm.dims = dims;
 	st = odp_compute_knn(&ctx, self ? &all : &qm, &all, metric, k, self, ref_d, ref_i);
-	check(st == ODP_OK, "dist knn: local search of %s (%s)", what, ctx.message);
+	check(st == ODP_OK, "distributed knn: local search of %s (%s)", what, ctx.message);
 	split_rows(x, ids, rows, dims, nodes, data, sids, srows);
 	for (int s = 0; s < nodes && st == ODP_OK; s++)
 	{
@@ -357,7 +357,7 @@ distributed_knn_case(OdpDevice dev, Gen gen, int64_t rows, int dims, int k,
 		il[s] = xmalloc(sizeof(int64_t) * (size_t) nq * (size_t) k);
 		st = odp_knn_excluding(&ctx, &qm, self ? ids : NULL, &sh, sids[s], metric, k,
 							   dl[s], il[s]);
-		check(st == ODP_OK, "dist knn: shard %d of %s (%s)", s, what, ctx.message);
+		check(st == ODP_OK, "distributed knn: shard %d of %s (%s)", s, what, ctx.message);
 	}
 	if (st == ODP_OK)
 	{
@@ -365,7 +365,7 @@ distributed_knn_case(OdpDevice dev, Gen gen, int64_t rows, int dims, int k,
 					  (const int64_t *const *) il, nodes, out_d, out_i);
 		for (int64_t i = 0; same && i < nq * k; i++)
 			same = out_i[i] == ids[ref_i[i]] && out_d[i] == ref_d[i];
-		check(same, "dist knn: %s: merged lists equal one search", what);
+		check(same, "distributed knn: %s: merged lists equal one search", what);
 	}
 	for (int s = 0; s < nodes; s++)
 	{

@@ -10,7 +10,7 @@ label.
            (S1,C1,...,S5,C5; suit 1-4, rank 1-13; 5 distinct cards), seed 1
   g2d    : 1,000,000 points of a 2-d standard Gaussian, seed 2
 
-Usage: prepare_datasets.py DATASETS_DIR OUTDIR [NAME ...]
+Usage: outliers_datasets.py DATASETS_DIR OUTDIR [NAME ...]
 The ADBench files are read from DATASETS_DIR (../shared/datasets); a
 missing file is reported and skipped.  Data files are never committed.
 """

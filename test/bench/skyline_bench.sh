@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Benchmark of odp_skyline inside PostgreSQL, with the peers measured in the
 # same run on the same float64 values (smaller is better in every feature).
-# Workloads: the synthetic ones of Börzsönyi et al. (test/bench/sky_bench
-# gen: independent, correlated, anti-correlated), the seed's 100,000 x 200
-# (independent), and the real NBA and HOUSE sets of ../shared/datasets/skyline
-# where present.  Each is a heap table (id bigint primary key, v float8[])
-# loaded by COPY BINARY.
+# Workloads: the synthetic ones of Börzsönyi et al.
+# (test/bench/skyline_engine_bench gen: independent, correlated,
+# anti-correlated), the seed's 100,000 x 200 (independent), and the real NBA
+# and HOUSE sets of ../shared/datasets/skyline where present.  Each is a heap
+# table (id bigint primary key, v float8[]) loaded by COPY BINARY.
 # Per workload it prints odp_gpu's skyline size, its phases (read, transfer,
 # compute with its presort and block-loop parts, output; from the
 # odp_gpu.report_timing NOTICE) and the whole SQL call (SELECT count(*) FROM
@@ -13,13 +13,14 @@
 # tests it did, then the peers: odp_gpu's CPU path (odp_gpu.device = cpu at
 # ODP_BENCH_CPU_THREADS threads, its compute phase), the NOT EXISTS
 # formulation in SQL (up to ODP_SKY_SQL_MAX_ROWS rows, statement_timeout
-# PEER_LIMIT_S), PyTorch block-wise brute force on the GPU (sky_peers.py),
+# PEER_LIMIT_S), PyTorch block-wise brute force on the GPU (skyline_peers.py),
 # and SkyBench's Hybrid (multi-core, ODP_BENCH_CPU_THREADS threads) and
 # BSkyTree (one thread), where a SkyBench build for the workload's number of
 # features is found in $SKYBENCH_DIR/bin-<D>/SkyBench (make all DIMS=<D> in
 # a checkout of github.com/sean-chester/SkyBench; it reads float32).
-# Needs a running server with odp_gpu, test/bench/sky_bench built, python3
-# with numpy (torch for that peer).  Not a test: it never fails on speed.
+# Needs a running server with odp_gpu, test/bench/skyline_engine_bench built,
+# python3 with numpy (torch for that peer).  Not a test: it never fails on
+# speed.
 #
 #   ODP_SKY_WORKLOADS="anti:1000000:8 ..." (kind:rows:dims, kind independent,
 #       correlated, anti, nba or house; default below)
@@ -61,11 +62,11 @@ for w in $WORKLOADS; do
 		nba|house)
 			src=$datasets/skyline/$([ "$kind" = nba ] && echo nba-U-8-17264.csv.gz || echo house_data.txt.gz)
 			if [ ! -f "$src" ]; then echo "| $kind | (data set not found) |"; continue; fi
-			read -r rows dims < <($PY "$here/sky_peers.py" real "$kind" "$src" "$f64") ;;
+			read -r rows dims < <($PY "$here/skyline_peers.py" real "$kind" "$src" "$f64") ;;
 		*)
-			"$here/sky_bench" gen "$kind" "$rows" "$dims" 1 "$f64" || { echo "| $kind | generation failed |"; continue; } ;;
+			"$here/skyline_engine_bench" gen "$kind" "$rows" "$dims" 1 "$f64" || { echo "| $kind | generation failed |"; continue; } ;;
 	esac
-	$PY "$here/sky_peers.py" copy "$f64" "$rows" "$dims" "$work/data.copy"
+	$PY "$here/skyline_peers.py" copy "$f64" "$rows" "$dims" "$work/data.copy"
 	"${PSQL[@]}" -c "SET client_min_messages = warning" -c "DROP TABLE IF EXISTS $T" \
 		-c "CREATE TABLE $T (id bigint PRIMARY KEY, v float8[])" \
 		-c "COPY $T FROM '$work/data.copy' WITH (FORMAT binary)" -c "VACUUM ANALYZE $T" || continue
@@ -86,8 +87,9 @@ SQL
 	whole=$(ms_of "$out")
 	members=$(key members "$note")
 	[ -z "$members" ] && { echo "| $kind | $rows x $dims | odp_skyline failed: $(grep ERROR <<<"$out" | head -1) |"; continue; }
-	# the engine's split of compute (presort, block loop), from sky_bench on the same file
-	split=$("$here/sky_bench" run "$f64" "$rows" "$dims" --$([ "$path" = cpu ] && echo cpu || echo gpu) --reps 2 --threads "$cpu_threads" 2>/dev/null | tail -1)
+	# the engine's split of compute (presort, block loop), from
+	# skyline_engine_bench on the same file
+	split=$("$here/skyline_engine_bench" run "$f64" "$rows" "$dims" --$([ "$path" = cpu ] && echo cpu || echo gpu) --reps 2 --threads "$cpu_threads" 2>/dev/null | tail -1)
 	compute="$(key compute "$note") ($(key presort_ms "$split") + $(key loop_ms "$split"))"
 
 	cpu_ms=- sql_ms=- torch_ms=- hyb_ms=- bsky_ms=-
@@ -119,14 +121,14 @@ SQL
 			sky_sql=$(grep -E '^ *[0-9]+$' <<<"$sout" | tr -d ' ' | head -1)
 			[ -n "$sky_sql" ] && [ "$sky_sql" != "$members" ] && sql_ms="$sql_ms (DIFFERENT: $sky_sql)"
 		fi
-		tout=$(timeout $((PEER_LIMIT_S * 2 + 60)) $PY "$here/sky_peers.py" torch "$f64" "$rows" "$dims" 2>&1 | tail -1)
+		tout=$(timeout $((PEER_LIMIT_S * 2 + 60)) $PY "$here/skyline_peers.py" torch "$f64" "$rows" "$dims" 2>&1 | tail -1)
 		torch_ms=$(sed -n 's/.*torch_ms=\([^ ]*\).*/\1/p' <<<"$tout")
 		[ -z "$torch_ms" ] && torch_ms=$(sed -n 's/.*torch=\(.*\)/\1/p' <<<"$tout")
 		tm=$(sed -n 's/.*members=\([0-9]*\).*/\1/p' <<<"$tout")
 		[ -n "$tm" ] && [ "$tm" != "$members" ] && torch_ms="$torch_ms (DIFFERENT: $tm)"
 		sb=$skyb/bin-$dims/SkyBench
 		if [ -x "$sb" ]; then
-			$PY "$here/sky_peers.py" csv "$f64" "$rows" "$dims" "$work/data.csv"
+			$PY "$here/skyline_peers.py" csv "$f64" "$rows" "$dims" "$work/data.csv"
 			# without -v SkyBench prints one line: each algorithm's time in ms, in order
 			sbout=$(timeout $((PEER_LIMIT_S * 2)) "$sb" -f "$work/data.csv" -s "hybrid bskytree" -t "$cpu_threads" 2>&1 | tail -1)
 			hyb_ms=$(awk 'NF == 2 { print $1 }' <<<"$sbout")

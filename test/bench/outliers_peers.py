@@ -11,7 +11,7 @@ One k-NN pass with the largest k serves every k (prefix sums).  Prints one
 line per data set, peer and k: the time and the top-n ids, so that the
 benchmark can compare them with odp_gpu's.
 
-Usage: peers.py DATADIR NAME [NAME ...]
+Usage: outliers_peers.py DATADIR NAME [NAME ...]
   (env: PEERS="torch sklearn", KS="5 10 50", N=10, PEER_LIMIT_S=120: a peer
   still running then is reported as slower than that)
 """

@@ -1,15 +1,15 @@
-"""Skyline peers and data conversion for test/bench/bench_skyline.sh.
+"""Skyline peers and data conversion for test/bench/skyline_bench.sh.
 
-  sky_peers.py torch FILE N D        GPU brute force in PyTorch, float64: blocks
+  skyline_peers.py torch FILE N D        GPU brute force in PyTorch, float64: blocks
                                      of rows against blocks of rows, a row kept
                                      while no other row dominates it (every
                                      feature <=, one <); prints "torch_ms=..
                                      members=..", or "torch=skipped (why)"
-  sky_peers.py copy FILE N D OUT     the rows as a COPY BINARY file of
+  skyline_peers.py copy FILE N D OUT     the rows as a COPY BINARY file of
                                      (id bigint, v float8[]) (pg_copy.py)
-  sky_peers.py csv FILE N D OUT      the rows as SkyBench reads them (one row a
+  skyline_peers.py csv FILE N D OUT      the rows as SkyBench reads them (one row a
                                      line, each value followed by a comma)
-  sky_peers.py real NAME SRC OUT     a data set of ../shared/datasets/skyline as
+  skyline_peers.py real NAME SRC OUT     a data set of ../shared/datasets/skyline as
                                      float64 rows (FILE for the commands above);
                                      prints "rows dims"
 

@@ -1,9 +1,9 @@
 /*-------------------------------------------------------------------------
  *
- * sky_bench.c
+ * skyline_engine_bench.c
  *	  Skyline workloads and engine-level timings (no PostgreSQL).
  *
- * sky_bench gen KIND N D SEED FILE
+ * skyline_engine_bench gen KIND N D SEED FILE
  *	  Writes N x D float64 values (row-major, native byte order) of the
  *	  standard synthetic workloads of Börzsönyi, Kossmann and Stocker, "The
  *	  Skyline Operator" (ICDE 2001), as their generator makes them:
@@ -13,7 +13,7 @@
  *	  PostgreSQL and hand it to the peers, so every program sees the same
  *	  rows.
  *
- * sky_bench run FILE N D [--band K] [--max] [--cpu|--gpu|--both]
+ * skyline_engine_bench run FILE N D [--band K] [--max] [--cpu|--gpu|--both]
  *				[--threads T] [--reps R]
  *	  Runs odp_compute_skyline on the file (--max: maximise every feature,
  *	  for files whose larger values are better), prints one line per path:
@@ -23,7 +23,7 @@
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION
- *	  test/bench/sky_bench.c
+ *	  test/bench/skyline_engine_bench.c
  *
  *-------------------------------------------------------------------------
  */
@@ -255,6 +255,6 @@ main(int argc, char **argv)
 		return gen_main(argc, argv);
 	if (argc >= 5 && strcmp(argv[1], "run") == 0)
 		return run_main(argc, argv);
-	fprintf(stderr, "usage: sky_bench gen KIND N D SEED FILE | run FILE N D [options]\n");
+	fprintf(stderr, "usage: skyline_engine_bench gen KIND N D SEED FILE | run FILE N D [options]\n");
 	return 2;
 }

@@ -1,5 +1,5 @@
-# test/upgrade_check.sh: sourced by test/run_tests.sh (needs odp_check from
-# test/cancel_check.sh and a running server).
+# test/checks/upgrade.sh: sourced by test/run_tests.sh (needs odp_check, the
+# run's directory and a running server: test/lib.sh).
 # odp_upgrade_checks: installs the first released version in one database,
 # creates objects that depend on the extension (a view over
 # odp_top_outliers, a table of odp_outlier), updates step by step to the
@@ -7,7 +7,8 @@
 # function must give the same results as in a fresh install, and the
 # catalog (signatures, markings, row estimates, comments) must be the
 # same.  odp_released_scripts_check: the released install and upgrade
-# scripts are the ones listed in test/released_scripts.sha256, unchanged.
+# scripts are the ones listed in test/checks/released_scripts.sha256,
+# unchanged.
 
 odp_upgrade_data() {	# the tables every function reads, the same in both databases
 	cat <<'SQL'
@@ -65,7 +66,7 @@ SQL
 }
 
 odp_upgrade_checks() {
-	local first last versions old=odp_upgrade_old new=odp_upgrade_new out rc
+	local first last versions old=odp_upgrade_old new=odp_upgrade_new out rc dir=$ODP_RUN_DIR
 	versions=$(ls "$ODP_ROOT"/sql/odp_gpu--*--*.sql | sed 's/.*--\([0-9.]*\)\.sql$/\1/' | sort -V)
 	first=$(ls "$ODP_ROOT"/sql/odp_gpu--*.sql | grep -v -- '--.*--' | sed 's/.*--\([0-9.]*\)\.sql$/\1/' | sort -V | head -1)
 	last=$(sed -n "s/^default_version = '\(.*\)'/\1/p" "$ODP_ROOT/odp_gpu.control")
@@ -101,29 +102,27 @@ SQL
 	odp_upgrade_data | psql -X -q -d $new -v ON_ERROR_STOP=1 >/dev/null 2>&1
 	psql -X -q -d $new -c "CREATE EXTENSION odp_gpu" >/dev/null
 	for db in $old $new; do
-		odp_upgrade_battery | psql -X -At -d $db -v ON_ERROR_STOP=1 >/tmp/odp_upgrade_results.$db 2>&1
-		odp_upgrade_catalog | psql -X -At -d $db -v ON_ERROR_STOP=1 >/tmp/odp_upgrade_catalog.$db 2>&1
+		odp_upgrade_battery | psql -X -At -d $db -v ON_ERROR_STOP=1 >"$dir/upgrade_results.$db" 2>&1
+		odp_upgrade_catalog | psql -X -At -d $db -v ON_ERROR_STOP=1 >"$dir/upgrade_catalog.$db" 2>&1
 	done
-	diff /tmp/odp_upgrade_results.$old /tmp/odp_upgrade_results.$new >/tmp/odp_upgrade.diff
+	diff "$dir/upgrade_results.$old" "$dir/upgrade_results.$new" >"$dir/upgrade_results.diff"
 	rc=$?
-	! grep -q ERROR /tmp/odp_upgrade_results.$new
+	! grep -q ERROR "$dir/upgrade_results.$new"
 	odp_check "upgrade: every function gives, after $first -> $last, what a fresh $last install gives" $((rc | $?)) \
-		"$(wc -l </tmp/odp_upgrade_results.$new) result lines compared; $(head -5 /tmp/odp_upgrade.diff | tr '\n' ' ')"
-	diff /tmp/odp_upgrade_catalog.$old /tmp/odp_upgrade_catalog.$new >/tmp/odp_upgrade.diff
+		"$(wc -l <"$dir/upgrade_results.$new") result lines compared; $(head -5 "$dir/upgrade_results.diff" | tr '\n' ' ')"
+	diff "$dir/upgrade_catalog.$old" "$dir/upgrade_catalog.$new" >"$dir/upgrade_catalog.diff"
 	odp_check "upgrade: functions, aggregates and types as after a fresh install (markings, row estimates, comments)" $? \
-		"$(wc -l </tmp/odp_upgrade_catalog.$new) catalog lines compared; $(head -5 /tmp/odp_upgrade.diff | tr '\n' ' ')"
-	rm -f /tmp/odp_upgrade_results.* /tmp/odp_upgrade_catalog.* /tmp/odp_upgrade.diff
+		"$(wc -l <"$dir/upgrade_catalog.$new") catalog lines compared; $(head -5 "$dir/upgrade_catalog.diff" | tr '\n' ' ')"
 	for db in $old $new; do
 		psql -X -q -c "DROP DATABASE IF EXISTS $db" >/dev/null 2>&1
 	done
 }
 
 odp_released_scripts_check() {
-	local list="$ODP_ROOT/test/released_scripts.sha256" missing
-	(cd "$ODP_ROOT" && sha256sum --quiet -c "$list") >/tmp/odp_released.out 2>&1
-	odp_check "released install and upgrade scripts are unchanged" $? "$(head -c 300 /tmp/odp_released.out)"
+	local list="$ODP_ROOT/test/checks/released_scripts.sha256" missing
+	(cd "$ODP_ROOT" && sha256sum --quiet -c "$list") >"$ODP_RUN_DIR/released_scripts.out" 2>&1
+	odp_check "released install and upgrade scripts are unchanged" $? "$(head -c 300 "$ODP_RUN_DIR/released_scripts.out")"
 	missing=$(cd "$ODP_ROOT" && for f in sql/odp_gpu--*.sql; do grep -q "  $f\$" "$list" || echo "$f"; done)
 	[ -z "$missing" ]
 	odp_check "every install and upgrade script is listed as released" $? "not listed: $missing"
-	rm -f /tmp/odp_released.out
 }

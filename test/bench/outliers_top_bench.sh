@@ -31,7 +31,7 @@ work=$(mktemp -d /tmp/odp_bench_top.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 [ -d "$datasets" ] || echo "no ADBench files at $datasets: only generated data sets run"
 
-python3 "$here/prepare_datasets.py" "$datasets" "$work" $sets || exit 1
+python3 "$here/outliers_datasets.py" "$datasets" "$work" $sets || exit 1
 psql -X -q -v ON_ERROR_STOP=1 >/dev/null <<'SQL' || exit 1
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS odp_gpu;
@@ -85,7 +85,7 @@ hdr() {
 }
 
 if [ "${ODP_BENCH_PEERS:-1}" = 1 ]; then
-	KS="$ks" N="$n" python3 "$here/peers.py" "$work" $sets >"$work/peers.txt" 2>&1
+	KS="$ks" N="$n" python3 "$here/outliers_peers.py" "$work" $sets >"$work/peers.txt" 2>&1
 fi
 
 for s in $sets; do

@@ -1,0 +1,240 @@
+/*-------------------------------------------------------------------------
+ *
+ * test_util.c
+ *	  Helpers shared by the engine unit tests: checks and their count,
+ *	  reproducible random data, the naive outlier-score reference, contexts
+ *	  and the GPU probe.
+ *
+ * Copyright (c) 2026, odp_gpu developers
+ *
+ * IDENTIFICATION
+ *	  test/engine/test_util.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "include/odp_distance.h"
+#include "test_util.h"
+
+const char *const gen_names[] = {
+	"uniform", "unit", "duplicates", "ties", "constant-columns", "identical",
+	"offset", "wide", "grid"
+};
+
+static int	n_passed = 0;
+static int	n_failed = 0;
+bool		gpu_ok = false;
+char		gpu_reason[ODP_MESSAGE_LEN];
+static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
+
+/* Records one check and prints its line. */
+void
+check(bool ok, const char *fmt,...)
+{
+	va_list		ap;
+
+	printf("%s - ", ok ? "ok  " : "FAIL");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	if (ok)
+		n_passed++;
+	else
+		n_failed++;
+}
+
+/* xorshift64*: small, fast, reproducible across platforms. */
+uint64_t
+rng_next(void)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545F4914F6CDD1DULL;
+}
+
+/* Uniform float in [0, 1) with 24 random bits. */
+float
+rng_unit(void)
+{
+	return (float) (rng_next() >> 40) * (1.0f / 16777216.0f);
+}
+
+/* Allocates or dies: the test has no use for running out of memory. */
+void *
+xmalloc(size_t n)
+{
+	void	   *p = malloc(n ? n : 1);
+
+	if (p == NULL)
+	{
+		fprintf(stderr, "out of memory (%zu bytes)\n", n);
+		exit(2);
+	}
+	return p;
+}
+
+/*
+ * Makes rows x dims data of the given kind; the caller frees it.  No row
+ * is a zero vector, so that every metric, cosine included, accepts it.
+ */
+float *
+make_data(Gen gen, int64_t rows, int dims)
+{
+	float	   *x = xmalloc(sizeof(float) * (size_t) rows * dims);
+	int			protos = 20;
+
+	for (int64_t i = 0; i < rows; i++)
+	{
+		float	   *r = x + i * dims;
+		bool		zero = true;
+
+		for (int d = 0; d < dims; d++)
+		{
+			switch (gen)
+			{
+				case GEN_UNIFORM:
+					r[d] = 2.0f * rng_unit() - 1.0f;
+					break;
+				case GEN_UNIT:
+					r[d] = rng_unit();
+					break;
+				case GEN_DUPLICATES:
+				case GEN_IDENTICAL:
+					break;
+				case GEN_TIES:
+					r[d] = (float) (rng_next() % 4);
+					break;
+				case GEN_CONSTANT_COLUMNS:
+					r[d] = d % 3 == 1 ? 0.5f : 2.0f * rng_unit() - 1.0f;
+					break;
+				case GEN_OFFSET:
+					r[d] = 300.0f + 2.0f * rng_unit() - 1.0f;
+					break;
+				case GEN_WIDE:
+					r[d] = ldexpf(2.0f * rng_unit() - 1.0f, d % 2 == 0 ? 30 : -30);
+					break;
+				case GEN_GRID:
+					r[d] = (float) (1 + rng_next() % 13);
+					break;
+			}
+		}
+		if (gen == GEN_DUPLICATES && i >= protos)
+			memcpy(r, x + (int64_t) (rng_next() % protos) * dims, sizeof(float) * dims);
+		else if (gen == GEN_DUPLICATES)
+			for (int d = 0; d < dims; d++)
+				r[d] = 2.0f * rng_unit() - 1.0f;
+		if (gen == GEN_IDENTICAL)
+			for (int d = 0; d < dims; d++)
+				r[d] = 0.25f * (float) (d + 1);
+		for (int d = 0; d < dims; d++)
+			zero = zero && r[d] == 0.0f;
+		if (zero)
+			r[0] = 1.0f;
+	}
+	return x;
+}
+
+/* qsort comparator for floats (no NaN here). */
+static int
+cmp_float(const void *a, const void *b)
+{
+	float		x = *(const float *) a;
+	float		y = *(const float *) b;
+
+	return (x > y) - (x < y);
+}
+
+/* The naive reference: all distances, sorted per row, k smallest summed. */
+void
+reference_scores(const float *x, int64_t rows, int dims, OdpMetric metric,
+				 int k, double *scores)
+{
+	float	   *norms = xmalloc(sizeof(float) * (size_t) rows);
+	float	   *d = xmalloc(sizeof(float) * (size_t) rows);
+
+	for (int64_t i = 0; i < rows; i++)
+		norms[i] = odp_row_norm(x + i * dims, dims);
+	for (int64_t p = 0; p < rows; p++)
+	{
+		int64_t		n = 0;
+
+		for (int64_t q = 0; q < rows; q++)
+			if (q != p)
+				d[n++] = odp_distance(metric, x + p * dims, x + q * dims, dims,
+									  norms[p], norms[q]);
+		qsort(d, (size_t) n, sizeof(float), cmp_float);
+		scores[p] = odp_sum_ascending(d, k);
+	}
+	free(norms);
+	free(d);
+}
+
+/* A context for device dev with sane defaults. */
+OdpContext
+make_ctx(OdpDevice dev)
+{
+	OdpContext	ctx;
+
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.device = dev;
+	ctx.cpu_threads = 4;
+	return ctx;
+}
+
+/* Probes the GPU and reports what was found. */
+void
+probe_gpu(void)
+{
+	OdpContext	ctx = make_ctx(ODP_DEVICE_GPU);
+	int			count = 0;
+	int			driver = 0;
+	int			runtime = 0;
+	OdpStatus	st;
+
+	if (!odp_gpu_compiled())
+	{
+		snprintf(gpu_reason, sizeof(gpu_reason), "built without CUDA");
+		return;
+	}
+	st = odp_gpu_probe(&ctx, &count, &driver, &runtime);
+	if (st != ODP_OK)
+	{
+		check(st == ODP_ERR_NO_GPU && ctx.message[0] != '\0',
+			  "gpu probe without a usable GPU: status \"%s\", message \"%s\"",
+			  odp_status_name(st), ctx.message);
+		snprintf(gpu_reason, sizeof(gpu_reason), "%s", ctx.message);
+		return;
+	}
+	gpu_ok = true;
+	check(count >= 1 && runtime > 0,
+		  "gpu probe: %d device(s), driver %d, runtime %d, built with %d",
+		  count, driver, runtime, odp_gpu_build_version());
+	for (int i = 0; i < count; i++)
+	{
+		OdpGpuInfo	info;
+
+		st = odp_gpu_device_info(&ctx, i, &info);
+		check(st == ODP_OK, "gpu %d: %s, cc %d.%d, %d SMs, %.1f of %.1f GiB free",
+			  i, st == ODP_OK ? info.name : ctx.message, info.cc_major,
+			  info.cc_minor, info.multiprocessors,
+			  info.free_memory / 1073741824.0, info.total_memory / 1073741824.0);
+	}
+}
+
+/* Prints "N passed, N failed"; returns the exit status (1 when a check failed). */
+int
+test_summary(void)
+{
+	printf("%d passed, %d failed\n", n_passed, n_failed);
+	return n_failed == 0 ? 0 : 1;
+}
