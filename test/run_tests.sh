@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Runs every test of odp_gpu on a fresh Debian 12 machine (as root or as a
 # user who already has PostgreSQL 15 and its headers): installs what is
-# missing, builds with warnings as errors, installs, runs the engine unit
-# tests, starts a throwaway server, runs the pg_regress suites, the upgrade,
-# cancellation, pg_cron and sharded-table checks of test/checks/ (the last
-# with two node servers of its own), stops the servers, and ends with
-# "N passed, N failed".  Logs go to a directory of the run's own
-# (/tmp/odp_run.XXXXXX), removed at the end, kept and named on a failure.
-# Exits non-zero on any failure.  Usage: bash test/run_tests.sh
+# missing, builds with warnings as errors, installs, checks the tree's
+# layout and the build without CUDA, runs the engine unit tests, starts a
+# throwaway server, runs the pg_regress suites, the upgrade, cancellation,
+# pg_cron and sharded-table checks of test/checks/ (the last with two node
+# servers of its own), stops the servers, and ends with "N passed, N
+# failed".  Logs go to a directory of the run's own (/tmp/odp_run.XXXXXX),
+# removed at the end, kept and named on a failure.  Exits non-zero on any
+# failure.  Usage: bash test/run_tests.sh
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/checks/cancel.sh"
@@ -22,6 +23,24 @@ set -e
 odp_install_deps
 odp_build
 set +e
+
+# 0. the layout of the tree (test/checks/layout.sh: includes and calls run
+# one way, no names a letter apart, long files mapped), and the build
+# without CUDA, in a copy of the tree: its engine test program links only
+# if every GPU entry point has its stub
+odp_log "layout and the build without CUDA"
+bash "$ODP_ROOT/test/checks/layout.sh" >"$log/layout.out" 2>&1
+cat "$log/layout.out"
+ODP_PASSED=$((ODP_PASSED + $(grep -c '^ok ' "$log/layout.out")))
+ODP_FAILED=$((ODP_FAILED + $(grep -c '^FAILED ' "$log/layout.out")))
+mkdir "$log/nocuda"
+(cd "$ODP_ROOT" && { git ls-files -z --cached --others --exclude-standard 2>/dev/null ||
+	find . -path ./.git -prune -o -type f -print0; }) |
+	(cd "$ODP_ROOT" && xargs -0 cp --parents -t "$log/nocuda" 2>/dev/null)
+make -C "$log/nocuda" -s -j"$(nproc)" WITH_CUDA=no PG_CONFIG="$PG_CONFIG" PG_CFLAGS=-Werror \
+	all test/engine/test_engine >"$log/nocuda.log" 2>&1
+odp_check "builds and links without CUDA (make WITH_CUDA=no)" $? "$(grep -m3 -E 'error|undefined' "$log/nocuda.log" | tr '\n' ' ')"
+rm -rf "$log/nocuda"
 
 # 1. engine unit tests (CPU everywhere, GPU where one is usable)
 odp_log "engine unit tests"

@@ -106,7 +106,7 @@
 /*
  * Candidate-range split of the exact step: -1 chooses by occupancy, 0 or
  * 1 disables it, larger values force that many ranges.  A tuning knob for
- * the benchmark harness (test/bench/ss_bench.c), not an interface.
+ * the benchmark harness (test/bench/outliers_engine_bench.c), not an interface.
  */
 extern "C" int odp_gpu_ss_split;
 int			odp_gpu_ss_split = -1;

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 #
 # input_bench.sh
-#	  Measures how fast odp_gpu's input layer (src/input.c) turns a table
+#	  Measures how fast odp_gpu's input layer (src/input_*.c) turns a table
 #	  into a float32 matrix: the direct heap scan and the SPI paths.
 #
-# Builds a throwaway module from src/input.c plus a small SQL-callable
+# Builds a throwaway module from src/input_*.c plus a small SQL-callable
 # wrapper, odp_input_bench(source), that runs OdpReadInput and returns the
 # rows, dims, read time and path.  The module is loaded by absolute path
 # (superuser needed) in sessions that never load odp_gpu itself, so the two
@@ -38,7 +38,8 @@ PSQL=(psql -X -q -v ON_ERROR_STOP=1 -At)
 # ---- build the throwaway module ----
 BUILD=$(mktemp -d /tmp/odp_input_bench.XXXXXX)
 trap 'rm -rf "$BUILD"' EXIT
-cp "$REPO/src/input.c" "$REPO/src/input.h" "$REPO/kernels/odp_engine.h" "$BUILD/"
+cp "$REPO"/src/input*.[ch] "$REPO"/kernels/include/*.h "$BUILD/"
+INPUT_OBJS=$(cd "$BUILD" && ls input_*.c | sed 's/\.c$/.o/' | tr '\n' ' ')
 cat > "$BUILD/bench.c" <<'EOF'
 /* odp_input_bench(source text, id_column text, features text[]) */
 #include "postgres.h"
@@ -95,13 +96,13 @@ odp_input_bench(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 EOF
-cat > "$BUILD/Makefile" <<'EOF'
+cat > "$BUILD/Makefile" <<EOF
 MODULE_big = odp_input_bench
-OBJS = bench.o input.o
+OBJS = bench.o $INPUT_OBJS
 PG_CONFIG ?= pg_config
-PGXS := $(shell $(PG_CONFIG) --pgxs)
+PGXS := \$(shell \$(PG_CONFIG) --pgxs)
 override with_llvm = no
-include $(PGXS)
+include \$(PGXS)
 EOF
 make -s -C "$BUILD" PG_CONFIG="$PG_CONFIG" >/dev/null
 chmod -R a+rX "$BUILD"

@@ -20,13 +20,13 @@
 #include <string.h>
 
 #include "devices/device_set.h"
+#include "devices/pair_relay.h"
 #include "include/odp_intervals.h"
 #include "include/odp_knn.h"
 #include "include/odp_outliers.h"
 #include "include/odp_pearson.h"
 #include "include/odp_skyline.h"
 #include "skyline/skyline_math.h"
-#include "devices/pair_relay.h"
 #include "test_util.h"
 
 /* A context whose device list is {0, 0}: the split on one GPU. */
@@ -368,7 +368,7 @@ typedef struct PearsonGot
 
 static bool
 pearson_collect(void *arg, const int64_t *a, const int64_t *b, const double *r,
-			 int64_t count)
+				int64_t count)
 {
 	PearsonGot    *g = (PearsonGot *) arg;
 

@@ -140,7 +140,7 @@ split_rows(const float *x, const int64_t *ids, int64_t rows, int dims, int nodes
  */
 static void
 distributed_ss_case(OdpDevice dev, Gen gen, int64_t rows, int dims, int k, int64_t n,
-			 int nodes, int64_t batch, bool prune, bool empty_node, OdpMetric metric)
+					int nodes, int64_t batch, bool prune, bool empty_node, OdpMetric metric)
 {
 	OdpContext	ctx = make_ctx(dev);
 	float	   *x = make_data(gen, rows, dims);
@@ -310,7 +310,7 @@ distributed_overlap_case(void)
  */
 static void
 distributed_knn_case(OdpDevice dev, Gen gen, int64_t rows, int dims, int k,
-			  OdpMetric metric, int nodes, bool self)
+					 OdpMetric metric, int nodes, bool self)
 {
 	OdpContext	ctx = make_ctx(dev);
 	float	   *x = make_data(gen, rows, dims);

@@ -792,7 +792,7 @@ pearson_argument_tests(OdpDevice dev)
 			st = odp_compute_pearson_pairs(&ctx, &cases[i].p, cases[i].t, collect, &c, &npairs);
 		else
 			st = odp_compute_pearson_top(&ctx, &cases[i].p, cases[i].k,
-									  (OdpPearsonRank) cases[i].rank, other, r);
+										 (OdpPearsonRank) cases[i].rank, other, r);
 		check(st == ODP_ERR_INVALID_ARGUMENT && ctx.message[0] != '\0',
 			  "%s pearson rejects %s: %s \"%s\"", path_name(dev), cases[i].what,
 			  odp_status_name(st), ctx.message);
