@@ -4,8 +4,8 @@
  *	  Distributed calls on a sharded table (distributed.h): the calling server is
  *	  the supervisor, every shard a node.
  *
- * Remote shards are reached over libpq (node_conn.c) and run the node
- * functions (node.c, skyline.c) on their own GPU or CPU path; local
+ * Remote shards are reached over libpq (distributed_conn.c) and run the node
+ * functions (distributed_node.c, skyline.c) on their own GPU or CPU path; local
  * shards run the same engine steps in this backend while the remote ones
  * work.  Only candidates, neighbour lists, queries and skyband rows travel
  * (distributed_wire.h); no shard is ever pulled.
@@ -34,7 +34,7 @@
 #include "distributed_wire.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
-#include "node_conn.h"
+#include "distributed_conn.h"
 #include "port/pg_bswap.h"
 #include "settings.h"
 #include "skyline_band.h"

@@ -15,7 +15,7 @@
 #define ODP_DISTRIBUTED_PG_H
 
 #include "engine_glue.h"
-#include "shards.h"
+#include "distributed_shards.h"
 
 /* Results of a distributed top-n. */
 typedef struct OdpDistributedTop

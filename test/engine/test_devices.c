@@ -29,6 +29,8 @@
 #include "skyline/skyline_math.h"
 #include "test_util.h"
 
+extern int64_t odp_gpu_pearson_staged_runs __attribute__((weak));
+
 /* A context whose device list is {0, 0}: the split on one GPU. */
 static OdpContext
 split_ctx(void)
@@ -485,6 +487,59 @@ pearson_split_tests(void)
 	free(ys);
 }
 
+/*
+ * Correlation pairs on {0, 0} from staged panels: each part's pairs come
+ * block of partners after block and are put in order on the part's own
+ * thread, both parts at once; the same pairs as one GPU with the same
+ * budget per part, and as the CPU.
+ */
+static void
+pearson_split_staged_test(void)
+{
+	const int64_t rows = 700;
+	const int	dims = 1500;
+	const size_t part_budget = (size_t) 40 << 20;
+	const int64_t staged_before = gpu_counter(&odp_gpu_pearson_staged_runs);
+	double	   *xs = xmalloc(sizeof(double) * rows * dims);
+	OdpMatrix64 mx = {xs, NULL, rows, dims};
+	OdpPearsonProblem p = {&mx, NULL, ODP_PEARSON_METHOD_PEARSON, 1};
+	PearsonGot	got[3];
+	OdpStatus	st[3];
+	int64_t		npairs = 0;
+	double		diff_gpu,
+				diff_cpu;
+	bool		same_gpu,
+				same_cpu;
+
+	for (int64_t i = 0; i < rows * dims; i++)
+		xs[i] = sin((double) (i % dims) * (1 + (i / dims) % 7) / 50.0) + rng_unit();
+	memset(got, 0, sizeof(got));
+	for (int path = 0; path < 3; path++)
+	{
+		OdpContext	ctx = path == 0 ? make_ctx(ODP_DEVICE_CPU) :
+			path == 1 ? make_ctx(ODP_DEVICE_GPU) : split_ctx();
+
+		ctx.gpu_memory_limit = path == 2 ? 2 * part_budget : part_budget;
+		st[path] = odp_compute_pearson_pairs(&ctx, &p, 0.3, pearson_collect, &got[path], &npairs);
+	}
+	same_gpu = pearson_same(&got[2], &got[1], &diff_gpu);
+	same_cpu = pearson_same(&got[2], &got[0], &diff_cpu);
+	check(st[0] == ODP_OK && st[1] == ODP_OK && st[2] == ODP_OK && got[2].n > 0 &&
+		  gpu_counter(&odp_gpu_pearson_staged_runs) >= staged_before + 3 &&
+		  same_gpu && diff_gpu == 0.0 && same_cpu && diff_cpu <= 1e-12,
+		  "devices {0,0} correlation pairs from staged panels, %lld x %d: %lld pairs, %lld staged runs, same as one GPU %s, as the CPU %s (%.1e)",
+		  (long long) rows, dims, (long long) got[2].n,
+		  (long long) (gpu_counter(&odp_gpu_pearson_staged_runs) - staged_before),
+		  same_gpu ? "yes" : "NO", same_cpu ? "yes" : "NO", diff_cpu);
+	for (int path = 0; path < 3; path++)
+	{
+		free(got[path].a);
+		free(got[path].b);
+		free(got[path].r);
+	}
+	free(xs);
+}
+
 /* Skyline and k-skyband: {0, 0} (local bands, merge) identical to one GPU and the CPU. */
 static void
 skyline_split_tests(void)
@@ -816,6 +871,7 @@ run_device_tests(void)
 	}
 	knn_split_tests();
 	pearson_split_tests();
+	pearson_split_staged_test();
 	skyline_split_tests();
 	interval_split_tests();
 	solvingset_split_tests();

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * aggregates.c
+ * outliers_aggregates.c
  *	  Aggregate forms of the outlier analytics: odp_top_outliers_agg.
  *
  * The transition function appends each row's id and vector to a growable
@@ -20,7 +20,7 @@
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION
- *	  src/aggregates.c
+ *	  src/outliers_aggregates.c
  *
  *-------------------------------------------------------------------------
  */

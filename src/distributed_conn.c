@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
- * node_conn.c
- *	  libpq connections to the nodes of a distributed call (node_conn.h).
+ * distributed_conn.c
+ *	  libpq connections to the nodes of a distributed call (distributed_conn.h).
  *
  * The connection is built as postgres_fdw builds it: the foreign server's
  * libpq options, then the caller's user mapping's; a non-superuser must
@@ -21,7 +21,7 @@
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION
- *	  src/node_conn.c
+ *	  src/distributed_conn.c
  *
  *-------------------------------------------------------------------------
  */
@@ -33,7 +33,7 @@
 #include "libpq-fe.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
-#include "node_conn.h"
+#include "distributed_conn.h"
 #include "pgstat.h"
 #include "port/pg_bswap.h"
 #include "portability/instr_time.h"

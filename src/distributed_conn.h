@@ -1,20 +1,20 @@
 /*-------------------------------------------------------------------------
  *
- * node_conn.h
+ * distributed_conn.h
  *	  Connections from the calling server to the nodes of a distributed
  *	  call: asynchronous libpq, all nodes at once.
  *
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION
- *	  src/node_conn.h
+ *	  src/distributed_conn.h
  *
  *-------------------------------------------------------------------------
  */
-#ifndef ODP_NODE_CONN_H
-#define ODP_NODE_CONN_H
+#ifndef ODP_DISTRIBUTED_CONN_H
+#define ODP_DISTRIBUTED_CONN_H
 
-#include "shards.h"
+#include "distributed_shards.h"
 
 typedef struct OdpNodeConn OdpNodeConn;
 
@@ -61,4 +61,4 @@ extern int64 OdpNodeBytes(const OdpNodeConn *node);
  */
 extern void OdpNodesClose(OdpNodeConn **nodes, int count);
 
-#endif							/* ODP_NODE_CONN_H */
+#endif							/* ODP_DISTRIBUTED_CONN_H */

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
- * shards.c
- *	  Finding the shards of a table (see shards.h).
+ * distributed_shards.c
+ *	  Finding the shards of a table (see distributed_shards.h).
  *
  * The rules are those that make a distributed call return exactly what a
  * call over the pulled rows returns: each id in exactly one shard (every
@@ -15,7 +15,7 @@
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION
- *	  src/shards.c
+ *	  src/distributed_shards.c
  *
  *-------------------------------------------------------------------------
  */
@@ -28,7 +28,7 @@
 #include "commands/defrem.h"
 #include "foreign/foreign.h"
 #include "settings.h"
-#include "shards.h"
+#include "distributed_shards.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"

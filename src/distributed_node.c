@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * node.c
+ * distributed_node.c
  *	  The node's side of the distributed calls: plain SQL functions that
  *	  any coordinator can drive over a connection (the calling server of a
  *	  sharded table does, distributed.c; a Citus coordinator could).
@@ -21,7 +21,7 @@
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION
- *	  src/node.c
+ *	  src/distributed_node.c
  *
  *-------------------------------------------------------------------------
  */

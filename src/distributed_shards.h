@@ -1,18 +1,18 @@
 /*-------------------------------------------------------------------------
  *
- * shards.h
+ * distributed_shards.h
  *	  Finds where a sharded table's rows live: the leaves of a partitioned
  *	  table that are postgres_fdw foreign tables (nodes) or local tables.
  *
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION
- *	  src/shards.h
+ *	  src/distributed_shards.h
  *
  *-------------------------------------------------------------------------
  */
-#ifndef ODP_SHARDS_H
-#define ODP_SHARDS_H
+#ifndef ODP_DISTRIBUTED_SHARDS_H
+#define ODP_DISTRIBUTED_SHARDS_H
 
 #include "input.h"
 #include "nodes/pg_list.h"
@@ -62,4 +62,4 @@ extern bool OdpFindShards(const OdpInputSpec *spec, OdpShardSet *set);
 extern void OdpLocalShardSpec(const OdpShardSet *set, const OdpShard *shard,
 							  const OdpInputSpec *like, OdpInputSpec *spec);
 
-#endif							/* ODP_SHARDS_H */
+#endif							/* ODP_DISTRIBUTED_SHARDS_H */
