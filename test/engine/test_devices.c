@@ -491,7 +491,8 @@ pearson_split_tests(void)
  * Correlation pairs on {0, 0} from staged panels: each part's pairs come
  * block of partners after block and are put in order on the part's own
  * thread, both parts at once; the same pairs as one GPU with the same
- * budget per part, and as the CPU.
+ * budget per part, and as the CPU, the coefficients within the 1e-12 the
+ * paths promise each other.
  */
 static void
 pearson_split_staged_test(void)
@@ -526,11 +527,11 @@ pearson_split_staged_test(void)
 	same_cpu = pearson_same(&got[2], &got[0], &diff_cpu);
 	check(st[0] == ODP_OK && st[1] == ODP_OK && st[2] == ODP_OK && got[2].n > 0 &&
 		  gpu_counter(&odp_gpu_pearson_staged_runs) >= staged_before + 3 &&
-		  same_gpu && diff_gpu == 0.0 && same_cpu && diff_cpu <= 1e-12,
-		  "devices {0,0} correlation pairs from staged panels, %lld x %d: %lld pairs, %lld staged runs, same as one GPU %s, as the CPU %s (%.1e)",
+		  same_gpu && diff_gpu <= 1e-12 && same_cpu && diff_cpu <= 1e-12,
+		  "devices {0,0} correlation pairs from staged panels, %lld x %d: %lld pairs, %lld staged runs, same as one GPU %s (max |r| diff %.1e), as the CPU %s (%.1e)",
 		  (long long) rows, dims, (long long) got[2].n,
 		  (long long) (gpu_counter(&odp_gpu_pearson_staged_runs) - staged_before),
-		  same_gpu ? "yes" : "NO", same_cpu ? "yes" : "NO", diff_cpu);
+		  same_gpu ? "yes" : "NO", diff_gpu, same_cpu ? "yes" : "NO", diff_cpu);
 	for (int path = 0; path < 3; path++)
 	{
 		free(got[path].a);
