@@ -14,8 +14,8 @@
 #ifndef ODP_DISTRIBUTED_PG_H
 #define ODP_DISTRIBUTED_PG_H
 
-#include "engine_glue.h"
 #include "distributed_shards.h"
+#include "engine_glue.h"
 
 /* Results of a distributed top-n. */
 typedef struct OdpDistributedTop

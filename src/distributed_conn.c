@@ -28,12 +28,12 @@
 #include "postgres.h"
 
 #include "commands/defrem.h"
+#include "distributed_conn.h"
 #include "distributed_wire.h"
 #include "foreign/foreign.h"
 #include "libpq-fe.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
-#include "distributed_conn.h"
 #include "pgstat.h"
 #include "port/pg_bswap.h"
 #include "portability/instr_time.h"

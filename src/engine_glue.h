@@ -1,7 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * engine_glue.h
- *	  The PostgreSQL side's only door into the engine (kernels/).
+ *	  The PostgreSQL side's door into the engine's analytics (kernels/):
+ *	  the SQL functions run every odp_compute_* call through it.  The
+ *	  distributed calls (distributed*.c) drive the distributed steps of
+ *	  odp_distributed.h themselves.
  *
  * Copyright (c) 2026, odp_gpu developers
  *

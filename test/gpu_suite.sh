@@ -207,39 +207,39 @@ odp_log "correlation: GPU vs CPU"
 # table of that many series against the first.
 odp_compare_pearson() {
 	local name=$1 rows=$2 len=$3 t=$4 k=$5 nulls=$6 method=$7 limit=${8:-0} other=${9:-0}
-	local opts="method => '$method'" src="'corr_a'" out
+	local opts="method => '$method'" src="'pearson_a'" out
 	[ "$nulls" != 0 ] && opts="$opts, nulls => 'pairwise'"
-	[ "$other" != 0 ] && src="'corr_a', 'corr_b'"
+	[ "$other" != 0 ] && src="'pearson_a', 'pearson_b'"
 	out=$(psql -X -At -v ON_ERROR_STOP=1 2>&1 <<SQL
 SET client_min_messages = warning;
 SELECT setseed(0.125);
-DROP TABLE IF EXISTS corr_a, corr_b, corr_cpu, corr_gpu, corr_cpu_top, corr_gpu_top;
-CREATE TABLE corr_a AS SELECT s::bigint AS id, array(
+DROP TABLE IF EXISTS pearson_a, pearson_b, pearson_cpu, pearson_gpu, pearson_cpu_top, pearson_gpu_top;
+CREATE TABLE pearson_a AS SELECT s::bigint AS id, array(
 	SELECT CASE WHEN random() < $nulls THEN NULL ELSE w END FROM (
 		SELECT 100 * exp(sum(ln(1 + 0.02 * (random() - 0.5))) OVER (ORDER BY t)) AS w
 		FROM generate_series(1, $len) t WHERE s > 0) x) AS v
 	FROM generate_series(1, $rows) s;
-CREATE TABLE corr_b AS SELECT s::bigint AS id, array(
+CREATE TABLE pearson_b AS SELECT s::bigint AS id, array(
 	SELECT 100 * exp(sum(ln(1 + 0.02 * (random() - 0.5))) OVER (ORDER BY t))
 	FROM generate_series(1, $len) t WHERE s > 0) AS v
 	FROM generate_series(1, greatest($other, 1)) s;
 SET odp_gpu.device = cpu;
 SET odp_gpu.cpu_threads = 16;
-CREATE TABLE corr_cpu AS SELECT * FROM odp_pearson($src, min_abs_r => $t, $opts);
-CREATE TABLE corr_cpu_top AS SELECT * FROM odp_pearson_top($src, k => $k, $opts);
+CREATE TABLE pearson_cpu AS SELECT * FROM odp_pearson($src, min_abs_r => $t, $opts);
+CREATE TABLE pearson_cpu_top AS SELECT * FROM odp_pearson_top($src, k => $k, $opts);
 SET odp_gpu.device = gpu;
 SET odp_gpu.gpu_memory_limit = $limit;
 SET odp_gpu.report_timing = on;
 SET client_min_messages = notice;
-CREATE TABLE corr_gpu AS SELECT * FROM odp_pearson($src, min_abs_r => $t, $opts);
-CREATE TABLE corr_gpu_top AS SELECT * FROM odp_pearson_top($src, k => $k, $opts);
+CREATE TABLE pearson_gpu AS SELECT * FROM odp_pearson($src, min_abs_r => $t, $opts);
+CREATE TABLE pearson_gpu_top AS SELECT * FROM odp_pearson_top($src, k => $k, $opts);
 SET client_min_messages = warning;
 SELECT 'cmp=' || count(*) || ' ' || count(*) FILTER (WHERE abs(g.r - c.r) <= 1e-12) || ' '
 	|| coalesce(max(abs(g.r - c.r)), 0)
-	FROM corr_cpu c FULL JOIN corr_gpu g USING (id_a, id_b);
+	FROM pearson_cpu c FULL JOIN pearson_gpu g USING (id_a, id_b);
 SELECT 'top=' || count(*) || ' ' || count(*) FILTER (WHERE g.other_id = c.other_id AND abs(g.r - c.r) <= 1e-12)
-	FROM corr_cpu_top c FULL JOIN corr_gpu_top g USING (id, rank);
-DROP TABLE corr_a, corr_b, corr_cpu, corr_gpu, corr_cpu_top, corr_gpu_top;
+	FROM pearson_cpu_top c FULL JOIN pearson_gpu_top g USING (id, rank);
+DROP TABLE pearson_a, pearson_b, pearson_cpu, pearson_gpu, pearson_cpu_top, pearson_gpu_top;
 SQL
 )
 	local cmp=$(sed -n 's/^cmp=//p' <<<"$out") top=$(sed -n 's/^top=//p' <<<"$out")
