@@ -171,10 +171,12 @@ extern OdpStatus odp_gpu_iv_backend(OdpContext *ctx, const OdpIvPrep *prep,
 									OdpIvBackend *backend);
 
 /*
- * Matches a checked problem on ctx's one device, ctx->device (intervals_
- * match.c): the pairs to emit in ascending (a, b) order unless count_only
- * (emit then unused), their number in *pairs, ctx's timings and stats
- * (may be NULL) as the entry points describe them.
+ * Matches a checked problem on ctx's one device, ctx->device
+ * (intervals_match.c): the pairs to emit in ascending (a, b) order unless
+ * count_only (emit then unused), their number in *pairs, ctx's timings and
+ * stats (may be NULL) as the entry points describe them.  ctx's outputs
+ * start at zero: the entry points' checks reset them, and so does the
+ * device set for each part of a split call.
  */
 extern OdpStatus odp_iv_match(OdpContext *ctx, const OdpIntervalProblem *p,
 							  bool count_only, OdpIntervalPairFn emit,

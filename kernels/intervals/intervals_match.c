@@ -834,8 +834,6 @@ odp_iv_match(OdpContext *ctx, const OdpIntervalProblem *p, bool count_only,
 	memset(&be, 0, sizeof(be));
 	memset(&dr, 0, sizeof(dr));
 	*pairs = 0;
-	ctx->transfer_ms = ctx->compute_ms = 0.0;
-	ctx->chunks = 0;
 	if ((status = iv_prepare(ctx, p, &prep)) != ODP_OK)
 		return status;
 	local.prep_ms = odp_now_ms() - t0;

@@ -390,6 +390,15 @@ pearson_collect(void *arg, const int64_t *a, const int64_t *b, const double *r,
 	return true;
 }
 
+/* Frees what pearson_collect gathered. */
+static void
+pearson_got_free(PearsonGot *g)
+{
+	free(g->a);
+	free(g->b);
+	free(g->r);
+}
+
 /* Whether two pair lists are the same pairs in the same order; *diff: max |r| difference. */
 static bool
 pearson_same(const PearsonGot *x, const PearsonGot *y, double *diff)
@@ -476,9 +485,7 @@ pearson_split_tests(void)
 			  lists_cpu ? "yes" : "NO");
 		for (int path = 0; path < 3; path++)
 		{
-			free(got[path].a);
-			free(got[path].b);
-			free(got[path].r);
+			pearson_got_free(&got[path]);
 			free(other[path]);
 			free(r[path]);
 		}
@@ -533,11 +540,7 @@ pearson_split_staged_test(void)
 		  (long long) (gpu_counter(&odp_gpu_pearson_staged_runs) - staged_before),
 		  same_gpu ? "yes" : "NO", diff_gpu, same_cpu ? "yes" : "NO", diff_cpu);
 	for (int path = 0; path < 3; path++)
-	{
-		free(got[path].a);
-		free(got[path].b);
-		free(got[path].r);
-	}
+		pearson_got_free(&got[path]);
 	free(xs);
 }
 
@@ -664,11 +667,7 @@ interval_split_tests(void)
 			  self ? "one set" : "two sets", (long long) c[2], (long long) c[1],
 			  (long long) c[0]);
 		for (int path = 0; path < 3; path++)
-		{
-			free(got[path].a);
-			free(got[path].b);
-			free(got[path].r);
-		}
+			pearson_got_free(&got[path]);
 	}
 	free(lo);
 	free(hi);
