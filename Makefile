@@ -19,7 +19,13 @@ SRC_OBJS = src/odp_gpu.o src/settings.o src/args.o src/engine_glue.o \
 	src/outliers.o src/outliers_aggregates.o src/knn.o src/pearson.o \
 	src/skyline_band.o src/skyline.o src/intervals.o src/gpu_info.o \
 	src/planner_support.o src/distributed.o src/distributed_wire.o \
-	src/distributed_node.o src/distributed_conn.o src/distributed_shards.o
+	src/distributed_node.o src/distributed_conn.o src/distributed_shards.o \
+	src/engine_call.o $(SERVICE_OBJS)
+
+# The GPU service (src/service/service.h)
+SERVICE_OBJS = src/service/service_shmem.o src/service/service_worker.o \
+	src/service/service_thread.o src/service/service_ring.o \
+	src/service/service_client.o
 
 # The engine, folder by folder (the map: README.md, "Where things are", and
 # kernels/include/odp_engine.h).  Each folder lists its C objects, its CUDA
@@ -85,7 +91,7 @@ NVCCFLAGS = $(CUDA_ARCH_FLAGS) $(NVCC_OPTFLAGS) -std=c++17 -fmad=false \
 	-DODP_CUDA_LIBDIR='"$(CUDA_HOME)/lib64"'
 
 # src/ sees the engine's public headers only (and libpq's, below).
-PG_CPPFLAGS = -Ikernels/include
+PG_CPPFLAGS = -Ikernels/include -Isrc
 # -ffp-contract=off: same reason as -fmad=false above, for the host
 # compiler; -O3 -fno-math-errno let the distance loops vectorise (SSE2,
 # lane by lane the same IEEE operations, so the same bits).

@@ -21,9 +21,11 @@
 
 #include <math.h>
 
+#include "engine_call.h"
 #include "engine_glue.h"
 #include "miscadmin.h"
 #include "odp_distance.h"
+#include "service/service.h"
 #include "settings.h"
 #include "storage/procsignal.h"
 
@@ -175,8 +177,8 @@ GlueReportFailure(OdpStatus status, const OdpContext *ctx,
 
 /*
  * Returns whether a GPU is usable for odp_gpu.device_id; otherwise sets
- * *why (palloc'd) to the reason.  The first call in a backend initialises
- * CUDA.
+ * *why (palloc'd) to the reason.  With the GPU service, whether it is
+ * ready; without, the first call in a backend initialises CUDA.
  */
 bool
 OdpGpuUsable(char **why)
@@ -187,6 +189,9 @@ OdpGpuUsable(char **why)
 				driver = 0,
 				runtime = 0;
 
+	/* the service holds the GPUs: ask it, never initialise CUDA here */
+	if (OdpServiceConfigured())
+		return OdpServiceReady(why, NULL);
 	memset(&ctx, 0, sizeof(ctx));
 	status = odp_gpu_probe(&ctx, &count, &driver, &runtime);
 	if (status != ODP_OK)
@@ -306,15 +311,16 @@ GlueEnsureFiniteScores(const OdpInput *in, const double *scores,
  */
 static void
 GlueBegin(const OdpInput *in, OdpContext *ctx, GlueCancelState *cancel,
-		  OdpMatrix *m, OdpRunInfo *info)
+		  OdpCall *call, OdpRunInfo *info)
 {
 	memset(info, 0, sizeof(*info));
 	info->on_gpu = OdpChooseGpu(in->rows, in->rows);
 	GlueInitContext(ctx, info->on_gpu, cancel);
-	m->data = in->data;
-	m->rows = in->rows;
-	m->dims = in->dims;
-	m->ids = in->ids;
+	memset(call, 0, sizeof(*call));
+	call->m[0].data = in->data;
+	call->m[0].rows = in->rows;
+	call->m[0].dims = in->dims;
+	call->m[0].ids = in->ids;
 }
 
 /*
@@ -331,6 +337,28 @@ GlueEnd(OdpStatus status, const OdpContext *ctx, const GlueCancelState *cancel,
 	info->compute_ms = ctx->compute_ms;
 	info->chunks = ctx->chunks;
 	info->gpu_parts = ctx->gpu_parts > 1 ? ctx->gpu_parts : 1;
+}
+
+/*
+ * Runs one engine call: in the GPU service when the call runs on the GPU
+ * and the library was preloaded, else here.
+ */
+static OdpStatus
+GlueRun(OdpContext *ctx, OdpCall *call, OdpRunInfo *info)
+{
+	OdpServiceRunInfo service;
+
+	if (!info->on_gpu || !OdpServiceConfigured())
+		return odp_call_run(ctx, call);
+	memset(&service, 0, sizeof(service));
+	info->via_service = true;
+	info->queued_ms = 0.0;
+	{
+		OdpStatus	status = OdpServiceRun(ctx, call, odp_call_op_name(call->op), &service);
+
+		info->queued_ms = service.queued_ms;
+		return status;
+	}
 }
 
 /* See engine_glue.h. */
@@ -362,23 +390,28 @@ OdpComputeKnn(const OdpInput *queries, const OdpInput *source,
 {
 	OdpContext	ctx;
 	GlueCancelState cancel;
-	OdpMatrix	c = {0};
-	OdpMatrix	q = {0};
+	OdpCall		call;
 
 	memset(info, 0, sizeof(*info));
 	info->on_gpu = OdpChooseGpu(queries->rows, source->rows);
 	info->queries = queries->rows;
 	info->query_read_ms = self_join ? 0.0 : queries->read_ms;
 	GlueInitContext(&ctx, info->on_gpu, &cancel);
-	c.data = source->data;
-	c.rows = source->rows;
-	c.dims = source->dims;
-	q.data = queries->data;
-	q.rows = queries->rows;
-	q.dims = queries->dims;
-	GlueEnd(odp_compute_knn(&ctx, self_join ? &c : &q, &c, metric, k,
-							self_join, dist, index),
-			&ctx, &cancel, info);
+	memset(&call, 0, sizeof(call));
+	call.op = ODP_CALL_KNN;
+	call.two_inputs = !self_join;
+	call.m[0].data = self_join ? source->data : queries->data;
+	call.m[0].rows = self_join ? source->rows : queries->rows;
+	call.m[0].dims = self_join ? source->dims : queries->dims;
+	call.m[1].data = source->data;
+	call.m[1].rows = source->rows;
+	call.m[1].dims = source->dims;
+	call.metric = metric;
+	call.k = k;
+	call.self_join = self_join;
+	call.dist = dist;
+	call.index = index;
+	GlueEnd(GlueRun(&ctx, &call, info), &ctx, &cancel, info);
 }
 
 /*
@@ -395,6 +428,8 @@ GlueChoosePearsonGpu(int64 queries, int64 rows)
 		return false;
 	if ((OdpDeviceSetting) odp_device_setting != ODP_SETTING_AUTO)
 		return true;
+	if (OdpServiceConfigured())
+		return OdpServiceBlasReady();
 	memset(&ctx, 0, sizeof(ctx));
 	return odp_gpu_pearson_available(&ctx) == ODP_OK;
 }
@@ -416,8 +451,7 @@ GlueMatrix64(const OdpInput *in, OdpMatrix64 *m)
 static void
 GluePearsonBegin(const OdpInput *x, const OdpInput *y, OdpPearsonMethod method,
 				 int32 min_periods, OdpContext *ctx, GlueCancelState *cancel,
-				 OdpMatrix64 *mx, OdpMatrix64 *my, OdpPearsonProblem *p,
-				 OdpRunInfo *info)
+				 OdpCall *call, OdpRunInfo *info)
 {
 	memset(info, 0, sizeof(*info));
 	info->on_gpu = GlueChoosePearsonGpu(x->rows, x->rows + (y ? y->rows : 0));
@@ -427,13 +461,13 @@ GluePearsonBegin(const OdpInput *x, const OdpInput *y, OdpPearsonMethod method,
 		info->other_read_ms = y->read_ms;
 	}
 	GlueInitContext(ctx, info->on_gpu, cancel);
-	GlueMatrix64(x, mx);
+	memset(call, 0, sizeof(*call));
+	GlueMatrix64(x, &call->m64[0]);
 	if (y != NULL)
-		GlueMatrix64(y, my);
-	p->x = mx;
-	p->y = y != NULL ? my : NULL;
-	p->method = method;
-	p->min_periods = min_periods;
+		GlueMatrix64(y, &call->m64[1]);
+	call->two_inputs = y != NULL;
+	call->pearson_method = method;
+	call->min_periods = min_periods;
 }
 
 /* The pair callback's state: the caller's sink and where its errors go. */
@@ -490,22 +524,21 @@ OdpComputePearsonPairs(const OdpInput *x, const OdpInput *y, OdpPearsonMethod me
 {
 	OdpContext	ctx;
 	GlueCancelState cancel;
-	OdpMatrix64 mx;
-	OdpMatrix64 my;
-	OdpPearsonProblem p;
+	OdpCall		call;
 	GluePairState st;
-	int64_t		pairs = 0;
-	OdpStatus	status;
 
-	GluePearsonBegin(x, y, method, min_periods, &ctx, &cancel, &mx, &my, &p, info);
+	GluePearsonBegin(x, y, method, min_periods, &ctx, &cancel, &call, info);
 	st.sink = sink;
 	st.arg = arg;
 	st.cancel = &cancel;
 	st.ms = 0.0;
-	status = odp_compute_pearson_pairs(&ctx, &p, min_abs_r, GluePairs, &st, &pairs);
-	GlueEnd(status, &ctx, &cancel, info);
+	call.op = ODP_CALL_PEARSON_PAIRS;
+	call.min_abs_r = min_abs_r;
+	call.emit = GluePairs;
+	call.emit_arg = &st;
+	GlueEnd(GlueRun(&ctx, &call, info), &ctx, &cancel, info);
 	info->has_pairs = true;
-	info->pairs = pairs;
+	info->pairs = call.count;
 	info->emit_ms = st.ms;
 }
 
@@ -521,19 +554,15 @@ OdpComputePearsonTop(const OdpInput *x, const OdpInput *y, OdpPearsonMethod meth
 {
 	OdpContext	ctx;
 	GlueCancelState cancel;
-	OdpMatrix64 mx;
-	OdpMatrix64 my;
-	OdpPearsonProblem p;
+	OdpCall		call;
 
-	GluePearsonBegin(x, y, method, min_periods, &ctx, &cancel, &mx, &my, &p, info);
-	GlueEnd(odp_compute_pearson_top(&ctx, &p, k, rank, other, r), &ctx, &cancel, info);
-}
-
-/* Engine pair callback of the matching: GluePairs, without coefficients. */
-static bool
-GlueIntervalPairs(void *arg, const int64_t *a, const int64_t *b, int64_t count)
-{
-	return GluePairs(arg, a, b, NULL, count);
+	GluePearsonBegin(x, y, method, min_periods, &ctx, &cancel, &call, info);
+	call.op = ODP_CALL_PEARSON_TOP;
+	call.k = k;
+	call.rank = rank;
+	call.other = other;
+	call.r_out = r;
+	GlueEnd(GlueRun(&ctx, &call, info), &ctx, &cancel, info);
 }
 
 /* Points r at in's regions. */
@@ -555,8 +584,7 @@ GlueRegions(const OdpInput *in, OdpRegions *r)
  */
 static bool
 GlueIntervalBegin(const OdpInput *a, const OdpInput *b, OdpContext *ctx,
-				  GlueCancelState *cancel, OdpRegions *ra, OdpRegions *rb,
-				  OdpIntervalProblem *p, OdpRunInfo *info)
+				  GlueCancelState *cancel, OdpCall *call, OdpRunInfo *info)
 {
 	int64		rows = a->rows + (b != NULL ? b->rows : 0);
 	uint8	   *compare;
@@ -575,12 +603,12 @@ GlueIntervalBegin(const OdpInput *a, const OdpInput *b, OdpContext *ctx,
 	compare = palloc(a->dims);
 	for (int d = 0; d < a->dims; d++)
 		compare[d] = a->region_dims[d].box ? ODP_INTERVAL_BOX : ODP_INTERVAL_EXACT;
-	GlueRegions(a, ra);
+	memset(call, 0, sizeof(*call));
+	GlueRegions(a, &call->r[0]);
 	if (b != NULL)
-		GlueRegions(b, rb);
-	p->a = ra;
-	p->b = b != NULL ? rb : NULL;
-	p->compare = compare;
+		GlueRegions(b, &call->r[1]);
+	call->two_inputs = b != NULL;
+	call->flags = compare;
 	return true;
 }
 
@@ -595,23 +623,22 @@ OdpComputeIntervalPairs(const OdpInput *a, const OdpInput *b, OdpPairSink sink,
 {
 	OdpContext	ctx;
 	GlueCancelState cancel;
-	OdpRegions	ra;
-	OdpRegions	rb;
-	OdpIntervalProblem p;
+	OdpCall		call;
 	GluePairState st;
-	int64_t		pairs = 0;
 
-	if (!GlueIntervalBegin(a, b, &ctx, &cancel, &ra, &rb, &p, info))
+	if (!GlueIntervalBegin(a, b, &ctx, &cancel, &call, info))
 		return;
 	st.sink = sink;
 	st.arg = arg;
 	st.cancel = &cancel;
 	st.ms = 0.0;
-	GlueEnd(odp_compute_interval_pairs(&ctx, &p, GlueIntervalPairs, &st, &pairs,
-									   &info->intervals),
-			&ctx, &cancel, info);
+	call.op = ODP_CALL_INTERVAL_PAIRS;
+	call.emit = GluePairs;
+	call.emit_arg = &st;
+	GlueEnd(GlueRun(&ctx, &call, info), &ctx, &cancel, info);
+	info->intervals = call.intervals;
 	info->has_pairs = true;
-	info->pairs = pairs;
+	info->pairs = call.count;
 	info->emit_ms = st.ms;
 }
 
@@ -621,18 +648,16 @@ OdpComputeIntervalCount(const OdpInput *a, const OdpInput *b, OdpRunInfo *info)
 {
 	OdpContext	ctx;
 	GlueCancelState cancel;
-	OdpRegions	ra;
-	OdpRegions	rb;
-	OdpIntervalProblem p;
-	int64_t		pairs = 0;
+	OdpCall		call;
 
-	if (!GlueIntervalBegin(a, b, &ctx, &cancel, &ra, &rb, &p, info))
+	if (!GlueIntervalBegin(a, b, &ctx, &cancel, &call, info))
 		return 0;
-	GlueEnd(odp_compute_interval_count(&ctx, &p, &pairs, &info->intervals),
-			&ctx, &cancel, info);
+	call.op = ODP_CALL_INTERVAL_COUNT;
+	GlueEnd(GlueRun(&ctx, &call, info), &ctx, &cancel, info);
+	info->intervals = call.intervals;
 	info->has_pairs = true;
-	info->pairs = pairs;
-	return pairs;
+	info->pairs = call.count;
+	return call.count;
 }
 
 /* Computes every row's outlier score into scores (in->rows doubles). */
@@ -642,11 +667,14 @@ OdpComputeOutlierScores(const OdpInput *in, OdpMetric metric, int32 k,
 {
 	OdpContext	ctx;
 	GlueCancelState cancel;
-	OdpMatrix	m;
+	OdpCall		call;
 
-	GlueBegin(in, &ctx, &cancel, &m, info);
-	GlueEnd(odp_compute_outlier_scores(&ctx, &m, metric, k, scores),
-			&ctx, &cancel, info);
+	GlueBegin(in, &ctx, &cancel, &call, info);
+	call.op = ODP_CALL_OUTLIER_SCORES;
+	call.metric = metric;
+	call.k = k;
+	call.scores = scores;
+	GlueEnd(GlueRun(&ctx, &call, info), &ctx, &cancel, info);
 	GlueEnsureFiniteScores(in, scores, NULL, in->rows);
 }
 
@@ -669,17 +697,23 @@ OdpComputeTopOutliers(const OdpInput *in, OdpMetric metric, int32 k, int64 n,
 {
 	OdpContext	ctx;
 	GlueCancelState cancel;
-	OdpMatrix	m;
+	OdpCall		call;
 	OdpTopOutliersStats stats;
-	OdpStatus	status;
 
-	GlueBegin(in, &ctx, &cancel, &m, info);
-	memset(&stats, 0, sizeof(stats));
-	*count = 0;
-	status = odp_compute_top_outliers(&ctx, &m, metric, k, n, method, batch_size,
-									  order, scores, count,
-									  solving_set, solving_scores, &stats);
-	GlueEnd(status, &ctx, &cancel, info);
+	GlueBegin(in, &ctx, &cancel, &call, info);
+	call.op = ODP_CALL_TOP_OUTLIERS;
+	call.metric = metric;
+	call.k = k;
+	call.n = n;
+	call.method = method;
+	call.batch_size = batch_size;
+	call.order = order;
+	call.scores = scores;
+	call.solving_set = solving_set;
+	call.solving_scores = solving_scores;
+	GlueEnd(GlueRun(&ctx, &call, info), &ctx, &cancel, info);
+	*count = call.count;
+	stats = call.outliers;
 
 	/*
 	 * The best score is the largest, so an overflow anywhere shows in
@@ -725,19 +759,20 @@ OdpComputeSkyline(const OdpInput *in, const uint8 *maximize, int32 band,
 {
 	OdpContext	ctx;
 	GlueCancelState cancel;
-	OdpMatrix64 m;
-	OdpSkylineProblem p;
+	OdpCall		call;
 
 	memset(info, 0, sizeof(*info));
 	info->on_gpu = OdpChooseGpu(in->rows, in->rows);
 	info->has_skyline = true;
 	GlueInitContext(&ctx, info->on_gpu, &cancel);
-	GlueMatrix64(in, &m);
-	p.points = &m;
-	p.maximize = maximize;
-	p.band = band;
-	GlueEnd(odp_compute_skyline(&ctx, &p, dominated_by, &info->skyline),
-			&ctx, &cancel, info);
+	memset(&call, 0, sizeof(call));
+	call.op = ODP_CALL_SKYLINE;
+	GlueMatrix64(in, &call.m64[0]);
+	call.flags = maximize;
+	call.band = band;
+	call.dominated_by = dominated_by;
+	GlueEnd(GlueRun(&ctx, &call, info), &ctx, &cancel, info);
+	info->skyline = call.skyline;
 }
 
 /*
@@ -787,6 +822,8 @@ OdpReportTiming(const char *what, const OdpInput *in, const OdpRunInfo *info,
 	}
 	if (info->on_gpu)
 		extra = psprintf("%s devices=%d", extra, info->gpu_parts);
+	if (info->via_service)
+		extra = psprintf("%s queued=%.1f ms", extra, info->queued_ms);
 	ereport(NOTICE,
 			(errmsg("odp_gpu timing: %s path=%s rows=" INT64_FORMAT " dims=%d "
 					"read=%.1f ms (%s) transfer=%.1f ms compute=%.1f ms output=%.1f ms chunks=" INT64_FORMAT "%s",

@@ -32,6 +32,8 @@ typedef struct OdpRunInfo
 	double		compute_ms;
 	int64		chunks;
 	int			gpu_parts;		/* device parts of the GPU path, 1 for one */
+	bool		via_service;	/* run by the GPU service */
+	double		queued_ms;		/* of it, waiting for a slot and memory */
 
 	/* set by OdpComputeKnn only */
 	int64		queries;		/* query rows (0: not a k-NN call) */

@@ -233,7 +233,6 @@ OdpDefineSettings(void)
 							&odp_node_connect_timeout, 10, 1, 3600,
 							PGC_USERSET, GUC_UNIT_S, NULL, NULL, NULL);
 
-	MarkGUCPrefixReserved("odp_gpu");
 }
 
 /* Returns the current odp_gpu.device value as text. */

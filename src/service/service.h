@@ -1,0 +1,72 @@
+/*-------------------------------------------------------------------------
+ *
+ * service.h
+ *	  The GPU service: with shared_preload_libraries = 'odp_gpu' one
+ *	  background worker holds the GPUs (one CUDA context per device,
+ *	  cuBLAS loaded once) and runs every session's GPU computations, so a
+ *	  backend never initialises CUDA.  Without preloading, each backend
+ *	  computes on the GPU itself, as before the service existed.
+ *
+ * service_shmem.c holds the shared state and the settings that size it,
+ * service_worker.c the worker (queue, admission, engine threads),
+ * service_thread.c the engine threads, service_client.c a backend's side
+ * of a request, service_views.c odp_gpu_activity and the service's part
+ * of odp_gpu_info().
+ *
+ * Copyright (c) 2026, odp_gpu developers
+ *
+ * IDENTIFICATION
+ *	  src/service/service.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef ODP_SERVICE_H
+#define ODP_SERVICE_H
+
+#include "engine_call.h"
+
+/* What a request through the service reports besides the call's results. */
+typedef struct OdpServiceRunInfo
+{
+	double		queued_ms;		/* waiting for a slot and for GPU memory */
+	int			device;			/* the first device it ran on */
+} OdpServiceRunInfo;
+
+/* Defines the service's settings (_PG_init, preloaded or not). */
+extern void OdpServiceDefineSettings(void);
+
+/* Called from _PG_init while preloading: shared memory and the worker. */
+extern void OdpServiceRegister(void);
+
+/*
+ * Whether the library was preloaded, so that the service, not this
+ * backend, owns the GPUs (whatever the service's state).
+ */
+extern bool OdpServiceConfigured(void);
+
+/*
+ * Whether the service can take GPU work now; otherwise *why (palloc'd)
+ * says why (starting, restarting, no usable GPU: its probe's reason).
+ * devices, when not NULL, receives the number of devices it holds.
+ */
+extern bool OdpServiceReady(char **why, int *devices);
+
+/* Whether the service loaded cuBLAS (the correlations' GPU path). */
+extern bool OdpServiceBlasReady(void);
+
+/*
+ * Runs the call in the service on ctx's devices with ctx's settings,
+ * streaming its inputs there and its outputs (pairs to call->emit) back.
+ * Returns the engine's status with ctx->message and ctx's timings filled
+ * as a local run would; ODP_ERR_CANCELLED when ctx's cancel callback or
+ * call->emit asked to stop (the request is then abandoned: the service
+ * stops it and frees its memory); ODP_ERR_GPU when the service stopped
+ * while it ran.  function names the SQL function for the activity view.
+ */
+extern OdpStatus OdpServiceRun(OdpContext *ctx, OdpCall *call,
+							   const char *function, OdpServiceRunInfo *info);
+
+/* The worker's entry point (bgw_function_name). */
+extern PGDLLEXPORT void OdpServiceMain(Datum arg);
+
+#endif							/* ODP_SERVICE_H */

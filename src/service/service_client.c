@@ -1,0 +1,402 @@
+/*-------------------------------------------------------------------------
+ *
+ * service_client.c
+ *	  A backend's side of a request to the GPU service: takes a slot,
+ *	  streams the call's inputs, hands the pairs it streams back to the
+ *	  call's callback, and reads its outputs.
+ *
+ * The backend sleeps on its latch with a short timeout, so that it sees
+ * its own cancel, its death and the service's restart within 100 ms
+ * whatever the service does.  On a cancel, an error (the pair callback
+ * may raise one) or the service stopping, it abandons the request: the
+ * service stops its engine thread at its next poll and frees its memory;
+ * the backend never waits for that.
+ *
+ * Copyright (c) 2026, odp_gpu developers
+ *
+ * IDENTIFICATION
+ *	  src/service/service_client.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "service/service.h"
+#include "service/service_shmem.h"
+#include "storage/latch.h"
+#include "storage/proc.h"
+#include "utils/memutils.h"
+
+#define CLIENT_TICK_MS 100
+
+/* Why an exchange with the service stopped early. */
+typedef enum ClientStop
+{
+	CLIENT_OK = 0,
+	CLIENT_CANCELLED,			/* the cancel callback or the pair callback */
+	CLIENT_GONE					/* the service stopped or restarted */
+} ClientStop;
+
+typedef struct ClientState
+{
+	OdpServiceSlot *slot;
+	OdpContext *ctx;
+	uint64_t	generation;
+} ClientState;
+
+/* See service.h. */
+bool
+OdpServiceReady(char **why, int *devices)
+{
+	bool		ready;
+
+	if (OdpService == NULL)
+	{
+		*why = pstrdup("odp_gpu is not in shared_preload_libraries");
+		return false;
+	}
+	LWLockAcquire(OdpService->lock, LW_SHARED);
+	ready = OdpService->state == ODP_SERVICE_READY && OdpService->ndevices > 0;
+	if (devices != NULL)
+		*devices = OdpService->ndevices;
+	if (OdpService->state != ODP_SERVICE_READY)
+		*why = psprintf("the odp_gpu service is %s",
+						OdpServiceStateName(OdpService->state));
+	else if (!ready)
+		*why = psprintf("the odp_gpu service has no usable GPU: %s", OdpService->why);
+	LWLockRelease(OdpService->lock);
+	return ready;
+}
+
+/* See service.h. */
+bool
+OdpServiceBlasReady(void)
+{
+	return OdpService != NULL && OdpService->blas_ready;
+}
+
+/* Whether the service that took the request is still the one running. */
+static bool
+ClientServiceAlive(const ClientState *cs)
+{
+	return OdpService->generation == cs->generation &&
+		OdpService->state == ODP_SERVICE_READY;
+}
+
+/* Sets the service's latch. */
+static void
+ClientWakeService(void)
+{
+	int			procno = OdpService->procno;
+
+	if (OdpService->pid != 0)
+		SetLatch(&ProcGlobal->allProcs[procno].procLatch);
+}
+
+/* Gives the request up; the service frees it. */
+static void
+ClientAbandon(ClientState *cs)
+{
+	atomic_store(&cs->slot->cancel, 1);
+	atomic_store(&cs->slot->abandoned, 1);
+	odp_ring_wake(cs->slot->in);
+	odp_ring_wake(cs->slot->out);
+	ClientWakeService();
+}
+
+/*
+ * Sleeps until the engine thread moves or CLIENT_TICK_MS passes; then
+ * says whether to go on.
+ */
+static ClientStop
+ClientSleep(ClientState *cs)
+{
+	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+					 CLIENT_TICK_MS, PG_WAIT_EXTENSION);
+	ResetLatch(MyLatch);
+	atomic_store(&cs->slot->backend_waiting, 0);
+	if (cs->ctx->cancel != NULL && cs->ctx->cancel(cs->ctx->cancel_arg))
+		return CLIENT_CANCELLED;
+	if (!ClientServiceAlive(cs))
+		return CLIENT_GONE;
+	return CLIENT_OK;
+}
+
+/* Streams bytes into the inbound ring. */
+static ClientStop
+ClientWrite(ClientState *cs, const void *src, size_t bytes)
+{
+	OdpServiceSlot *slot = cs->slot;
+	const char *p = src;
+
+	while (bytes > 0)
+	{
+		size_t		n = odp_ring_put(slot->in, p, bytes);
+		ClientStop	stop;
+
+		if (n == 0)
+		{
+			atomic_store(&slot->backend_waiting, 1);
+			n = odp_ring_put(slot->in, p, bytes);
+		}
+		if (n > 0)
+		{
+			atomic_store(&slot->backend_waiting, 0);
+			odp_ring_wake(slot->in);
+			p += n;
+			bytes -= n;
+			continue;
+		}
+		if (atomic_load(&slot->finished))
+			return CLIENT_GONE;
+		if ((stop = ClientSleep(cs)) != CLIENT_OK)
+			return stop;
+	}
+	return CLIENT_OK;
+}
+
+/* Reads bytes from the outbound ring. */
+static ClientStop
+ClientRead(ClientState *cs, void *dst, size_t bytes)
+{
+	OdpServiceSlot *slot = cs->slot;
+	char	   *p = dst;
+
+	while (bytes > 0)
+	{
+		size_t		n = odp_ring_get(slot->out, p, bytes);
+		ClientStop	stop;
+
+		if (n == 0)
+		{
+			atomic_store(&slot->backend_waiting, 1);
+			n = odp_ring_get(slot->out, p, bytes);
+		}
+		if (n > 0)
+		{
+			atomic_store(&slot->backend_waiting, 0);
+			odp_ring_wake(slot->out);
+			p += n;
+			bytes -= n;
+			continue;
+		}
+		/* what the thread wrote before it finished is visible by now */
+		if (atomic_load(&slot->finished) && odp_ring_ready(slot->out) == 0)
+			return CLIENT_GONE;
+		if ((stop = ClientSleep(cs)) != CLIENT_OK)
+			return stop;
+	}
+	return CLIENT_OK;
+}
+
+/* Takes a free slot, waiting for one; false when the service is not ready. */
+static bool
+ClientTakeSlot(ClientState *cs)
+{
+	bool		waiting = false;
+	bool		ready = true;
+
+	ConditionVariablePrepareToSleep(&OdpService->slot_freed);
+	PG_TRY();
+	{
+		for (;;)
+		{
+			LWLockAcquire(OdpService->lock, LW_EXCLUSIVE);
+			if (waiting)
+				OdpService->waiting_for_slot--;
+			waiting = false;
+			if (OdpService->state != ODP_SERVICE_READY)
+			{
+				LWLockRelease(OdpService->lock);
+				ready = false;
+				break;
+			}
+			for (int i = 0; i < OdpService->nslots && cs->slot == NULL; i++)
+			{
+				if (OdpService->slots[i].state != ODP_SLOT_FREE)
+					continue;
+				cs->slot = &OdpService->slots[i];
+				cs->slot->state = ODP_SLOT_FILLING;
+				cs->slot->backend_pid = MyProcPid;
+			}
+			cs->generation = OdpService->generation;
+			if (cs->slot == NULL)
+			{
+				OdpService->waiting_for_slot++;
+				waiting = true;
+			}
+			LWLockRelease(OdpService->lock);
+			if (cs->slot != NULL)
+				break;
+			ConditionVariableTimedSleep(&OdpService->slot_freed, CLIENT_TICK_MS,
+										PG_WAIT_EXTENSION);
+		}
+	}
+	PG_FINALLY();
+	{
+		ConditionVariableCancelSleep();
+		if (waiting)
+		{
+			LWLockAcquire(OdpService->lock, LW_EXCLUSIVE);
+			OdpService->waiting_for_slot--;
+			LWLockRelease(OdpService->lock);
+		}
+	}
+	PG_END_TRY();
+	return ready;
+}
+
+/* Fills the slot and hands it to the service. */
+static void
+ClientSubmit(ClientState *cs, OdpCall *call, const char *function)
+{
+	OdpServiceSlot *slot = cs->slot;
+
+	slot->call = *call;
+	slot->settings = *cs->ctx;
+	slot->settings.cancel = NULL;
+	slot->settings.cancel_arg = NULL;
+	slot->backend_procno = MyProc->pgprocno;
+	slot->database = MyDatabaseId;
+	strlcpy(slot->function, function, sizeof(slot->function));
+	slot->submitted_ms = odp_now_ms();
+	slot->ndevices = 0;
+	slot->reserved = 0;
+	atomic_store(&slot->cancel, 0);
+	atomic_store(&slot->abandoned, 0);
+	atomic_store(&slot->backend_done, 0);
+	atomic_store(&slot->finished, 0);
+	atomic_store(&slot->backend_waiting, 0);
+	atomic_store(&slot->progress_done, 0);
+	atomic_store(&slot->progress_total, -1);
+	odp_ring_init(slot->in, slot->in->size);
+	odp_ring_init(slot->out, slot->out->size);
+
+	LWLockAcquire(OdpService->lock, LW_EXCLUSIVE);
+	slot->ticket = OdpService->next_ticket++;
+	slot->state = ODP_SLOT_SUBMITTED;
+	LWLockRelease(OdpService->lock);
+	ClientWakeService();
+}
+
+/* Reads one pair frame and hands its pairs to the call's callback. */
+static ClientStop
+ClientPairs(ClientState *cs, OdpCall *call, const OdpFrame *frame,
+			MemoryContext cxt)
+{
+	Size		n = (Size) frame->count;
+	int64	   *a = MemoryContextAllocHuge(cxt, Max(n, 1) * sizeof(int64));
+	int64	   *b = MemoryContextAllocHuge(cxt, Max(n, 1) * sizeof(int64));
+	double	   *r = frame->with_r ? MemoryContextAllocHuge(cxt, Max(n, 1) * sizeof(double)) : NULL;
+	ClientStop	stop;
+
+	if ((stop = ClientRead(cs, a, n * sizeof(int64))) != CLIENT_OK ||
+		(stop = ClientRead(cs, b, n * sizeof(int64))) != CLIENT_OK ||
+		(r != NULL && (stop = ClientRead(cs, r, n * sizeof(double))) != CLIENT_OK))
+		return stop;
+	if (!call->emit(call->emit_arg, a, b, r, frame->count))
+		return CLIENT_CANCELLED;
+	MemoryContextReset(cxt);
+	return CLIENT_OK;
+}
+
+/* Streams the inputs, then takes frames until the end and the outputs. */
+static ClientStop
+ClientExchange(ClientState *cs, OdpCall *call, OdpServiceResult *result)
+{
+	OdpCallArray arrays[ODP_CALL_MAX_ARRAYS];
+	int			n = odp_call_inputs(call, arrays);
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "odp_gpu service pairs",
+											  ALLOCSET_DEFAULT_SIZES);
+	ClientStop	stop = CLIENT_OK;
+
+	for (int i = 0; stop == CLIENT_OK && i < n; i++)
+		stop = ClientWrite(cs, *arrays[i].ptr, arrays[i].bytes);
+	while (stop == CLIENT_OK)
+	{
+		OdpFrame	frame;
+
+		if ((stop = ClientRead(cs, &frame, sizeof(frame))) != CLIENT_OK)
+			break;
+		if (frame.kind == ODP_FRAME_PAIRS)
+		{
+			stop = ClientPairs(cs, call, &frame, cxt);
+			continue;
+		}
+		if ((stop = ClientRead(cs, result, sizeof(*result))) != CLIENT_OK)
+			break;
+		if (result->status == ODP_OK)
+		{
+			call->count = result->count;
+			call->outliers = result->outliers;
+			n = odp_call_outputs(call, true, arrays);
+			for (int i = 0; stop == CLIENT_OK && i < n; i++)
+				stop = ClientRead(cs, *arrays[i].ptr, arrays[i].bytes);
+		}
+		break;
+	}
+	MemoryContextDelete(cxt);
+	return stop;
+}
+
+/* See service.h. */
+OdpStatus
+OdpServiceRun(OdpContext *ctx, OdpCall *call, const char *function,
+			  OdpServiceRunInfo *info)
+{
+	ClientState cs;
+	OdpServiceResult result;
+	ClientStop	stop;
+	double		start = odp_now_ms();
+
+	memset(&cs, 0, sizeof(cs));
+	memset(&result, 0, sizeof(result));
+	cs.ctx = ctx;
+	if (!ClientTakeSlot(&cs))
+	{
+		snprintf(ctx->message, sizeof(ctx->message),
+				 "the odp_gpu service stopped before this call could start; "
+				 "it restarts by itself (odp_gpu_info() shows its state)");
+		return ODP_ERR_GPU;
+	}
+	PG_TRY();
+	{
+		ClientSubmit(&cs, call, function);
+		stop = ClientExchange(&cs, call, &result);
+	}
+	PG_CATCH();
+	{
+		ClientAbandon(&cs);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+
+	if (stop != CLIENT_OK)
+	{
+		ClientAbandon(&cs);
+		if (stop == CLIENT_CANCELLED)
+			return ODP_ERR_CANCELLED;
+		snprintf(ctx->message, sizeof(ctx->message),
+				 "the odp_gpu service stopped while running this call; "
+				 "it restarts by itself (odp_gpu_info() shows its state)");
+		return ODP_ERR_GPU;
+	}
+	info->queued_ms = result.queued_ms + (cs.slot->submitted_ms - start);
+	info->device = result.device;
+	atomic_store(&cs.slot->backend_done, 1);
+	ClientWakeService();
+
+	memcpy(ctx->message, result.message, sizeof(ctx->message));
+	ctx->transfer_ms = result.transfer_ms;
+	ctx->compute_ms = result.compute_ms;
+	ctx->chunks = result.chunks;
+	if (result.gpu_parts > 1)
+		ctx->gpu_parts = result.gpu_parts;
+	call->count = result.count;
+	call->outliers = result.outliers;
+	call->skyline = result.skyline;
+	call->intervals = result.intervals;
+	return (OdpStatus) result.status;
+}

@@ -1,0 +1,84 @@
+/*-------------------------------------------------------------------------
+ *
+ * service_shmem.h
+ *	  The GPU service's shared state: its state, its devices' budgets and
+ *	  the request slots with their rings, in the main shared memory (not
+ *	  dynamic shared memory: it is sized once, at server start, and does
+ *	  not depend on the size of /dev/shm).
+ *
+ * Copyright (c) 2026, odp_gpu developers
+ *
+ * IDENTIFICATION
+ *	  src/service/service_shmem.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef ODP_SERVICE_SHMEM_H
+#define ODP_SERVICE_SHMEM_H
+
+#include "service/service_slot.h"
+#include "storage/condition_variable.h"
+#include "storage/lwlock.h"
+
+typedef enum OdpServiceState
+{
+	ODP_SERVICE_DOWN = 0,		/* not started, or restarting */
+	ODP_SERVICE_STARTING,		/* initialising CUDA */
+	ODP_SERVICE_READY,			/* taking requests */
+	ODP_SERVICE_STOPPING		/* cancelling its requests, then exiting */
+} OdpServiceState;
+
+#define ODP_SERVICE_NAME_LEN 128
+#define ODP_SERVICE_WHY_LEN 256
+
+typedef struct OdpServiceDevice
+{
+	int			ordinal;		/* CUDA ordinal (-1: the CPU engine) */
+	char		name[ODP_SERVICE_NAME_LEN];
+	size_t		total_memory;
+	size_t		budget;			/* bytes requests may reserve together */
+	size_t		reserved;		/* bytes reserved by running requests */
+	int			running;
+	int			queued;
+	size_t		queued_bytes;	/* what the queued requests wish for */
+	int64_t		served;			/* requests run to their end */
+} OdpServiceDevice;
+
+typedef struct OdpServiceShared
+{
+	LWLock	   *lock;			/* state, devices, slots' state fields */
+	ConditionVariable slot_freed;	/* a backend waits here for a slot */
+	int			state;			/* OdpServiceState */
+	int			pid;
+	int			procno;			/* the worker's PGPROC, for its latch */
+	uint64_t	generation;		/* bumped at each start */
+	bool		cpu_engine;		/* odp_gpu.service_engine = cpu */
+	bool		blas_ready;
+	char		why[ODP_SERVICE_WHY_LEN];	/* why no device is usable */
+	int64_t		started_at;		/* TimestampTz */
+	int			ndevices;
+	OdpServiceDevice devices[ODP_MAX_GPUS];
+	uint64_t	next_ticket;
+	int64_t		waiting_for_slot;	/* backends waiting for a free slot */
+	int			nslots;
+	OdpServiceSlot slots[FLEXIBLE_ARRAY_MEMBER];
+} OdpServiceShared;
+
+/* NULL unless the library was preloaded. */
+extern OdpServiceShared *OdpService;
+
+/* Settings of the service (PGC_POSTMASTER / PGC_SIGHUP). */
+extern int	odp_service_slots;
+extern int	odp_service_ring_kb;
+extern int	odp_service_engine;	/* OdpServiceEngine */
+
+typedef enum OdpServiceEngine
+{
+	ODP_SERVICE_ENGINE_GPU,
+	ODP_SERVICE_ENGINE_CPU
+} OdpServiceEngine;
+
+extern const char *OdpServiceStateName(int state);
+extern const char *OdpSlotStateName(int state);
+
+#endif							/* ODP_SERVICE_SHMEM_H */

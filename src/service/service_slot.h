@@ -1,0 +1,120 @@
+/*-------------------------------------------------------------------------
+ *
+ * service_slot.h
+ *	  One request to the GPU service as it sits in shared memory, and the
+ *	  frames its results come back in.  Plain C, no PostgreSQL: the
+ *	  service's engine threads read and write it too.
+ *
+ * A backend takes a free slot, writes the call (engine_call.h, its
+ * pointers meaningful only as "present or not") and its settings into it,
+ * submits it and streams the call's input arrays through the slot's
+ * inbound ring.  The service queues it, reserves GPU memory for it and
+ * starts an engine thread, which reads the inputs, runs the call and
+ * streams back through the outbound ring: pair frames while it runs, then
+ * an end frame with the status and statistics, then the output arrays.
+ * Who does what to the state is said at OdpSlotState.
+ *
+ * Copyright (c) 2026, odp_gpu developers
+ *
+ * IDENTIFICATION
+ *	  src/service/service_slot.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef ODP_SERVICE_SLOT_H
+#define ODP_SERVICE_SLOT_H
+
+#include "engine_call.h"
+#include "service/service_ring.h"
+
+typedef enum OdpSlotState
+{
+	ODP_SLOT_FREE = 0,			/* a backend may take it (under the lock) */
+	ODP_SLOT_FILLING,			/* a backend writes the call */
+	ODP_SLOT_SUBMITTED,			/* the service has not seen it yet */
+	ODP_SLOT_QUEUED,			/* waiting for GPU memory */
+	ODP_SLOT_RUNNING,			/* an engine thread has it */
+	ODP_SLOT_DONE				/* the thread ended; the backend may still be
+								 * reading what it sent */
+} OdpSlotState;
+
+#define ODP_SLOT_FUNCTION_LEN 64
+
+typedef struct OdpServiceSlot
+{
+	/* written by the backend while FILLING */
+	OdpCall		call;
+	OdpContext	settings;		/* device list, memory cap, CPU threads */
+	int			backend_pid;
+	int			backend_procno;
+	uint32_t	database;
+	char		function[ODP_SLOT_FUNCTION_LEN];
+	double		submitted_ms;	/* odp_now_ms() */
+
+	/* the service's main thread, under the lock */
+	int			state;			/* OdpSlotState */
+	uint64_t	ticket;			/* order of submission: first come first
+								 * served */
+	int			ndevices;		/* devices it runs on (reserved on each) */
+	int			devices[ODP_MAX_GPUS];
+	size_t		reserved;		/* bytes reserved on each */
+	double		started_ms;
+	OdpContext	run;			/* the context the thread runs with */
+
+	/* anyone: atomics */
+	_Atomic int cancel;			/* stop (the backend's cancel, its death,
+								 * the service stopping) */
+	_Atomic int abandoned;		/* the backend is gone: send nothing */
+	_Atomic int backend_done;	/* the backend has read everything */
+	_Atomic int finished;		/* the engine thread has ended */
+	_Atomic int backend_waiting;	/* the backend sleeps on its latch */
+	_Atomic int64_t progress_done;	/* engine progress (chunks), or -1 */
+	_Atomic int64_t progress_total;
+
+	OdpRing    *in;				/* backend -> service: input arrays */
+	OdpRing    *out;			/* service -> backend: frames */
+} OdpServiceSlot;
+
+typedef enum OdpFrameKind
+{
+	ODP_FRAME_PAIRS = 1,		/* count pairs: a[count], b[count], then
+								 * r[count] when the call has coefficients */
+	ODP_FRAME_END				/* an OdpServiceResult, then the outputs */
+} OdpFrameKind;
+
+typedef struct OdpFrame
+{
+	int32_t		kind;
+	int32_t		with_r;
+	int64_t		count;
+} OdpFrame;
+
+typedef struct OdpServiceResult
+{
+	int32_t		status;			/* OdpStatus */
+	int32_t		gpu_parts;
+	char		message[ODP_MESSAGE_LEN];
+	double		transfer_ms;
+	double		compute_ms;
+	double		queued_ms;		/* submitted until started */
+	double		run_ms;			/* started until the end frame */
+	int64_t		chunks;
+	int64_t		count;
+	int32_t		device;			/* the first device it ran on */
+	OdpTopOutliersStats outliers;
+	OdpSkylineStats skyline;
+	OdpIntervalStats intervals;
+} OdpServiceResult;
+
+/*
+ * The engine thread's body (service_thread.c): runs the slot's call on
+ * the given context (devices, budget and path filled in by the service)
+ * and marks the slot finished; then sends SIGUSR1 to its own process so
+ * that the service's main thread wakes.
+ */
+extern void *odp_service_thread_main(void *slot);
+
+/* Whether the service is stopping: every thread cancels. */
+extern _Atomic int odp_service_stopping;
+
+#endif							/* ODP_SERVICE_SLOT_H */

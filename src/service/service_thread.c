@@ -1,0 +1,235 @@
+/*-------------------------------------------------------------------------
+ *
+ * service_thread.c
+ *	  The GPU service's engine threads: each runs one request (a slot,
+ *	  service_slot.h) from its inputs to its last output byte.
+ *
+ * No PostgreSQL function is called here, nor may one be: these threads
+ * run beside the service's main thread, and the server's code is not
+ * thread-safe.  They read and write the slot's rings, run the engine, and
+ * wake the backend with SIGUSR1 (its handler sets its latch) and the main
+ * thread with SIGUSR1 to their own process (every engine thread blocks
+ * every signal, so the main thread takes it).
+ *
+ * Copyright (c) 2026, odp_gpu developers
+ *
+ * IDENTIFICATION
+ *	  src/service/service_thread.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "service/service_slot.h"
+
+/* How long a thread sleeps on a ring before it looks at the cancel flag. */
+#define THREAD_SLEEP_MS 50
+
+_Atomic int odp_service_stopping = 0;
+
+static bool
+ThreadCancelled(OdpServiceSlot *slot)
+{
+	return atomic_load(&slot->cancel) || atomic_load(&odp_service_stopping);
+}
+
+/* The engine's cancel callback. */
+static bool
+ThreadCancelRequested(void *arg)
+{
+	OdpServiceSlot *slot = (OdpServiceSlot *) arg;
+
+	/* the engine polls between bounded pieces of work: count them */
+	atomic_fetch_add(&slot->progress_done, 1);
+	return ThreadCancelled(slot);
+}
+
+/* Sets the backend's latch if it sleeps on it. */
+static void
+ThreadWakeBackend(OdpServiceSlot *slot)
+{
+	if (atomic_load(&slot->backend_waiting) && !atomic_load(&slot->abandoned))
+		kill(slot->backend_pid, SIGUSR1);
+}
+
+/* Reads bytes from the inbound ring; false when cancelled first. */
+static bool
+ThreadRead(OdpServiceSlot *slot, void *dst, size_t bytes)
+{
+	char	   *p = dst;
+
+	while (bytes > 0)
+	{
+		uint32_t	seen = atomic_load(&slot->in->seq);
+		size_t		n = odp_ring_get(slot->in, p, bytes);
+
+		if (n > 0)
+		{
+			p += n;
+			bytes -= n;
+			ThreadWakeBackend(slot);
+			continue;
+		}
+		if (ThreadCancelled(slot))
+			return false;
+		odp_ring_sleep(slot->in, seen, THREAD_SLEEP_MS);
+	}
+	return true;
+}
+
+/* Writes bytes to the outbound ring; false when cancelled first. */
+static bool
+ThreadWrite(OdpServiceSlot *slot, const void *src, size_t bytes)
+{
+	const char *p = src;
+
+	while (bytes > 0)
+	{
+		uint32_t	seen = atomic_load(&slot->out->seq);
+		size_t		n;
+
+		if (atomic_load(&slot->abandoned))
+			return false;
+		n = odp_ring_put(slot->out, p, bytes);
+		if (n > 0)
+		{
+			p += n;
+			bytes -= n;
+			ThreadWakeBackend(slot);
+			continue;
+		}
+		if (ThreadCancelled(slot))
+			return false;
+		odp_ring_sleep(slot->out, seen, THREAD_SLEEP_MS);
+	}
+	return true;
+}
+
+/* The engine's pair callback: one pair frame. */
+static bool
+ThreadEmit(void *arg, const int64_t *a, const int64_t *b, const double *r,
+		   int64_t count)
+{
+	OdpServiceSlot *slot = (OdpServiceSlot *) arg;
+	OdpFrame	frame;
+
+	frame.kind = ODP_FRAME_PAIRS;
+	frame.with_r = r != NULL;
+	frame.count = count;
+	return ThreadWrite(slot, &frame, sizeof(frame)) &&
+		ThreadWrite(slot, a, (size_t) count * sizeof(int64_t)) &&
+		ThreadWrite(slot, b, (size_t) count * sizeof(int64_t)) &&
+		(r == NULL || ThreadWrite(slot, r, (size_t) count * sizeof(double)));
+}
+
+/* Allocates the arrays listed, pointing the call at them; false on OOM. */
+static bool
+ThreadAllocate(OdpCallArray *arrays, int n, void **owned, int *nowned)
+{
+	for (int i = 0; i < n; i++)
+	{
+		void	   *p = malloc(arrays[i].bytes);
+
+		if (p == NULL)
+			return false;
+		owned[(*nowned)++] = p;
+		*arrays[i].ptr = p;
+	}
+	return true;
+}
+
+void *
+odp_service_thread_main(void *arg)
+{
+	OdpServiceSlot *slot = (OdpServiceSlot *) arg;
+	OdpCall		call = slot->call;
+	OdpContext	ctx = slot->run;
+	OdpCallArray inputs[ODP_CALL_MAX_ARRAYS];
+	OdpCallArray outputs[ODP_CALL_MAX_ARRAYS];
+	void	   *owned[2 * ODP_CALL_MAX_ARRAYS];
+	int			nowned = 0;
+	int			nin = odp_call_inputs(&call, inputs);
+	int			nout = odp_call_outputs(&call, false, outputs);
+	OdpServiceResult result;
+	OdpFrame	end;
+	OdpStatus	status = ODP_OK;
+	bool		ok = true;
+
+	memset(&result, 0, sizeof(result));
+	ctx.cancel = ThreadCancelRequested;
+	ctx.cancel_arg = slot;
+	if (ctx.message[0] != '\0')
+		status = ODP_ERR_INVALID_ARGUMENT;	/* the service refused it */
+	else if (!ThreadAllocate(inputs, nin, owned, &nowned) ||
+		!ThreadAllocate(outputs, nout, owned, &nowned))
+	{
+		status = ODP_ERR_HOST_OOM;
+		snprintf(ctx.message, sizeof(ctx.message),
+				 "the odp_gpu service could not allocate the call's host buffers");
+	}
+	/* the inputs are read whole even after a failure: the backend sends them */
+	for (int i = 0; ok && i < nin; i++)
+	{
+		if (status == ODP_OK)
+			ok = ThreadRead(slot, *inputs[i].ptr, inputs[i].bytes);
+		else
+		{
+			char		sink[65536];
+			size_t		left = inputs[i].bytes;
+
+			while (ok && left > 0)
+			{
+				size_t		n = left < sizeof(sink) ? left : sizeof(sink);
+
+				ok = ThreadRead(slot, sink, n);
+				left -= n;
+			}
+		}
+	}
+	if (ok && status == ODP_OK)
+	{
+		if (call.op == ODP_CALL_PEARSON_PAIRS || call.op == ODP_CALL_INTERVAL_PAIRS)
+		{
+			call.emit = ThreadEmit;
+			call.emit_arg = slot;
+		}
+		status = odp_call_run(&ctx, &call);
+	}
+	if (ok)
+	{
+		result.status = status;
+		memcpy(result.message, ctx.message, sizeof(result.message));
+		result.transfer_ms = ctx.transfer_ms;
+		result.compute_ms = ctx.compute_ms;
+		result.chunks = ctx.chunks;
+		result.gpu_parts = ctx.gpu_parts;
+		result.count = call.count;
+		result.outliers = call.outliers;
+		result.skyline = call.skyline;
+		result.intervals = call.intervals;
+		result.device = slot->ndevices > 0 ? slot->devices[0] : -1;
+		result.queued_ms = slot->started_ms - slot->submitted_ms;
+		result.run_ms = odp_now_ms() - slot->started_ms;
+		end.kind = ODP_FRAME_END;
+		end.with_r = 0;
+		end.count = 0;
+		ok = ThreadWrite(slot, &end, sizeof(end)) &&
+			ThreadWrite(slot, &result, sizeof(result));
+		if (status == ODP_OK)
+		{
+			nout = odp_call_outputs(&call, true, outputs);
+			for (int i = 0; ok && i < nout; i++)
+				ok = ThreadWrite(slot, *outputs[i].ptr, outputs[i].bytes);
+		}
+	}
+	for (int i = 0; i < nowned; i++)
+		free(owned[i]);
+	atomic_store(&slot->finished, 1);
+	ThreadWakeBackend(slot);
+	kill(getpid(), SIGUSR1);
+	return NULL;
+}

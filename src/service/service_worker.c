@@ -1,0 +1,592 @@
+/*-------------------------------------------------------------------------
+ *
+ * service_worker.c
+ *	  The GPU service's background worker: it initialises CUDA once (one
+ *	  context per device, cuBLAS), then queues every session's requests,
+ *	  admits them as GPU memory allows and runs each on an engine thread
+ *	  of its own (service_thread.c).
+ *
+ * Only this file's main thread calls PostgreSQL.  Each device has a
+ * budget (odp_gpu.gpu_memory_limit of the server's configuration, or 90%
+ * of the memory free once the contexts exist: the rest is left to the
+ * CUDA libraries' own allocations and to other programs).  A request
+ * reserves what it wishes for (odp_call_memory_wish), capped at the
+ * budget and at its session's odp_gpu.gpu_memory_limit, and runs with
+ * that as its engine budget, so a request larger than the budget runs in
+ * chunks as it would alone.  Requests are admitted in order of
+ * submission: one that does not fit waits, and so do the later ones for
+ * its device.  A request whose session lists several devices goes to the
+ * one with the least work, or is split over all of them when they are
+ * idle.  Every 100 ms, and whenever an engine thread ends, the loop also
+ * looks for backends that died, whose requests it cancels.
+ *
+ * Copyright (c) 2026, odp_gpu developers
+ *
+ * IDENTIFICATION
+ *	  src/service/service_worker.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+
+#include "miscadmin.h"
+#include "odp_pearson.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "service/service.h"
+#include "service/service_shmem.h"
+#include "settings.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/proc.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+/* How often the loop looks for dead backends without being woken. */
+#define SERVICE_TICK_MS 100
+/* The CPU engine's budget when odp_gpu.gpu_memory_limit is 0. */
+#define SERVICE_CPU_BUDGET ((size_t) 1 << 40)
+
+static volatile sig_atomic_t got_sigterm = false;
+static pthread_t *service_threads;
+/* Each device's free memory once its context existed, for its budget. */
+static size_t service_free_memory[ODP_MAX_GPUS];
+
+static void
+ServiceSigterm(SIGNAL_ARGS)
+{
+	int			save_errno = errno;
+
+	got_sigterm = true;
+	SetLatch(MyLatch);
+	errno = save_errno;
+}
+
+/* Sets the budgets from the devices' free memory and the settings. */
+static void
+ServiceBudgets(void)
+{
+	size_t		limit = (size_t) odp_gpu_memory_limit_mb * 1024 * 1024;
+
+	for (int d = 0; d < OdpService->ndevices; d++)
+	{
+		OdpServiceDevice *dev = &OdpService->devices[d];
+
+		if (limit > 0)
+			dev->budget = limit;
+		else if (OdpService->cpu_engine)
+			dev->budget = SERVICE_CPU_BUDGET;
+		else
+			dev->budget = (size_t) (service_free_memory[d] * 0.90);
+	}
+}
+
+/*
+ * Initialises the devices of odp_gpu.devices (every one of the host by
+ * default): a context on each, cuBLAS, the budgets.  With no usable GPU
+ * the service runs with no device and says why.
+ */
+static void
+ServiceInitDevices(void)
+{
+	OdpContext	ctx;
+	int			count = 0,
+				driver = 0,
+				runtime = 0;
+	int			ids[ODP_DEVICES_MAX];
+	int			listed;
+	int			n = 0;
+
+	OdpService->cpu_engine = odp_service_engine == ODP_SERVICE_ENGINE_CPU;
+	OdpService->why[0] = '\0';
+	if (OdpService->cpu_engine)
+	{
+		OdpServiceDevice *dev = &OdpService->devices[0];
+
+		memset(dev, 0, sizeof(*dev));
+		dev->ordinal = 0;
+		strlcpy(dev->name, "CPU engine (odp_gpu.service_engine = cpu)", sizeof(dev->name));
+		OdpService->ndevices = 1;
+		OdpService->blas_ready = true;
+		ServiceBudgets();
+		return;
+	}
+	memset(&ctx, 0, sizeof(ctx));
+	if (odp_gpu_probe(&ctx, &count, &driver, &runtime) != ODP_OK)
+	{
+		strlcpy(OdpService->why, ctx.message[0] ? ctx.message : "no usable GPU",
+				sizeof(OdpService->why));
+		OdpService->ndevices = 0;
+		return;
+	}
+	listed = OdpDeviceList(ids);
+	if (listed < 0)
+	{
+		listed = Min(count, ODP_MAX_GPUS);
+		for (int i = 0; i < listed; i++)
+			ids[i] = i;
+	}
+	for (int i = 0; i < listed; i++)
+	{
+		OdpGpuInfo info;
+		bool		seen = false;
+
+		for (int j = 0; j < n; j++)
+			seen |= OdpService->devices[j].ordinal == ids[i];
+		if (seen)
+			continue;
+		memset(&ctx, 0, sizeof(ctx));
+		if (ids[i] >= count || odp_gpu_device_info(&ctx, ids[i], &info) != ODP_OK)
+		{
+			ereport(LOG,
+					(errmsg("odp_gpu service: device %d is not usable: %s", ids[i],
+							ctx.message[0] ? ctx.message : "no such device")));
+			continue;
+		}
+		memset(&OdpService->devices[n], 0, sizeof(OdpServiceDevice));
+		OdpService->devices[n].ordinal = ids[i];
+		strlcpy(OdpService->devices[n].name, info.name, ODP_SERVICE_NAME_LEN);
+		OdpService->devices[n].total_memory = info.total_memory;
+		service_free_memory[n] = info.free_memory;
+		n++;
+	}
+	OdpService->ndevices = n;
+	if (n == 0)
+	{
+		strlcpy(OdpService->why, "none of the devices of odp_gpu.devices is usable",
+				sizeof(OdpService->why));
+		return;
+	}
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.gpu_id = OdpService->devices[0].ordinal;
+	OdpService->blas_ready = odp_gpu_pearson_available(&ctx) == ODP_OK;
+	if (!OdpService->blas_ready)
+		ereport(LOG,
+				(errmsg("odp_gpu service: cuBLAS is not usable, correlations compute on the CPU: %s",
+						ctx.message)));
+	ServiceBudgets();
+}
+
+/* Whether a backend's process is gone. */
+static bool
+ServiceBackendDead(const OdpServiceSlot *slot)
+{
+	return kill(slot->backend_pid, 0) != 0 && errno == ESRCH;
+}
+
+/* Cancels a request: its thread stops at its next poll. */
+static void
+ServiceCancel(OdpServiceSlot *slot, bool abandon)
+{
+	atomic_store(&slot->cancel, 1);
+	if (abandon)
+		atomic_store(&slot->abandoned, 1);
+	odp_ring_wake(slot->in);
+	odp_ring_wake(slot->out);
+}
+
+/* Frees a slot (lock held) and tells the backends waiting for one. */
+static void
+ServiceFree(OdpServiceSlot *slot)
+{
+	slot->state = ODP_SLOT_FREE;
+	ConditionVariableBroadcast(&OdpService->slot_freed);
+}
+
+/* The index of the service's device with a CUDA ordinal, or -1. */
+static int
+ServiceDeviceIndex(int ordinal)
+{
+	if (OdpService->cpu_engine)
+		return 0;
+	for (int d = 0; d < OdpService->ndevices; d++)
+		if (OdpService->devices[d].ordinal == ordinal)
+			return d;
+	return -1;
+}
+
+/*
+ * The service's devices a request may use (indexes, distinct), from its
+ * session's device list; returns how many (0: none of them is held).
+ */
+static int
+ServiceCandidates(const OdpServiceSlot *slot, int *cand)
+{
+	const OdpContext *s = &slot->settings;
+	int			n = 0;
+
+	if (s->gpu_count == ODP_GPUS_ALL)
+	{
+		for (int d = 0; d < OdpService->ndevices; d++)
+			cand[n++] = d;
+		return n;
+	}
+	for (int i = 0; i < (s->gpu_count == 0 ? 1 : s->gpu_count); i++)
+	{
+		int			d = ServiceDeviceIndex(s->gpu_count == 0 ? s->gpu_id : s->gpu_ids[i]);
+		bool		seen = false;
+
+		if (d < 0)
+			continue;
+		for (int j = 0; j < n; j++)
+			seen |= cand[j] == d;
+		if (!seen)
+			cand[n++] = d;
+	}
+	return n;
+}
+
+/* Starts the slot's engine thread with every signal blocked in it. */
+static bool
+ServiceStartThread(int i)
+{
+	sigset_t	all,
+				old;
+	int			rc;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&service_threads[i], NULL, odp_service_thread_main,
+						&OdpService->slots[i]);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0)
+		ereport(LOG,
+				(errmsg("odp_gpu service: could not start an engine thread: %s",
+						strerror(rc))));
+	return rc == 0;
+}
+
+/*
+ * Admits the slot on the given devices with reserve bytes on each
+ * (lock held), or refuses it with message when ndev is 0.
+ */
+static void
+ServiceAdmit(int i, const int *dev, int ndev, size_t reserve, const char *message)
+{
+	OdpServiceSlot *slot = &OdpService->slots[i];
+	OdpContext *ctx = &slot->run;
+
+	*ctx = slot->settings;
+	ctx->device = OdpService->cpu_engine ? ODP_DEVICE_CPU : ODP_DEVICE_GPU;
+	ctx->message[0] = '\0';
+	if (message != NULL)
+		strlcpy(ctx->message, message, sizeof(ctx->message));
+	ctx->transfer_ms = ctx->compute_ms = 0.0;
+	ctx->chunks = 0;
+	ctx->gpu_memory_limit = reserve;
+	if (ndev == 1)
+	{
+		ctx->gpu_id = OdpService->devices[dev[0]].ordinal;
+		ctx->gpu_count = 0;
+	}
+	else if (ndev > 1 && slot->settings.gpu_count != ODP_GPUS_ALL &&
+			 slot->settings.gpu_count > 0)
+		;						/* the session's own list, repeats included */
+	else if (ndev > 1)
+	{
+		ctx->gpu_count = ndev;
+		for (int j = 0; j < ndev; j++)
+			ctx->gpu_ids[j] = OdpService->devices[dev[j]].ordinal;
+	}
+	slot->ndevices = ndev;
+	for (int j = 0; j < ndev; j++)
+	{
+		slot->devices[j] = OdpService->devices[dev[j]].ordinal;
+		OdpService->devices[dev[j]].reserved += reserve;
+		OdpService->devices[dev[j]].running++;
+	}
+	slot->reserved = reserve;
+	slot->started_ms = odp_now_ms();
+	atomic_store(&slot->progress_done, 0);
+	slot->state = ODP_SLOT_RUNNING;
+	if (!ServiceStartThread(i))
+	{
+		/* no thread: as if it ended at once, with an error for the backend */
+		atomic_store(&slot->finished, 1);
+		ServiceCancel(slot, true);
+	}
+}
+
+/* Releases what a finished request held (lock held). */
+static void
+ServiceRelease(int i)
+{
+	OdpServiceSlot *slot = &OdpService->slots[i];
+
+	pthread_join(service_threads[i], NULL);
+	for (int j = 0; j < slot->ndevices; j++)
+	{
+		int			d = ServiceDeviceIndex(slot->devices[j]);
+
+		if (d < 0)
+			continue;
+		OdpService->devices[d].reserved -= slot->reserved;
+		OdpService->devices[d].running--;
+		OdpService->devices[d].served++;
+	}
+	slot->ndevices = 0;
+	slot->reserved = 0;
+	slot->state = ODP_SLOT_DONE;
+}
+
+/* Orders slot indexes by ticket (insertion sort: a few dozen slots). */
+static void
+ServiceSortByTicket(int *idx, int n)
+{
+	for (int a = 1; a < n; a++)
+	{
+		int			v = idx[a];
+		int			b = a - 1;
+
+		while (b >= 0 && OdpService->slots[idx[b]].ticket > OdpService->slots[v].ticket)
+		{
+			idx[b + 1] = idx[b];
+			b--;
+		}
+		idx[b + 1] = v;
+	}
+}
+
+/* Admits queued requests in order of submission as memory allows. */
+static void
+ServiceAdmitQueued(void)
+{
+	int		   *queued = palloc(sizeof(int) * OdpService->nslots);
+	int			nq = 0;
+	bool		blocked[ODP_MAX_GPUS] = {0};
+	int			ahead[ODP_MAX_GPUS] = {0};
+
+	for (int i = 0; i < OdpService->nslots; i++)
+		if (OdpService->slots[i].state == ODP_SLOT_QUEUED)
+			queued[nq++] = i;
+	ServiceSortByTicket(queued, nq);
+	for (int d = 0; d < OdpService->ndevices; d++)
+	{
+		OdpService->devices[d].queued = 0;
+		OdpService->devices[d].queued_bytes = 0;
+	}
+	for (int q = 0; q < nq; q++)
+	{
+		int			i = queued[q];
+		OdpServiceSlot *slot = &OdpService->slots[i];
+		int			cand[ODP_MAX_GPUS];
+		int			ncand = ServiceCandidates(slot, cand);
+		size_t		wish = odp_call_memory_wish(&slot->call);
+		size_t		cap = slot->settings.gpu_memory_limit;
+		bool		idle = true;
+		int			best = -1;
+
+		if (ncand == 0)
+		{
+			ServiceAdmit(i, NULL, 0, 0,
+						 "none of the devices this session's odp_gpu.device_id or odp_gpu.devices "
+						 "names is one the odp_gpu service holds (see odp_gpu_info())");
+			continue;
+		}
+		for (int c = 0; c < ncand; c++)
+			idle &= OdpService->devices[cand[c]].running == 0 && !blocked[cand[c]] &&
+				ahead[cand[c]] == 0;
+		if (ncand > 1 && idle)
+		{
+			/* alone on the session's devices: split over all of them */
+			size_t		reserve = wish;
+
+			for (int c = 0; c < ncand; c++)
+				reserve = Min(reserve, OdpService->devices[cand[c]].budget);
+			if (cap > 0)
+				reserve = Min(reserve, cap);
+			ServiceAdmit(i, cand, ncand, reserve, NULL);
+			continue;
+		}
+		for (int c = 0; c < ncand; c++)
+		{
+			int			d = cand[c];
+			int			load = OdpService->devices[d].running + ahead[d];
+
+			if (blocked[d])
+				continue;
+			if (best < 0 || load < OdpService->devices[best].running + ahead[best])
+				best = d;
+		}
+		if (best < 0)
+		{
+			/* every device it may use has an earlier request waiting */
+			OdpService->devices[cand[0]].queued++;
+			OdpService->devices[cand[0]].queued_bytes += wish;
+			continue;
+		}
+		{
+			OdpServiceDevice *dev = &OdpService->devices[best];
+			size_t		reserve = Min(wish, dev->budget);
+
+			if (cap > 0)
+				reserve = Min(reserve, cap);
+			if (dev->reserved + reserve <= dev->budget)
+			{
+				ServiceAdmit(i, &best, 1, reserve, NULL);
+				continue;
+			}
+			blocked[best] = true;
+			ahead[best]++;
+			dev->queued++;
+			dev->queued_bytes += wish;
+		}
+	}
+	pfree(queued);
+}
+
+/* One pass over the slots (lock held): intake, reaping, deaths, admission. */
+static void
+ServiceSchedule(void)
+{
+	for (int i = 0; i < OdpService->nslots; i++)
+	{
+		OdpServiceSlot *slot = &OdpService->slots[i];
+
+		switch ((OdpSlotState) slot->state)
+		{
+			case ODP_SLOT_FREE:
+			case ODP_SLOT_FILLING:
+				break;
+			case ODP_SLOT_SUBMITTED:
+				if (atomic_load(&slot->abandoned))
+					ServiceFree(slot);
+				else
+					slot->state = ODP_SLOT_QUEUED;
+				break;
+			case ODP_SLOT_QUEUED:
+				if (atomic_load(&slot->cancel) || atomic_load(&slot->abandoned) ||
+					ServiceBackendDead(slot))
+					ServiceFree(slot);
+				break;
+			case ODP_SLOT_RUNNING:
+				if (atomic_load(&slot->finished))
+					ServiceRelease(i);
+				else if (!atomic_load(&slot->abandoned) && ServiceBackendDead(slot))
+					ServiceCancel(slot, true);
+				break;
+			case ODP_SLOT_DONE:
+				break;
+		}
+		if (slot->state == ODP_SLOT_DONE &&
+			(atomic_load(&slot->backend_done) || atomic_load(&slot->abandoned) ||
+			 ServiceBackendDead(slot)))
+			ServiceFree(slot);
+	}
+	ServiceAdmitQueued();
+}
+
+/*
+ * Takes over the slots at start: requests of an earlier run of the
+ * service have no thread here; their backends see the new generation and
+ * give up on them.
+ */
+static void
+ServiceResetSlots(void)
+{
+	for (int i = 0; i < OdpService->nslots; i++)
+	{
+		OdpServiceSlot *slot = &OdpService->slots[i];
+
+		if (slot->state == ODP_SLOT_FREE || slot->state == ODP_SLOT_FILLING)
+			continue;
+		ServiceCancel(slot, true);
+		ServiceFree(slot);
+	}
+	for (int d = 0; d < ODP_MAX_GPUS; d++)
+	{
+		OdpService->devices[d].reserved = 0;
+		OdpService->devices[d].running = 0;
+		OdpService->devices[d].queued = 0;
+	}
+}
+
+/* Cancels every running request and waits for its thread, then exits. */
+static void
+ServiceStop(void)
+{
+	atomic_store(&odp_service_stopping, 1);
+	LWLockAcquire(OdpService->lock, LW_EXCLUSIVE);
+	OdpService->state = ODP_SERVICE_STOPPING;
+	for (int i = 0; i < OdpService->nslots; i++)
+		if (OdpService->slots[i].state == ODP_SLOT_RUNNING)
+			ServiceCancel(&OdpService->slots[i], false);
+	LWLockRelease(OdpService->lock);
+
+	/*
+	 * The threads stop at the engine's next poll; joined before exiting,
+	 * so that no thread runs while the process tears CUDA down.
+	 */
+	for (int i = 0; i < OdpService->nslots; i++)
+		if (OdpService->slots[i].state == ODP_SLOT_RUNNING)
+			pthread_join(service_threads[i], NULL);
+	LWLockAcquire(OdpService->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < OdpService->nslots; i++)
+		if (OdpService->slots[i].state == ODP_SLOT_RUNNING)
+		{
+			atomic_store(&OdpService->slots[i].abandoned, 1);
+			ServiceFree(&OdpService->slots[i]);
+		}
+	OdpService->state = ODP_SERVICE_DOWN;
+	OdpService->pid = 0;
+	LWLockRelease(OdpService->lock);
+}
+
+/* See service.h. */
+void
+OdpServiceMain(Datum arg)
+{
+	pqsignal(SIGTERM, ServiceSigterm);
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	BackgroundWorkerUnblockSignals();
+	if (OdpService == NULL)
+		proc_exit(0);			/* not preloaded: nothing to serve */
+	service_threads = MemoryContextAllocZero(TopMemoryContext,
+											 sizeof(pthread_t) * OdpService->nslots);
+
+	LWLockAcquire(OdpService->lock, LW_EXCLUSIVE);
+	ServiceResetSlots();
+	OdpService->state = ODP_SERVICE_STARTING;
+	OdpService->pid = MyProcPid;
+	OdpService->procno = MyProc->pgprocno;
+	OdpService->generation++;
+	OdpService->started_at = GetCurrentTimestamp();
+	LWLockRelease(OdpService->lock);
+
+	/* CUDA is initialised here, outside the lock: it takes a while */
+	ServiceInitDevices();
+
+	LWLockAcquire(OdpService->lock, LW_EXCLUSIVE);
+	OdpService->state = ODP_SERVICE_READY;
+	LWLockRelease(OdpService->lock);
+	ereport(LOG,
+			(errmsg("odp_gpu service ready: %d device%s%s%s", OdpService->ndevices,
+					OdpService->ndevices == 1 ? "" : "s",
+					OdpService->why[0] ? ", " : "", OdpService->why)));
+
+	while (!got_sigterm)
+	{
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 SERVICE_TICK_MS, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+			LWLockAcquire(OdpService->lock, LW_EXCLUSIVE);
+			ServiceBudgets();
+			LWLockRelease(OdpService->lock);
+		}
+		LWLockAcquire(OdpService->lock, LW_EXCLUSIVE);
+		ServiceSchedule();
+		LWLockRelease(OdpService->lock);
+	}
+	ServiceStop();
+	proc_exit(1);				/* 1: the postmaster restarts the worker */
+}
