@@ -107,6 +107,19 @@ ServiceShmemStartup(void)
 void
 OdpServiceDefineSettings(void)
 {
+	DefineCustomEnumVariable("odp_gpu.service_engine",
+							 "Path the GPU service computes on: gpu, or cpu to test the service without a GPU.",
+							 "cpu runs the engine's CPU path inside the service, with the service's "
+							 "queue, budget and streams; it exists for tests on machines without a GPU.",
+							 &odp_service_engine, ODP_SERVICE_ENGINE_GPU, service_engine_options,
+							 PGC_SIGHUP, 0, NULL, NULL, NULL);
+
+	/*
+	 * The sizes of the shared area exist only where it does: a setting
+	 * fixed at server start can be defined only while preloading.
+	 */
+	if (!process_shared_preload_libraries_in_progress)
+		return;
 	DefineCustomIntVariable("odp_gpu.service_slots",
 							"Requests the GPU service holds at once (running or queued).",
 							"A backend whose call finds every slot taken waits for one. "
@@ -118,12 +131,6 @@ OdpServiceDefineSettings(void)
 							"Inputs and outputs of any size pass through it in pieces.",
 							&odp_service_ring_kb, 512, 64, 1024 * 1024,
 							PGC_POSTMASTER, GUC_UNIT_KB, NULL, NULL, NULL);
-	DefineCustomEnumVariable("odp_gpu.service_engine",
-							 "Path the GPU service computes on: gpu, or cpu to test the service without a GPU.",
-							 "cpu runs the engine's CPU path inside the service, with the service's "
-							 "queue, budget and streams; it exists for tests on machines without a GPU.",
-							 &odp_service_engine, ODP_SERVICE_ENGINE_GPU, service_engine_options,
-							 PGC_SIGHUP, 0, NULL, NULL, NULL);
 }
 
 /* See service.h. */
