@@ -36,6 +36,7 @@
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "port/pg_bswap.h"
+#include "service/service.h"
 #include "settings.h"
 #include "skyline_band.h"
 #include "utils/array.h"
@@ -448,7 +449,13 @@ DistributedOpenShards(DistributedCall *c, const OdpInputSpec *spec, OdpMetric me
 		if (c->remote_of[s] >= 0)
 			continue;
 		DistributedReadLocal(c, s, spec, metric);
-		l->on_gpu = OdpChooseGpu(l->in.rows, l->in.rows);
+		/*
+		 * A shard's SolvingSet state lives on the path that holds it
+		 * between rounds; with the GPU service that would be a
+		 * session-owned object in the service, which it does not keep
+		 * yet: the steps then run on the CPU here (same results).
+		 */
+		l->on_gpu = OdpChooseGpu(l->in.rows, l->in.rows) && !OdpServiceConfigured();
 		OdpEngineCallBegin(&call, l->on_gpu);
 		OdpEngineCallEnd(&call, odp_ss_node_create(&call.ctx, &l->m, metric, c->k,
 												   bounds, &l->ss));
@@ -652,7 +659,6 @@ OdpDistributedKnn(const OdpShardSet *set, const OdpInputSpec *spec, OdpMetric me
 		}
 		for (int s = 0; s < set->count; s++)
 		{
-			OdpEngineCall call;
 			OdpMatrix	qm = {0};
 
 			if (c->remote_of[s] >= 0)
@@ -668,11 +674,8 @@ OdpDistributedKnn(const OdpShardSet *set, const OdpInputSpec *spec, OdpMetric me
 			qm.data = queries;
 			qm.rows = nq;
 			qm.dims = dims;
-			OdpEngineCallBegin(&call, OdpChooseGpu(nq, c->rows[s]));
-			OdpEngineCallEnd(&call, odp_knn_excluding(&call.ctx, &qm,
-													  exclude_self ? qids : NULL,
-													  &c->local[s].m, c->local[s].in.ids,
-													  metric, k, dl[s], il[s]));
+			OdpComputeKnnExcluding(&qm, exclude_self ? qids : NULL, &c->local[s].m,
+								   c->local[s].in.ids, metric, k, dl[s], il[s]);
 		}
 		DistributedWait(c);
 		for (int s = 0; s < set->count; s++)

@@ -34,6 +34,7 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "input.h"
+#include "service/service.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 
@@ -186,7 +187,8 @@ odp_node_ss_open(PG_FUNCTION_ARGS)
 		s->matrix.dims = s->in.dims;
 		s->matrix.ids = s->in.ids;
 		s->k = k;
-		s->on_gpu = OdpChooseGpu(s->in.rows, s->in.rows);
+		/* see distributed.c: no SolvingSet state in the GPU service yet */
+		s->on_gpu = OdpChooseGpu(s->in.rows, s->in.rows) && !OdpServiceConfigured();
 		OdpEngineCallBegin(&call, s->on_gpu);
 		status = odp_ss_node_create(&call.ctx, &s->matrix, metric, k, bounds, &s->node);
 		OdpEngineCallEnd(&call, status);
@@ -328,8 +330,6 @@ odp_node_knn(PG_FUNCTION_ARGS)
 	float	   *dist;
 	int64	   *ids;
 	Size		n;
-	OdpEngineCall call;
-	OdpStatus	status;
 
 	OdpArgNotNull(fcinfo, 0, "source");
 	OdpArgNotNull(fcinfo, 1, "queries");
@@ -362,9 +362,7 @@ odp_node_knn(PG_FUNCTION_ARGS)
 	n = (Size) Max(w.count, 1) * (Size) k;
 	dist = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(float) * n);
 	ids = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * n);
-	OdpEngineCallBegin(&call, OdpChooseGpu(w.count, in.rows));
-	status = odp_knn_excluding(&call.ctx, &qm, exclude_self ? w.ids : NULL, &sm,
-							   in.ids, metric, k, dist, ids);
-	OdpEngineCallEnd(&call, status);
+	OdpComputeKnnExcluding(&qm, exclude_self ? w.ids : NULL, &sm, in.ids,
+						   metric, k, dist, ids);
 	PG_RETURN_BYTEA_P(OdpWireFromKnn(dist, ids, w.count, k));
 }

@@ -59,6 +59,10 @@ odp_call_run(OdpContext *ctx, OdpCall *call)
 								   call->self_join ? &call->m[0] : &call->m[1],
 								   call->metric, call->k, call->self_join,
 								   call->dist, call->index);
+		case ODP_CALL_KNN_EXCLUDING:
+			return odp_knn_excluding(ctx, &call->m[0], call->m[0].ids, &call->m[1],
+									 call->m[1].ids, call->metric, call->k,
+									 call->dist, call->index);
 		case ODP_CALL_OUTLIER_SCORES:
 			return odp_compute_outlier_scores(ctx, &call->m[0], call->metric,
 											  call->k, call->scores);
@@ -121,6 +125,7 @@ CallInputsOf(OdpCall *call, int which, OdpCallArray *arrays, int n)
 	switch (call->op)
 	{
 		case ODP_CALL_KNN:
+		case ODP_CALL_KNN_EXCLUDING:
 		case ODP_CALL_OUTLIER_SCORES:
 		case ODP_CALL_TOP_OUTLIERS:
 			cells = (size_t) call->m[which].rows * call->m[which].dims;
@@ -156,6 +161,7 @@ CallDims(const OdpCall *call)
 	switch (call->op)
 	{
 		case ODP_CALL_KNN:
+		case ODP_CALL_KNN_EXCLUDING:
 		case ODP_CALL_OUTLIER_SCORES:
 		case ODP_CALL_TOP_OUTLIERS:
 			return call->m[0].dims;
@@ -196,6 +202,7 @@ odp_call_outputs(OdpCall *call, bool after_run, OdpCallArray *arrays)
 	switch (call->op)
 	{
 		case ODP_CALL_KNN:
+		case ODP_CALL_KNN_EXCLUDING:
 			n = CallAdd(arrays, n, (const void *const *) &call->dist,
 						(size_t) rows * call->k * sizeof(float));
 			return CallAdd(arrays, n, (const void *const *) &call->index,
@@ -238,6 +245,7 @@ odp_call_rows(const OdpCall *call)
 	switch (call->op)
 	{
 		case ODP_CALL_KNN:
+		case ODP_CALL_KNN_EXCLUDING:
 			return call->self_join || !call->two_inputs ? call->m[0].rows :
 				call->m[0].rows + call->m[1].rows;
 		case ODP_CALL_OUTLIER_SCORES:
@@ -293,6 +301,8 @@ odp_call_op_name(OdpCallOp op)
 			return "interval pairs";
 		case ODP_CALL_INTERVAL_COUNT:
 			return "interval count";
+		case ODP_CALL_KNN_EXCLUDING:
+			return "knn over a shard";
 	}
 	return "unknown";
 }

@@ -19,6 +19,7 @@
 #ifndef ODP_ENGINE_CALL_H
 #define ODP_ENGINE_CALL_H
 
+#include "odp_distributed.h"
 #include "odp_engine.h"
 #include "odp_intervals.h"
 #include "odp_knn.h"
@@ -35,10 +36,11 @@ typedef enum OdpCallOp
 	ODP_CALL_PEARSON_TOP,
 	ODP_CALL_SKYLINE,
 	ODP_CALL_INTERVAL_PAIRS,
-	ODP_CALL_INTERVAL_COUNT
+	ODP_CALL_INTERVAL_COUNT,
+	ODP_CALL_KNN_EXCLUDING		/* k-NN over a shard (odp_distributed.h) */
 } OdpCallOp;
 
-#define ODP_CALL_OP_LAST ODP_CALL_INTERVAL_COUNT
+#define ODP_CALL_OP_LAST ODP_CALL_KNN_EXCLUDING
 
 /*
  * Receives pairs (coefficients r, or NULL for the matching), as the
@@ -56,6 +58,8 @@ typedef struct OdpCall
 	 * skyline), x (correlations) or a (matching); input 1 the candidates
 	 * (k-NN; for a self join it equals input 0 and only input 0 is
 	 * shipped), y or b, absent (rows 0) when the call has one input.
+	 * For the k-NN over a shard, m[0].ids are the queries' ids (or NULL:
+	 * none excluded) and m[1].ids the shard rows' ids.
 	 */
 	bool		two_inputs;
 	OdpMatrix	m[2];			/* float32 inputs */
@@ -79,7 +83,7 @@ typedef struct OdpCall
 
 	/* outputs: where they go, sized as odp_call_outputs says */
 	float	   *dist;			/* k-NN: queries x k */
-	int64_t    *index;			/* k-NN: queries x k */
+	int64_t    *index;			/* k-NN: queries x k (over a shard: ids) */
 	double	   *scores;			/* outlier scores: rows; top: min(n, rows) */
 	int64_t    *order;			/* top: min(n, rows) */
 	int64_t    *solving_set;	/* top: rows, or NULL */

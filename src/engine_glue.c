@@ -415,6 +415,38 @@ OdpComputeKnn(const OdpInput *queries, const OdpInput *source,
 }
 
 /*
+ * For every query its k nearest rows of a shard (odp_knn_excluding: the
+ * query's own id excluded where qids is given), by ids; the path as
+ * OdpChooseGpu decides.
+ */
+void
+OdpComputeKnnExcluding(const OdpMatrix *queries, const int64 *qids,
+					   const OdpMatrix *cands, const int64 *cids,
+					   OdpMetric metric, int32 k, float *dist, int64 *ids)
+{
+	OdpContext	ctx;
+	GlueCancelState cancel;
+	OdpCall		call;
+	OdpRunInfo	info;
+
+	memset(&info, 0, sizeof(info));
+	info.on_gpu = OdpChooseGpu(queries->rows, cands->rows);
+	GlueInitContext(&ctx, info.on_gpu, &cancel);
+	memset(&call, 0, sizeof(call));
+	call.op = ODP_CALL_KNN_EXCLUDING;
+	call.two_inputs = true;
+	call.m[0] = *queries;
+	call.m[0].ids = qids;
+	call.m[1] = *cands;
+	call.m[1].ids = cids;
+	call.metric = metric;
+	call.k = k;
+	call.dist = dist;
+	call.index = ids;
+	GlueEnd(GlueRun(&ctx, &call, &info), &ctx, &cancel, &info);
+}
+
+/*
  * Decides whether a correlation of rows series runs on the GPU: as
  * OdpChooseGpu decides, and under auto only where cuBLAS can be loaded
  * too (the correlations' products need it).

@@ -115,6 +115,10 @@ extern void OdpComputeTopOutliers(const OdpInput *in, OdpMetric metric,
 extern void OdpComputeKnn(const OdpInput *queries, const OdpInput *source,
 						  OdpMetric metric, int32 k, bool self_join,
 						  float *dist, int64 *index, OdpRunInfo *info);
+extern void OdpComputeKnnExcluding(const OdpMatrix *queries, const int64 *qids,
+								   const OdpMatrix *cands, const int64 *cids,
+								   OdpMetric metric, int32 k, float *dist,
+								   int64 *ids);
 extern void OdpComputePearsonPairs(const OdpInput *x, const OdpInput *y,
 								   OdpPearsonMethod method, int32 min_periods,
 								   double min_abs_r, OdpPairSink sink, void *arg,
