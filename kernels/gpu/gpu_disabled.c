@@ -54,6 +54,22 @@ odp_gpu_device_info(OdpContext *ctx, int index, OdpGpuInfo *info)
 	return odp_fail(ctx, ODP_ERR_NO_GPU, ODP_NO_CUDA_MESSAGE);
 }
 
+/* No device, nothing to recover or poison. */
+OdpStatus
+odp_gpu_device_recover(OdpContext *ctx, int index, bool *rebuilt)
+{
+	(void) index;
+	*rebuilt = false;
+	return odp_fail(ctx, ODP_ERR_NO_GPU, ODP_NO_CUDA_MESSAGE);
+}
+
+OdpStatus
+odp_gpu_device_poison(OdpContext *ctx, int index)
+{
+	(void) index;
+	return odp_fail(ctx, ODP_ERR_NO_GPU, ODP_NO_CUDA_MESSAGE);
+}
+
 /* Nothing is ever pinned without CUDA. */
 void
 odp_gpu_pin_thread_disable(void)

@@ -453,6 +453,68 @@ OdpGpuUnpinHost(OdpContext *ctx, void *pinned)
 	ctx->transfer_ms += odp_now_ms() - t0;
 }
 
+/* Writes through a null pointer: the fault odp_gpu_device_poison causes. */
+__global__ static void
+OdpPoisonKernel(int *p)
+{
+	*p = 1;
+}
+
+/* See odp_engine.h. */
+extern "C" OdpStatus
+odp_gpu_device_poison(OdpContext *ctx, int index)
+{
+	OdpStatus	status = OdpGpuCheckIndex(ctx, index, "device");
+
+	if (status != ODP_OK)
+		return status;
+	ODP_CUDA_RETURN(ctx, cudaSetDevice(index), "selecting the GPU");
+	OdpPoisonKernel<<<1, 1>>>(NULL);
+	(void) cudaDeviceSynchronize();
+	return ODP_OK;
+}
+
+/* See odp_engine.h. */
+extern "C" OdpStatus
+odp_gpu_device_recover(OdpContext *ctx, int index, bool *rebuilt)
+{
+	OdpStatus	status = OdpGpuCheckIndex(ctx, index, "device");
+	void	   *probe = NULL;
+	cudaError_t err;
+	sigset_t	old_mask;
+
+	*rebuilt = false;
+	if (status != ODP_OK)
+		return status;
+	ODP_CUDA_RETURN(ctx, cudaSetDevice(index), "selecting the GPU");
+
+	/*
+	 * A poisoned context returns its sticky error from every call: an
+	 * allocation and a synchronisation show it; an allocation that fails
+	 * for want of memory is no fault.
+	 */
+	err = cudaMalloc(&probe, 256);
+	if (err == cudaSuccess)
+	{
+		err = cudaDeviceSynchronize();
+		(void) cudaFree(probe);
+	}
+	if (err == cudaSuccess || err == cudaErrorMemoryAllocation)
+	{
+		(void) cudaGetLastError();
+		return ODP_OK;
+	}
+	OdpSignalsBlock(&old_mask);
+	(void) cudaDeviceReset();
+	(void) cudaGetLastError();
+	err = cudaFree(0);			/* creates the new context */
+	OdpSignalsRestore(&old_mask);
+	if (err != cudaSuccess)
+		return OdpGpuFail(ctx, err, "recreating the GPU's context", __FILE__, __LINE__);
+	*rebuilt = true;
+	return ODP_OK;
+}
+
 /* Serialises OdpGpuFuncSharedAtLeast's read and raise. */
 static pthread_mutex_t func_shared_lock = PTHREAD_MUTEX_INITIALIZER;
 

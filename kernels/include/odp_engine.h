@@ -238,6 +238,23 @@ extern OdpStatus odp_gpu_probe(OdpContext *ctx, int *count,
 extern OdpStatus odp_gpu_device_info(OdpContext *ctx, int index,
 									 OdpGpuInfo *info);
 
+/*
+ * Checks that device index's context still works; where a fault (an
+ * illegal address, a kernel that trapped) poisoned it, destroys it and
+ * creates a new one, and sets *rebuilt.  A poisoned context fails every
+ * later call on the device until then, so a program that keeps one
+ * context for many calls (the GPU service) calls this after a call fails
+ * with ODP_ERR_GPU, while no other thread uses the device.
+ */
+extern OdpStatus odp_gpu_device_recover(OdpContext *ctx, int index,
+										bool *rebuilt);
+
+/*
+ * Poisons device index's context with an illegal memory access, as a
+ * faulty kernel would; for tests of odp_gpu_device_recover only.
+ */
+extern OdpStatus odp_gpu_device_poison(OdpContext *ctx, int index);
+
 #ifdef __cplusplus
 }
 #endif

@@ -68,6 +68,8 @@ typedef struct OdpServiceSlot
 	_Atomic int backend_done;	/* the backend has read everything */
 	_Atomic int finished;		/* the engine thread has ended */
 	_Atomic int backend_waiting;	/* the backend sleeps on its latch */
+	_Atomic int gpu_fault;		/* the call failed with a CUDA error: its
+								 * devices' contexts may be poisoned */
 	_Atomic int64_t progress_done;	/* engine progress (chunks), or -1 */
 	_Atomic int64_t progress_total;
 

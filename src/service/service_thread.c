@@ -199,6 +199,15 @@ odp_service_thread_main(void *arg)
 		}
 		status = odp_call_run(&ctx, &call);
 	}
+	if (status == ODP_ERR_GPU && ctx.device == ODP_DEVICE_GPU)
+	{
+		size_t		len = strlen(ctx.message);
+
+		atomic_store(&slot->gpu_fault, 1);
+		snprintf(ctx.message + len, sizeof(ctx.message) - len,
+				 "; the odp_gpu service checks the device and rebuilds its context "
+				 "if the fault poisoned it, then runs the queued calls");
+	}
 	if (ok)
 	{
 		result.status = status;

@@ -304,6 +304,7 @@ ServiceAdmit(int i, const int *dev, int ndev, size_t reserve, const char *messag
 	slot->reserved = reserve;
 	slot->started_ms = odp_now_ms();
 	atomic_store(&slot->progress_done, 0);
+	atomic_store(&slot->gpu_fault, 0);
 	slot->state = ODP_SLOT_RUNNING;
 	if (!ServiceStartThread(i))
 	{
@@ -326,6 +327,8 @@ ServiceRelease(int i)
 
 		if (d < 0)
 			continue;
+		if (atomic_load(&slot->gpu_fault) && !OdpService->cpu_engine)
+			OdpService->devices[d].needs_check = true;
 		OdpService->devices[d].reserved -= slot->reserved;
 		OdpService->devices[d].running--;
 		OdpService->devices[d].served++;
@@ -370,6 +373,7 @@ ServiceAdmitQueued(void)
 	{
 		OdpService->devices[d].queued = 0;
 		OdpService->devices[d].queued_bytes = 0;
+		blocked[d] = OdpService->devices[d].needs_check;
 	}
 	for (int q = 0; q < nq; q++)
 	{
@@ -441,6 +445,44 @@ ServiceAdmitQueued(void)
 	pfree(queued);
 }
 
+/*
+ * Checks the devices on which a call failed with a CUDA error, once no
+ * call runs on them, and rebuilds a poisoned context (lock held on entry
+ * and exit, released while CUDA works).  Until then nothing is admitted
+ * there: a poisoned context would fail every call.
+ */
+static void
+ServiceRecoverDevices(void)
+{
+	for (int d = 0; d < OdpService->ndevices; d++)
+	{
+		OdpServiceDevice *dev = &OdpService->devices[d];
+		OdpContext	ctx;
+		OdpStatus	status;
+		bool		rebuilt = false;
+		int			ordinal = dev->ordinal;
+
+		if (!dev->needs_check || dev->running > 0)
+			continue;
+		LWLockRelease(OdpService->lock);
+		memset(&ctx, 0, sizeof(ctx));
+		status = odp_gpu_device_recover(&ctx, ordinal, &rebuilt);
+		LWLockAcquire(OdpService->lock, LW_EXCLUSIVE);
+		if (status != ODP_OK)
+			ereport(LOG,
+					(errmsg("odp_gpu service: could not rebuild the context of device %d: %s",
+							ordinal, ctx.message)));
+		else if (rebuilt)
+		{
+			dev->rebuilds++;
+			ereport(LOG,
+					(errmsg("odp_gpu service: rebuilt the context of device %d after a fault",
+							ordinal)));
+		}
+		dev->needs_check = false;
+	}
+}
+
 /* One pass over the slots (lock held): intake, reaping, deaths, admission. */
 static void
 ServiceSchedule(void)
@@ -479,6 +521,7 @@ ServiceSchedule(void)
 			 ServiceBackendDead(slot)))
 			ServiceFree(slot);
 	}
+	ServiceRecoverDevices();
 	ServiceAdmitQueued();
 }
 

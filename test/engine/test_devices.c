@@ -740,6 +740,54 @@ fault_tests(void)
 	free(scores);
 }
 
+/*
+ * A context poisoned by an illegal address fails the calls on it until
+ * odp_gpu_device_recover rebuilds it; then a call works and gives the CPU
+ * path's scores.  Runs last: it resets device 0.
+ */
+static void
+recover_tests(void)
+{
+	const int64_t rows = 5000;
+	const int	dims = 8;
+	float	   *x = make_data(GEN_UNIFORM, rows, dims);
+	OdpMatrix	m = {x, rows, dims};
+	double	   *cpu = xmalloc(sizeof(double) * rows);
+	double	   *gpu = xmalloc(sizeof(double) * rows);
+	OdpContext	ctx;
+	OdpStatus	st;
+	bool		rebuilt = true;
+
+	ctx = make_ctx(ODP_DEVICE_GPU);
+	st = odp_gpu_device_recover(&ctx, 0, &rebuilt);
+	check(st == ODP_OK && !rebuilt, "a healthy device needs no rebuild: %s %s",
+		  odp_status_name(st), ctx.message);
+	ctx = make_ctx(ODP_DEVICE_CPU);
+	st = odp_compute_outlier_scores(&ctx, &m, ODP_METRIC_EUCLIDEAN, 5, cpu);
+	check(st == ODP_OK, "CPU scores: %s", ctx.message);
+
+	ctx = make_ctx(ODP_DEVICE_GPU);
+	st = odp_gpu_device_poison(&ctx, 0);
+	check(st == ODP_OK, "poisoning device 0: %s", ctx.message);
+	ctx = make_ctx(ODP_DEVICE_GPU);
+	st = odp_compute_outlier_scores(&ctx, &m, ODP_METRIC_EUCLIDEAN, 5, gpu);
+	check(st == ODP_ERR_GPU, "a call on a poisoned context fails with a GPU error: \"%s\" %s",
+		  odp_status_name(st), ctx.message);
+
+	ctx = make_ctx(ODP_DEVICE_GPU);
+	st = odp_gpu_device_recover(&ctx, 0, &rebuilt);
+	check(st == ODP_OK && rebuilt, "the poisoned context is rebuilt: %s rebuilt=%d %s",
+		  odp_status_name(st), (int) rebuilt, ctx.message);
+	ctx = make_ctx(ODP_DEVICE_GPU);
+	st = odp_compute_outlier_scores(&ctx, &m, ODP_METRIC_EUCLIDEAN, 5, gpu);
+	check(st == ODP_OK && memcmp(cpu, gpu, sizeof(double) * rows) == 0,
+		  "after the rebuild a call works and matches the CPU: %s %s",
+		  odp_status_name(st), ctx.message);
+	free(x);
+	free(cpu);
+	free(gpu);
+}
+
 /* See test_util.h. */
 /* One SolvingSet run's results. */
 typedef struct SsSplitResult
@@ -876,4 +924,5 @@ run_device_tests(void)
 	interval_split_tests();
 	solvingset_split_tests();
 	fault_tests();
+	recover_tests();
 }
