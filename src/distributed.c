@@ -36,7 +36,6 @@
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "port/pg_bswap.h"
-#include "service/service.h"
 #include "settings.h"
 #include "skyline_band.h"
 #include "utils/array.h"
@@ -48,8 +47,7 @@ typedef struct DistributedLocal
 {
 	OdpInput	in;
 	OdpMatrix	m;
-	OdpSsNode  *ss;
-	bool		on_gpu;
+	OdpNodeState node;
 } DistributedLocal;
 
 /* One distributed call; palloc'd, so that PG_FINALLY sees its fields. */
@@ -113,8 +111,7 @@ DistributedEnd(DistributedCall *c)
 	OdpNodesClose(c->conns, c->set->remote_count);
 	for (int s = 0; s < c->set->count; s++)
 	{
-		odp_ss_node_free(c->local[s].ss);
-		c->local[s].ss = NULL;
+		OdpNodeClose(&c->local[s].node);
 	}
 }
 
@@ -283,30 +280,24 @@ DistributedRoundSend(DistributedCall *c, int s, const DistributedRound *r, const
 	}
 }
 
-/* A round's step on local shard s, in this backend. */
+/* A round's step on local shard s, in this backend or in the GPU service. */
 static void
 DistributedRoundLocal(DistributedCall *c, int s, const DistributedRound *r)
 {
-	DistributedLocal  *l = &c->local[s];
-	OdpEngineCall call;
-	OdpStatus	status = ODP_OK;
+	DistributedLocal *l = &c->local[s];
 
-	OdpEngineCallBegin(&call, l->on_gpu);
 	switch (r->kind)
 	{
 		case DISTRIBUTED_ROUND_FIRST:
-			status = odp_ss_node_first(&call.ctx, l->ss, r->m, &r->props[s]);
+			OdpNodeFirst(&l->node, r->m, &r->props[s]);
 			break;
 		case DISTRIBUTED_ROUND_EXACT:
-			status = odp_ss_node_exact(&call.ctx, l->ss, r->cands, r->lists[s],
-									   &c->distances);
+			OdpNodeExact(&l->node, r->cands, r->lists[s], &c->distances);
 			break;
 		case DISTRIBUTED_ROUND_NEXT:
-			status = odp_ss_node_next(&call.ctx, l->ss, r->prune, r->min_out, r->m,
-									  &r->props[s]);
+			OdpNodeNext(&l->node, r->prune, r->min_out, r->m, &r->props[s]);
 			break;
 	}
-	OdpEngineCallEnd(&call, status);
 }
 
 /* Remote shard s's reply to a round, into the round's buffers. */
@@ -444,21 +435,12 @@ DistributedOpenShards(DistributedCall *c, const OdpInputSpec *spec, OdpMetric me
 	for (int s = 0; s < c->set->count; s++)
 	{
 		DistributedLocal  *l = &c->local[s];
-		OdpEngineCall call;
 
 		if (c->remote_of[s] >= 0)
 			continue;
 		DistributedReadLocal(c, s, spec, metric);
-		/*
-		 * A shard's SolvingSet state lives on the path that holds it
-		 * between rounds; with the GPU service that would be a
-		 * session-owned object in the service, which it does not keep
-		 * yet: the steps then run on the CPU here (same results).
-		 */
-		l->on_gpu = OdpChooseGpu(l->in.rows, l->in.rows) && !OdpServiceConfigured();
-		OdpEngineCallBegin(&call, l->on_gpu);
-		OdpEngineCallEnd(&call, odp_ss_node_create(&call.ctx, &l->m, metric, c->k,
-												   bounds, &l->ss));
+		OdpNodeOpen(&l->node, OdpChooseGpu(l->in.rows, l->in.rows), &l->m, metric,
+					c->k, bounds);
 		DistributedCheckDims(c, s, l->in.dims);
 	}
 	DistributedWait(c);

@@ -34,7 +34,6 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "input.h"
-#include "service/service.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 
@@ -55,9 +54,8 @@ typedef struct NodeSession
 	MemoryContext cxt;			/* holds in and this struct */
 	OdpInput	in;
 	OdpMatrix	matrix;
-	OdpSsNode  *node;			/* the engine's (malloc) */
+	OdpNodeState node;			/* here or in the GPU service */
 	int32		k;
-	bool		on_gpu;
 } NodeSession;
 
 static NodeSession *node_sessions[NODE_MAX_SESSIONS];
@@ -69,7 +67,7 @@ NodeSessionFree(int slot)
 	NodeSession *s = node_sessions[slot];
 
 	node_sessions[slot] = NULL;
-	odp_ss_node_free(s->node);
+	OdpNodeClose(&s->node);
 	MemoryContextDelete(s->cxt);
 }
 
@@ -140,8 +138,6 @@ odp_node_ss_open(PG_FUNCTION_ARGS)
 	NodeSession *s;
 	MemoryContext cxt,
 				old;
-	OdpEngineCall call;
-	OdpStatus	status;
 	TupleDesc	tupdesc;
 	Datum		values[3];
 	bool		nulls[3] = {false, false, false};
@@ -187,11 +183,8 @@ odp_node_ss_open(PG_FUNCTION_ARGS)
 		s->matrix.dims = s->in.dims;
 		s->matrix.ids = s->in.ids;
 		s->k = k;
-		/* see distributed.c: no SolvingSet state in the GPU service yet */
-		s->on_gpu = OdpChooseGpu(s->in.rows, s->in.rows) && !OdpServiceConfigured();
-		OdpEngineCallBegin(&call, s->on_gpu);
-		status = odp_ss_node_create(&call.ctx, &s->matrix, metric, k, bounds, &s->node);
-		OdpEngineCallEnd(&call, status);
+		OdpNodeOpen(&s->node, OdpChooseGpu(s->in.rows, s->in.rows), &s->matrix,
+					metric, k, bounds);
 	}
 	PG_CATCH();
 	{
@@ -218,13 +211,9 @@ odp_node_ss_first(PG_FUNCTION_ARGS)
 	NodeSession *s = node_sessions[NodeSessionSlot(fcinfo)];
 	int64		m = NodeArgBatch(fcinfo, 1);
 	OdpSsRows	out;
-	OdpEngineCall call;
-	OdpStatus	status;
 
 	OdpSsRowsAlloc(&out, Min(m, s->in.rows), s->in.dims);
-	OdpEngineCallBegin(&call, s->on_gpu);
-	status = odp_ss_node_first(&call.ctx, s->node, m, &out);
-	OdpEngineCallEnd(&call, status);
+	OdpNodeFirst(&s->node, m, &out);
 	PG_RETURN_BYTEA_P(OdpWireFromRows(&out, 0));
 }
 
@@ -242,8 +231,6 @@ odp_node_ss_exact(PG_FUNCTION_ARGS)
 	OdpSsRows	cands;
 	float	   *lists;
 	int64		distances = 0;
-	OdpEngineCall call;
-	OdpStatus	status;
 
 	OdpArgNotNull(fcinfo, 1, "candidates");
 	payload = PG_GETARG_BYTEA_PP(1);
@@ -258,9 +245,7 @@ odp_node_ss_exact(PG_FUNCTION_ARGS)
 	cands.vectors = (float *) w.floats;
 	lists = MemoryContextAllocHuge(CurrentMemoryContext,
 								   sizeof(float) * (Size) Max(w.count, 1) * (Size) s->k);
-	OdpEngineCallBegin(&call, s->on_gpu);
-	status = odp_ss_node_exact(&call.ctx, s->node, &cands, lists, &distances);
-	OdpEngineCallEnd(&call, status);
+	OdpNodeExact(&s->node, &cands, lists, &distances);
 	PG_RETURN_BYTEA_P(OdpWireFromLists(lists, w.count, s->k, distances));
 }
 
@@ -276,8 +261,6 @@ odp_node_ss_next(PG_FUNCTION_ARGS)
 	double		min_out;
 	int64		m;
 	OdpSsRows	out;
-	OdpEngineCall call;
-	OdpStatus	status;
 
 	OdpArgNotNull(fcinfo, 1, "prune");
 	OdpArgNotNull(fcinfo, 2, "min_out");
@@ -285,9 +268,7 @@ odp_node_ss_next(PG_FUNCTION_ARGS)
 	min_out = PG_GETARG_FLOAT8(2);
 	m = NodeArgBatch(fcinfo, 3);
 	OdpSsRowsAlloc(&out, Min(m, s->in.rows), s->in.dims);
-	OdpEngineCallBegin(&call, s->on_gpu);
-	status = odp_ss_node_next(&call.ctx, s->node, prune, min_out, m, &out);
-	OdpEngineCallEnd(&call, status);
+	OdpNodeNext(&s->node, prune, min_out, m, &out);
 	PG_RETURN_BYTEA_P(OdpWireFromRows(&out, 0));
 }
 

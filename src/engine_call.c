@@ -44,6 +44,7 @@ odp_call_run(OdpContext *ctx, OdpCall *call)
 	OdpIntervalProblem ip;
 	OdpSkylineProblem sp;
 	CallIntervalEmit ie;
+	OdpStatus	status;
 
 	pp.x = &call->m64[0];
 	pp.y = call->two_inputs ? &call->m64[1] : NULL;
@@ -63,6 +64,27 @@ odp_call_run(OdpContext *ctx, OdpCall *call)
 			return odp_knn_excluding(ctx, &call->m[0], call->m[0].ids, &call->m[1],
 									 call->m[1].ids, call->metric, call->k,
 									 call->dist, call->index);
+		case ODP_CALL_NODE_CREATE:
+			call->node = NULL;
+			return odp_ss_node_create(ctx, &call->m[0], call->metric, call->k,
+									  call->bounds, &call->node);
+		case ODP_CALL_NODE_FIRST:
+			status = odp_ss_node_first(ctx, call->node, call->n, &call->rows_out);
+			call->count = call->rows_out.count;
+			return status;
+		case ODP_CALL_NODE_EXACT:
+			call->count = 0;
+			return odp_ss_node_exact(ctx, call->node, &call->rows_in, call->lists,
+									 &call->count);
+		case ODP_CALL_NODE_NEXT:
+			status = odp_ss_node_next(ctx, call->node, call->prune, call->min_out,
+									  call->n, &call->rows_out);
+			call->count = call->rows_out.count;
+			return status;
+		case ODP_CALL_NODE_FREE:
+			odp_ss_node_free(call->node);
+			call->node = NULL;
+			return ODP_OK;
 		case ODP_CALL_OUTLIER_SCORES:
 			return odp_compute_outlier_scores(ctx, &call->m[0], call->metric,
 											  call->k, call->scores);
@@ -124,8 +146,25 @@ CallInputsOf(OdpCall *call, int which, OdpCallArray *arrays, int n)
 
 	switch (call->op)
 	{
+		case ODP_CALL_NODE_EXACT:
+			if (which > 0)
+				return n;
+			cells = (size_t) call->rows_in.count;
+			n = CallAdd(arrays, n, (const void *const *) &call->rows_in.ids,
+						cells * sizeof(int64_t));
+			n = CallAdd(arrays, n, (const void *const *) &call->rows_in.rank,
+						cells * sizeof(double));
+			n = CallAdd(arrays, n, (const void *const *) &call->rows_in.bound,
+						cells * sizeof(float));
+			return CallAdd(arrays, n, (const void *const *) &call->rows_in.vectors,
+						   cells * call->rows_in.dims * sizeof(float));
+		case ODP_CALL_NODE_FIRST:
+		case ODP_CALL_NODE_NEXT:
+		case ODP_CALL_NODE_FREE:
+			return n;
 		case ODP_CALL_KNN:
 		case ODP_CALL_KNN_EXCLUDING:
+		case ODP_CALL_NODE_CREATE:
 		case ODP_CALL_OUTLIER_SCORES:
 		case ODP_CALL_TOP_OUTLIERS:
 			cells = (size_t) call->m[which].rows * call->m[which].dims;
@@ -160,6 +199,11 @@ CallDims(const OdpCall *call)
 {
 	switch (call->op)
 	{
+		case ODP_CALL_NODE_CREATE:
+		case ODP_CALL_NODE_FIRST:
+		case ODP_CALL_NODE_EXACT:
+		case ODP_CALL_NODE_NEXT:
+		case ODP_CALL_NODE_FREE:
 		case ODP_CALL_KNN:
 		case ODP_CALL_KNN_EXCLUDING:
 		case ODP_CALL_OUTLIER_SCORES:
@@ -230,6 +274,22 @@ odp_call_outputs(OdpCall *call, bool after_run, OdpCallArray *arrays)
 		case ODP_CALL_SKYLINE:
 			return CallAdd(arrays, n, (const void *const *) &call->dominated_by,
 						   (size_t) call->m64[0].rows * sizeof(int32_t));
+		case ODP_CALL_NODE_FIRST:
+		case ODP_CALL_NODE_NEXT:
+			top = after_run ? call->count : call->rows_out.capacity;
+			n = CallAdd(arrays, n, (const void *const *) &call->rows_out.ids,
+						(size_t) top * sizeof(int64_t));
+			n = CallAdd(arrays, n, (const void *const *) &call->rows_out.rank,
+						(size_t) top * sizeof(double));
+			n = CallAdd(arrays, n, (const void *const *) &call->rows_out.bound,
+						(size_t) top * sizeof(float));
+			return CallAdd(arrays, n, (const void *const *) &call->rows_out.vectors,
+						   (size_t) top * call->rows_out.dims * sizeof(float));
+		case ODP_CALL_NODE_EXACT:
+			return CallAdd(arrays, n, (const void *const *) &call->lists,
+						   (size_t) call->rows_in.count * call->k * sizeof(float));
+		case ODP_CALL_NODE_CREATE:
+		case ODP_CALL_NODE_FREE:
 		case ODP_CALL_PEARSON_PAIRS:
 		case ODP_CALL_INTERVAL_PAIRS:
 		case ODP_CALL_INTERVAL_COUNT:
@@ -248,6 +308,14 @@ odp_call_rows(const OdpCall *call)
 		case ODP_CALL_KNN_EXCLUDING:
 			return call->self_join || !call->two_inputs ? call->m[0].rows :
 				call->m[0].rows + call->m[1].rows;
+		case ODP_CALL_NODE_CREATE:
+			return call->m[0].rows;
+		case ODP_CALL_NODE_EXACT:
+			return call->rows_in.count;
+		case ODP_CALL_NODE_FIRST:
+		case ODP_CALL_NODE_NEXT:
+		case ODP_CALL_NODE_FREE:
+			return 0;
 		case ODP_CALL_OUTLIER_SCORES:
 		case ODP_CALL_TOP_OUTLIERS:
 			return call->m[0].rows;
@@ -303,6 +371,16 @@ odp_call_op_name(OdpCallOp op)
 			return "interval count";
 		case ODP_CALL_KNN_EXCLUDING:
 			return "knn over a shard";
+		case ODP_CALL_NODE_CREATE:
+			return "solvingset node open";
+		case ODP_CALL_NODE_FIRST:
+			return "solvingset node first";
+		case ODP_CALL_NODE_EXACT:
+			return "solvingset node exact";
+		case ODP_CALL_NODE_NEXT:
+			return "solvingset node next";
+		case ODP_CALL_NODE_FREE:
+			return "solvingset node close";
 	}
 	return "unknown";
 }

@@ -37,10 +37,16 @@ typedef enum OdpCallOp
 	ODP_CALL_SKYLINE,
 	ODP_CALL_INTERVAL_PAIRS,
 	ODP_CALL_INTERVAL_COUNT,
-	ODP_CALL_KNN_EXCLUDING		/* k-NN over a shard (odp_distributed.h) */
+	ODP_CALL_KNN_EXCLUDING,		/* k-NN over a shard (odp_distributed.h) */
+	/* a shard's SolvingSet state (odp_distributed.h), kept between calls */
+	ODP_CALL_NODE_CREATE,
+	ODP_CALL_NODE_FIRST,
+	ODP_CALL_NODE_EXACT,
+	ODP_CALL_NODE_NEXT,
+	ODP_CALL_NODE_FREE
 } OdpCallOp;
 
-#define ODP_CALL_OP_LAST ODP_CALL_KNN_EXCLUDING
+#define ODP_CALL_OP_LAST ODP_CALL_NODE_FREE
 
 /*
  * Receives pairs (coefficients r, or NULL for the matching), as the
@@ -80,6 +86,18 @@ typedef struct OdpCall
 	double		min_abs_r;
 	OdpPearsonRank rank;
 	int32_t		band;			/* skyline */
+	bool		bounds;			/* node create */
+	bool		prune;			/* node next */
+	double		min_out;		/* node next */
+
+	/*
+	 * The node state a node step works on: the engine's object where the
+	 * call runs, found from handle by the GPU service; node create sets
+	 * it (and the service a handle for it).
+	 */
+	OdpSsNode  *node;
+	int64_t		handle;
+	OdpSsRows	rows_in;		/* node exact: the candidates */
 
 	/* outputs: where they go, sized as odp_call_outputs says */
 	float	   *dist;			/* k-NN: queries x k */
@@ -91,11 +109,16 @@ typedef struct OdpCall
 	int64_t    *other;			/* Pearson top: x rows x k */
 	double	   *r_out;			/* Pearson top: x rows x k */
 	int32_t    *dominated_by;	/* skyline: rows */
+	OdpSsRows	rows_out;		/* node first, next: proposals, buffers of
+								 * rows_out.capacity (count: call->count) */
+	float	   *lists;			/* node exact: rows_in.count x k */
 	OdpCallPairFn emit;			/* pairs (Pearson pairs, matching pairs) */
 	void	   *emit_arg;
 
 	/* results besides the outputs */
-	int64_t		count;			/* top: rows written; pairs: pairs */
+	int64_t		count;			/* top: rows written; pairs: pairs; node
+								 * first, next: proposals; node exact:
+								 * distances evaluated */
 	OdpTopOutliersStats outliers;
 	OdpSkylineStats skyline;
 	OdpIntervalStats intervals;

@@ -414,6 +414,124 @@ OdpComputeKnn(const OdpInput *queries, const OdpInput *source,
 	GlueEnd(GlueRun(&ctx, &call, info), &ctx, &cancel, info);
 }
 
+/* Runs a step of st's node state on its path (and device). */
+static void
+GlueNodeStep(OdpNodeState *st, OdpCall *call)
+{
+	OdpContext	ctx;
+	GlueCancelState cancel;
+	OdpRunInfo	info;
+
+	memset(&info, 0, sizeof(info));
+	info.on_gpu = st->on_gpu;
+	GlueInitContext(&ctx, st->on_gpu, &cancel);
+	if (st->in_service)
+	{
+		/* the state lives on one device of the service */
+		ctx.gpu_id = st->device;
+		ctx.gpu_count = 0;
+	}
+	call->node = st->local;
+	call->handle = st->handle;
+	call->k = st->k;
+	GlueEnd(GlueRun(&ctx, call, &info), &ctx, &cancel, &info);
+}
+
+/* See engine_glue.h. */
+void
+OdpNodeOpen(OdpNodeState *st, bool on_gpu, const OdpMatrix *rows,
+			OdpMetric metric, int32 k, bool bounds)
+{
+	OdpContext	ctx;
+	GlueCancelState cancel;
+	OdpCall		call;
+	OdpRunInfo	info;
+	OdpServiceRunInfo service;
+	OdpStatus	status;
+
+	memset(st, 0, sizeof(*st));
+	st->on_gpu = on_gpu;
+	st->in_service = on_gpu && OdpServiceConfigured();
+	st->k = k;
+	memset(&info, 0, sizeof(info));
+	info.on_gpu = on_gpu;
+	GlueInitContext(&ctx, on_gpu, &cancel);
+	memset(&call, 0, sizeof(call));
+	call.op = ODP_CALL_NODE_CREATE;
+	call.m[0] = *rows;
+	call.metric = metric;
+	call.k = k;
+	call.bounds = bounds;
+	if (!st->in_service)
+	{
+		GlueEnd(odp_call_run(&ctx, &call), &ctx, &cancel, &info);
+		st->local = call.node;
+		return;
+	}
+	memset(&service, 0, sizeof(service));
+	status = OdpServiceRun(&ctx, &call, odp_call_op_name(call.op), &service);
+	GlueEnd(status, &ctx, &cancel, &info);
+	st->handle = call.count;
+	st->device = service.device;
+}
+
+/* See engine_glue.h. */
+void
+OdpNodeFirst(OdpNodeState *st, int64 m, OdpSsRows *out)
+{
+	OdpCall		call;
+
+	memset(&call, 0, sizeof(call));
+	call.op = ODP_CALL_NODE_FIRST;
+	call.n = m;
+	call.rows_out = *out;
+	GlueNodeStep(st, &call);
+	out->count = call.count;
+}
+
+/* See engine_glue.h. */
+void
+OdpNodeExact(OdpNodeState *st, const OdpSsRows *cands, float *lists,
+			 int64 *distances)
+{
+	OdpCall		call;
+
+	memset(&call, 0, sizeof(call));
+	call.op = ODP_CALL_NODE_EXACT;
+	call.rows_in = *cands;
+	call.lists = lists;
+	GlueNodeStep(st, &call);
+	*distances += call.count;
+}
+
+/* See engine_glue.h. */
+void
+OdpNodeNext(OdpNodeState *st, bool prune, double min_out, int64 m, OdpSsRows *out)
+{
+	OdpCall		call;
+
+	memset(&call, 0, sizeof(call));
+	call.op = ODP_CALL_NODE_NEXT;
+	call.prune = prune;
+	call.min_out = min_out;
+	call.n = m;
+	call.rows_out = *out;
+	GlueNodeStep(st, &call);
+	out->count = call.count;
+}
+
+/* See engine_glue.h. */
+void
+OdpNodeClose(OdpNodeState *st)
+{
+	if (st->in_service && st->handle > 0)
+		OdpServiceDropObject(st->handle);
+	else if (!st->in_service)
+		odp_ss_node_free(st->local);
+	st->local = NULL;
+	st->handle = 0;
+}
+
 /*
  * For every query its k nearest rows of a shard (odp_knn_excluding: the
  * query's own id excluded where qids is given), by ids; the path as

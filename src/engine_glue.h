@@ -17,6 +17,7 @@
 #define ODP_ENGINE_GLUE_H
 
 #include "input.h"
+#include "odp_distributed.h"
 #include "odp_engine.h"
 #include "odp_intervals.h"
 #include "odp_knn.h"
@@ -115,6 +116,32 @@ extern void OdpComputeTopOutliers(const OdpInput *in, OdpMetric metric,
 extern void OdpComputeKnn(const OdpInput *queries, const OdpInput *source,
 						  OdpMetric metric, int32 k, bool self_join,
 						  float *dist, int64 *index, OdpRunInfo *info);
+/*
+ * A shard's SolvingSet node state (odp_distributed.h) kept between engine
+ * calls: in this backend, or, on the GPU path with the library preloaded,
+ * in the GPU service, which keeps it for this session.  Open, the steps
+ * and Close report failures as the functions above do; Close raises no
+ * error (it runs on error paths too) and does nothing on a closed state.
+ */
+typedef struct OdpNodeState
+{
+	bool		on_gpu;
+	bool		in_service;
+	OdpSsNode  *local;			/* in this backend */
+	int64		handle;			/* in the service: its handle, 0 closed */
+	int			device;			/* in the service: the device it lives on */
+	int32		k;
+} OdpNodeState;
+
+extern void OdpNodeOpen(OdpNodeState *st, bool on_gpu, const OdpMatrix *rows,
+						OdpMetric metric, int32 k, bool bounds);
+extern void OdpNodeFirst(OdpNodeState *st, int64 m, OdpSsRows *out);
+extern void OdpNodeExact(OdpNodeState *st, const OdpSsRows *cands, float *lists,
+						 int64 *distances);
+extern void OdpNodeNext(OdpNodeState *st, bool prune, double min_out, int64 m,
+						OdpSsRows *out);
+extern void OdpNodeClose(OdpNodeState *st);
+
 extern void OdpComputeKnnExcluding(const OdpMatrix *queries, const int64 *qids,
 								   const OdpMatrix *cands, const int64 *cids,
 								   OdpMetric metric, int32 k, float *dist,

@@ -66,6 +66,12 @@ extern bool OdpServiceBlasReady(void);
 extern OdpStatus OdpServiceRun(OdpContext *ctx, OdpCall *call,
 							   const char *function, OdpServiceRunInfo *info);
 
+/*
+ * Hands a node state the service keeps for this backend back to it, to
+ * be freed; raises no error (it may run while an error is handled).
+ */
+extern void OdpServiceDropObject(int64 handle);
+
 /* The worker's entry point (bgw_function_name). */
 extern PGDLLEXPORT void OdpServiceMain(Datum arg);
 

@@ -39,6 +39,8 @@ typedef enum ClientStop
 	CLIENT_GONE					/* the service stopped or restarted */
 } ClientStop;
 
+static void ClientWakeService(void);
+
 typedef struct ClientState
 {
 	OdpServiceSlot *slot;
@@ -75,6 +77,21 @@ bool
 OdpServiceBlasReady(void)
 {
 	return OdpService != NULL && OdpService->blas_ready;
+}
+
+/* See service.h. */
+void
+OdpServiceDropObject(int64 handle)
+{
+	LWLockAcquire(OdpService->lock, LW_EXCLUSIVE);
+	if (OdpService->ndrops < ODP_SERVICE_DROPS)
+	{
+		OdpService->drops[OdpService->ndrops].owner = MyProcPid;
+		OdpService->drops[OdpService->ndrops].handle = handle;
+		OdpService->ndrops++;
+	}
+	LWLockRelease(OdpService->lock);
+	ClientWakeService();
 }
 
 /* Whether the service that took the request is still the one running. */

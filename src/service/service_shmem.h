@@ -30,6 +30,7 @@ typedef enum OdpServiceState
 
 #define ODP_SERVICE_NAME_LEN 128
 #define ODP_SERVICE_WHY_LEN 256
+#define ODP_SERVICE_DROPS 64
 
 typedef struct OdpServiceDevice
 {
@@ -63,6 +64,18 @@ typedef struct OdpServiceShared
 	OdpServiceDevice devices[ODP_MAX_GPUS];
 	uint64_t	next_ticket;
 	int64_t		waiting_for_slot;	/* backends waiting for a free slot */
+
+	/*
+	 * Node states backends no longer need, for the service to free: a
+	 * backend drops one here without a round trip, also while it handles
+	 * an error.  When it is full, a state waits for its session's end.
+	 */
+	int			ndrops;
+	struct
+	{
+		int			owner;
+		int64_t		handle;
+	}			drops[ODP_SERVICE_DROPS];
 	int			nslots;
 	OdpServiceSlot slots[FLEXIBLE_ARRAY_MEMBER];
 } OdpServiceShared;

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "service/service_objects.h"
 #include "service/service_slot.h"
 
 /* How long a thread sleeps on a ring before it looks at the cancel flag. */
@@ -142,6 +143,62 @@ ThreadAllocate(OdpCallArray *arrays, int n, void **owned, int *nowned)
 	return true;
 }
 
+/*
+ * Runs the call; a node step on the session's node state, found by its
+ * handle; a node open keeps the state and the rows it reads (the first
+ * ninputs of owned, then no longer the thread's) and returns its handle
+ * in call->count.
+ */
+static OdpStatus
+ThreadRunCall(OdpServiceSlot *slot, OdpContext *ctx, OdpCall *call,
+			  void **owned, int *nowned, int ninputs)
+{
+	OdpStatus	status;
+	int			device = -1;
+
+	switch (call->op)
+	{
+		case ODP_CALL_NODE_FREE:
+			odp_service_object_drop(slot->backend_pid, call->handle);
+			return ODP_OK;
+		case ODP_CALL_NODE_FIRST:
+		case ODP_CALL_NODE_EXACT:
+		case ODP_CALL_NODE_NEXT:
+			call->node = odp_service_object_use(slot->backend_pid, call->handle, &device);
+			if (call->node == NULL)
+			{
+				snprintf(ctx->message, sizeof(ctx->message),
+						 "the odp_gpu service holds no SolvingSet state %lld of this session",
+						 (long long) call->handle);
+				return ODP_ERR_INVALID_ARGUMENT;
+			}
+			status = odp_call_run(ctx, call);
+			odp_service_object_done(call->handle);
+			return status;
+		case ODP_CALL_NODE_CREATE:
+			status = odp_call_run(ctx, call);
+			if (status != ODP_OK)
+				return status;
+			call->count = odp_service_object_add(slot->backend_pid,
+												 slot->ndevices > 0 ? slot->devices[0] : -1,
+												 call->node, owned, ninputs);
+			if (call->count == 0)
+			{
+				odp_ss_node_free(call->node);
+				snprintf(ctx->message, sizeof(ctx->message),
+						 "the odp_gpu service could not keep a SolvingSet state");
+				return ODP_ERR_HOST_OOM;
+			}
+			/* the rows now belong to the state */
+			for (int i = ninputs; i < *nowned; i++)
+				owned[i - ninputs] = owned[i];
+			*nowned -= ninputs;
+			return ODP_OK;
+		default:
+			return odp_call_run(ctx, call);
+	}
+}
+
 void *
 odp_service_thread_main(void *arg)
 {
@@ -197,7 +254,7 @@ odp_service_thread_main(void *arg)
 			call.emit = ThreadEmit;
 			call.emit_arg = slot;
 		}
-		status = odp_call_run(&ctx, &call);
+		status = ThreadRunCall(slot, &ctx, &call, owned, &nowned, nin);
 	}
 	if (status == ODP_ERR_GPU && ctx.device == ODP_DEVICE_GPU)
 	{

@@ -39,6 +39,7 @@
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
 #include "service/service.h"
+#include "service/service_objects.h"
 #include "service/service_shmem.h"
 #include "settings.h"
 #include "storage/ipc.h"
@@ -175,9 +176,15 @@ ServiceInitDevices(void)
 
 /* Whether a backend's process is gone. */
 static bool
+ServicePidDead(int pid)
+{
+	return kill(pid, 0) != 0 && errno == ESRCH;
+}
+
+static bool
 ServiceBackendDead(const OdpServiceSlot *slot)
 {
-	return kill(slot->backend_pid, 0) != 0 && errno == ESRCH;
+	return ServicePidDead(slot->backend_pid);
 }
 
 /* Cancels a request: its thread stops at its next poll. */
@@ -526,6 +533,37 @@ ServiceSchedule(void)
 }
 
 /*
+ * Frees the node states backends dropped, and at most once a second
+ * those of sessions that ended (outside the lock: freeing device memory
+ * waits for the device).
+ */
+static void
+ServiceReapObjects(void)
+{
+	static double last = 0.0;
+	double		now = odp_now_ms();
+	int			owners[ODP_SERVICE_DROPS];
+	int64_t		handles[ODP_SERVICE_DROPS];
+	int			n;
+
+	LWLockAcquire(OdpService->lock, LW_EXCLUSIVE);
+	n = OdpService->ndrops;
+	for (int i = 0; i < n; i++)
+	{
+		owners[i] = OdpService->drops[i].owner;
+		handles[i] = OdpService->drops[i].handle;
+	}
+	OdpService->ndrops = 0;
+	LWLockRelease(OdpService->lock);
+	for (int i = 0; i < n; i++)
+		odp_service_object_drop(owners[i], handles[i]);
+	if (now - last < 1000.0)
+		return;
+	last = now;
+	(void) odp_service_objects_reap(ServicePidDead);
+}
+
+/*
  * Takes over the slots at start: requests of an earlier run of the
  * service have no thread here; their backends see the new generation and
  * give up on them.
@@ -629,6 +667,7 @@ OdpServiceMain(Datum arg)
 		LWLockAcquire(OdpService->lock, LW_EXCLUSIVE);
 		ServiceSchedule();
 		LWLockRelease(OdpService->lock);
+		ServiceReapObjects();
 	}
 	ServiceStop();
 	proc_exit(1);				/* 1: the postmaster restarts the worker */
