@@ -25,7 +25,8 @@ SRC_OBJS = src/odp_gpu.o src/settings.o src/args.o src/engine_glue.o \
 # The GPU service (src/service/service.h)
 SERVICE_OBJS = src/service/service_shmem.o src/service/service_worker.o \
 	src/service/service_thread.o src/service/service_ring.o \
-	src/service/service_client.o src/service/service_objects.o
+	src/service/service_client.o src/service/service_objects.o \
+	src/service/service_views.o
 
 # The engine, folder by folder (the map: README.md, "Where things are", and
 # kernels/include/odp_engine.h).  Each folder lists its C objects, its CUDA

@@ -23,6 +23,7 @@
 #ifndef ODP_SERVICE_H
 #define ODP_SERVICE_H
 
+#include "datatype/timestamp.h"
 #include "engine_call.h"
 
 /* What a request through the service reports besides the call's results. */
@@ -31,6 +32,43 @@ typedef struct OdpServiceRunInfo
 	double		queued_ms;		/* waiting for a slot and for GPU memory */
 	int			device;			/* the first device it ran on */
 } OdpServiceRunInfo;
+
+/* One device the service holds, as odp_gpu_info() shows it. */
+typedef struct OdpServiceDeviceInfo
+{
+	int			ordinal;		/* CUDA ordinal (0 for the CPU engine) */
+	char		name[128];
+	int			cc_major;		/* 0: the CPU engine */
+	int			cc_minor;
+	int			multiprocessors;
+	int64		total_memory;	/* 0: the CPU engine */
+	int64		budget;			/* bytes requests may reserve together */
+	int64		reserved;		/* bytes reserved by running requests */
+	int			running;
+	int			queued;			/* waiting for memory on this device */
+} OdpServiceDeviceInfo;
+
+/* The service's state for odp_gpu_info(), copied at one moment. */
+typedef struct OdpServiceInfo
+{
+	const char *state;			/* OdpServiceStateName */
+	bool		ready;
+	int			pid;			/* 0 while down */
+	TimestampTz started_at;
+	bool		cpu_engine;		/* odp_gpu.service_engine = cpu */
+	char		why[256];		/* why it has no usable device, or "" */
+	int			driver_version; /* 0: unknown (the CPU engine) */
+	int			runtime_version;
+	int64		waiting_for_slot;	/* backends waiting for a free slot */
+	int			ndevices;
+	OdpServiceDeviceInfo devices[ODP_MAX_GPUS];
+} OdpServiceInfo;
+
+/*
+ * Copies the service's state into *info (service_views.c); false when
+ * the library was not preloaded.  Never touches CUDA.
+ */
+extern bool OdpServiceGetInfo(OdpServiceInfo *info);
 
 /* Defines the service's settings (_PG_init, preloaded or not). */
 extern void OdpServiceDefineSettings(void);

@@ -277,6 +277,7 @@ ClientSubmit(ClientState *cs, OdpCall *call, const char *function)
 	slot->settings.cancel_arg = NULL;
 	slot->backend_procno = MyProc->pgprocno;
 	slot->database = MyDatabaseId;
+	slot->userid = GetSessionUserId();
 	strlcpy(slot->function, function, sizeof(slot->function));
 	slot->submitted_ms = odp_now_ms();
 	slot->ndevices = 0;

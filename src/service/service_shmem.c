@@ -107,30 +107,33 @@ ServiceShmemStartup(void)
 void
 OdpServiceDefineSettings(void)
 {
+	/*
+	 * The sizes of the shared area are fixed at server start:
+	 * PGC_POSTMASTER.  The server refuses to define such a setting anywhere
+	 * but while preloading (a FATAL error), so a backend that loads the
+	 * library itself defines them PGC_INTERNAL: SHOW gives their defaults
+	 * and nobody can set them, which is all they mean without the service.
+	 */
+	GucContext	fixed = process_shared_preload_libraries_in_progress ?
+		PGC_POSTMASTER : PGC_INTERNAL;
+
 	DefineCustomEnumVariable("odp_gpu.service_engine",
 							 "Path the GPU service computes on: gpu, or cpu to test the service without a GPU.",
 							 "cpu runs the engine's CPU path inside the service, with the service's "
 							 "queue, budget and streams; it exists for tests on machines without a GPU.",
 							 &odp_service_engine, ODP_SERVICE_ENGINE_GPU, service_engine_options,
 							 PGC_SIGHUP, 0, NULL, NULL, NULL);
-
-	/*
-	 * The sizes of the shared area exist only where it does: a setting
-	 * fixed at server start can be defined only while preloading.
-	 */
-	if (!process_shared_preload_libraries_in_progress)
-		return;
 	DefineCustomIntVariable("odp_gpu.service_slots",
 							"Requests the GPU service holds at once (running or queued).",
 							"A backend whose call finds every slot taken waits for one. "
 							"Each slot takes two rings of odp_gpu.service_ring_size of shared memory.",
 							&odp_service_slots, 32, 1, 1024,
-							PGC_POSTMASTER, 0, NULL, NULL, NULL);
+							fixed, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("odp_gpu.service_ring_size",
 							"Size of each ring a request's inputs and outputs stream through.",
 							"Inputs and outputs of any size pass through it in pieces.",
 							&odp_service_ring_kb, 512, 64, 1024 * 1024,
-							PGC_POSTMASTER, GUC_UNIT_KB, NULL, NULL, NULL);
+							fixed, GUC_UNIT_KB, NULL, NULL, NULL);
 }
 
 /* See service.h. */

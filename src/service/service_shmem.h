@@ -34,8 +34,11 @@ typedef enum OdpServiceState
 
 typedef struct OdpServiceDevice
 {
-	int			ordinal;		/* CUDA ordinal (-1: the CPU engine) */
+	int			ordinal;		/* CUDA ordinal (0 for the CPU engine) */
 	char		name[ODP_SERVICE_NAME_LEN];
+	int			cc_major;		/* compute capability (0: the CPU engine) */
+	int			cc_minor;
+	int			multiprocessors;
 	size_t		total_memory;
 	size_t		budget;			/* bytes requests may reserve together */
 	size_t		reserved;		/* bytes reserved by running requests */
@@ -58,6 +61,8 @@ typedef struct OdpServiceShared
 	uint64_t	generation;		/* bumped at each start */
 	bool		cpu_engine;		/* odp_gpu.service_engine = cpu */
 	bool		blas_ready;
+	int			driver_version; /* CUDA's, as odp_gpu_probe gives them */
+	int			runtime_version;
 	char		why[ODP_SERVICE_WHY_LEN];	/* why no device is usable */
 	int64_t		started_at;		/* TimestampTz */
 	int			ndevices;

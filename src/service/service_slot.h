@@ -48,6 +48,10 @@ typedef struct OdpServiceSlot
 	int			backend_pid;
 	int			backend_procno;
 	uint32_t	database;
+	uint32_t	userid;			/* the session's user, as pg_stat_activity
+								 * keeps it: the activity view shows the
+								 * request's details to roles with its
+								 * privileges and pg_read_all_stats only */
 	char		function[ODP_SLOT_FUNCTION_LEN];
 	double		submitted_ms;	/* odp_now_ms() */
 
@@ -55,7 +59,8 @@ typedef struct OdpServiceSlot
 	int			state;			/* OdpSlotState */
 	uint64_t	ticket;			/* order of submission: first come first
 								 * served */
-	int			ndevices;		/* devices it runs on (reserved on each) */
+	int			ndevices;		/* devices it runs on (reserved on each);
+								 * kept once DONE, for the activity view */
 	int			devices[ODP_MAX_GPUS];
 	size_t		reserved;		/* bytes reserved on each */
 	double		started_ms;

@@ -106,6 +106,7 @@ ServiceInitDevices(void)
 
 	OdpService->cpu_engine = odp_service_engine == ODP_SERVICE_ENGINE_CPU;
 	OdpService->why[0] = '\0';
+	OdpService->driver_version = OdpService->runtime_version = 0;
 	if (OdpService->cpu_engine)
 	{
 		OdpServiceDevice *dev = &OdpService->devices[0];
@@ -126,6 +127,8 @@ ServiceInitDevices(void)
 		OdpService->ndevices = 0;
 		return;
 	}
+	OdpService->driver_version = driver;
+	OdpService->runtime_version = runtime;
 	listed = OdpDeviceList(ids);
 	if (listed < 0)
 	{
@@ -153,6 +156,9 @@ ServiceInitDevices(void)
 		memset(&OdpService->devices[n], 0, sizeof(OdpServiceDevice));
 		OdpService->devices[n].ordinal = ids[i];
 		strlcpy(OdpService->devices[n].name, info.name, ODP_SERVICE_NAME_LEN);
+		OdpService->devices[n].cc_major = info.cc_major;
+		OdpService->devices[n].cc_minor = info.cc_minor;
+		OdpService->devices[n].multiprocessors = info.multiprocessors;
 		OdpService->devices[n].total_memory = info.total_memory;
 		service_free_memory[n] = info.free_memory;
 		n++;
@@ -340,7 +346,7 @@ ServiceRelease(int i)
 		OdpService->devices[d].running--;
 		OdpService->devices[d].served++;
 	}
-	slot->ndevices = 0;
+	/* ndevices stays: the activity view shows where it ran while it sends */
 	slot->reserved = 0;
 	slot->state = ODP_SLOT_DONE;
 }
