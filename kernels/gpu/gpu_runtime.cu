@@ -510,7 +510,12 @@ odp_gpu_device_recover(OdpContext *ctx, int index, bool *rebuilt)
 	err = cudaFree(0);			/* creates the new context */
 	OdpSignalsRestore(&old_mask);
 	if (err != cudaSuccess)
-		return OdpGpuFail(ctx, err, "recreating the GPU's context", __FILE__, __LINE__);
+	{
+		(void) cudaGetLastError();
+		return odp_fail(ctx, ODP_ERR_GPU,
+						"device %d's context was poisoned and the driver gives it back to a new process only (%s)",
+						index, cudaGetErrorName(err));
+	}
 	*rebuilt = true;
 	return ODP_OK;
 }

@@ -241,7 +241,9 @@ extern OdpStatus odp_gpu_device_info(OdpContext *ctx, int index,
 /*
  * Checks that device index's context still works; where a fault (an
  * illegal address, a kernel that trapped) poisoned it, destroys it and
- * creates a new one, and sets *rebuilt.  A poisoned context fails every
+ * creates a new one, and sets *rebuilt; where the driver gives the device
+ * back only to a new process, returns ODP_ERR_GPU with a message saying
+ * "poisoned" (the program must then restart).  A poisoned context fails every
  * later call on the device until then, so a program that keeps one
  * context for many calls (the GPU service) calls this after a call fails
  * with ODP_ERR_GPU, while no other thread uses the device.

@@ -94,12 +94,18 @@ OdpServiceDropObject(int64 handle)
 	ClientWakeService();
 }
 
-/* Whether the service that took the request is still the one running. */
+/*
+ * Whether the request can still be answered: it is queued (a restarted
+ * service takes it over), or the service that started it still runs.
+ */
 static bool
 ClientServiceAlive(const ClientState *cs)
 {
-	return OdpService->generation == cs->generation &&
-		OdpService->state == ODP_SERVICE_READY;
+	int			state = cs->slot->state;
+
+	if (state == ODP_SLOT_SUBMITTED || state == ODP_SLOT_QUEUED)
+		return true;
+	return OdpService->generation == cs->slot->run_generation && OdpService->pid != 0;
 }
 
 /* Sets the service's latch. */
@@ -280,6 +286,7 @@ ClientSubmit(ClientState *cs, OdpCall *call, const char *function)
 	slot->userid = GetSessionUserId();
 	strlcpy(slot->function, function, sizeof(slot->function));
 	slot->submitted_ms = odp_now_ms();
+	slot->poison = odp_service_fault_test;
 	slot->ndevices = 0;
 	slot->reserved = 0;
 	atomic_store(&slot->cancel, 0);

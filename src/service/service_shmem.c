@@ -33,6 +33,7 @@ OdpServiceShared *OdpService = NULL;
 int			odp_service_slots = 32;
 int			odp_service_ring_kb = 512;
 int			odp_service_engine = ODP_SERVICE_ENGINE_GPU;
+bool		odp_service_fault_test = false;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
@@ -123,6 +124,12 @@ OdpServiceDefineSettings(void)
 							 "queue, budget and streams; it exists for tests on machines without a GPU.",
 							 &odp_service_engine, ODP_SERVICE_ENGINE_GPU, service_engine_options,
 							 PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("odp_gpu.service_fault_test",
+							 "Makes the GPU service poison the device's context before this session's GPU calls.",
+							 "For tests of the service's recovery from a CUDA fault: the call fails, the "
+							 "service rebuilds the context (or restarts) and queued calls run.",
+							 &odp_service_fault_test, false,
+							 PGC_SUSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 	DefineCustomIntVariable("odp_gpu.service_slots",
 							"Requests the GPU service holds at once (running or queued).",
 							"A backend whose call finds every slot taken waits for one. "

@@ -92,6 +92,7 @@ extern OdpServiceShared *OdpService;
 extern int	odp_service_slots;
 extern int	odp_service_ring_kb;
 extern int	odp_service_engine;	/* OdpServiceEngine */
+extern bool odp_service_fault_test;
 
 typedef enum OdpServiceEngine
 {

@@ -54,6 +54,8 @@ typedef struct OdpServiceSlot
 								 * privileges and pg_read_all_stats only */
 	char		function[ODP_SLOT_FUNCTION_LEN];
 	double		submitted_ms;	/* odp_now_ms() */
+	bool		poison;			/* odp_gpu.service_fault_test: poison the
+								 * device's context before the call */
 
 	/* the service's main thread, under the lock */
 	int			state;			/* OdpSlotState */
@@ -64,6 +66,7 @@ typedef struct OdpServiceSlot
 	int			devices[ODP_MAX_GPUS];
 	size_t		reserved;		/* bytes reserved on each */
 	double		started_ms;
+	uint64_t	run_generation; /* the service's generation that runs it */
 	OdpContext	run;			/* the context the thread runs with */
 
 	/* anyone: atomics */

@@ -247,6 +247,9 @@ odp_service_thread_main(void *arg)
 			}
 		}
 	}
+	if (ok && status == ODP_OK && slot->poison && ctx.device == ODP_DEVICE_GPU &&
+		slot->ndevices > 0)
+		(void) odp_gpu_device_poison(&ctx, slot->devices[0]);
 	if (ok && status == ODP_OK)
 	{
 		if (call.op == ODP_CALL_PEARSON_PAIRS || call.op == ODP_CALL_INTERVAL_PAIRS)

@@ -55,6 +55,8 @@
 #define SERVICE_CPU_BUDGET ((size_t) 1 << 40)
 
 static volatile sig_atomic_t got_sigterm = false;
+/* A device's context could not be rebuilt here: exit once nothing runs. */
+static bool service_restart = false;
 static pthread_t *service_threads;
 /* Each device's free memory once its context existed, for its budget. */
 static size_t service_free_memory[ODP_MAX_GPUS];
@@ -316,6 +318,7 @@ ServiceAdmit(int i, const int *dev, int ndev, size_t reserve, const char *messag
 	}
 	slot->reserved = reserve;
 	slot->started_ms = odp_now_ms();
+	slot->run_generation = OdpService->generation;
 	atomic_store(&slot->progress_done, 0);
 	atomic_store(&slot->gpu_fault, 0);
 	slot->state = ODP_SLOT_RUNNING;
@@ -386,7 +389,7 @@ ServiceAdmitQueued(void)
 	{
 		OdpService->devices[d].queued = 0;
 		OdpService->devices[d].queued_bytes = 0;
-		blocked[d] = OdpService->devices[d].needs_check;
+		blocked[d] = OdpService->devices[d].needs_check || service_restart;
 	}
 	for (int q = 0; q < nq; q++)
 	{
@@ -482,9 +485,17 @@ ServiceRecoverDevices(void)
 		status = odp_gpu_device_recover(&ctx, ordinal, &rebuilt);
 		LWLockAcquire(OdpService->lock, LW_EXCLUSIVE);
 		if (status != ODP_OK)
+		{
+			/*
+			 * Some drivers give a device back only to a new process: the
+			 * service restarts once nothing runs; the queued requests
+			 * wait for the new one (ServiceResetSlots).
+			 */
 			ereport(LOG,
-					(errmsg("odp_gpu service: could not rebuild the context of device %d: %s",
+					(errmsg("odp_gpu service: restarting to rebuild the context of device %d: %s",
 							ordinal, ctx.message)));
+			service_restart = true;
+		}
 		else if (rebuilt)
 		{
 			dev->rebuilds++;
@@ -570,9 +581,10 @@ ServiceReapObjects(void)
 }
 
 /*
- * Takes over the slots at start: requests of an earlier run of the
- * service have no thread here; their backends see the new generation and
- * give up on them.
+ * Takes over the slots at start.  Queued requests stay queued: their
+ * inputs wait in their rings, and they run in this generation.  Requests
+ * an earlier run started have no thread here; their backends see that
+ * the generation that ran them is gone and give up on them.
  */
 static void
 ServiceResetSlots(void)
@@ -581,7 +593,8 @@ ServiceResetSlots(void)
 	{
 		OdpServiceSlot *slot = &OdpService->slots[i];
 
-		if (slot->state == ODP_SLOT_FREE || slot->state == ODP_SLOT_FILLING)
+		if (slot->state == ODP_SLOT_FREE || slot->state == ODP_SLOT_FILLING ||
+			slot->state == ODP_SLOT_SUBMITTED || slot->state == ODP_SLOT_QUEUED)
 			continue;
 		ServiceCancel(slot, true);
 		ServiceFree(slot);
@@ -592,6 +605,16 @@ ServiceResetSlots(void)
 		OdpService->devices[d].running = 0;
 		OdpService->devices[d].queued = 0;
 	}
+}
+
+/* Whether no request runs (the lock not held: a momentary answer). */
+static bool
+ServiceIdle(void)
+{
+	for (int i = 0; i < OdpService->nslots; i++)
+		if (OdpService->slots[i].state == ODP_SLOT_RUNNING)
+			return false;
+	return true;
 }
 
 /* Cancels every running request and waits for its thread, then exits. */
@@ -657,7 +680,7 @@ OdpServiceMain(Datum arg)
 					OdpService->ndevices == 1 ? "" : "s",
 					OdpService->why[0] ? ", " : "", OdpService->why)));
 
-	while (!got_sigterm)
+	while (!got_sigterm && !(service_restart && ServiceIdle()))
 	{
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 SERVICE_TICK_MS, PG_WAIT_EXTENSION);
