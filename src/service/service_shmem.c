@@ -103,9 +103,9 @@ ServiceShmemStartup(void)
 	LWLockRelease(AddinShmemInitLock);
 }
 
-/* See service.h. */
-void
-OdpServiceDefineSettings(void)
+/* Defines the sizes of the shared area (while preloading only). */
+static void
+ServiceDefineSizes(void)
 {
 	DefineCustomIntVariable("odp_gpu.service_slots",
 							"Requests the GPU service holds at once (running or queued).",
@@ -118,6 +118,20 @@ OdpServiceDefineSettings(void)
 							"Inputs and outputs of any size pass through it in pieces.",
 							&odp_service_ring_kb, 512, 64, 1024 * 1024,
 							PGC_POSTMASTER, GUC_UNIT_KB, NULL, NULL, NULL);
+}
+
+/* See service.h. */
+void
+OdpServiceDefineSettings(void)
+{
+	/*
+	 * The sizes are PGC_POSTMASTER settings, which PostgreSQL lets a
+	 * library define only while it is preloaded: in a backend that loads
+	 * the library later (CREATE EXTENSION, the first call), defining one
+	 * is FATAL.  Without preloading there is no shared area to size.
+	 */
+	if (process_shared_preload_libraries_in_progress)
+		ServiceDefineSizes();
 	DefineCustomEnumVariable("odp_gpu.service_engine",
 							 "Path the GPU service computes on: gpu, or cpu to test the service without a GPU.",
 							 "cpu runs the engine's CPU path inside the service, with the service's "
