@@ -4,16 +4,18 @@
 # missing, builds with warnings as errors, installs, checks the tree's
 # layout and the build without CUDA, runs the engine unit tests, starts a
 # throwaway server, runs the pg_regress suites, the upgrade, cancellation,
-# pg_cron and sharded-table checks of test/checks/ (the last with two node
-# servers of its own), stops the servers, and ends with "N passed, N
-# failed".  Logs go to a directory of the run's own (/tmp/odp_run.XXXXXX),
-# removed at the end, kept and named on a failure.  Exits non-zero on any
-# failure.  Usage: bash test/run_tests.sh
+# pg_cron, GPU service and sharded-table checks of test/checks/ (the GPU
+# service's on its CPU engine, the last with two node servers of its own),
+# stops the servers, and ends with "N passed, N failed".  Logs go to a
+# directory of the run's own (/tmp/odp_run.XXXXXX), removed at the end,
+# kept and named on a failure.  Exits non-zero on any failure.
+# Usage: bash test/run_tests.sh
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/checks/cancel.sh"
 source "$(dirname "$0")/checks/upgrade.sh"
 source "$(dirname "$0")/checks/cron.sh"
+source "$(dirname "$0")/checks/service.sh"
 source "$(dirname "$0")/checks/distributed.sh"
 ODP_PASSED=0
 ODP_FAILED=0
@@ -102,11 +104,18 @@ odp_cancel_sky_checks cpu 150000
 odp_cancel_interval_checks cpu 200000
 psql -X -q -c "DROP TABLE odp_cancel_data" >/dev/null
 
-# 5. a nightly job under pg_cron: its results, idempotence, a failed run
-odp_log "scheduled jobs (pg_cron)"
-odp_cron_checks
+# 5. a nightly job under pg_cron: its results, idempotence, a failed run;
+# with odp_gpu preloaded too, the job's calls in the GPU service
+odp_log "scheduled jobs (pg_cron and the odp_gpu service)"
+odp_cron_checks service
 
-# 6. a table sharded over two node servers and the coordinator
+# 6. the GPU service (odp_gpu preloaded) on its CPU engine: the regress
+# suites through it, many sessions, a budget of one request, cancels,
+# a backend and the service stopped mid-call
+odp_log "the GPU service"
+odp_service_checks
+
+# 7. a table sharded over two node servers and the coordinator
 odp_log "sharded tables (postgres_fdw nodes)"
 odp_distributed_checks
 

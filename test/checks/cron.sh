@@ -10,6 +10,10 @@
 #   - once the source table is dropped the next run is recorded as failed in
 #     cron.job_run_details with odp_gpu's error, and the results table is
 #     untouched (not a row written, changed or removed).
+# With the argument "service" it runs with pg_cron and odp_gpu both
+# preloaded and odp_gpu.service_engine = cpu, its database set to run every
+# call on the GPU path (so in the GPU service, on its CPU engine), and
+# checks too that the job's call ran there (its timing report, logged).
 # It waits for two minute boundaries: one to two minutes in all.
 
 ODP_CRON_DB=odp_cron
@@ -39,8 +43,21 @@ odp_cron_wait_run() {
 	return 1
 }
 
-odp_cron_checks() {
-	local out job run status msg snapshot before after direct
+odp_cron_checks() {	# [service]
+	local out job run status msg snapshot before after direct pos
+	local preload=pg_cron opts="" label=pg_cron db_settings=""
+
+	if [ "${1:-}" = service ]; then
+		preload=pg_cron,odp_gpu
+		opts="-c odp_gpu.service_engine=cpu"
+		label="pg_cron with the odp_gpu service"
+		# the job's session and these checks' sessions alike; the timing
+		# report of the job's call goes to the server log
+		db_settings="ALTER DATABASE $ODP_CRON_DB SET odp_gpu.device = gpu;
+ALTER DATABASE $ODP_CRON_DB SET odp_gpu.gpu_min_rows = 0;
+ALTER DATABASE $ODP_CRON_DB SET odp_gpu.report_timing = on;
+ALTER DATABASE $ODP_CRON_DB SET log_min_messages = notice;"
+	fi
 
 	if [ "${ODP_USE_RUNNING_SERVER:-0}" = 1 ]; then
 		echo "skipped: the pg_cron checks restart the server, which ODP_USE_RUNNING_SERVER=1 forbids"
@@ -49,8 +66,9 @@ odp_cron_checks() {
 	[ -f "$("$PG_CONFIG" --sharedir)/extension/pg_cron.control" ]
 	odp_check "pg_cron is installed (postgresql-15-cron)" $? "$("$PG_CONFIG" --sharedir)/extension/pg_cron.control"
 	psql -X -q -c "DROP DATABASE IF EXISTS $ODP_CRON_DB" -c "CREATE DATABASE $ODP_CRON_DB" >/dev/null 2>&1
-	odp_restart_server "-c shared_preload_libraries=pg_cron -c cron.database_name=$ODP_CRON_DB -c cron.use_background_workers=on"
-	odp_check "the server restarts with pg_cron loaded" $? "$(odp_server_log_tail 3 | tr '\n' ' ' | head -c 300)"
+	pos=$(stat -c %s "$ODP_PGDATA/server.log")
+	odp_restart_server "-c shared_preload_libraries=$preload -c cron.database_name=$ODP_CRON_DB -c cron.use_background_workers=on $opts"
+	odp_check "the server restarts with $preload loaded" $? "$(odp_server_log_tail 3 | tr '\n' ' ' | head -c 300)"
 
 	out=$( { cat <<'SQL'
 SET client_min_messages = warning;
@@ -67,18 +85,24 @@ CREATE TABLE outlier_runs (
 	score double precision NOT NULL,
 	PRIMARY KEY (run_date, rank));
 SQL
+		echo "$db_settings"
 		echo "SELECT 'job=' || cron.schedule('nightly-outliers', '* * * * *', \$job\$$(odp_cron_job_sql)\$job\$);"
 	} | psql -X -At -d $ODP_CRON_DB -v ON_ERROR_STOP=1 2>&1)
 	job=$(sed -n 's/^job=//p' <<<"$out")
 	[ -n "$job" ]
-	odp_check "pg_cron: the nightly job is scheduled every minute" $? "$(tr '\n' ' ' <<<"$out" | head -c 300)"
+	odp_check "$label: the nightly job is scheduled every minute" $? "$(tr '\n' ' ' <<<"$out" | head -c 300)"
 	[ -n "$job" ] || return 0
 
 	# a run that succeeds: the results table holds the top 10
 	out=$(odp_cron_wait_run "$job" 0)
 	IFS='|' read -r run status msg <<<"$out"
 	[ "$status" = succeeded ]
-	odp_check "pg_cron: the job's run succeeds" $? "run $run: $status $msg"
+	odp_check "$label: the job's run succeeds" $? "run $run: $status $msg"
+	if [ "${1:-}" = service ]; then
+		out=$(tail -c +"$((pos + 1))" "$ODP_PGDATA/server.log" | grep -m1 -o 'odp_top_outliers path=gpu .*')
+		grep -q 'queued=[0-9.]* ms' <<<"$out"
+		odp_check "$label: the job's call ran in the service" $? "$(head -c 200 <<<"${out:-no timing report in the log}")"
+	fi
 	out=$(psql -X -At -d $ODP_CRON_DB 2>&1 <<'SQL'
 SELECT 'rows=' || count(*) FROM outlier_runs;
 SELECT 'same=' || ((SELECT array_agg((rank, id, score) ORDER BY rank) FROM outlier_runs
@@ -89,14 +113,14 @@ SELECT 'planted=' || count(*) FROM outlier_runs WHERE id > 5000;
 SQL
 )
 	grep -q '^rows=10$' <<<"$out" && grep -q '^same=true$' <<<"$out" && grep -q '^planted=3$' <<<"$out"
-	odp_check "pg_cron: the results table holds exactly what odp_top_outliers returns" $? "$(tr '\n' ' ' <<<"$out")"
+	odp_check "$label: the results table holds exactly what odp_top_outliers returns" $? "$(grep -v '^NOTICE' <<<"$out" | tr '\n' ' ')"
 
 	# idempotent: the same statement twice more today adds nothing
 	out=$( { odp_cron_job_sql; echo ";"; odp_cron_job_sql; echo ";"
 			 echo "SELECT 'today=' || count(*) FROM outlier_runs WHERE run_date = current_date;"; } |
 		   psql -X -At -d $ODP_CRON_DB 2>&1)
 	grep -q '^today=10$' <<<"$out"
-	odp_check "pg_cron: the job run twice the same day adds nothing" $? "$(tr '\n' ' ' <<<"$out")"
+	odp_check "$label: the job run twice the same day adds nothing" $? "$(grep -v '^NOTICE' <<<"$out" | tr '\n' ' ')"
 
 	# the source dropped: the next run fails with odp_gpu's error, results untouched
 	snapshot="SELECT md5(string_agg(ctid::text || xmin::text || (o.*)::text, ',' ORDER BY run_date, rank)) FROM outlier_runs o"
@@ -105,11 +129,11 @@ SQL
 	IFS='|' read -r run status msg <<<"$out"
 	direct=$(psql -X -At -d $ODP_CRON_DB -c "$(odp_cron_job_sql)" 2>&1 | sed -n 's/^ERROR: *//p' | head -1)
 	[ "$status" = failed ] && [ -n "$direct" ] && [ "$(sed 's/^ERROR: *//' <<<"$msg")" = "$direct" ]
-	odp_check "pg_cron: with the table dropped the run is recorded failed, with the error odp_top_outliers raises" $? \
+	odp_check "$label: with the table dropped the run is recorded failed, with the error odp_top_outliers raises" $? \
 		"run $run: $status: $msg; run by hand: $direct"
 	after=$(psql -X -At -d $ODP_CRON_DB -c "$snapshot" 2>&1)
 	[ -n "$before" ] && [ "$before" = "$after" ]
-	odp_check "pg_cron: the failed run leaves the results table untouched" $? "$before / $after"
+	odp_check "$label: the failed run leaves the results table untouched" $? "$before / $after"
 
 	psql -X -q -d $ODP_CRON_DB -c "SELECT cron.unschedule($job)" >/dev/null 2>&1
 	odp_restart_server ""

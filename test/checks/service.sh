@@ -1,0 +1,405 @@
+# test/checks/service.sh: sourced by test/run_tests.sh (needs odp_check, the
+# run's directory and the throwaway server of test/lib.sh).
+# odp_service_checks restarts the server with odp_gpu preloaded and
+# odp_gpu.service_engine = cpu: the GPU service then runs every call of the
+# GPU path (odp_gpu.device = gpu, odp_gpu.gpu_min_rows = 0) on the engine's
+# CPU path, so that all of it (slots, rings of 64 kB that every larger
+# input and output streams through in pieces, queue, budget, errors) runs
+# on a machine without a GPU.  It checks that
+#   - the regress suites give the same rows through the service as in the
+#     backend (all but settings, gpu_device and distributed_node: the
+#     settings' defaults, the GPU's own output, and the nodes' steps, which
+#     run in the backend, never in the service), and that a call with the
+#     same options did go through it (queued= in its timing);
+#   - 60 concurrent sessions, more than the service's 32 slots, each get
+#     the CPU path's result of a k-NN join or of the top outliers;
+#   - with a budget that fits one request (odp_gpu.gpu_memory_limit =
+#     300MB, a request wishing for 256 MB and its inputs), 6 concurrent
+#     calls all succeed and run one after another;
+#   - statement_timeout stops a running call and a queued one,
+#     pg_cancel_backend stops a queued call and a running one, each within
+#     1.5 s, the next call in each of those sessions works and the calls
+#     queued behind them run;
+#   - a backend terminated in the middle of a call leaves the others
+#     working and its memory free (with the one-request budget, a burst of
+#     calls after it succeeds);
+#   - the service stopped in the middle of a call (SIGTERM) fails that
+#     call with an error naming the service, not the server: no crash, no
+#     restart of the postmaster; an auto call meanwhile computes in the
+#     backend, and the service comes back by itself.
+# (odp_cron_checks service of test/checks/cron.sh runs the nightly job with
+# pg_cron and odp_gpu both preloaded, its calls in the service.)
+# Ends with the server restarted without preloading.  About 80 s on two
+# cores, 40 of them the regress suites.
+
+declare -gA ODP_SVC_PID
+
+# Server options of the checks: the service on the CPU engine, small rings.
+ODP_SVC_OPTS="-c shared_preload_libraries=odp_gpu -c odp_gpu.service_engine=cpu -c odp_gpu.service_ring_size=64"
+
+# The calls: a k-NN join of 500 queries against 20000 rows (its inputs
+# stream through the 64 kB rings in pieces), the top outliers of 2000 and
+# of 12000 rows (about 0.5 s on the CPU engine, on two cores), and a long
+# call (the scores of 60000 rows: tens of seconds) to stop.
+ODP_SVC_KNN="SELECT 'r=' || md5(string_agg(query_id || ':' || rank || ':' || id || ':' || distance, ','
+	ORDER BY query_id, rank)) FROM odp_knn_join('svc_q', 'svc_pts', k => 5)"
+ODP_SVC_TOP="SELECT 'r=' || md5(string_agg(rank || ':' || id || ':' || score, ',' ORDER BY rank))
+	FROM odp_top_outliers('(SELECT * FROM svc_pts WHERE id <= 2000)', k => 5, n => 10)"
+ODP_SVC_TOP12K="SELECT md5(string_agg(rank || ':' || id || ':' || score, ',' ORDER BY rank))
+	FROM odp_top_outliers('(SELECT * FROM svc_pts WHERE id <= 12000)', k => 5, n => 10, method => 'bruteforce')"
+ODP_SVC_LONG="SELECT count(*) FROM odp_outlier_scores('svc_long', k => 5)"
+
+odp_svc_now() { date +%s.%N; }
+
+# Seconds from $1 to $2, two decimals.
+odp_svc_secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
+
+# The server log's size in bytes (where the next lines will start).
+odp_svc_log_pos() { stat -c %s "$ODP_PGDATA/server.log"; }
+
+# The server log from byte $1 on.
+odp_svc_log_since() { tail -c +"$(($1 + 1))" "$ODP_PGDATA/server.log"; }
+
+# Waits (at most 20 s) for the service of process id $2 to exit and a new
+# one to log that it is ready, after byte $1 of the server log.
+odp_svc_wait_restart() {
+	for _ in $(seq 200); do
+		odp_svc_log_since "$1" | awk -v p="(PID $2) exited" 'index($0, p) { gone = 1 }
+			gone && /odp_gpu service ready: 1 device/ { back = 1 } END { exit !back }' && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# The service's process id (the postmaster's child titled "postgres:
+# odp_gpu service", from /proc: ps may be missing); empty when it is not
+# running.
+odp_svc_pid() {
+	local pm p ppid cmd
+	pm=$(head -1 "$ODP_PGDATA/postmaster.pid")
+	for p in /proc/[0-9]*; do
+		read -r _ _ _ ppid _ 2>/dev/null <"$p/stat" || continue
+		[ "$ppid" = "$pm" ] || continue
+		cmd=$(tr '\0' ' ' 2>/dev/null <"$p/cmdline")
+		[[ $cmd == *"odp_gpu service"* ]] && echo "${p#/proc/}"
+	done
+}
+
+# Waits (at most 20 s) for the service to log that it is ready after byte
+# $1 of the server log.
+odp_svc_wait_ready() {
+	for _ in $(seq 200); do
+		odp_svc_log_since "$1" | grep -q 'odp_gpu service ready: 1 device' && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# The start of every session's script: its name, the GPU path for every
+# call (that is, the service), the timing report, SQLSTATEs in errors.
+odp_svc_preamble() {
+	cat <<SQL
+SET application_name = 'odp_svc_$1';
+SET odp_gpu.device = gpu;
+SET odp_gpu.gpu_min_rows = 0;
+SET odp_gpu.report_timing = on;
+\set VERBOSITY verbose
+SQL
+}
+
+# Runs the SQL on stdin in a session of its own named $1 in the
+# background (killed after $2 seconds, default 120); its output goes to
+# svc_$1.out of the run's directory.
+odp_svc_bg() {
+	local name=$1
+	{ odp_svc_preamble "$name"; cat; } >"$ODP_RUN_DIR/svc_$name.sql"
+	timeout "${2:-120}" psql -X -At -f "$ODP_RUN_DIR/svc_$name.sql" >"$ODP_RUN_DIR/svc_$name.out" 2>&1 &
+	ODP_SVC_PID[$name]=$!
+}
+
+# Waits for the background sessions named.
+odp_svc_wait() {
+	local name
+	for name in "$@"; do
+		wait "${ODP_SVC_PID[$name]}" 2>/dev/null
+	done
+}
+
+# Runs the SQL on stdin in a session of its own named $1; prints its output.
+odp_svc_psql() {
+	{ odp_svc_preamble "$1"; cat; } | timeout 120 psql -X -At 2>&1
+}
+
+# Waits (at most 30 s) until every session named is in the middle of a
+# call, waiting for the service (wait event Extension).
+odp_svc_wait_in_service() {
+	local names n
+	names=$(printf "'odp_svc_%s'," "$@")
+	for _ in $(seq 300); do
+		n=$(psql -X -At -c "SELECT count(*) FROM pg_stat_activity WHERE application_name IN (${names%,})
+			AND state = 'active' AND wait_event_type = 'Extension'")
+		[ "$n" = "$#" ] && return 0
+		sleep 0.1
+	done
+	echo "only $n of $* waiting in the service after 30 s" >&2
+	return 1
+}
+
+# Cancels (pg_cancel_backend) or terminates (pg_terminate_backend: $2 =
+# terminate) the session named $1.
+odp_svc_stop_session() {
+	psql -X -At -c "SELECT pg_${2:-cancel}_backend(pid) FROM pg_stat_activity WHERE application_name = 'odp_svc_$1'" >/dev/null
+}
+
+# What follows "$2=" in session $1's output (its first such line).
+odp_svc_field() { sed -n "s/^$2=//p" "$ODP_RUN_DIR/svc_$1.out" | head -1; }
+
+# The value of "$2=N ms" in the timing report in session $1's output.
+odp_svc_ms() { sed -n "s/.* $2=\([0-9.]*\) ms.*/\1/p" "$ODP_RUN_DIR/svc_$1.out" | head -1; }
+
+# The first error of session $1, one line.
+odp_svc_error() { grep -m1 -E '(ERROR|FATAL): ' "$ODP_RUN_DIR/svc_$1.out" | sed 's/^psql:[^ ]* //'; }
+
+odp_service_checks() {
+	local dir=$ODP_RUN_DIR out rc pos suites name result ok n i t0 t1 el s e r rd qd
+	local ref_knn ref_top ref_12k spans overlap shortest pm_start pid pid2
+
+	if [ "${ODP_USE_RUNNING_SERVER:-0}" = 1 ]; then
+		echo "skipped: the service checks restart the server, which ODP_USE_RUNNING_SERVER=1 forbids"
+		return 0
+	fi
+	pos=$(odp_svc_log_pos)
+	odp_restart_server "$ODP_SVC_OPTS" && odp_svc_wait_ready "$pos"
+	odp_check "the server restarts with odp_gpu preloaded, its service on the CPU engine" $? \
+		"$(odp_svc_log_since "$pos" | grep -m1 'odp_gpu service ready')"
+
+	# 1. the regress suites through the service
+	suites=$(cd "$ODP_ROOT" && ls sql/*.sql | sed 's|sql/||; s|\.sql$||' |
+		grep -v -e '^odp_gpu--' -e '^settings$' -e '^gpu_device$' -e '^distributed_node$' | tr '\n' ' ')
+	PGOPTIONS="-c odp_gpu.device=gpu -c odp_gpu.gpu_min_rows=0" make -C "$ODP_ROOT" -s installcheck \
+		REGRESS="$suites" PG_CONFIG="$PG_CONFIG" EXTRA_REGRESS_OPTS="--outputdir=$dir/service_regress" \
+		>"$dir/service_regress.log" 2>&1
+	n=0
+	while read -r name result; do
+		[ "$result" = ok ]
+		odp_check "through the service: regress suite $name" $? "$result"
+		n=$((n + 1))
+	done < <(sed -nE 's/^(test +| +)([a-z_0-9]+) +\.\.\. +(ok|FAILED|failed).*/\2 \3/p' "$dir/service_regress.log")
+	[ "$n" -gt 0 ]
+	odp_check "through the service: the regress suites ran" $? "$n suites"
+	if grep -qE '\.\.\. +(FAILED|failed)' "$dir/service_regress.log" || [ "$n" -eq 0 ]; then
+		tail -20 "$dir/service_regress.log"
+		[ -f "$dir/service_regress/regression.diffs" ] && head -100 "$dir/service_regress/regression.diffs"
+		odp_server_log_tail 20
+	fi
+
+	# the data of the checks below, and the CPU path's results in the backend
+	out=$(psql -X -q -At -v ON_ERROR_STOP=1 2>&1 <<SQL
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS odp_gpu;
+DROP TABLE IF EXISTS svc_pts, svc_q, svc_long;
+SELECT setseed(0.5);
+CREATE TABLE svc_pts AS SELECT i::bigint AS id,
+	array(SELECT random()::real FROM generate_series(1, 8) WHERE i > 0) AS f FROM generate_series(1, 20000) i;
+CREATE TABLE svc_q AS SELECT id, f FROM svc_pts WHERE id % 40 = 0;
+CREATE TABLE svc_long AS SELECT i::bigint AS id,
+	array(SELECT random()::real FROM generate_series(1, 8) WHERE i > 0) AS f FROM generate_series(1, 60000) i;
+SET odp_gpu.device = cpu;
+SELECT 'knn_' || ($ODP_SVC_KNN);
+SELECT 'top_' || ($ODP_SVC_TOP);
+SELECT 'top12k=' || ($ODP_SVC_TOP12K);
+SQL
+)
+	ref_knn=$(sed -n 's/^knn_r=//p' <<<"$out"); ref_top=$(sed -n 's/^top_r=//p' <<<"$out")
+	ref_12k=$(sed -n 's/^top12k=//p' <<<"$out")
+	[ -n "$ref_knn" ] && [ -n "$ref_top" ] && [ -n "$ref_12k" ]
+	odp_check "service checks: tables and the CPU path's results" $? "$(tr '\n' ' ' <<<"$out" | head -c 300)"
+
+	# a call with the suites' options goes through the service
+	out=$(odp_svc_psql one <<<"$ODP_SVC_KNN;")
+	grep -q "^r=$ref_knn\$" <<<"$out" && grep -q 'odp_knn_join path=gpu .* queued=[0-9.]* ms' <<<"$out"
+	odp_check "through the service: a call with odp_gpu.device = gpu, odp_gpu.gpu_min_rows = 0 runs there, same rows as the CPU path" $? \
+		"$(grep -m1 -o 'path=.*' <<<"$out" | head -c 200)"
+
+	# 2. 60 concurrent sessions, more than the service's slots
+	t0=$(odp_svc_now)
+	for i in $(seq 60); do
+		if [ $((i % 2)) -eq 0 ]; then odp_svc_bg "c$i" <<<"$ODP_SVC_KNN;"; else odp_svc_bg "c$i" <<<"$ODP_SVC_TOP;"; fi
+	done
+	odp_svc_wait $(seq -f 'c%g' 60)
+	t1=$(odp_svc_now)
+	ok=0 n=0 qd=0
+	for i in $(seq 60); do
+		if [ $((i % 2)) -eq 0 ]; then r=$ref_knn; else r=$ref_top; fi
+		[ "$(odp_svc_field "c$i" r)" = "$r" ] && ok=$((ok + 1))
+		rd=$(odp_svc_ms "c$i" queued)
+		[ -n "$rd" ] && n=$((n + 1)) && qd=$(awk -v a="$qd" -v b="$rd" 'BEGIN { print (b > a ? b : a) }')
+	done
+	[ "$ok" -eq 60 ] && [ "$n" -eq 60 ]
+	odp_check "60 concurrent sessions through the service: each gets the CPU path's result" $? \
+		"$ok/60 same, $n/60 through the service, longest queued $qd ms, $(odp_svc_secs "$t0" "$t1") s$(
+		[ "$ok" -eq 60 ] || for i in $(seq 60); do odp_svc_error "c$i"; done | sort | uniq -c | head -3 | tr '\n' ' ')"
+
+	# 3. a budget that fits one request: 6 concurrent calls, one after another
+	psql -X -q -c "ALTER SYSTEM SET odp_gpu.gpu_memory_limit = '300MB'" -c "SELECT pg_reload_conf()" >/dev/null
+	sleep 1
+	for i in $(seq 6); do
+		odp_svc_bg "b$i" <<SQL
+DO \$\$
+DECLARE t0 float8; t1 float8; r text;
+BEGIN
+	t0 := extract(epoch FROM clock_timestamp());
+	$ODP_SVC_TOP12K INTO r;
+	t1 := extract(epoch FROM clock_timestamp());
+	RAISE NOTICE 'span % % %', t0, t1, r;
+END \$\$;
+SQL
+	done
+	odp_svc_wait b1 b2 b3 b4 b5 b6
+	# each call's admission: its start plus its reading and its wait in the queue
+	spans=$dir/svc_spans
+	: >"$spans"
+	ok=0
+	for i in $(seq 6); do
+		read -r s e r < <(sed -n 's/.*: span //p' "$dir/svc_b$i.out")
+		rd=$(odp_svc_ms "b$i" read); qd=$(odp_svc_ms "b$i" queued)
+		[ -n "$r" ] && [ "$r" = "$ref_12k" ] && [ -n "$qd" ] && ok=$((ok + 1)) &&
+			awk -v s="$s" -v e="$e" -v r="$rd" -v q="$qd" 'BEGIN { printf "%.3f %.3f\n", s + (r + q) / 1000, e }' >>"$spans"
+	done
+	sort -n -o "$spans" "$spans"
+	[ "$ok" -eq 6 ]
+	odp_check "a budget of one request (gpu_memory_limit = 300MB): 6 concurrent calls succeed with the CPU path's result" $? \
+		"$ok/6$([ "$ok" -eq 6 ] || for i in $(seq 6); do odp_svc_error "b$i"; done | head -2 | tr '\n' ' ')"
+	# one after another: none admitted before the one before it ended (it
+	# may look so by a scheduling delay, much shorter than a run)
+	overlap=$(awk 'NR > 1 && end - $1 > m { m = end - $1 } $2 > end { end = $2 } END { printf "%.2f", m + 0 }' "$spans")
+	shortest=$(awk '!m || $2 - $1 < m { m = $2 - $1 } END { printf "%.2f", m + 0 }' "$spans")
+	[ "$ok" -eq 6 ] && awk -v o="$overlap" -v s="$shortest" 'BEGIN { exit !(s > 0.05 && o < 0.5 * s) }'
+	odp_check "a budget of one request: the 6 calls ran one after another" $? \
+		"runs of ${shortest} s or more, one admitted at most $overlap s before the one before ended, $(
+		awk 'NR == 1 { a = $1 } { e = $2 } END { printf "%.2f", e - a }' "$spans") s for the 6"
+
+	# 4. statement_timeout and cancel, of a running call and of queued ones
+	out=$(odp_svc_psql timeout <<SQL
+SELECT 't0=' || extract(epoch FROM clock_timestamp());
+SET statement_timeout = '1s';
+$ODP_SVC_LONG;
+RESET statement_timeout;
+SELECT 't1=' || extract(epoch FROM clock_timestamp());
+$ODP_SVC_KNN;
+SQL
+)
+	el=$(odp_svc_secs "$(sed -n 's/^t0=//p' <<<"$out")" "$(sed -n 's/^t1=//p' <<<"$out")")
+	grep -q '57014: canceling statement due to statement timeout' <<<"$out" && awk -v e="$el" 'BEGIN { exit !(e < 1.5) }'
+	odp_check "statement_timeout = 1s stops a call running in the service" $? "stopped after $el s"
+	grep -q "^r=$ref_knn\$" <<<"$out"
+	odp_check "the next call in that session works" $? "$(grep -m1 "^r=" <<<"$out" || grep -m1 ERROR <<<"$out")"
+
+	# L runs (the budget fits it alone); q1 .. q4 queue behind it
+	odp_svc_bg L <<SQL
+$ODP_SVC_LONG;
+SELECT 'after=' || extract(epoch FROM clock_timestamp());
+$ODP_SVC_KNN;
+SQL
+	odp_svc_wait_in_service L
+	odp_svc_bg q1 <<<"$ODP_SVC_KNN;"
+	odp_svc_bg q2 <<SQL
+$ODP_SVC_KNN;
+SELECT 'after=' || extract(epoch FROM clock_timestamp());
+$ODP_SVC_KNN;
+SQL
+	odp_svc_bg q3 <<<"$ODP_SVC_KNN;"
+	odp_svc_wait_in_service L q1 q2 q3
+	odp_svc_bg q4 <<SQL
+SELECT 't0=' || extract(epoch FROM clock_timestamp());
+SET statement_timeout = '1s';
+$ODP_SVC_KNN;
+RESET statement_timeout;
+SELECT 't1=' || extract(epoch FROM clock_timestamp());
+$ODP_SVC_KNN;
+SQL
+	t0=$(odp_svc_now)
+	odp_svc_stop_session q2
+	sleep 2.5	# q4's statement_timeout goes off while it waits
+	t1=$(odp_svc_now)
+	odp_svc_stop_session L
+	odp_svc_wait L q1 q2 q3 q4
+	el=$(odp_svc_secs "$t0" "$(odp_svc_field q2 after)")
+	grep -q '57014: canceling statement due to user request' "$dir/svc_q2.out" && awk -v e="$el" 'BEGIN { exit !(e < 1.5) }'
+	odp_check "pg_cancel_backend stops a call waiting in the service's queue" $? "stopped $el s after the cancel; $(odp_svc_error q2)"
+	el=$(odp_svc_secs "$(odp_svc_field q4 t0)" "$(odp_svc_field q4 t1)")
+	grep -q '57014: canceling statement due to statement timeout' "$dir/svc_q4.out" && awk -v e="$el" 'BEGIN { exit !(e < 1.5) }'
+	odp_check "statement_timeout = 1s stops a call waiting in the queue" $? "stopped after $el s; $(odp_svc_error q4)"
+	el=$(odp_svc_secs "$t1" "$(odp_svc_field L after)")
+	grep -q '57014: canceling statement due to user request' "$dir/svc_L.out" && awk -v e="$el" 'BEGIN { exit !(e < 1.5) }'
+	odp_check "pg_cancel_backend stops a call running in the service" $? "stopped $el s after the cancel; $(odp_svc_error L)"
+	[ "$(sed -n 's/^r=//p' "$dir/svc_q2.out")" = "$ref_knn" ] && [ "$(sed -n 's/^r=//p' "$dir/svc_q4.out")" = "$ref_knn" ] &&
+		[ "$(odp_svc_field L r)" = "$ref_knn" ]
+	odp_check "the next call in each of those sessions works" $? \
+		"$(for name in q2 q4 L; do echo "$name: $(grep -c "^r=$ref_knn\$" "$dir/svc_$name.out")"; done | tr '\n' ' ')"
+	qd=$(odp_svc_ms q1 queued); rd=$(odp_svc_ms q3 queued)
+	[ "$(odp_svc_field q1 r)" = "$ref_knn" ] && [ "$(odp_svc_field q3 r)" = "$ref_knn" ] &&
+		awk -v a="$qd" -v b="$rd" 'BEGIN { exit !(a >= 1000 && b >= 1000) }'
+	odp_check "the calls queued behind them run once the running one is stopped" $? \
+		"queued $qd ms and $rd ms; $(odp_svc_error q1) $(odp_svc_error q3)"
+
+	# 5. a backend terminated in the middle of its call
+	pid=$(odp_svc_pid)
+	odp_svc_bg T <<<"$ODP_SVC_LONG;"
+	odp_svc_wait_in_service T
+	odp_svc_bg o <<<"$ODP_SVC_KNN;"
+	odp_svc_wait_in_service T o
+	odp_svc_stop_session T terminate
+	odp_svc_wait T o
+	grep -q 'terminating connection due to administrator command' "$dir/svc_T.out" &&
+		[ "$(odp_svc_field o r)" = "$ref_knn" ]
+	odp_check "a backend terminated in the middle of a call: the call queued behind it runs" $? \
+		"$(odp_svc_error T); other: $(grep -m1 -e '^r=' -e ERROR "$dir/svc_o.out")"
+	for i in $(seq 6); do odp_svc_bg "t$i" 60 <<<"$ODP_SVC_KNN;"; done
+	odp_svc_wait t1 t2 t3 t4 t5 t6
+	ok=0
+	for i in $(seq 6); do [ "$(odp_svc_field "t$i" r)" = "$ref_knn" ] && ok=$((ok + 1)); done
+	[ "$ok" -eq 6 ] && [ -n "$pid" ] && [ "$(odp_svc_pid)" = "$pid" ]
+	odp_check "after it the service frees its memory: a burst of 6 calls within the one-request budget succeeds" $? \
+		"$ok/6, service pid $pid, now $(odp_svc_pid)"
+	psql -X -q -c "ALTER SYSTEM RESET odp_gpu.gpu_memory_limit" -c "SELECT pg_reload_conf()" >/dev/null
+
+	# 6. the service stopped in the middle of a call
+	pm_start=$(psql -X -At -c "SELECT pg_postmaster_start_time()")
+	pos=$(odp_svc_log_pos)
+	pid=$(odp_svc_pid)
+	odp_svc_bg S <<SQL
+$ODP_SVC_LONG;
+SELECT 'after=' || extract(epoch FROM clock_timestamp());
+SET odp_gpu.device = auto;
+$ODP_SVC_KNN;
+SQL
+	odp_svc_wait_in_service S
+	t0=$(odp_svc_now)
+	kill -TERM "$pid"
+	odp_svc_wait S
+	el=$(odp_svc_secs "$t0" "$(odp_svc_field S after)")
+	odp_svc_error S | grep -q 'odp_gpu service'
+	odp_check "the service stopped (SIGTERM) in the middle of a call: the call fails with an error naming it" $? \
+		"after $el s: $(odp_svc_error S)"
+	[ "$(odp_svc_field S r)" = "$ref_knn" ] && grep -q 'odp_knn_join path=cpu ' "$dir/svc_S.out" &&
+		! grep -q 'odp_knn_join path=.* queued=' "$dir/svc_S.out"
+	odp_check "while the service is down an auto call computes on the CPU in the backend" $? \
+		"$(grep -m1 -o 'odp_knn_join path=[a-z]*' "$dir/svc_S.out")"
+	odp_svc_wait_restart "$pos" "$pid"
+	rc=$?
+	pid2=$(odp_svc_pid)
+	out=$(odp_svc_psql after <<<"$ODP_SVC_KNN;")
+	[ $rc -eq 0 ] && [ -n "$pid2" ] && [ "$pid2" != "$pid" ] && grep -q "^r=$ref_knn\$" <<<"$out" &&
+		grep -q 'odp_knn_join path=gpu .* queued=' <<<"$out"
+	odp_check "the service restarts by itself and the next call runs there" $? \
+		"pid $pid, then $pid2; $(grep -m1 -e 'queued=[0-9.]* ms' -e ERROR -o <<<"$out")"
+	[ "$(psql -X -At -c "SELECT pg_postmaster_start_time()")" = "$pm_start" ] &&
+		! odp_svc_log_since "$pos" | grep -q -e 'terminated by signal' -e 'terminating any other active server processes' &&
+		odp_svc_log_since "$pos" | grep -q "(PID $pid) exited with exit code 1"
+	odp_check "no crash: the postmaster did not restart, the service exited with code 1" $? \
+		"started $pm_start; $(odp_svc_log_since "$pos" | grep -m1 -e "(PID $pid)" -e 'terminated by signal' | cut -c 1-200)"
+	psql -X -q -c "DROP TABLE svc_pts, svc_q, svc_long" >/dev/null
+	odp_restart_server ""
+	odp_check "the server restarts without odp_gpu preloaded" $? ""
+}
