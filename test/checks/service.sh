@@ -7,9 +7,9 @@
 # input and output streams through in pieces, queue, budget, errors) runs
 # on a machine without a GPU.  It checks that
 #   - the regress suites give the same rows through the service as in the
-#     backend (all but settings, gpu_device and distributed_node: the
-#     settings' defaults, the GPU's own output, and the nodes' steps, which
-#     run in the backend, never in the service), and that a call with the
+#     backend (all but settings, gpu_device and service: the settings'
+#     defaults, the GPU's own output, and the mode a server without the
+#     service reports), and that a call with the
 #     same options did go through it (queued= in its timing);
 #   - 60 concurrent sessions, more than the service's 32 slots, each get
 #     the CPU path's result of a k-NN join or of the top outliers;
@@ -175,7 +175,7 @@ odp_service_checks() {
 
 	# 1. the regress suites through the service
 	suites=$(cd "$ODP_ROOT" && ls sql/*.sql | sed 's|sql/||; s|\.sql$||' |
-		grep -v -e '^odp_gpu--' -e '^settings$' -e '^gpu_device$' -e '^distributed_node$' | tr '\n' ' ')
+		grep -v -e '^odp_gpu--' -e '^settings$' -e '^gpu_device$' -e '^service$' | tr '\n' ' ')
 	PGOPTIONS="-c odp_gpu.device=gpu -c odp_gpu.gpu_min_rows=0" make -C "$ODP_ROOT" -s installcheck \
 		REGRESS="$suites" PG_CONFIG="$PG_CONFIG" EXTRA_REGRESS_OPTS="--outputdir=$dir/service_regress" \
 		>"$dir/service_regress.log" 2>&1
