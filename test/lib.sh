@@ -163,7 +163,8 @@ odp_node_create() {
 	printf 'local all postgres trust\nlocal all all scram-sha-256\n' |
 		"${ODP_NODE_RUNAS[@]}" tee "${ODP_NODE_DATA[$i]}/pg_hba.conf" >/dev/null
 	odp_node_start "$i" || return 1
-	odp_node_psql "$i" -c "SET client_min_messages = warning" -c "CREATE EXTENSION odp_gpu" >/dev/null
+	odp_node_psql "$i" -c "SET client_min_messages = warning" -c "CREATE EXTENSION odp_gpu" >/dev/null || return 1
+	odp_node_service_wait "$i"
 }
 
 # psql on node $1 as its superuser; further arguments are psql's.
@@ -175,7 +176,14 @@ odp_node_psql() {
 
 odp_node_start() {
 	"${ODP_NODE_RUNAS[@]}" "$ODP_PGBIN/pg_ctl" -D "${ODP_NODE_DATA[$1]}" -l "${ODP_NODE_DATA[$1]}/server.log" -w \
-		-o "-k ${ODP_NODE_SOCK[$1]} -p ${ODP_NODE_PORT[$1]} -c listen_addresses='' ${ODP_NODE_OPTS[$1]}" start >/dev/null
+		-o "-k ${ODP_NODE_SOCK[$1]} -p ${ODP_NODE_PORT[$1]} -c listen_addresses='' ${ODP_NODE_OPTS[$1]}" start >/dev/null &&
+		odp_node_service_wait "$1"
+}
+
+# With odp_gpu preloaded on node $1 (its options), waits for its GPU service.
+odp_node_service_wait() {
+	[[ ${ODP_NODE_OPTS[$1]} == *shared_preload_libraries=*odp_gpu* ]] || return 0
+	odp_service_wait -h "${ODP_NODE_SOCK[$1]}" -p "${ODP_NODE_PORT[$1]}" -U postgres -d postgres
 }
 
 odp_node_stop() {
