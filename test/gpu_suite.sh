@@ -20,6 +20,14 @@
 #   ODP_PREBUILT=1 installs the odp_gpu.so already built in the tree (same
 #   compiler and flags, e.g. built on a machine without a GPU) instead of
 #   building, and uses the engine test binary already built.
+#   ODP_SERVICE=1 runs everything through the GPU service: after building
+#   and installing, it restarts the server with its own options plus
+#   shared_preload_libraries = odp_gpu and odp_gpu.service_engine = gpu
+#   (ODP_SERVICE_ENGINE), waits until the service takes GPU calls, starts
+#   the sharded-table checks' node servers the same way, and at the end
+#   restarts a running server with its own options again; the regress
+#   suites, comparisons, cancellation checks and benchmarks then reach the
+#   GPU through the service (the engine tests, without a server, do not).
 # Logs go to a directory of the run's own (/tmp/odp_run.XXXXXX), removed at
 # the end, kept and named on a failure.
 set -uo pipefail
@@ -49,6 +57,14 @@ set +e
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
 
 psql -X -q -c "SET client_min_messages = warning" -c "CREATE EXTENSION IF NOT EXISTS odp_gpu" >/dev/null
+service_opts=
+if [ "${ODP_SERVICE:-0}" = 1 ]; then
+	service_opts="-c shared_preload_libraries=odp_gpu -c odp_gpu.service_engine=${ODP_SERVICE_ENGINE:-gpu}"
+	odp_log "restarting the server with odp_gpu preloaded: the GPU service runs every GPU call below"
+	odp_server_save && odp_server_restart "$service_opts" >"$log/restart.log" && odp_service_wait
+	odp_check "the server preloads odp_gpu and its GPU service takes GPU calls" $? \
+		"shared_preload_libraries = '$(psql -X -At -c 'SHOW shared_preload_libraries' 2>&1)'; $(tail -1 "$log/restart.log")"
+fi
 if [ "${ODP_SKIP_ENGINE:-0}" != 1 ]; then
 odp_log "engine unit tests"
 case "$ODP_ANALYTICS" in
@@ -494,7 +510,7 @@ if odp_wants sharded; then
 odp_log "sharded table: the nodes' steps on the GPU"
 # the mid-call faults need a call that lasts: the CPU run of the test
 # command checks them
-ODP_SHARD_LONG=0 odp_distributed_checks "-c odp_gpu.device=gpu -c odp_gpu.gpu_min_rows=0"
+ODP_SHARD_LONG=0 odp_distributed_checks "-c odp_gpu.device=gpu -c odp_gpu.gpu_min_rows=0${service_opts:+ $service_opts}"
 fi
 
 if [ "${ODP_SKIP_BENCH:-0}" != 1 ]; then
@@ -503,6 +519,10 @@ if [ "${ODP_SKIP_BENCH:-0}" != 1 ]; then
 	odp_wants pearson && ODP_BENCH_CPU_THREADS=${ODP_BENCH_CPU_THREADS:-16} bash test/bench/pearson_bench.sh
 	odp_wants skyline && ODP_BENCH_CPU_THREADS=${ODP_BENCH_CPU_THREADS:-16} bash test/bench/skyline_bench.sh
 	odp_wants intervals && ODP_BENCH_CPU_THREADS=${ODP_BENCH_CPU_THREADS:-16} bash test/bench/intervals_bench.sh
+fi
+if [ -n "$service_opts" ] && [ "${ODP_USE_RUNNING_SERVER:-0}" = 1 ]; then
+	odp_log "restarting the server with its own options"
+	odp_server_restart "" >>"$log/restart.log" || tail -3 "$log/restart.log"
 fi
 odp_stop_server
 odp_run_dir_end "$ODP_FAILED"

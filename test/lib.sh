@@ -163,7 +163,8 @@ odp_node_create() {
 	printf 'local all postgres trust\nlocal all all scram-sha-256\n' |
 		"${ODP_NODE_RUNAS[@]}" tee "${ODP_NODE_DATA[$i]}/pg_hba.conf" >/dev/null
 	odp_node_start "$i" || return 1
-	odp_node_psql "$i" -c "SET client_min_messages = warning" -c "CREATE EXTENSION odp_gpu" >/dev/null
+	odp_node_psql "$i" -c "SET client_min_messages = warning" -c "CREATE EXTENSION odp_gpu" >/dev/null || return 1
+	odp_node_service_wait "$i"
 }
 
 # psql on node $1 as its superuser; further arguments are psql's.
@@ -175,7 +176,14 @@ odp_node_psql() {
 
 odp_node_start() {
 	"${ODP_NODE_RUNAS[@]}" "$ODP_PGBIN/pg_ctl" -D "${ODP_NODE_DATA[$1]}" -l "${ODP_NODE_DATA[$1]}/server.log" -w \
-		-o "-k ${ODP_NODE_SOCK[$1]} -p ${ODP_NODE_PORT[$1]} -c listen_addresses='' ${ODP_NODE_OPTS[$1]}" start >/dev/null
+		-o "-k ${ODP_NODE_SOCK[$1]} -p ${ODP_NODE_PORT[$1]} -c listen_addresses='' ${ODP_NODE_OPTS[$1]}" start >/dev/null &&
+		odp_node_service_wait "$1"
+}
+
+# With odp_gpu preloaded on node $1 (its options), waits for its GPU service.
+odp_node_service_wait() {
+	[[ ${ODP_NODE_OPTS[$1]} == *shared_preload_libraries=*odp_gpu* ]] || return 0
+	odp_service_wait -h "${ODP_NODE_SOCK[$1]}" -p "${ODP_NODE_PORT[$1]}" -U postgres -d postgres
 }
 
 odp_node_stop() {
@@ -195,4 +203,61 @@ odp_nodes_remove() {
 # Prints the server log's tail (for failures).
 odp_server_log_tail() {
 	[ -n "${ODP_PGDATA:-}" ] && tail -n "${1:-30}" "$ODP_PGDATA/server.log" || true
+}
+
+# Saves how the server PGHOST etc. reach was started, for
+# odp_server_restart: its command-line options (postmaster.opts, -D apart)
+# in ODP_SRV_OPTS, its configuration directory, the pg_ctl beside its
+# postgres, its log file (where its stderr goes) and who runs pg_ctl (the
+# data directory's owner, through runuser when root).  Needs a superuser
+# connection; works for the throwaway server and for a running one.
+odp_server_save() {
+	local line datadir pid owner
+	line=$(psql -X -At -c "SELECT pg_read_file('postmaster.opts')" 2>&1) ||
+		{ echo "cannot read postmaster.opts (a superuser connection is needed): $line" >&2; return 1; }
+	datadir=$(psql -X -At -c "SHOW data_directory" 2>&1) || { echo "$datadir" >&2; return 1; }
+	pid=$(psql -X -At -c "SELECT split_part(pg_read_file('postmaster.pid'), E'\\n', 1)" 2>/dev/null)
+	ODP_SRV_BIN=$(dirname "${line%% \"*}")
+	ODP_SRV_CONF=$(sed -n 's/.*"-D" "\([^"]*\)".*/\1/p' <<<"$line")
+	ODP_SRV_CONF=${ODP_SRV_CONF:-$datadir}
+	ODP_SRV_OPTS=$(sed -e 's/^[^"]*//' -e 's/"-D" "[^"]*" *//' <<<"$line")
+	ODP_SRV_LOG=$(readlink "/proc/$pid/fd/2" 2>/dev/null)
+	case $ODP_SRV_LOG in
+		*" (deleted)") ODP_SRV_LOG=$datadir/server.log ;;
+		/*) ;;
+		*) ODP_SRV_LOG=$datadir/server.log ;;
+	esac
+	owner=$(stat -c %U "$datadir" 2>/dev/null)
+	ODP_SRV_RUNAS=()
+	if [ "$(id -u)" -eq 0 ] && [ "$owner" != root ]; then
+		ODP_SRV_RUNAS=(runuser -u "$owner" --)
+	elif [ "$(id -un)" != "$owner" ]; then
+		echo "the data directory $datadir belongs to ${owner:-?}: run as root or as that user" >&2
+		return 1
+	fi
+	[ -x "$ODP_SRV_BIN/pg_ctl" ] || { echo "no pg_ctl in $ODP_SRV_BIN" >&2; return 1; }
+}
+
+# Restarts the server saved by odp_server_save with its own options
+# followed by the extra options $1 (a later -c wins; "" restarts it as it
+# was started); pg_ctl's messages on stdout.
+odp_server_restart() {
+	(cd / && "${ODP_SRV_RUNAS[@]}" env "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}" "$ODP_SRV_BIN/pg_ctl" \
+		-D "$ODP_SRV_CONF" -l "$ODP_SRV_LOG" -w -t 180 -m fast -o "$ODP_SRV_OPTS $1" restart) 2>&1
+}
+
+# Waits (up to 60 s) until a GPU call works on the server psql reaches with
+# the arguments given (none: PGHOST etc.): with odp_gpu preloaded, the GPU
+# service takes calls once it has initialised the GPUs.  Returns at once
+# where the database has no odp_gpu.
+odp_service_wait() {
+	local i out
+	[ "$(psql -X -At "$@" -c "SELECT count(*) FROM pg_extension WHERE extname = 'odp_gpu'" 2>/dev/null)" = 1 ] || return 0
+	for ((i = 0; i < 120; i++)); do
+		out=$(psql -X -At "$@" -c "SET odp_gpu.device = gpu" -c "SET odp_gpu.gpu_min_rows = 0" \
+			-c "SELECT count(*) FROM odp_skyline('SELECT 1::bigint AS id, ARRAY[1.0::float8] AS v')" 2>&1) && return 0
+		sleep 0.5
+	done
+	echo "no GPU call works after 60 s: $out" >&2
+	return 1
 }
