@@ -93,6 +93,8 @@ if [ "${ODP_SKIP_REGRESS:-0}" != 1 ]; then
 odp_log "pg_regress suites with odp_gpu.device = gpu, odp_gpu.gpu_min_rows = 0"
 # settings is left out: it checks the settings' defaults, which PGOPTIONS changes
 suites=$(ls sql/*.sql | sed 's|sql/||; s|\.sql$||' | grep -v -e '^odp_gpu--' -e '^settings$' | tr '\n' ' ')
+# the service suite describes a server without the service
+[ "${ODP_SERVICE:-0}" = 1 ] && suites=$(tr ' ' '\n' <<<"$suites" | grep -v '^service$' | tr '\n' ' ')
 # one analytic: its suites, named feature first (outliers, outliers_solvingset, ...)
 case "$ODP_ANALYTICS" in
 	outliers|knn|pearson|skyline|intervals)
