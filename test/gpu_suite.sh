@@ -515,6 +515,33 @@ odp_log "sharded table: the nodes' steps on the GPU"
 ODP_SHARD_LONG=0 odp_distributed_checks "-c odp_gpu.device=gpu -c odp_gpu.gpu_min_rows=0${service_opts:+ $service_opts}"
 fi
 
+if [ -n "$service_opts" ]; then
+	# a CUDA fault poisons the service's context: the faulty call fails
+	# with a GPU error, the service rebuilds the context (or restarts),
+	# a call queued meanwhile and the next one work, the server does not
+	# restart
+	odp_log "a CUDA fault in the GPU service"
+	pm_start=$(psql -X -At -c "SELECT pg_postmaster_start_time()")
+	psql -X -q -c "DROP TABLE IF EXISTS odp_fault_t" \
+		-c "CREATE TABLE odp_fault_t AS SELECT i AS id, ARRAY[i % 7, i % 11]::real[] AS f FROM generate_series(1, 20000) i" >/dev/null
+	want=$(psql -X -At -c "SET odp_gpu.device = cpu" -c "SELECT string_agg(id::text, ',') FROM odp_top_outliers('odp_fault_t', k => 5, n => 5)")
+	out=$(PGOPTIONS="-c odp_gpu.device=gpu -c odp_gpu.service_fault_test=on" \
+		psql -X -At -c "SELECT count(*) FROM odp_top_outliers('odp_fault_t', k => 5, n => 5)" 2>&1)
+	grep -q "GPU failure" <<<"$out" && ! grep -q "XX000" <<<"$out"
+	odp_check "a call whose device faults fails with a GPU error" $? "$out"
+	got=
+	for _ in $(seq 1 60); do
+		got=$(PGOPTIONS="-c odp_gpu.device=gpu" psql -X -At -c "SELECT string_agg(id::text, ',') FROM odp_top_outliers('odp_fault_t', k => 5, n => 5)" 2>/dev/null) && break
+		sleep 0.5
+	done
+	[ "$got" = "$want" ]
+	odp_check "after the fault the service computes on the GPU again" $? "got '$got', want '$want'"
+	[ "$(psql -X -At -c "SELECT pg_postmaster_start_time()")" = "$pm_start" ]
+	odp_check "the server did not restart" $? "$(grep -E 'rebuilt the context|restarting to rebuild|terminated by signal' "${ODP_SERVER_LOG:-/tmp/pg-server.log}" 2>/dev/null | tail -3)"
+	grep -E 'rebuilt the context|restarting to rebuild' "${ODP_SERVER_LOG:-/tmp/pg-server.log}" 2>/dev/null | tail -2
+	psql -X -q -c "DROP TABLE odp_fault_t" >/dev/null
+fi
+
 if [ "${ODP_SKIP_BENCH:-0}" != 1 ]; then
 	odp_log "benchmark"
 	odp_wants outliers && ODP_BENCH_CPU_THREADS=${ODP_BENCH_CPU_THREADS:-16} bash test/bench/outliers_bench.sh
