@@ -524,7 +524,7 @@ if [ -n "$service_opts" ]; then
 	pm_start=$(psql -X -At -c "SELECT pg_postmaster_start_time()")
 	psql -X -q -c "DROP TABLE IF EXISTS odp_fault_t" \
 		-c "CREATE TABLE odp_fault_t AS SELECT i AS id, ARRAY[i % 7, i % 11]::real[] AS f FROM generate_series(1, 20000) i" >/dev/null
-	want=$(psql -X -At -c "SET odp_gpu.device = cpu" -c "SELECT string_agg(id::text, ',') FROM odp_top_outliers('odp_fault_t', k => 5, n => 5)")
+	want=$(PGOPTIONS="-c odp_gpu.device=cpu" psql -X -At -c "SELECT string_agg(id::text, ',') FROM odp_top_outliers('odp_fault_t', k => 5, n => 5)")
 	out=$(PGOPTIONS="-c odp_gpu.device=gpu -c odp_gpu.service_fault_test=on" \
 		psql -X -At -c "SELECT count(*) FROM odp_top_outliers('odp_fault_t', k => 5, n => 5)" 2>&1)
 	grep -q "GPU failure" <<<"$out" && ! grep -q "XX000" <<<"$out"

@@ -279,10 +279,13 @@ ServiceStartThread(int i)
 
 /*
  * Admits the slot on the given devices with reserve bytes on each
- * (lock held), or refuses it with message when ndev is 0.
+ * (lock held), or refuses it with message when ndev is 0; split runs it
+ * over the session's device list (repeats included) or, for all, over
+ * the given devices.
  */
 static void
-ServiceAdmit(int i, const int *dev, int ndev, size_t reserve, const char *message)
+ServiceAdmit(int i, const int *dev, int ndev, size_t reserve, bool split,
+			 const char *message)
 {
 	OdpServiceSlot *slot = &OdpService->slots[i];
 	OdpContext *ctx = &slot->run;
@@ -295,14 +298,13 @@ ServiceAdmit(int i, const int *dev, int ndev, size_t reserve, const char *messag
 	ctx->transfer_ms = ctx->compute_ms = 0.0;
 	ctx->chunks = 0;
 	ctx->gpu_memory_limit = reserve;
-	if (ndev == 1)
+	if (split && slot->settings.gpu_count > 1)
+		;						/* the session's own list, repeats included */
+	else if (ndev == 1)
 	{
 		ctx->gpu_id = OdpService->devices[dev[0]].ordinal;
 		ctx->gpu_count = 0;
 	}
-	else if (ndev > 1 && slot->settings.gpu_count != ODP_GPUS_ALL &&
-			 slot->settings.gpu_count > 0)
-		;						/* the session's own list, repeats included */
 	else if (ndev > 1)
 	{
 		ctx->gpu_count = ndev;
@@ -404,7 +406,7 @@ ServiceAdmitQueued(void)
 
 		if (ncand == 0)
 		{
-			ServiceAdmit(i, NULL, 0, 0,
+			ServiceAdmit(i, NULL, 0, 0, false,
 						 "none of the devices this session's odp_gpu.device_id or odp_gpu.devices "
 						 "names is one the odp_gpu service holds (see odp_gpu_info())");
 			continue;
@@ -412,7 +414,7 @@ ServiceAdmitQueued(void)
 		for (int c = 0; c < ncand; c++)
 			idle &= OdpService->devices[cand[c]].running == 0 && !blocked[cand[c]] &&
 				ahead[cand[c]] == 0;
-		if (ncand > 1 && idle)
+		if ((ncand > 1 || slot->settings.gpu_count > 1) && idle)
 		{
 			/* alone on the session's devices: split over all of them */
 			size_t		reserve = wish;
@@ -421,7 +423,7 @@ ServiceAdmitQueued(void)
 				reserve = Min(reserve, OdpService->devices[cand[c]].budget);
 			if (cap > 0)
 				reserve = Min(reserve, cap);
-			ServiceAdmit(i, cand, ncand, reserve, NULL);
+			ServiceAdmit(i, cand, ncand, reserve, true, NULL);
 			continue;
 		}
 		for (int c = 0; c < ncand; c++)
@@ -449,7 +451,7 @@ ServiceAdmitQueued(void)
 				reserve = Min(reserve, cap);
 			if (dev->reserved + reserve <= dev->budget)
 			{
-				ServiceAdmit(i, &best, 1, reserve, NULL);
+				ServiceAdmit(i, &best, 1, reserve, false, NULL);
 				continue;
 			}
 			blocked[best] = true;

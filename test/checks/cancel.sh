@@ -26,6 +26,11 @@ SET statement_timeout = '1s';
 $q;
 RESET statement_timeout;
 SELECT 't1=' || extract(epoch FROM clock_timestamp());
+-- the GPU service frees a stopped request's memory within 1 s
+DO \$\$ BEGIN FOR i IN 1..20 LOOP
+	EXIT WHEN coalesce((SELECT sum(reserved) FROM odp_gpu_info()), 0) = 0;
+	PERFORM pg_sleep(0.05);
+END LOOP; END \$\$;
 SELECT 'free_after=' || coalesce(max(free_memory), 0) FROM odp_gpu_info() WHERE selected;
 SELECT 'next=' || ($next);
 SQL
