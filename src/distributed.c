@@ -47,7 +47,7 @@ typedef struct DistributedLocal
 {
 	OdpInput	in;
 	OdpMatrix	m;
-	OdpNodeState node;
+	OdpShardState node;
 } DistributedLocal;
 
 /* One distributed call; palloc'd, so that PG_FINALLY sees its fields. */
@@ -111,7 +111,7 @@ DistributedEnd(DistributedCall *c)
 	OdpNodesClose(c->conns, c->set->remote_count);
 	for (int s = 0; s < c->set->count; s++)
 	{
-		OdpNodeClose(&c->local[s].node);
+		OdpShardStateClose(&c->local[s].node);
 	}
 }
 
@@ -289,13 +289,13 @@ DistributedRoundLocal(DistributedCall *c, int s, const DistributedRound *r)
 	switch (r->kind)
 	{
 		case DISTRIBUTED_ROUND_FIRST:
-			OdpNodeFirst(&l->node, r->m, &r->props[s]);
+			OdpShardStateFirst(&l->node, r->m, &r->props[s]);
 			break;
 		case DISTRIBUTED_ROUND_EXACT:
-			OdpNodeExact(&l->node, r->cands, r->lists[s], &c->distances);
+			OdpShardStateExact(&l->node, r->cands, r->lists[s], &c->distances);
 			break;
 		case DISTRIBUTED_ROUND_NEXT:
-			OdpNodeNext(&l->node, r->prune, r->min_out, r->m, &r->props[s]);
+			OdpShardStateNext(&l->node, r->prune, r->min_out, r->m, &r->props[s]);
 			break;
 	}
 }
@@ -439,7 +439,7 @@ DistributedOpenShards(DistributedCall *c, const OdpInputSpec *spec, OdpMetric me
 		if (c->remote_of[s] >= 0)
 			continue;
 		DistributedReadLocal(c, s, spec, metric);
-		OdpNodeOpen(&l->node, OdpChooseGpu(l->in.rows, l->in.rows), &l->m, metric,
+		OdpShardStateOpen(&l->node, OdpChooseGpu(l->in.rows, l->in.rows), &l->m, metric,
 					c->k, bounds);
 		DistributedCheckDims(c, s, l->in.dims);
 	}

@@ -54,7 +54,7 @@ typedef struct NodeSession
 	MemoryContext cxt;			/* holds in and this struct */
 	OdpInput	in;
 	OdpMatrix	matrix;
-	OdpNodeState node;			/* here or in the GPU service */
+	OdpShardState node;			/* here or in the GPU service */
 	int32		k;
 } NodeSession;
 
@@ -67,7 +67,7 @@ NodeSessionFree(int slot)
 	NodeSession *s = node_sessions[slot];
 
 	node_sessions[slot] = NULL;
-	OdpNodeClose(&s->node);
+	OdpShardStateClose(&s->node);
 	MemoryContextDelete(s->cxt);
 }
 
@@ -183,7 +183,7 @@ odp_node_ss_open(PG_FUNCTION_ARGS)
 		s->matrix.dims = s->in.dims;
 		s->matrix.ids = s->in.ids;
 		s->k = k;
-		OdpNodeOpen(&s->node, OdpChooseGpu(s->in.rows, s->in.rows), &s->matrix,
+		OdpShardStateOpen(&s->node, OdpChooseGpu(s->in.rows, s->in.rows), &s->matrix,
 					metric, k, bounds);
 	}
 	PG_CATCH();
@@ -213,7 +213,7 @@ odp_node_ss_first(PG_FUNCTION_ARGS)
 	OdpSsRows	out;
 
 	OdpSsRowsAlloc(&out, Min(m, s->in.rows), s->in.dims);
-	OdpNodeFirst(&s->node, m, &out);
+	OdpShardStateFirst(&s->node, m, &out);
 	PG_RETURN_BYTEA_P(OdpWireFromRows(&out, 0));
 }
 
@@ -245,7 +245,7 @@ odp_node_ss_exact(PG_FUNCTION_ARGS)
 	cands.vectors = (float *) w.floats;
 	lists = MemoryContextAllocHuge(CurrentMemoryContext,
 								   sizeof(float) * (Size) Max(w.count, 1) * (Size) s->k);
-	OdpNodeExact(&s->node, &cands, lists, &distances);
+	OdpShardStateExact(&s->node, &cands, lists, &distances);
 	PG_RETURN_BYTEA_P(OdpWireFromLists(lists, w.count, s->k, distances));
 }
 
@@ -268,7 +268,7 @@ odp_node_ss_next(PG_FUNCTION_ARGS)
 	min_out = PG_GETARG_FLOAT8(2);
 	m = NodeArgBatch(fcinfo, 3);
 	OdpSsRowsAlloc(&out, Min(m, s->in.rows), s->in.dims);
-	OdpNodeNext(&s->node, prune, min_out, m, &out);
+	OdpShardStateNext(&s->node, prune, min_out, m, &out);
 	PG_RETURN_BYTEA_P(OdpWireFromRows(&out, 0));
 }
 

@@ -416,7 +416,7 @@ OdpComputeKnn(const OdpInput *queries, const OdpInput *source,
 
 /* Runs a step of st's node state on its path (and device). */
 static void
-GlueNodeStep(OdpNodeState *st, OdpCall *call)
+GlueShardStep(OdpShardState *st, OdpCall *call)
 {
 	OdpContext	ctx;
 	GlueCancelState cancel;
@@ -439,7 +439,7 @@ GlueNodeStep(OdpNodeState *st, OdpCall *call)
 
 /* See engine_glue.h. */
 void
-OdpNodeOpen(OdpNodeState *st, bool on_gpu, const OdpMatrix *rows,
+OdpShardStateOpen(OdpShardState *st, bool on_gpu, const OdpMatrix *rows,
 			OdpMetric metric, int32 k, bool bounds)
 {
 	OdpContext	ctx;
@@ -477,7 +477,7 @@ OdpNodeOpen(OdpNodeState *st, bool on_gpu, const OdpMatrix *rows,
 
 /* See engine_glue.h. */
 void
-OdpNodeFirst(OdpNodeState *st, int64 m, OdpSsRows *out)
+OdpShardStateFirst(OdpShardState *st, int64 m, OdpSsRows *out)
 {
 	OdpCall		call;
 
@@ -485,13 +485,13 @@ OdpNodeFirst(OdpNodeState *st, int64 m, OdpSsRows *out)
 	call.op = ODP_CALL_NODE_FIRST;
 	call.n = m;
 	call.rows_out = *out;
-	GlueNodeStep(st, &call);
+	GlueShardStep(st, &call);
 	out->count = call.count;
 }
 
 /* See engine_glue.h. */
 void
-OdpNodeExact(OdpNodeState *st, const OdpSsRows *cands, float *lists,
+OdpShardStateExact(OdpShardState *st, const OdpSsRows *cands, float *lists,
 			 int64 *distances)
 {
 	OdpCall		call;
@@ -500,13 +500,13 @@ OdpNodeExact(OdpNodeState *st, const OdpSsRows *cands, float *lists,
 	call.op = ODP_CALL_NODE_EXACT;
 	call.rows_in = *cands;
 	call.lists = lists;
-	GlueNodeStep(st, &call);
+	GlueShardStep(st, &call);
 	*distances += call.count;
 }
 
 /* See engine_glue.h. */
 void
-OdpNodeNext(OdpNodeState *st, bool prune, double min_out, int64 m, OdpSsRows *out)
+OdpShardStateNext(OdpShardState *st, bool prune, double min_out, int64 m, OdpSsRows *out)
 {
 	OdpCall		call;
 
@@ -516,13 +516,13 @@ OdpNodeNext(OdpNodeState *st, bool prune, double min_out, int64 m, OdpSsRows *ou
 	call.min_out = min_out;
 	call.n = m;
 	call.rows_out = *out;
-	GlueNodeStep(st, &call);
+	GlueShardStep(st, &call);
 	out->count = call.count;
 }
 
 /* See engine_glue.h. */
 void
-OdpNodeClose(OdpNodeState *st)
+OdpShardStateClose(OdpShardState *st)
 {
 	if (st->in_service && st->handle > 0)
 		OdpServiceDropObject(st->handle);

@@ -123,7 +123,7 @@ extern void OdpComputeKnn(const OdpInput *queries, const OdpInput *source,
  * and Close report failures as the functions above do; Close raises no
  * error (it runs on error paths too) and does nothing on a closed state.
  */
-typedef struct OdpNodeState
+typedef struct OdpShardState
 {
 	bool		on_gpu;
 	bool		in_service;
@@ -131,16 +131,16 @@ typedef struct OdpNodeState
 	int64		handle;			/* in the service: its handle, 0 closed */
 	int			device;			/* in the service: the device it lives on */
 	int32		k;
-} OdpNodeState;
+} OdpShardState;
 
-extern void OdpNodeOpen(OdpNodeState *st, bool on_gpu, const OdpMatrix *rows,
+extern void OdpShardStateOpen(OdpShardState *st, bool on_gpu, const OdpMatrix *rows,
 						OdpMetric metric, int32 k, bool bounds);
-extern void OdpNodeFirst(OdpNodeState *st, int64 m, OdpSsRows *out);
-extern void OdpNodeExact(OdpNodeState *st, const OdpSsRows *cands, float *lists,
+extern void OdpShardStateFirst(OdpShardState *st, int64 m, OdpSsRows *out);
+extern void OdpShardStateExact(OdpShardState *st, const OdpSsRows *cands, float *lists,
 						 int64 *distances);
-extern void OdpNodeNext(OdpNodeState *st, bool prune, double min_out, int64 m,
+extern void OdpShardStateNext(OdpShardState *st, bool prune, double min_out, int64 m,
 						OdpSsRows *out);
-extern void OdpNodeClose(OdpNodeState *st);
+extern void OdpShardStateClose(OdpShardState *st);
 
 extern void OdpComputeKnnExcluding(const OdpMatrix *queries, const int64 *qids,
 								   const OdpMatrix *cands, const int64 *cids,

@@ -10,10 +10,13 @@
  * budget (odp_gpu.gpu_memory_limit of the server's configuration, or 90%
  * of the memory free once the contexts exist: the rest is left to the
  * CUDA libraries' own allocations and to other programs).  A request
- * reserves what it wishes for (odp_call_memory_wish), capped at the
- * budget and at its session's odp_gpu.gpu_memory_limit, and runs with
- * that as its engine budget, so a request larger than the budget runs in
- * chunks as it would alone.  Requests are admitted in order of
+ * fits when the free part of the budget holds what it wishes for
+ * (odp_call_memory_wish, capped at the budget); it then reserves that or
+ * more, a share of the free memory that leaves room for the requests
+ * behind it (the engine runs faster with room: fewer chunks and
+ * blocks), capped at its session's odp_gpu.gpu_memory_limit, and runs
+ * with that as its engine budget, so a request larger than the budget
+ * runs in chunks as it would alone.  Requests are admitted in order of
  * submission: one that does not fit waits, and so do the later ones for
  * its device.  A request whose session lists several devices goes to the
  * one with the least work, or is split over all of them when they are
@@ -374,6 +377,24 @@ ServiceSortByTicket(int *idx, int n)
 	}
 }
 
+/*
+ * What a request reserves on a device now, or 0 when it does not fit:
+ * at least its wish (capped at the budget), and more where memory is
+ * free, since the engine runs faster with room (fewer chunks and
+ * blocks): a share of the free memory that leaves room for the requests
+ * behind it.
+ */
+static size_t
+ServiceShare(const OdpServiceDevice *dev, size_t wish, int behind)
+{
+	size_t		free = dev->budget - dev->reserved;
+	size_t		need = Min(wish, dev->budget);
+
+	if (free < need)
+		return 0;
+	return Max(need, free / (size_t) (2 + behind));
+}
+
 /* Admits queued requests in order of submission as memory allows. */
 static void
 ServiceAdmitQueued(void)
@@ -417,14 +438,18 @@ ServiceAdmitQueued(void)
 		if ((ncand > 1 || slot->settings.gpu_count > 1) && idle)
 		{
 			/* alone on the session's devices: split over all of them */
-			size_t		reserve = wish;
+			size_t		reserve = SIZE_MAX;
 
 			for (int c = 0; c < ncand; c++)
-				reserve = Min(reserve, OdpService->devices[cand[c]].budget);
+				reserve = Min(reserve, ServiceShare(&OdpService->devices[cand[c]], wish,
+													nq - q - 1));
 			if (cap > 0)
 				reserve = Min(reserve, cap);
-			ServiceAdmit(i, cand, ncand, reserve, true, NULL);
-			continue;
+			if (reserve > 0)
+			{
+				ServiceAdmit(i, cand, ncand, reserve, true, NULL);
+				continue;
+			}
 		}
 		for (int c = 0; c < ncand; c++)
 		{
@@ -445,11 +470,11 @@ ServiceAdmitQueued(void)
 		}
 		{
 			OdpServiceDevice *dev = &OdpService->devices[best];
-			size_t		reserve = Min(wish, dev->budget);
+			size_t		reserve = ServiceShare(dev, wish, nq - q - 1);
 
-			if (cap > 0)
+			if (cap > 0 && reserve > 0)
 				reserve = Min(reserve, cap);
-			if (dev->reserved + reserve <= dev->budget)
+			if (reserve > 0)
 			{
 				ServiceAdmit(i, &best, 1, reserve, false, NULL);
 				continue;
