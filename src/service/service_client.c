@@ -30,6 +30,8 @@
 #include "utils/memutils.h"
 
 #define CLIENT_TICK_MS 100
+/* How long a backend polls a ring before it sleeps (odp_ring_poll). */
+#define CLIENT_POLL_US 100
 
 /* Why an exchange with the service stopped early. */
 typedef enum ClientStop
@@ -159,6 +161,8 @@ ClientWrite(ClientState *cs, const void *src, size_t bytes)
 		size_t		n = odp_ring_put(slot->in, p, bytes);
 		ClientStop	stop;
 
+		if (n == 0 && odp_ring_poll(slot->in, true, CLIENT_POLL_US))
+			n = odp_ring_put(slot->in, p, bytes);
 		if (n == 0)
 		{
 			atomic_store(&slot->backend_waiting, 1);
@@ -192,6 +196,8 @@ ClientRead(ClientState *cs, void *dst, size_t bytes)
 		size_t		n = odp_ring_get(slot->out, p, bytes);
 		ClientStop	stop;
 
+		if (n == 0 && odp_ring_poll(slot->out, false, CLIENT_POLL_US))
+			n = odp_ring_get(slot->out, p, bytes);
 		if (n == 0)
 		{
 			atomic_store(&slot->backend_waiting, 1);

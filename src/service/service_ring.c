@@ -86,6 +86,30 @@ odp_ring_get(OdpRing *ring, void *dst, size_t bytes)
 	return n;
 }
 
+bool
+odp_ring_poll(const OdpRing *ring, bool want_room, int spin_us)
+{
+	struct timespec start,
+				now;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;)
+	{
+		for (int i = 0; i < 64; i++)
+		{
+			if (want_room ? odp_ring_room(ring) > 0 : odp_ring_ready(ring) > 0)
+				return true;
+#if defined(__x86_64__) || defined(__i386__)
+			__builtin_ia32_pause();
+#endif
+		}
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((now.tv_sec - start.tv_sec) * 1000000L +
+			(now.tv_nsec - start.tv_nsec) / 1000L >= spin_us)
+			return false;
+	}
+}
+
 void
 odp_ring_sleep(OdpRing *ring, uint32_t seen, int timeout_ms)
 {

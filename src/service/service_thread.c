@@ -29,6 +29,8 @@
 
 /* How long a thread sleeps on a ring before it looks at the cancel flag. */
 #define THREAD_SLEEP_MS 50
+/* How long it polls a ring before it sleeps (odp_ring_poll). */
+#define THREAD_POLL_US 100
 
 _Atomic int odp_service_stopping = 0;
 
@@ -77,7 +79,8 @@ ThreadRead(OdpServiceSlot *slot, void *dst, size_t bytes)
 		}
 		if (ThreadCancelled(slot))
 			return false;
-		odp_ring_sleep(slot->in, seen, THREAD_SLEEP_MS);
+		if (!odp_ring_poll(slot->in, false, THREAD_POLL_US))
+			odp_ring_sleep(slot->in, seen, THREAD_SLEEP_MS);
 	}
 	return true;
 }
@@ -105,7 +108,8 @@ ThreadWrite(OdpServiceSlot *slot, const void *src, size_t bytes)
 		}
 		if (ThreadCancelled(slot))
 			return false;
-		odp_ring_sleep(slot->out, seen, THREAD_SLEEP_MS);
+		if (!odp_ring_poll(slot->out, true, THREAD_POLL_US))
+			odp_ring_sleep(slot->out, seen, THREAD_SLEEP_MS);
 	}
 	return true;
 }
