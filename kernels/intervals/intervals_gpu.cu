@@ -82,9 +82,11 @@
 #define IV_REG_TESTS	8		/* test dimensions held in registers */
 #define IV_FIRST_PAIRS	((int64_t) 1 << 20)	/* pair slots a first testing pass adds */
 #define IV_MAX_SORT		(((int64_t) 1 << 31) - 1)	/* items one CUB sort takes */
-#define IV_MAX_PAIRS	((int64_t) 1 << 30)	/* pairs one run keeps: 16 GB with the
-											 * sort's buffer, allocated and sorted
-											 * well within a second */
+#define IV_MAX_PAIRS	((int64_t) 1 << 27)	/* pairs one run keeps: 2 GB with the
+											 * sort's buffer, sorted in a tenth of
+											 * a second on an H100, so that a
+											 * cancel (polled between runs) stops
+											 * a call well within a second */
 
 /* Test counter: structures of B built (loads). */
 extern "C" int64_t odp_gpu_iv_loads;
