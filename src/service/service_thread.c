@@ -263,7 +263,15 @@ odp_service_thread_main(void *arg)
 		}
 		status = ThreadRunCall(slot, &ctx, &call, owned, &nowned, nin);
 	}
-	if (status == ODP_ERR_GPU && ctx.device == ODP_DEVICE_GPU)
+	if (status == ODP_ERR_CANCELLED && atomic_load(&odp_service_stopping))
+	{
+		/* stopped by the service, not by its backend: say so */
+		status = ODP_ERR_GPU;
+		snprintf(ctx.message, sizeof(ctx.message),
+				 "the odp_gpu service stopped while running this call; "
+				 "it restarts by itself (odp_gpu_info() shows its state)");
+	}
+	else if (status == ODP_ERR_GPU && ctx.device == ODP_DEVICE_GPU)
 	{
 		size_t		len = strlen(ctx.message);
 
