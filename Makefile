@@ -20,7 +20,7 @@ SRC_OBJS = src/odp_gpu.o src/settings.o src/args.o src/engine_glue.o \
 	src/skyline_band.o src/skyline.o src/intervals.o src/gpu_info.o \
 	src/planner_support.o src/distributed.o src/distributed_wire.o \
 	src/distributed_node.o src/distributed_conn.o src/distributed_shards.o \
-	src/engine_call.o $(SERVICE_OBJS)
+	src/engine_call.o src/shared_buffers.o $(SERVICE_OBJS)
 
 # The GPU service (src/service/service.h)
 SERVICE_OBJS = src/service/service_shmem.o src/service/service_worker.o \

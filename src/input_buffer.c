@@ -27,6 +27,9 @@
 
 #include "common/int.h"
 #include "input_checks.h"
+#include "service/service.h"
+#include "settings.h"
+#include "shared_buffers.h"
 #include "miscadmin.h"
 #include "odp_engine.h"
 #include "utils/memutils.h"
@@ -134,18 +137,48 @@ OdpAdviseHugePages(void *buf, Size size)
 #endif
 }
 
-/* Allocates or reallocates buf (in cxt) to size bytes, huge allowed. */
+/*
+ * Allocates or reallocates buf (of old_size bytes, in the reader's output
+ * context) to size bytes, huge allowed: in dynamic shared memory where
+ * the GPU service may read it (shared_buffers.h), else in the context.
+ */
 static void *
-OdpResize(MemoryContext cxt, void *buf, Size size)
+OdpResize(OdpReader *r, void *buf, Size old_size, Size size)
 {
 	if (size == 0)
 		size = 1;
-	if (buf == NULL)
-		buf = MemoryContextAllocHuge(cxt, size);
+	if (r->shared && size >= ODP_SHARED_MIN_BYTES)
+	{
+		void	   *shared = OdpSharedBufferResize(r->outcxt, buf, old_size, size);
+
+		if (shared != NULL)
+			return shared;
+	}
+	if (buf != NULL && OdpSharedBufferIs(buf))
+	{
+		/* a shared buffer that must shrink or move back: copy it out */
+		void	   *own = MemoryContextAllocHuge(r->outcxt, size);
+
+		memcpy(own, buf, Min(old_size, size));
+		OdpSharedBufferFree(buf);
+		buf = own;
+	}
+	else if (buf == NULL)
+		buf = MemoryContextAllocHuge(r->outcxt, size);
 	else
 		buf = repalloc_huge(buf, size);
 	OdpAdviseHugePages(buf, size);
 	return buf;
+}
+
+/* Frees one of the reader's buffers. */
+static void
+OdpRelease(void *buf)
+{
+	if (OdpSharedBufferIs(buf))
+		OdpSharedBufferFree(buf);
+	else
+		pfree(buf);
 }
 
 /*
@@ -153,32 +186,34 @@ OdpResize(MemoryContext cxt, void *buf, Size size)
  * regions) for capacity rows.
  */
 static void
-OdpReaderResizeValues(OdpReader *r, int64 capacity)
+OdpReaderResizeValues(OdpReader *r, int64 old_capacity, int64 capacity)
 {
 	Size		values = OdpMulSize(capacity, r->dims);
+	Size		old = OdpMulSize(old_capacity, r->dims);
 
 	if (r->plan->regions)
 	{
-		r->lower = OdpResize(r->outcxt, r->lower, OdpMulSize(values, sizeof(uint64)));
-		r->upper = OdpResize(r->outcxt, r->upper, OdpMulSize(values, sizeof(uint64)));
-		r->bflags = OdpResize(r->outcxt, r->bflags, values);
+		r->lower = OdpResize(r, r->lower, old * sizeof(uint64), OdpMulSize(values, sizeof(uint64)));
+		r->upper = OdpResize(r, r->upper, old * sizeof(uint64), OdpMulSize(values, sizeof(uint64)));
+		r->bflags = OdpResize(r, r->bflags, old, values);
 		return;
 	}
 	if (r->f64)
-		r->data64 = OdpResize(r->outcxt, r->data64, OdpMulSize(values, sizeof(double)));
+		r->data64 = OdpResize(r, r->data64, old * sizeof(double), OdpMulSize(values, sizeof(double)));
 	else
-		r->data = OdpResize(r->outcxt, r->data, OdpMulSize(values, sizeof(float)));
+		r->data = OdpResize(r, r->data, old * sizeof(float), OdpMulSize(values, sizeof(float)));
 	if (r->missing_ok)
-		r->missing = OdpResize(r->outcxt, r->missing, values);
+		r->missing = OdpResize(r, r->missing, old, values);
 }
 
 /* Sets the row capacity of the reader's buffers (values only once dims is known). */
 static void
 OdpReaderReserve(OdpReader *r, int64 capacity)
 {
-	r->ids = OdpResize(r->outcxt, r->ids, OdpMulSize(capacity, sizeof(int64)));
+	r->ids = OdpResize(r, r->ids, (Size) r->capacity * sizeof(int64),
+					   OdpMulSize(capacity, sizeof(int64)));
 	if (r->dims >= 0)
-		OdpReaderResizeValues(r, capacity);
+		OdpReaderResizeValues(r, r->capacity, capacity);
 	r->capacity = capacity;
 }
 
@@ -201,7 +236,7 @@ OdpReaderSetDims(OdpReader *r, int32 dims)
 	Assert(r->dims < 0 && r->data == NULL && r->data64 == NULL && r->lower == NULL);
 	OdpEnsureDimsLimit(dims, r->max_dims);
 	r->dims = dims;
-	OdpReaderResizeValues(r, r->capacity);
+	OdpReaderResizeValues(r, 0, r->capacity);
 }
 
 /* ---- finishing ---- */
@@ -310,13 +345,13 @@ OdpReaderFinish(OdpReader *r)
 	/* no value was missing: the caller gets complete data */
 	if (r->missing && !r->any_missing)
 	{
-		pfree(r->missing);
+		OdpRelease(r->missing);
 		r->missing = NULL;
 	}
 	/* no interval was open, infinite or empty: the engine's fast case */
 	if (r->bflags && !r->any_bflag)
 	{
-		pfree(r->bflags);
+		OdpRelease(r->bflags);
 		r->bflags = NULL;
 	}
 	/* a source of cubes without rows has no dimensions */
@@ -344,6 +379,8 @@ OdpReaderInit(OdpReader *r, const OdpColumnPlan *plan, MemoryContext outcxt,
 	r->missing_ok = r->f64 && spec->missing_ok;
 	r->max_dims = spec != NULL && spec->max_dims > 0 ? spec->max_dims : ODP_MAX_DIMS;
 	r->empty_ok = spec != NULL && spec->empty_ok;
+	/* with the GPU service, large buffers go where it reads them in place */
+	r->shared = OdpServiceConfigured() && odp_device_setting != ODP_SETTING_CPU;
 	if (plan->regions)
 	{
 		const OdpRegionColumn *last = &plan->region[plan->nregions - 1];

@@ -139,6 +139,7 @@ typedef struct OdpColumnPlan
 typedef struct OdpReader
 {
 	const OdpColumnPlan *plan;
+	bool		shared;			/* large buffers in dynamic shared memory */
 	MemoryContext outcxt;		/* where data and ids live (the caller's) */
 	MemoryContext rowcxt;		/* reset every batch of rows */
 	int64		rows;

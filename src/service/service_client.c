@@ -25,6 +25,7 @@
 #include "pgstat.h"
 #include "service/service.h"
 #include "service/service_shmem.h"
+#include "shared_buffers.h"
 #include "storage/latch.h"
 #include "storage/proc.h"
 #include "utils/memutils.h"
@@ -293,6 +294,24 @@ ClientSubmit(ClientState *cs, OdpCall *call, const char *function)
 	strlcpy(slot->function, function, sizeof(slot->function));
 	slot->submitted_ms = odp_now_ms();
 	slot->poison = odp_service_fault_test;
+	{
+		OdpCallArray arrays[ODP_CALL_MAX_ARRAYS];
+		int			n = odp_call_inputs(call, arrays);
+
+		for (int i = 0; i < ODP_CALL_MAX_ARRAYS; i++)
+		{
+			uint32		handle = 0;
+			Size		offset = 0;
+
+			/* a node state keeps its rows: they stream to the service's own */
+			if (i >= n || call->op == ODP_CALL_NODE_CREATE ||
+				!OdpSharedBufferFind(*arrays[i].ptr, arrays[i].bytes, &handle, &offset))
+				handle = 0;
+			slot->shared_handle[i] = handle;
+			slot->shared_offset[i] = offset;
+			slot->mapped[i] = NULL;
+		}
+	}
 	slot->ndevices = 0;
 	slot->reserved = 0;
 	atomic_store(&slot->cancel, 0);
@@ -343,8 +362,10 @@ ClientExchange(ClientState *cs, OdpCall *call, OdpServiceResult *result)
 											  ALLOCSET_DEFAULT_SIZES);
 	ClientStop	stop = CLIENT_OK;
 
+	/* what the service maps in place does not stream */
 	for (int i = 0; stop == CLIENT_OK && i < n; i++)
-		stop = ClientWrite(cs, *arrays[i].ptr, arrays[i].bytes);
+		if (cs->slot->shared_handle[i] == 0)
+			stop = ClientWrite(cs, *arrays[i].ptr, arrays[i].bytes);
 	while (stop == CLIENT_OK)
 	{
 		OdpFrame	frame;

@@ -57,6 +57,17 @@ typedef struct OdpServiceSlot
 	bool		poison;			/* odp_gpu.service_fault_test: poison the
 								 * device's context before the call */
 
+	/*
+	 * Input arrays (odp_call_inputs' order) that lie in the backend's
+	 * dynamic shared memory: the segment's handle (0: the array streams
+	 * through the inbound ring) and the offset.  The service maps them and
+	 * the engine reads them in place, at mapped[] (the service's
+	 * addresses).
+	 */
+	uint32_t	shared_handle[ODP_CALL_MAX_ARRAYS];
+	uint64_t	shared_offset[ODP_CALL_MAX_ARRAYS];
+	void	   *mapped[ODP_CALL_MAX_ARRAYS];
+
 	/* the service's main thread, under the lock */
 	int			state;			/* OdpSlotState */
 	uint64_t	ticket;			/* order of submission: first come first

@@ -203,6 +203,27 @@ ThreadRunCall(OdpServiceSlot *slot, OdpContext *ctx, OdpCall *call,
 	}
 }
 
+/*
+ * Points the call at its inputs: those the service mapped in place, and
+ * the others in buffers of their own (listed in owned), to be streamed.
+ */
+static bool
+ThreadAllocateInputs(OdpServiceSlot *slot, OdpCallArray *arrays, int n,
+					 void **owned, int *nowned)
+{
+	for (int i = 0; i < n; i++)
+	{
+		if (slot->shared_handle[i] != 0)
+		{
+			*arrays[i].ptr = slot->mapped[i];
+			continue;
+		}
+		if (!ThreadAllocate(&arrays[i], 1, owned, nowned))
+			return false;
+	}
+	return true;
+}
+
 void *
 odp_service_thread_main(void *arg)
 {
@@ -225,7 +246,7 @@ odp_service_thread_main(void *arg)
 	ctx.cancel_arg = slot;
 	if (ctx.message[0] != '\0')
 		status = ODP_ERR_INVALID_ARGUMENT;	/* the service refused it */
-	else if (!ThreadAllocate(inputs, nin, owned, &nowned) ||
+	else if (!ThreadAllocateInputs(slot, inputs, nin, owned, &nowned) ||
 		!ThreadAllocate(outputs, nout, owned, &nowned))
 	{
 		status = ODP_ERR_HOST_OOM;
@@ -235,6 +256,8 @@ odp_service_thread_main(void *arg)
 	/* the inputs are read whole even after a failure: the backend sends them */
 	for (int i = 0; ok && i < nin; i++)
 	{
+		if (slot->shared_handle[i] != 0)
+			continue;			/* mapped in place, not streamed */
 		if (status == ODP_OK)
 			ok = ThreadRead(slot, *inputs[i].ptr, inputs[i].bytes);
 		else

@@ -46,6 +46,7 @@
 #include "service/service_objects.h"
 #include "service/service_shmem.h"
 #include "settings.h"
+#include "storage/dsm.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/proc.h"
@@ -62,6 +63,20 @@ static volatile sig_atomic_t got_sigterm = false;
 /* A device's context could not be rebuilt here: exit once nothing runs. */
 static bool service_restart = false;
 static pthread_t *service_threads;
+/*
+ * The backends' input segments mapped in place (shared_handle), each
+ * with the number of slots' arrays that use it: a backend's next request
+ * may name a segment its previous one, not yet released, still maps.
+ */
+typedef struct ServiceMapping
+{
+	uint32		handle;
+	int			refs;
+	dsm_segment *seg;
+} ServiceMapping;
+
+static ServiceMapping *service_mappings;
+static int	service_nmappings;	/* capacity: nslots x ODP_CALL_MAX_ARRAYS */
 /* Each device's free memory once its context existed, for its budget. */
 static size_t service_free_memory[ODP_MAX_GPUS];
 
@@ -261,6 +276,91 @@ ServiceCandidates(const OdpServiceSlot *slot, int *cand)
 	return n;
 }
 
+/* Unmaps the slot's input segments (their last user detaches them). */
+static void
+ServiceUnmapInputs(int i)
+{
+	OdpServiceSlot *slot = &OdpService->slots[i];
+
+	for (int a = 0; a < ODP_CALL_MAX_ARRAYS; a++)
+	{
+		if (slot->mapped[a] == NULL)
+			continue;
+		slot->mapped[a] = NULL;
+		for (int m = 0; m < service_nmappings; m++)
+		{
+			ServiceMapping *map = &service_mappings[m];
+
+			if (map->refs == 0 || map->handle != slot->shared_handle[a])
+				continue;
+			if (--map->refs == 0)
+				dsm_detach(map->seg);
+			break;
+		}
+	}
+}
+
+/*
+ * Maps the backend's input segments of slot i where the engine reads
+ * them; false (nothing mapped) when one is gone, as when its backend
+ * gave the request up meanwhile.
+ */
+static bool
+ServiceMapInputs(int i)
+{
+	OdpServiceSlot *slot = &OdpService->slots[i];
+	volatile bool ok = true;
+
+	PG_TRY();
+	{
+		for (int a = 0; a < ODP_CALL_MAX_ARRAYS && ok; a++)
+		{
+			ServiceMapping *map = NULL;
+			ServiceMapping *free_entry = NULL;
+
+			if (slot->shared_handle[a] == 0)
+				continue;
+			for (int m = 0; m < service_nmappings && map == NULL; m++)
+			{
+				if (service_mappings[m].refs > 0 &&
+					service_mappings[m].handle == slot->shared_handle[a])
+					map = &service_mappings[m];
+				else if (service_mappings[m].refs == 0 && free_entry == NULL)
+					free_entry = &service_mappings[m];
+			}
+			if (map == NULL && free_entry != NULL)
+			{
+				dsm_segment *seg = dsm_attach(slot->shared_handle[a]);
+
+				if (seg != NULL)
+				{
+					map = free_entry;
+					map->handle = slot->shared_handle[a];
+					map->seg = seg;
+					map->refs = 0;
+				}
+			}
+			if (map == NULL)
+				ok = false;
+			else
+			{
+				map->refs++;
+				slot->mapped[a] = (char *) dsm_segment_address(map->seg) +
+					slot->shared_offset[a];
+			}
+		}
+	}
+	PG_CATCH();
+	{
+		FlushErrorState();
+		ok = false;
+	}
+	PG_END_TRY();
+	if (!ok)
+		ServiceUnmapInputs(i);
+	return ok;
+}
+
 /* Starts the slot's engine thread with every signal blocked in it. */
 static bool
 ServiceStartThread(int i)
@@ -328,6 +428,9 @@ ServiceAdmit(int i, const int *dev, int ndev, size_t reserve, bool split,
 	atomic_store(&slot->progress_done, 0);
 	atomic_store(&slot->gpu_fault, 0);
 	slot->state = ODP_SLOT_RUNNING;
+	if (message == NULL && !ServiceMapInputs(i))
+		strlcpy(ctx->message, "the odp_gpu service could not map the call's inputs",
+				sizeof(ctx->message));
 	if (!ServiceStartThread(i))
 	{
 		/* no thread: as if it ended at once, with an error for the backend */
@@ -343,6 +446,7 @@ ServiceRelease(int i)
 	OdpServiceSlot *slot = &OdpService->slots[i];
 
 	pthread_join(service_threads[i], NULL);
+	ServiceUnmapInputs(i);
 	for (int j = 0; j < slot->ndevices; j++)
 	{
 		int			d = ServiceDeviceIndex(slot->devices[j]);
@@ -700,6 +804,9 @@ OdpServiceMain(Datum arg)
 		proc_exit(0);			/* not preloaded: nothing to serve */
 	service_threads = MemoryContextAllocZero(TopMemoryContext,
 											 sizeof(pthread_t) * OdpService->nslots);
+	service_nmappings = OdpService->nslots * ODP_CALL_MAX_ARRAYS;
+	service_mappings = MemoryContextAllocZero(TopMemoryContext,
+											  sizeof(ServiceMapping) * service_nmappings);
 
 	LWLockAcquire(OdpService->lock, LW_EXCLUSIVE);
 	ServiceResetSlots();
