@@ -28,6 +28,7 @@
 #include "common/int.h"
 #include "input_checks.h"
 #include "service/service.h"
+#include "service/service_shmem.h"
 #include "settings.h"
 #include "shared_buffers.h"
 #include "miscadmin.h"
@@ -380,7 +381,8 @@ OdpReaderInit(OdpReader *r, const OdpColumnPlan *plan, MemoryContext outcxt,
 	r->max_dims = spec != NULL && spec->max_dims > 0 ? spec->max_dims : ODP_MAX_DIMS;
 	r->empty_ok = spec != NULL && spec->empty_ok;
 	/* with the GPU service, large buffers go where it reads them in place */
-	r->shared = OdpServiceConfigured() && odp_device_setting != ODP_SETTING_CPU;
+	r->shared = OdpServiceConfigured() && odp_device_setting != ODP_SETTING_CPU &&
+		odp_service_inputs_in_place;
 	if (plan->regions)
 	{
 		const OdpRegionColumn *last = &plan->region[plan->nregions - 1];

@@ -93,6 +93,7 @@ extern int	odp_service_slots;
 extern int	odp_service_ring_kb;
 extern int	odp_service_engine;	/* OdpServiceEngine */
 extern bool odp_service_fault_test;
+extern bool odp_service_inputs_in_place;
 
 typedef enum OdpServiceEngine
 {

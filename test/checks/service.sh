@@ -176,7 +176,9 @@ odp_service_checks() {
 	# 1. the regress suites through the service
 	suites=$(cd "$ODP_ROOT" && ls sql/*.sql | sed 's|sql/||; s|\.sql$||' |
 		grep -v -e '^odp_gpu--' -e '^settings$' -e '^gpu_device$' -e '^service$' | tr '\n' ' ')
-	PGOPTIONS="-c odp_gpu.device=gpu -c odp_gpu.gpu_min_rows=0" make -C "$ODP_ROOT" -s installcheck \
+	# (inputs read into dynamic shared memory and used in place where large)
+	PGOPTIONS="-c odp_gpu.device=gpu -c odp_gpu.gpu_min_rows=0 -c odp_gpu.service_inputs_in_place=on" \
+		make -C "$ODP_ROOT" -s installcheck \
 		REGRESS="$suites" PG_CONFIG="$PG_CONFIG" EXTRA_REGRESS_OPTS="--outputdir=$dir/service_regress" \
 		>"$dir/service_regress.log" 2>&1
 	n=0
@@ -192,6 +194,30 @@ odp_service_checks() {
 		[ -f "$dir/service_regress/regression.diffs" ] && head -100 "$dir/service_regress/regression.diffs"
 		odp_server_log_tail 20
 	fi
+
+	# inputs in place: a 2.6 MB input read into dynamic shared memory gives
+	# the CPU path's k-NN join through the service
+	out=$(psql -X -q -At -v ON_ERROR_STOP=1 2>&1 <<'SQL'
+SET client_min_messages = warning;
+DROP TABLE IF EXISTS svc_inplace;
+CREATE TABLE svc_inplace AS
+	SELECT i AS id, array(SELECT ((i * 7919 + j * 104729) % 1000)::real FROM generate_series(1, 32) j) AS f
+	FROM generate_series(1, 20000) i;
+SET odp_gpu.device = cpu;
+SELECT 'cpu=' || md5(string_agg(query_id || ':' || id, ',' ORDER BY query_id, rank))
+FROM odp_knn_join('(SELECT * FROM svc_inplace WHERE id <= 64)', 'svc_inplace', k => 3);
+SET odp_gpu.device = gpu;
+SET odp_gpu.gpu_min_rows = 0;
+SET odp_gpu.service_inputs_in_place = on;
+SELECT 'svc=' || md5(string_agg(query_id || ':' || id, ',' ORDER BY query_id, rank))
+FROM odp_knn_join('(SELECT * FROM svc_inplace WHERE id <= 64)', 'svc_inplace', k => 3);
+DROP TABLE svc_inplace;
+SQL
+)
+	[ -n "$(sed -n 's/^cpu=//p' <<<"$out")" ] &&
+		[ "$(sed -n 's/^cpu=//p' <<<"$out")" = "$(sed -n 's/^svc=//p' <<<"$out")" ]
+	odp_check "inputs read into dynamic shared memory and used in place give the CPU path's rows" $? \
+		"$(tr '\n' ' ' <<<"$out" | head -c 300)"
 
 	# the data of the checks below, and the CPU path's results in the backend
 	out=$(psql -X -q -At -v ON_ERROR_STOP=1 2>&1 <<SQL
