@@ -46,8 +46,6 @@ typedef enum OdpCallOp
 	ODP_CALL_NODE_FREE
 } OdpCallOp;
 
-#define ODP_CALL_OP_LAST ODP_CALL_NODE_FREE
-
 /*
  * Receives pairs (coefficients r, or NULL for the matching), as the
  * engine's pair callbacks do; returning false stops the call.

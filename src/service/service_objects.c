@@ -181,15 +181,3 @@ odp_service_objects_reap(bool (*is_dead) (int owner))
 	}
 	return n;
 }
-
-int
-odp_service_objects_count(void)
-{
-	int			n = 0;
-
-	pthread_mutex_lock(&objects_lock);
-	for (ServiceObject *o = objects; o != NULL; o = o->next)
-		n += !o->dropped;
-	pthread_mutex_unlock(&objects_lock);
-	return n;
-}

@@ -46,7 +46,4 @@ extern void odp_service_object_drop(int owner, int64_t handle);
 /* Drops every object whose owner is_dead says ended; returns how many. */
 extern int	odp_service_objects_reap(bool (*is_dead) (int owner));
 
-/* Objects held, for odp_gpu_info(). */
-extern int	odp_service_objects_count(void);
-
 #endif							/* ODP_SERVICE_OBJECTS_H */

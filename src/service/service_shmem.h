@@ -44,11 +44,8 @@ typedef struct OdpServiceDevice
 	size_t		reserved;		/* bytes reserved by running requests */
 	int			running;
 	int			queued;
-	size_t		queued_bytes;	/* what the queued requests wish for */
-	int64_t		served;			/* requests run to their end */
 	bool		needs_check;	/* a request failed with a CUDA error: admit
 								 * nothing until its context is checked */
-	int64_t		rebuilds;		/* contexts rebuilt after a fault */
 } OdpServiceDevice;
 
 typedef struct OdpServiceShared

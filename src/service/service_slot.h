@@ -46,7 +46,6 @@ typedef struct OdpServiceSlot
 	OdpCall		call;
 	OdpContext	settings;		/* device list, memory cap, CPU threads */
 	int			backend_pid;
-	int			backend_procno;
 	uint32_t	database;
 	uint32_t	userid;			/* the session's user, as pg_stat_activity
 								 * keeps it: the activity view shows the
@@ -89,8 +88,8 @@ typedef struct OdpServiceSlot
 	_Atomic int backend_waiting;	/* the backend sleeps on its latch */
 	_Atomic int gpu_fault;		/* the call failed with a CUDA error: its
 								 * devices' contexts may be poisoned */
-	_Atomic int64_t progress_done;	/* engine progress (chunks), or -1 */
-	_Atomic int64_t progress_total;
+	_Atomic int64_t progress_done;	/* engine steps so far (its cancel
+									 * polls); the engine tells no total */
 
 	OdpRing    *in;				/* backend -> service: input arrays */
 	OdpRing    *out;			/* service -> backend: frames */

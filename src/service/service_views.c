@@ -52,7 +52,6 @@ typedef struct ActivityEntry
 	double		submitted_ms;
 	double		started_ms;
 	int64		progress_done;
-	int64		progress_total;
 } ActivityEntry;
 
 /* A name column's value, or NULL (*isnull) for a NULL string. */
@@ -100,7 +99,6 @@ ActivityCopy(ActivityEntry *entries)
 		e->submitted_ms = slot->submitted_ms;
 		e->started_ms = started ? slot->started_ms : 0.0;
 		e->progress_done = started ? atomic_load(&slot->progress_done) : -1;
-		e->progress_total = atomic_load(&slot->progress_total);
 		n++;
 	}
 	LWLockRelease(OdpService->lock);
@@ -159,8 +157,9 @@ odp_gpu_activity(PG_FUNCTION_ARGS)
 		values[9] = Float8GetDatum(now - e->started_ms);
 		nulls[10] = e->progress_done < 0;
 		values[10] = Int64GetDatum(e->progress_done);
-		nulls[11] = e->progress_total < 0;
-		values[11] = Int64GetDatum(e->progress_total);
+		/* the engine counts its steps but knows no total of them */
+		nulls[11] = true;
+		values[11] = (Datum) 0;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

@@ -457,7 +457,6 @@ ServiceRelease(int i)
 			OdpService->devices[d].needs_check = true;
 		OdpService->devices[d].reserved -= slot->reserved;
 		OdpService->devices[d].running--;
-		OdpService->devices[d].served++;
 	}
 	/* ndevices stays: the activity view shows where it ran while it sends */
 	slot->reserved = 0;
@@ -492,12 +491,12 @@ ServiceSortByTicket(int *idx, int n)
 static size_t
 ServiceShare(const OdpServiceDevice *dev, size_t wish, int behind)
 {
-	size_t		free = dev->budget - dev->reserved;
+	size_t		unreserved = dev->budget - dev->reserved;
 	size_t		need = Min(wish, dev->budget);
 
-	if (free < need)
+	if (unreserved < need)
 		return 0;
-	return Max(need, free / (size_t) (2 + behind));
+	return Max(need, unreserved / (size_t) (2 + behind));
 }
 
 /* Admits queued requests in order of submission as memory allows. */
@@ -516,7 +515,6 @@ ServiceAdmitQueued(void)
 	for (int d = 0; d < OdpService->ndevices; d++)
 	{
 		OdpService->devices[d].queued = 0;
-		OdpService->devices[d].queued_bytes = 0;
 		blocked[d] = OdpService->devices[d].needs_check || service_restart;
 	}
 	for (int q = 0; q < nq; q++)
@@ -570,7 +568,6 @@ ServiceAdmitQueued(void)
 		{
 			/* every device it may use has an earlier request waiting */
 			OdpService->devices[cand[0]].queued++;
-			OdpService->devices[cand[0]].queued_bytes += wish;
 			continue;
 		}
 		{
@@ -587,7 +584,6 @@ ServiceAdmitQueued(void)
 			blocked[best] = true;
 			ahead[best]++;
 			dev->queued++;
-			dev->queued_bytes += wish;
 		}
 	}
 	pfree(queued);
@@ -630,7 +626,6 @@ ServiceRecoverDevices(void)
 		}
 		else if (rebuilt)
 		{
-			dev->rebuilds++;
 			ereport(LOG,
 					(errmsg("odp_gpu service: rebuilt the context of device %d after a fault",
 							ordinal)));
