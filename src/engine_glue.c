@@ -347,18 +347,16 @@ static OdpStatus
 GlueRun(OdpContext *ctx, OdpCall *call, OdpRunInfo *info)
 {
 	OdpServiceRunInfo service;
+	OdpStatus	status;
 
 	if (!info->on_gpu || !OdpServiceConfigured())
 		return odp_call_run(ctx, call);
 	memset(&service, 0, sizeof(service));
 	info->via_service = true;
-	info->queued_ms = 0.0;
-	{
-		OdpStatus	status = OdpServiceRun(ctx, call, odp_call_op_name(call->op), &service);
-
-		info->queued_ms = service.queued_ms;
-		return status;
-	}
+	status = OdpServiceRun(ctx, call, odp_call_op_name(call->op), &service);
+	info->queued_ms = service.queued_ms;
+	info->service_device = service.device;
+	return status;
 }
 
 /* See engine_glue.h. */
@@ -446,8 +444,6 @@ OdpShardStateOpen(OdpShardState *st, bool on_gpu, const OdpMatrix *rows,
 	GlueCancelState cancel;
 	OdpCall		call;
 	OdpRunInfo	info;
-	OdpServiceRunInfo service;
-	OdpStatus	status;
 
 	memset(st, 0, sizeof(*st));
 	st->on_gpu = on_gpu;
@@ -462,17 +458,11 @@ OdpShardStateOpen(OdpShardState *st, bool on_gpu, const OdpMatrix *rows,
 	call.metric = metric;
 	call.k = k;
 	call.bounds = bounds;
-	if (!st->in_service)
-	{
-		GlueEnd(odp_call_run(&ctx, &call), &ctx, &cancel, &info);
-		st->local = call.node;
-		return;
-	}
-	memset(&service, 0, sizeof(service));
-	status = OdpServiceRun(&ctx, &call, odp_call_op_name(call.op), &service);
-	GlueEnd(status, &ctx, &cancel, &info);
-	st->handle = call.count;
-	st->device = service.device;
+	GlueEnd(GlueRun(&ctx, &call, &info), &ctx, &cancel, &info);
+	/* in the service, the state is its object there: a handle, a device */
+	st->local = st->in_service ? NULL : call.node;
+	st->handle = st->in_service ? call.count : 0;
+	st->device = st->in_service ? info.service_device : -1;
 }
 
 /* See engine_glue.h. */

@@ -35,6 +35,7 @@ typedef struct OdpRunInfo
 	int			gpu_parts;		/* device parts of the GPU path, 1 for one */
 	bool		via_service;	/* run by the GPU service */
 	double		queued_ms;		/* of it, waiting for a slot and memory */
+	int			service_device; /* the first device it ran on there */
 
 	/* set by OdpComputeKnn only */
 	int64		queries;		/* query rows (0: not a k-NN call) */

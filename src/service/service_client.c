@@ -48,7 +48,6 @@ typedef struct ClientState
 {
 	OdpServiceSlot *slot;
 	OdpContext *ctx;
-	uint64_t	generation;
 } ClientState;
 
 /* See service.h. */
@@ -150,34 +149,51 @@ ClientSleep(ClientState *cs)
 	return CLIENT_OK;
 }
 
-/* Streams bytes into the inbound ring. */
+/* Copies up to bytes into (put) or out of ring, without waiting. */
+static size_t
+ClientRingMove(OdpRing *ring, char *p, size_t bytes, bool put)
+{
+	return put ? odp_ring_put(ring, p, bytes) : odp_ring_get(ring, p, bytes);
+}
+
+/*
+ * Streams bytes into the inbound ring (put) or out of the outbound one:
+ * polls briefly, then sleeps on the latch, saying so in backend_waiting
+ * (set before the last try, so that the thread's wake-up is not lost).
+ */
 static ClientStop
-ClientWrite(ClientState *cs, const void *src, size_t bytes)
+ClientMove(ClientState *cs, void *buf, size_t bytes, bool put)
 {
 	OdpServiceSlot *slot = cs->slot;
-	const char *p = src;
+	OdpRing    *ring = put ? slot->in : slot->out;
+	char	   *p = buf;
 
 	while (bytes > 0)
 	{
-		size_t		n = odp_ring_put(slot->in, p, bytes);
+		size_t		n = ClientRingMove(ring, p, bytes, put);
 		ClientStop	stop;
 
-		if (n == 0 && odp_ring_poll(slot->in, true, CLIENT_POLL_US))
-			n = odp_ring_put(slot->in, p, bytes);
+		if (n == 0 && odp_ring_poll(ring, put, CLIENT_POLL_US))
+			n = ClientRingMove(ring, p, bytes, put);
 		if (n == 0)
 		{
 			atomic_store(&slot->backend_waiting, 1);
-			n = odp_ring_put(slot->in, p, bytes);
+			n = ClientRingMove(ring, p, bytes, put);
 		}
 		if (n > 0)
 		{
 			atomic_store(&slot->backend_waiting, 0);
-			odp_ring_wake(slot->in);
+			odp_ring_wake(ring);
 			p += n;
 			bytes -= n;
 			continue;
 		}
-		if (atomic_load(&slot->finished))
+
+		/*
+		 * A finished thread reads nothing more; what it wrote before it
+		 * finished is visible by now.
+		 */
+		if (atomic_load(&slot->finished) && (put || odp_ring_ready(ring) == 0))
 			return CLIENT_GONE;
 		if ((stop = ClientSleep(cs)) != CLIENT_OK)
 			return stop;
@@ -185,40 +201,16 @@ ClientWrite(ClientState *cs, const void *src, size_t bytes)
 	return CLIENT_OK;
 }
 
-/* Reads bytes from the outbound ring. */
+static ClientStop
+ClientWrite(ClientState *cs, const void *src, size_t bytes)
+{
+	return ClientMove(cs, (void *) src, bytes, true);
+}
+
 static ClientStop
 ClientRead(ClientState *cs, void *dst, size_t bytes)
 {
-	OdpServiceSlot *slot = cs->slot;
-	char	   *p = dst;
-
-	while (bytes > 0)
-	{
-		size_t		n = odp_ring_get(slot->out, p, bytes);
-		ClientStop	stop;
-
-		if (n == 0 && odp_ring_poll(slot->out, false, CLIENT_POLL_US))
-			n = odp_ring_get(slot->out, p, bytes);
-		if (n == 0)
-		{
-			atomic_store(&slot->backend_waiting, 1);
-			n = odp_ring_get(slot->out, p, bytes);
-		}
-		if (n > 0)
-		{
-			atomic_store(&slot->backend_waiting, 0);
-			odp_ring_wake(slot->out);
-			p += n;
-			bytes -= n;
-			continue;
-		}
-		/* what the thread wrote before it finished is visible by now */
-		if (atomic_load(&slot->finished) && odp_ring_ready(slot->out) == 0)
-			return CLIENT_GONE;
-		if ((stop = ClientSleep(cs)) != CLIENT_OK)
-			return stop;
-	}
-	return CLIENT_OK;
+	return ClientMove(cs, dst, bytes, false);
 }
 
 /* Takes a free slot, waiting for one; false when the service is not ready. */
@@ -251,7 +243,6 @@ ClientTakeSlot(ClientState *cs)
 				cs->slot->state = ODP_SLOT_FILLING;
 				cs->slot->backend_pid = MyProcPid;
 			}
-			cs->generation = OdpService->generation;
 			if (cs->slot == NULL)
 			{
 				OdpService->waiting_for_slot++;
@@ -288,7 +279,6 @@ ClientSubmit(ClientState *cs, OdpCall *call, const char *function)
 	slot->settings = *cs->ctx;
 	slot->settings.cancel = NULL;
 	slot->settings.cancel_arg = NULL;
-	slot->backend_procno = MyProc->pgprocno;
 	slot->database = MyDatabaseId;
 	slot->userid = GetSessionUserId();
 	strlcpy(slot->function, function, sizeof(slot->function));
@@ -320,7 +310,6 @@ ClientSubmit(ClientState *cs, OdpCall *call, const char *function)
 	atomic_store(&slot->finished, 0);
 	atomic_store(&slot->backend_waiting, 0);
 	atomic_store(&slot->progress_done, 0);
-	atomic_store(&slot->progress_total, -1);
 	odp_ring_init(slot->in, slot->in->size);
 	odp_ring_init(slot->out, slot->out->size);
 

@@ -59,17 +59,25 @@ ThreadWakeBackend(OdpServiceSlot *slot)
 		kill(slot->backend_pid, SIGUSR1);
 }
 
-/* Reads bytes from the inbound ring; false when cancelled first. */
+/*
+ * Moves bytes between buf and a ring: reads them from the inbound ring,
+ * or (put) writes them to the outbound one, which stops once the backend
+ * gave the request up.  False when cancelled first.
+ */
 static bool
-ThreadRead(OdpServiceSlot *slot, void *dst, size_t bytes)
+ThreadMove(OdpServiceSlot *slot, void *buf, size_t bytes, bool put)
 {
-	char	   *p = dst;
+	OdpRing    *ring = put ? slot->out : slot->in;
+	char	   *p = buf;
 
 	while (bytes > 0)
 	{
-		uint32_t	seen = atomic_load(&slot->in->seq);
-		size_t		n = odp_ring_get(slot->in, p, bytes);
+		uint32_t	seen = atomic_load(&ring->seq);
+		size_t		n;
 
+		if (put && atomic_load(&slot->abandoned))
+			return false;
+		n = put ? odp_ring_put(ring, p, bytes) : odp_ring_get(ring, p, bytes);
 		if (n > 0)
 		{
 			p += n;
@@ -79,39 +87,22 @@ ThreadRead(OdpServiceSlot *slot, void *dst, size_t bytes)
 		}
 		if (ThreadCancelled(slot))
 			return false;
-		if (!odp_ring_poll(slot->in, false, THREAD_POLL_US))
-			odp_ring_sleep(slot->in, seen, THREAD_SLEEP_MS);
+		if (!odp_ring_poll(ring, put, THREAD_POLL_US))
+			odp_ring_sleep(ring, seen, THREAD_SLEEP_MS);
 	}
 	return true;
 }
 
-/* Writes bytes to the outbound ring; false when cancelled first. */
+static bool
+ThreadRead(OdpServiceSlot *slot, void *dst, size_t bytes)
+{
+	return ThreadMove(slot, dst, bytes, false);
+}
+
 static bool
 ThreadWrite(OdpServiceSlot *slot, const void *src, size_t bytes)
 {
-	const char *p = src;
-
-	while (bytes > 0)
-	{
-		uint32_t	seen = atomic_load(&slot->out->seq);
-		size_t		n;
-
-		if (atomic_load(&slot->abandoned))
-			return false;
-		n = odp_ring_put(slot->out, p, bytes);
-		if (n > 0)
-		{
-			p += n;
-			bytes -= n;
-			ThreadWakeBackend(slot);
-			continue;
-		}
-		if (ThreadCancelled(slot))
-			return false;
-		if (!odp_ring_poll(slot->out, true, THREAD_POLL_US))
-			odp_ring_sleep(slot->out, seen, THREAD_SLEEP_MS);
-	}
-	return true;
+	return ThreadMove(slot, (void *) src, bytes, true);
 }
 
 /* The engine's pair callback: one pair frame. */
