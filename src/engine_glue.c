@@ -918,13 +918,17 @@ OdpComputeSkyline(const OdpInput *in, const uint8 *maximize, int32 band,
 /*
  * Emits the per-phase NOTICE when odp_gpu.report_timing is on.  Scripts
  * parse its key=value pairs: keep the existing keys and their order, and
- * append new ones at the end.
+ * append new ones at the end.  total is the whole call since call_start
+ * (odp_now_ms() when the SQL function began); other, what no phase
+ * listed accounts for.
  */
 void
 OdpReportTiming(const char *what, const OdpInput *in, const OdpRunInfo *info,
-				double output_ms)
+				double output_ms, double call_start)
 {
 	const char *extra = "";
+	double		total = odp_now_ms() - call_start;
+	double		phases;
 
 	if (!odp_report_timing)
 		return;
@@ -964,6 +968,10 @@ OdpReportTiming(const char *what, const OdpInput *in, const OdpRunInfo *info,
 		extra = psprintf("%s devices=%d", extra, info->gpu_parts);
 	if (info->via_service)
 		extra = psprintf("%s queued=%.1f ms", extra, info->queued_ms);
+	phases = in->read_ms + info->query_read_ms + info->other_read_ms +
+		info->transfer_ms + info->compute_ms + output_ms;
+	extra = psprintf("%s read_workers=%d total=%.1f ms other=%.1f ms", extra,
+					 in->read_workers, total, total - phases);
 	ereport(NOTICE,
 			(errmsg("odp_gpu timing: %s path=%s rows=" INT64_FORMAT " dims=%d "
 					"read=%.1f ms (%s) transfer=%.1f ms compute=%.1f ms output=%.1f ms chunks=" INT64_FORMAT "%s",

@@ -166,6 +166,7 @@ extern int64 OdpComputeIntervalCount(const OdpInput *a, const OdpInput *b,
 extern const char *OdpOutlierMethodName(OdpOutlierMethod method);
 
 extern void OdpReportTiming(const char *what, const OdpInput *in,
-							const OdpRunInfo *info, double output_ms);
+							const OdpRunInfo *info, double output_ms,
+							double call_start);
 
 #endif							/* ODP_ENGINE_GLUE_H */

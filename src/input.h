@@ -106,6 +106,8 @@ typedef struct OdpInput
 	char	   *source_desc;	/* for messages, e.g. "table \"public\".\"points\""
 								 * or "query" */
 	bool		heap_scan;		/* read by a direct heap scan */
+	int			read_workers;	/* parallel workers that read with the
+								 * backend */
 	bool		aggregate;		/* given row by row to an aggregate (neither
 								 * heap scan nor SPI) */
 	double		read_ms;		/* wall time of OdpReadInput */

@@ -242,13 +242,76 @@ OdpReaderSetDims(OdpReader *r, int32 dims)
 
 /* ---- finishing ---- */
 
-/* One array of the reader's with a fixed number of bytes per row. */
-typedef struct OdpRowArray
+/* See input_internal.h. */
+int
+OdpReaderArrays(OdpReader *r, OdpReaderArray *arrays)
 {
-	char	   *base;
-	Size		rowbytes;
-	char	   *scratch;
-} OdpRowArray;
+	Size		dims = (Size) Max(r->dims, 0);
+	int			n = 0;
+
+	arrays[n++] = (OdpReaderArray) {(char **) &r->ids, sizeof(int64)};
+	if (r->plan->regions)
+	{
+		arrays[n++] = (OdpReaderArray) {(char **) &r->lower, sizeof(uint64) * dims};
+		arrays[n++] = (OdpReaderArray) {(char **) &r->upper, sizeof(uint64) * dims};
+		arrays[n++] = (OdpReaderArray) {(char **) &r->bflags, dims};
+	}
+	else if (r->f64)
+		arrays[n++] = (OdpReaderArray) {(char **) &r->data64, sizeof(double) * dims};
+	else
+		arrays[n++] = (OdpReaderArray) {(char **) &r->data, sizeof(float) * dims};
+	if (r->missing_ok)
+		arrays[n++] = (OdpReaderArray) {(char **) &r->missing, dims};
+	Assert(n <= ODP_READER_ARRAYS);
+	return n;
+}
+
+/* See input_internal.h. */
+bool
+OdpReaderShareBuffers(OdpReader *r, int64 capacity)
+{
+	OdpReaderArray arrays[ODP_READER_ARRAYS];
+	void	   *shared[ODP_READER_ARRAYS];
+	int			n = OdpReaderArrays(r, arrays);
+
+	Assert(r->rows == 0 && r->dims >= 0);
+	for (int a = 0; a < n; a++)
+	{
+		shared[a] = OdpSharedBufferCreate(r->outcxt,
+										  OdpMulSize(Max(capacity, 1), arrays[a].rowbytes));
+		if (shared[a] == NULL)
+		{
+			while (--a >= 0)
+				OdpSharedBufferFree(shared[a]);
+			return false;
+		}
+	}
+	for (int a = 0; a < n; a++)
+	{
+		if (*arrays[a].ptr != NULL)
+			OdpRelease(*arrays[a].ptr);
+		*arrays[a].ptr = shared[a];
+	}
+	r->capacity = capacity;
+	r->shared = true;
+	return true;
+}
+
+/* See input_internal.h. */
+void
+OdpReaderDiscard(OdpReader *r)
+{
+	OdpReaderArray arrays[ODP_READER_ARRAYS];
+	int			n = OdpReaderArrays(r, arrays);
+
+	for (int a = 0; a < n; a++)
+		if (*arrays[a].ptr != NULL)
+		{
+			OdpRelease(*arrays[a].ptr);
+			*arrays[a].ptr = NULL;
+		}
+	r->rows = r->capacity = 0;
+}
 
 /*
  * Orders the rows by ascending id: sorts (id, row) pairs, then permutes
@@ -259,26 +322,17 @@ static void
 OdpReaderSortRows(OdpReader *r)
 {
 	int64		n = r->rows;
-	OdpRowArray arrays[4];
-	int			narrays = 0;
+	OdpReaderArray arrays[ODP_READER_ARRAYS];
+	char	   *scratch[ODP_READER_ARRAYS];
+	int			narrays;
 	OdpIdRow   *pairs;
 	int64		moved = 0;
-	Size		dims = (Size) Max(r->dims, 0);
 
-	if (r->plan->regions)
-	{
-		arrays[narrays++] = (OdpRowArray) {(char *) r->lower, sizeof(uint64) * dims, NULL};
-		arrays[narrays++] = (OdpRowArray) {(char *) r->upper, sizeof(uint64) * dims, NULL};
-		arrays[narrays++] = (OdpRowArray) {(char *) r->bflags, dims, NULL};
-	}
-	else if (r->f64)
-		arrays[narrays++] = (OdpRowArray) {(char *) r->data64, sizeof(double) * dims, NULL};
-	else
-		arrays[narrays++] = (OdpRowArray) {(char *) r->data, sizeof(float) * dims, NULL};
-	if (r->missing != NULL)
-		arrays[narrays++] = (OdpRowArray) {(char *) r->missing, dims, NULL};
+	/* ids come from the pairs; the other arrays follow the cycles */
+	narrays = OdpReaderArrays(r, arrays) - 1;
+	memmove(arrays, arrays + 1, sizeof(OdpReaderArray) * narrays);
 	for (int a = 0; a < narrays; a++)
-		arrays[a].scratch = palloc(Max(arrays[a].rowbytes, 1));
+		scratch[a] = palloc(Max(arrays[a].rowbytes, 1));
 
 	pairs = MemoryContextAllocHuge(CurrentMemoryContext,
 								   OdpMulSize(n, sizeof(OdpIdRow)));
@@ -300,7 +354,7 @@ OdpReaderSortRows(OdpReader *r)
 		if (pairs[i].row == i)
 			continue;
 		for (int a = 0; a < narrays; a++)
-			memcpy(arrays[a].scratch, arrays[a].base + arrays[a].rowbytes * i,
+			memcpy(scratch[a], *arrays[a].ptr + arrays[a].rowbytes * i,
 				   arrays[a].rowbytes);
 		for (;;)
 		{
@@ -311,8 +365,8 @@ OdpReaderSortRows(OdpReader *r)
 				CHECK_FOR_INTERRUPTS();
 			pairs[j].row = j;
 			for (int a = 0; a < narrays; a++)
-				memcpy(arrays[a].base + arrays[a].rowbytes * j,
-					   k == i ? arrays[a].scratch : arrays[a].base + arrays[a].rowbytes * k,
+				memcpy(*arrays[a].ptr + arrays[a].rowbytes * j,
+					   k == i ? scratch[a] : *arrays[a].ptr + arrays[a].rowbytes * k,
 					   arrays[a].rowbytes);
 			if (k == i)
 				break;
@@ -321,7 +375,7 @@ OdpReaderSortRows(OdpReader *r)
 	}
 	pfree(pairs);
 	for (int a = 0; a < narrays; a++)
-		pfree(arrays[a].scratch);
+		pfree(scratch[a]);
 }
 
 /*
@@ -338,8 +392,9 @@ OdpReaderFinish(OdpReader *r)
 	if (!r->sorted)
 		OdpReaderSortRows(r);
 	r->sorted = true;
-	for (int64 i = 1; i < r->rows; i++)
-		OdpEnsureIdsDiffer(r->ids[i - 1], r->ids[i], &r->plan->id);
+	if (!r->unique)
+		for (int64 i = 1; i < r->rows; i++)
+			OdpEnsureIdsDiffer(r->ids[i - 1], r->ids[i], &r->plan->id);
 
 	if (r->capacity > r->rows)
 		OdpReaderReserve(r, r->rows);

@@ -7,9 +7,13 @@
  *
  * The files by concern, and who calls whom (arrows run one way, down):
  *
- *	  input_reader.c     the entry points OdpReadInput, OdpResolveSource;
- *	                     table scan and SPI cursor
+ *	  input_reader.c     the entry points OdpReadInput, OdpResolveSource
+ *	                     and the parallel workers' OdpParallelReadMain;
+ *	                     table scan and SPI
  *	  input_aggregate.c  OdpRowAccum*: rows given one at a time
+ *	       |
+ *	  input_parallel.c   a table read by parallel workers into shared
+ *	       |             buffers, in physical order
  *	       |
  *	  input_decode.c     a row's id and values into the buffers
  *	       |
@@ -39,6 +43,7 @@
 #include "access/attnum.h"
 #include "access/tupdesc.h"
 #include "input.h"
+#include "storage/shm_toc.h"
 #include "utils/relcache.h"
 
 /* Rows between interrupt checks and row-context resets; SPI fetch size. */
@@ -159,6 +164,8 @@ typedef struct OdpReader
 	bool		empty_ok;		/* a source without rows is no error */
 	int64	   *ids;
 	bool		sorted;			/* ids so far are non-decreasing */
+	bool		unique;			/* and known strictly ascending: finishing
+								 * skips the check for duplicates */
 	const char *desc;
 } OdpReader;
 
@@ -201,6 +208,32 @@ extern void OdpReaderGrow(OdpReader *r);
 extern void OdpReaderSetDims(OdpReader *r, int32 dims);
 extern void OdpReaderFinish(OdpReader *r);
 
+/* One of the reader's per-row arrays: where it is, bytes per row. */
+typedef struct OdpReaderArray
+{
+	char	  **ptr;
+	Size		rowbytes;
+} OdpReaderArray;
+
+#define ODP_READER_ARRAYS	4
+
+/*
+ * Lists the reader's per-row arrays (dims known), ids first, then the
+ * values (or the bounds and their flags), then the missing flags;
+ * returns how many (at most ODP_READER_ARRAYS).
+ */
+extern int	OdpReaderArrays(OdpReader *r, OdpReaderArray *arrays);
+
+/*
+ * Moves the reader's buffers (no rows yet, dims known) to new shared
+ * buffers of capacity rows, which parallel workers can fill; false,
+ * leaving them as they were, where shared memory cannot be had.
+ */
+extern bool OdpReaderShareBuffers(OdpReader *r, int64 capacity);
+
+/* Frees the reader's buffers (before it is initialised again). */
+extern void OdpReaderDiscard(OdpReader *r);
+
 /* ---- input_regions.c ---- */
 
 extern void OdpResolveRegionColumns(const OdpColumn *cols, int ncols,
@@ -209,6 +242,27 @@ extern void OdpResolveRegionColumns(const OdpColumn *cols, int ncols,
 extern void OdpRegionsAddRow(OdpReader *r, const Datum *values,
 							 const bool *isnull, int64 id);
 extern OdpRegionDim *OdpDescribeRegionDims(const OdpColumnPlan *plan, int32 dims);
+
+/* ---- input_parallel.c ---- */
+
+/*
+ * Reads rel (a plain heap table, columns resolved into r's plan) with
+ * parallel workers into r, which OdpReaderInit prepared; *workers is set
+ * to the workers that took part.  Returns false, r untouched, where no
+ * worker may be used or the parallel read failed: the caller then reads
+ * serially (which raises the error, if the data has one).
+ */
+extern bool OdpReadTableParallel(Relation rel, const OdpInputSpec *spec,
+								 OdpReader *r, const char *desc, int *workers);
+
+/* A worker: the spec and relation the backend reads. */
+extern void OdpParallelWorkerSpec(shm_toc *toc, OdpInputSpec *spec,
+								  Oid *relid);
+
+/* A worker: reads its share of rel into the backend's output. */
+extern void OdpParallelWorkerRead(shm_toc *toc, Relation rel,
+								  const OdpColumnPlan *plan,
+								  const OdpInputSpec *spec, const char *desc);
 
 /* ---- input_decode.c ---- */
 

@@ -25,7 +25,9 @@
  * 3. Read the rows (here).  A plain heap-like table without row-level
  *	  security in effect and without inheritance children is read by a
  *	  direct table scan under the active snapshot, deforming only the
- *	  attributes used.  Everything else (views, partitioned and foreign
+ *	  attributes used: by the backend and parallel workers where
+ *	  PostgreSQL would give its scan workers (input_parallel.c), else by
+ *	  the backend alone.  Everything else (views, partitioned and foreign
  *	  tables, materialized views, tables under RLS, queries) goes through
  *	  an SPI cursor fetched in batches, so that a large input never exists
  *	  twice in memory; for relations the query is generated from
@@ -55,6 +57,8 @@
 #include "miscadmin.h"
 #include "portability/instr_time.h"
 #include "storage/bufmgr.h"
+#include "storage/dsm.h"
+#include "storage/shm_toc.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -91,18 +95,15 @@ OdpResolvePlan(const OdpColumn *cols, int ncols, bool is_relation,
 }
 
 /*
- * Opens the relation source names (locked until the end of the
- * transaction: close it with NoLock), checks the caller's privileges on
- * it and on the columns used if check_privileges, and resolves its
- * columns into *plan.  Sets *desc for messages.  Shared by the reader
- * and OdpResolveSource, so that both check and resolve alike.
+ * Checks the caller's privileges on rel and on the columns used if
+ * check_privileges, and resolves its columns into *plan.  Sets *desc for
+ * messages.  Shared by the reader, OdpResolveSource and the parallel
+ * workers, so that all check and resolve alike.
  */
-static Relation
-OdpResolveRelationSource(const char *source, const OdpInputSpec *spec,
-						 bool check_privileges, OdpColumnPlan *plan,
-						 char **desc)
+static void
+OdpResolveRelation(Relation rel, const OdpInputSpec *spec,
+				   bool check_privileges, OdpColumnPlan *plan, char **desc)
 {
-	Relation	rel = OdpOpenSourceRelation(source);
 	OdpColumn  *cols;
 	int			ncols;
 
@@ -114,6 +115,20 @@ OdpResolveRelationSource(const char *source, const OdpInputSpec *spec,
 				   plan);
 	if (check_privileges)
 		OdpCheckColumnPrivileges(rel, plan);
+}
+
+/*
+ * Opens the relation source names (locked until the end of the
+ * transaction: close it with NoLock) and resolves it (OdpResolveRelation).
+ */
+static Relation
+OdpResolveRelationSource(const char *source, const OdpInputSpec *spec,
+						 bool check_privileges, OdpColumnPlan *plan,
+						 char **desc)
+{
+	Relation	rel = OdpOpenSourceRelation(source);
+
+	OdpResolveRelation(rel, spec, check_privileges, plan, desc);
 	return rel;
 }
 
@@ -262,13 +277,15 @@ OdpReadQuerySource(const char *query, const OdpInputSpec *spec,
 /*
  * Reads a relation source: checks it and the privileges, resolves the
  * columns, then reads by table scan when allowed, else through SPI with a
- * generated query.  Sets *desc and *heap_scan.
+ * generated query.  Sets *desc, *heap_scan and *workers (the parallel
+ * workers that read with the backend).
  */
 static void
 OdpReadRelationSource(const char *source, const OdpInputSpec *spec,
 					  OdpReader *r, OdpColumnPlan *plan,
 					  MemoryContext outcxt, MemoryContext workcxt,
-					  MemoryContext rowcxt, char **desc, bool *heap_scan)
+					  MemoryContext rowcxt, char **desc, bool *heap_scan,
+					  int *workers)
 {
 	MemoryContext oldcxt = MemoryContextSwitchTo(workcxt);
 	Relation	rel;
@@ -299,9 +316,13 @@ OdpReadRelationSource(const char *source, const OdpInputSpec *spec,
 	if (*heap_scan)
 	{
 		MemoryContextSwitchTo(oldcxt);
-		OdpReaderInit(r, plan, outcxt, rowcxt, *desc, OdpEstimateRows(rel),
-					  spec);
-		OdpReadTableScan(rel, r);
+		OdpReaderInit(r, plan, outcxt, rowcxt, *desc, 0, spec);
+		if (!OdpReadTableParallel(rel, spec, r, *desc, workers))
+		{
+			OdpReaderInit(r, plan, outcxt, rowcxt, *desc, OdpEstimateRows(rel),
+						  spec);
+			OdpReadTableScan(rel, r);
+		}
 	}
 	else
 	{
@@ -338,6 +359,29 @@ OdpReadRelationSource(const char *source, const OdpInputSpec *spec,
 }
 
 /* ---- entry points ---- */
+
+PGDLLEXPORT void OdpParallelReadMain(dsm_segment *seg, shm_toc *toc);
+
+/*
+ * A parallel worker of OdpReadTableParallel: resolves the columns of the
+ * backend's relation as the backend did, then reads its share of chunks.
+ * Runs in the backend's transaction, snapshot and user (parallel.c).
+ */
+void
+OdpParallelReadMain(dsm_segment *seg, shm_toc *toc)
+{
+	OdpInputSpec spec;
+	OdpColumnPlan plan;
+	Relation	rel;
+	Oid			relid;
+	char	   *desc;
+
+	OdpParallelWorkerSpec(toc, &spec, &relid);
+	rel = table_open(relid, AccessShareLock);
+	OdpResolveRelation(rel, &spec, false, &plan, &desc);
+	OdpParallelWorkerRead(toc, rel, &plan, &spec, desc);
+	table_close(rel, AccessShareLock);
+}
 
 /* See input.h. */
 bool
@@ -379,6 +423,7 @@ OdpReadInput(const OdpInputSpec *spec, OdpInput *out)
 	char	   *source;
 	char	   *desc = NULL;
 	bool		heap_scan = false;
+	int			workers = 0;
 
 	Assert(spec->source != NULL);
 	INSTR_TIME_SET_CURRENT(start);
@@ -399,7 +444,7 @@ OdpReadInput(const OdpInputSpec *spec, OdpInput *out)
 	}
 	else
 		OdpReadRelationSource(source, spec, &reader, &plan, outcxt, workcxt,
-							  rowcxt, &desc, &heap_scan);
+							  rowcxt, &desc, &heap_scan, &workers);
 
 	MemoryContextSwitchTo(workcxt);
 	OdpReaderFinish(&reader);
@@ -418,6 +463,7 @@ OdpReadInput(const OdpInputSpec *spec, OdpInput *out)
 	out->ids = reader.ids;
 	out->source_desc = pstrdup(desc);
 	out->heap_scan = heap_scan;
+	out->read_workers = workers;
 	MemoryContextDelete(workcxt);
 
 	INSTR_TIME_SET_CURRENT(duration);

@@ -238,6 +238,7 @@ IntervalPutPairs(void *arg, const int64 *a, const int64 *b, const double *r,
 static Datum
 IntervalPairs(FunctionCallInfo fcinfo, const IntervalArgPos *pos)
 {
+	double		call_start = odp_now_ms();
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	IntervalCall call;
 	IntervalSink sink;
@@ -259,7 +260,7 @@ IntervalPairs(FunctionCallInfo fcinfo, const IntervalArgPos *pos)
 	OdpComputeIntervalPairs(&call.a, call.bp, IntervalPutPairs, &sink, &info);
 	MemoryContextSwitchTo(old);
 
-	OdpReportTiming("odp_interval_match", &call.a, &info, info.emit_ms);
+	OdpReportTiming("odp_interval_match", &call.a, &info, info.emit_ms, call_start);
 	MemoryContextDelete(work);
 	return (Datum) 0;
 }
@@ -268,6 +269,7 @@ IntervalPairs(FunctionCallInfo fcinfo, const IntervalArgPos *pos)
 static Datum
 IntervalCount(FunctionCallInfo fcinfo, const IntervalArgPos *pos)
 {
+	double		call_start = odp_now_ms();
 	IntervalCall call;
 	OdpRunInfo	info;
 	MemoryContext work,
@@ -282,7 +284,7 @@ IntervalCount(FunctionCallInfo fcinfo, const IntervalArgPos *pos)
 	count = OdpComputeIntervalCount(&call.a, call.bp, &info);
 	MemoryContextSwitchTo(old);
 
-	OdpReportTiming("odp_interval_match_count", &call.a, &info, 0.0);
+	OdpReportTiming("odp_interval_match_count", &call.a, &info, 0.0, call_start);
 	MemoryContextDelete(work);
 	PG_RETURN_INT64(count);
 }

@@ -162,6 +162,7 @@ KnnDistributed(ReturnSetInfo *rsinfo, const OdpShardSet *shards,
 Datum
 odp_knn(PG_FUNCTION_ARGS)
 {
+	double		call_start = odp_now_ms();
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	OdpInputSpec spec;
 	OdpInput	source;
@@ -232,7 +233,7 @@ odp_knn(PG_FUNCTION_ARGS)
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	if (res.k > 0)
-		OdpReportTiming("odp_knn", &source, &res.info, odp_now_ms() - start);
+		OdpReportTiming("odp_knn", &source, &res.info, odp_now_ms() - start, call_start);
 	MemoryContextDelete(work);
 	return (Datum) 0;
 }
@@ -249,6 +250,7 @@ odp_knn(PG_FUNCTION_ARGS)
 Datum
 odp_knn_join(PG_FUNCTION_ARGS)
 {
+	double		call_start = odp_now_ms();
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	OdpInputSpec qspec;
 	OdpInputSpec spec;
@@ -321,7 +323,7 @@ odp_knn_join(PG_FUNCTION_ARGS)
 		}
 	}
 	if (res.k > 0)
-		OdpReportTiming("odp_knn_join", &source, &res.info, odp_now_ms() - start);
+		OdpReportTiming("odp_knn_join", &source, &res.info, odp_now_ms() - start, call_start);
 	MemoryContextDelete(work);
 	return (Datum) 0;
 }

@@ -180,6 +180,7 @@ OutlierTopCompute(const OutlierArgs *args, int32 n, OdpOutlierMethod method,
 Datum
 odp_outlier_scores(PG_FUNCTION_ARGS)
 {
+	double		call_start = odp_now_ms();
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	OutlierArgs args;
 	OdpInput	in;
@@ -212,7 +213,7 @@ odp_outlier_scores(PG_FUNCTION_ARGS)
 		values[1] = Float8GetDatum(scores[i]);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
-	OdpReportTiming("odp_outlier_scores", &in, &info, odp_now_ms() - start);
+	OdpReportTiming("odp_outlier_scores", &in, &info, odp_now_ms() - start, call_start);
 	MemoryContextDelete(work);
 	return (Datum) 0;
 }
@@ -225,6 +226,7 @@ odp_outlier_scores(PG_FUNCTION_ARGS)
 Datum
 odp_top_outliers(PG_FUNCTION_ARGS)
 {
+	double		call_start = odp_now_ms();
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	OutlierArgs args;
 	OutlierTop	top;
@@ -259,7 +261,7 @@ odp_top_outliers(PG_FUNCTION_ARGS)
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	if (!top.distributed)
-		OdpReportTiming("odp_top_outliers", &top.in, &top.info, odp_now_ms() - start);
+		OdpReportTiming("odp_top_outliers", &top.in, &top.info, odp_now_ms() - start, call_start);
 	MemoryContextDelete(work);
 	return (Datum) 0;
 }
@@ -275,6 +277,7 @@ odp_top_outliers(PG_FUNCTION_ARGS)
 Datum
 odp_solving_set(PG_FUNCTION_ARGS)
 {
+	double		call_start = odp_now_ms();
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	OutlierArgs args;
 	OutlierTop	top;
@@ -317,7 +320,7 @@ odp_solving_set(PG_FUNCTION_ARGS)
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	if (!top.distributed)
-		OdpReportTiming("odp_solving_set", &top.in, &top.info, odp_now_ms() - start);
+		OdpReportTiming("odp_solving_set", &top.in, &top.info, odp_now_ms() - start, call_start);
 	MemoryContextDelete(work);
 	return (Datum) 0;
 }
@@ -339,6 +342,7 @@ odp_solving_set(PG_FUNCTION_ARGS)
 Datum
 odp_outlier_predict(PG_FUNCTION_ARGS)
 {
+	double		call_start = odp_now_ms();
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	OdpInputSpec sspec;
 	OdpInputSpec nspec;
@@ -400,7 +404,7 @@ odp_outlier_predict(PG_FUNCTION_ARGS)
 		values[2] = BoolGetDatum(has_threshold && weight >= threshold);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
-	OdpReportTiming("odp_outlier_predict", &set, &res.info, odp_now_ms() - start);
+	OdpReportTiming("odp_outlier_predict", &set, &res.info, odp_now_ms() - start, call_start);
 	MemoryContextDelete(work);
 	return (Datum) 0;
 }

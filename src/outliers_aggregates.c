@@ -121,6 +121,7 @@ odp_top_outliers_agg_transfn(PG_FUNCTION_ARGS)
 Datum
 odp_top_outliers_agg_finalfn(PG_FUNCTION_ARGS)
 {
+	double		call_start = odp_now_ms();
 	OutlierAggState *state;
 	Oid			arraytype;
 	Oid			rowtype;
@@ -184,7 +185,7 @@ odp_top_outliers_agg_finalfn(PG_FUNCTION_ARGS)
 	MemoryContextSwitchTo(old);
 	result = construct_array(elems, (int) count, rowtype, typlen, typbyval,
 							 typalign);
-	OdpReportTiming("odp_top_outliers_agg", &in, &info, odp_now_ms() - start);
+	OdpReportTiming("odp_top_outliers_agg", &in, &info, odp_now_ms() - start, call_start);
 	MemoryContextDelete(work);
 	PG_RETURN_ARRAYTYPE_P(result);
 }

@@ -279,6 +279,7 @@ PearsonPutPairs(void *arg, const int64 *a, const int64 *b, const double *r,
 static Datum
 PearsonPairs(FunctionCallInfo fcinfo, const PearsonArgPos *pos, int min_abs_r_arg)
 {
+	double		call_start = odp_now_ms();
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	PearsonArgs args;
 	PearsonInput in;
@@ -304,7 +305,7 @@ PearsonPairs(FunctionCallInfo fcinfo, const PearsonArgPos *pos, int min_abs_r_ar
 						   PearsonPutPairs, &sink, &info);
 	MemoryContextSwitchTo(old);
 
-	OdpReportTiming("odp_pearson", &in.x, &info, info.emit_ms);
+	OdpReportTiming("odp_pearson", &in.x, &info, info.emit_ms, call_start);
 	MemoryContextDelete(work);
 	return (Datum) 0;
 }
@@ -342,6 +343,7 @@ static Datum
 PearsonTop(FunctionCallInfo fcinfo, const PearsonArgPos *pos, int k_arg,
 		   int sign_arg)
 {
+	double		call_start = odp_now_ms();
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	PearsonArgs args;
 	PearsonInput in;
@@ -392,7 +394,7 @@ PearsonTop(FunctionCallInfo fcinfo, const PearsonArgPos *pos, int k_arg,
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 		}
 	}
-	OdpReportTiming("odp_pearson_top", &in.x, &info, odp_now_ms() - start);
+	OdpReportTiming("odp_pearson_top", &in.x, &info, odp_now_ms() - start, call_start);
 	MemoryContextDelete(work);
 	return (Datum) 0;
 }

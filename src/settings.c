@@ -30,6 +30,7 @@ typedef struct OdpDevicesExtra
 } OdpDevicesExtra;
 
 int			odp_device_setting = ODP_SETTING_AUTO;
+int			odp_parallel_read = ODP_PARALLEL_READ_AUTO;
 char	   *odp_devices_setting = NULL;
 static OdpDevicesExtra odp_devices_parsed = {-1, {0}};
 int			odp_device_id = ODP_DEVICE_ID_DEFAULT;
@@ -39,6 +40,13 @@ int			odp_cpu_threads = ODP_CPU_THREADS_DEFAULT;
 bool		odp_report_timing = false;
 bool		odp_distributed = true;
 int			odp_node_connect_timeout = 10;
+
+static const struct config_enum_entry parallel_read_options[] = {
+	{"auto", ODP_PARALLEL_READ_AUTO, false},
+	{"off", ODP_PARALLEL_READ_OFF, false},
+	{"force", ODP_PARALLEL_READ_FORCE, false},
+	{NULL, 0, false}
+};
 
 static const struct config_enum_entry device_options[] = {
 	{"auto", ODP_SETTING_AUTO, false},
@@ -170,6 +178,16 @@ OdpDefineSettings(void)
 							 "else the CPU; gpu fails when no GPU is usable; cpu never touches "
 							 "the GPU.",
 							 &odp_device_setting, ODP_SETTING_AUTO, device_options,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("odp_gpu.parallel_read",
+							 "Reads table sources with parallel workers: auto, off or force.",
+							 "auto reads a plain table with as many parallel workers as "
+							 "PostgreSQL would give a scan of it (its size, TOAST included, the "
+							 "table's parallel_workers and max_parallel_workers_per_gather); "
+							 "force uses max_parallel_workers_per_gather workers whatever the "
+							 "size (for tests); off reads in the backend alone.",
+							 &odp_parallel_read, ODP_PARALLEL_READ_AUTO, parallel_read_options,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 
 	DefineCustomStringVariable("odp_gpu.devices",

@@ -20,6 +20,14 @@ typedef enum OdpDeviceSetting
 	ODP_SETTING_CPU
 } OdpDeviceSetting;
 
+/* odp_gpu.parallel_read */
+typedef enum OdpParallelReadSetting
+{
+	ODP_PARALLEL_READ_AUTO,		/* workers as PostgreSQL sizes a scan */
+	ODP_PARALLEL_READ_OFF,
+	ODP_PARALLEL_READ_FORCE		/* every table source, whatever its size */
+} OdpParallelReadSetting;
+
 /* -1: not set, odp_gpu.devices decides; else that one device */
 #define ODP_DEVICE_ID_DEFAULT		(-1)
 #define ODP_DEVICE_ID_MIN			(-1)
@@ -42,6 +50,7 @@ typedef enum OdpDeviceSetting
 #define ODP_CPU_THREADS_MAX			256
 
 extern int	odp_device_setting;
+extern int	odp_parallel_read;
 extern int	odp_device_id;
 extern int	odp_gpu_memory_limit_mb;
 extern int	odp_gpu_min_rows;

@@ -98,24 +98,27 @@ OdpSharedBufferFree(void *buf)
 }
 
 void *
-OdpSharedBufferResize(MemoryContext cxt, void *buf, Size old_bytes, Size new_bytes)
+OdpSharedBufferCreate(MemoryContext cxt, Size bytes)
 {
-	SharedBuffer *old = buf != NULL ? SharedFind(buf) : NULL;
 	SharedBuffer *b;
 	MemoryContextCallback *cb;
 	dsm_segment *seg;
+	struct statvfs fs;
 
-	if (old != NULL && new_bytes <= old->size)
-		return buf;				/* a trim: the segment stays as it is */
-	if (!OdpSharedBufferFits(new_bytes))
+	if (bytes == 0)
+		bytes = 1;
+	/* a POSIX segment fills /dev/shm: leave room there for others */
+	if (dynamic_shared_memory_type == DSM_IMPL_POSIX &&
+		(statvfs("/dev/shm", &fs) != 0 ||
+		 (double) fs.f_bavail * (double) fs.f_frsize < 1.25 * (double) bytes))
 		return NULL;
-	seg = dsm_create(new_bytes, DSM_CREATE_NULL_IF_MAXSEGMENTS);
+	seg = dsm_create(bytes, DSM_CREATE_NULL_IF_MAXSEGMENTS);
 	if (seg == NULL)
 		return NULL;
 	b = MemoryContextAlloc(TopMemoryContext, sizeof(SharedBuffer));
 	b->seg = seg;
 	b->base = dsm_segment_address(seg);
-	b->size = new_bytes;
+	b->size = bytes;
 	b->next = shared_buffers;
 	shared_buffers = b;
 	dsm_pin_mapping(seg);
@@ -124,15 +127,29 @@ OdpSharedBufferResize(MemoryContext cxt, void *buf, Size old_bytes, Size new_byt
 	cb->func = SharedContextGone;
 	cb->arg = b->base;
 	MemoryContextRegisterResetCallback(cxt, cb);
-	if (buf != NULL)
+	return b->base;
+}
+
+void *
+OdpSharedBufferResize(MemoryContext cxt, void *buf, Size old_bytes, Size new_bytes)
+{
+	SharedBuffer *old = buf != NULL ? SharedFind(buf) : NULL;
+	char	   *base;
+
+	if (old != NULL && new_bytes <= old->size)
+		return buf;				/* a trim: the segment stays as it is */
+	if (!OdpSharedBufferFits(new_bytes))
+		return NULL;
+	base = OdpSharedBufferCreate(cxt, new_bytes);
+	if (base != NULL && buf != NULL)
 	{
-		memcpy(b->base, buf, Min(old != NULL ? old->size : old_bytes, new_bytes));
+		memcpy(base, buf, Min(old != NULL ? old->size : old_bytes, new_bytes));
 		if (old != NULL)
 			dsm_detach(old->seg);
 		else
 			pfree(buf);
 	}
-	return b->base;
+	return base;
 }
 
 bool

@@ -33,6 +33,13 @@
 extern bool OdpSharedBufferFits(Size bytes);
 
 /*
+ * A new shared buffer of bytes (any size, any type of dynamic shared
+ * memory), for cxt; NULL where no segment can be had.  Parallel workers
+ * write into these.
+ */
+extern void *OdpSharedBufferCreate(MemoryContext cxt, Size bytes);
+
+/*
  * Resizes buf (NULL, a buffer of cxt of old_bytes, or a shared buffer)
  * to a shared buffer of at least new_bytes, keeping its first bytes;
  * returns NULL, leaving buf alone, where no segment can be had.

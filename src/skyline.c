@@ -129,6 +129,7 @@ odp_node_skyline(PG_FUNCTION_ARGS)
 Datum
 odp_skyline(PG_FUNCTION_ARGS)
 {
+	double		call_start = odp_now_ms();
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	OdpInputSpec spec;
 	OdpInput	in;
@@ -171,7 +172,7 @@ odp_skyline(PG_FUNCTION_ARGS)
 
 	start = odp_now_ms();
 	SkylineEmit(rsinfo, &in, dominated_by, band);
-	OdpReportTiming("odp_skyline", &in, &info, odp_now_ms() - start);
+	OdpReportTiming("odp_skyline", &in, &info, odp_now_ms() - start, call_start);
 	MemoryContextDelete(work);
 	return (Datum) 0;
 }
@@ -272,6 +273,7 @@ odp_skyline_agg_transfn(PG_FUNCTION_ARGS)
 Datum
 odp_skyline_agg_finalfn(PG_FUNCTION_ARGS)
 {
+	double		call_start = odp_now_ms();
 	SkylineAggState *state;
 	MemoryContext work,
 				old;
@@ -307,7 +309,7 @@ odp_skyline_agg_finalfn(PG_FUNCTION_ARGS)
 	MemoryContextSwitchTo(old);
 	result = construct_array(elems, (int) count, INT8OID, sizeof(int64),
 							 FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
-	OdpReportTiming("odp_skyline_agg", &in, &info, odp_now_ms() - start);
+	OdpReportTiming("odp_skyline_agg", &in, &info, odp_now_ms() - start, call_start);
 	MemoryContextDelete(work);
 	PG_RETURN_ARRAYTYPE_P(result);
 }

@@ -1,0 +1,749 @@
+/*-------------------------------------------------------------------------
+ *
+ * input_parallel.c
+ *	  Reads a plain table with PostgreSQL parallel workers: the backend and
+ *	  its workers scan the table's blocks in chunks, decode their rows and
+ *	  write them straight into the output buffers in shared memory, in the
+ *	  table's physical order, as the serial scan would have stored them.
+ *
+ * How the rows keep their order.  The blocks are cut into chunks taken in
+ * ascending order from a shared counter.  A participant decodes the rows
+ * of its chunk into a small private stage (with every check of the serial
+ * reader) and publishes the chunk's row count; a chunk's place in the
+ * output is the sum of the counts of the chunks before it, known as soon
+ * as those are published.  The participant copies each staged chunk to its
+ * place once known, while it goes on with the next chunks; it waits only
+ * when it holds many chunks whose places are not yet known.  Nobody waits
+ * for a chunk that is not being decoded, so the read cannot deadlock.
+ *
+ * The output is sized before reading from the table's statistics (rows
+ * per block times the blocks, or the planner's estimate for a table never
+ * analysed), with a margin; a table that holds more rows than that is
+ * read again serially.  Dimensions that the first row sets (arrays,
+ * cubes) are found by the backend alone: only it takes chunks until it
+ * has read a row, so the first row is the physically first one, as in
+ * the serial read.
+ *
+ * Errors.  The parallel read runs in a subtransaction.  Whatever fails in
+ * it, in the backend or in a worker (a NULL, a NaN, a ragged array, no
+ * shared memory), is rolled back, workers and buffers included, and the
+ * table is then read serially, which raises the very error the serial
+ * read raises, naming the same row.  Cancels, timeouts and shutdowns are
+ * re-raised at once.
+ *
+ * Copyright (c) 2026, odp_gpu developers
+ *
+ * IDENTIFICATION
+ *	  src/input_parallel.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/heapam.h"
+#include "access/parallel.h"
+#include "access/relscan.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "executor/tuptable.h"
+#include "input_internal.h"
+#include "miscadmin.h"
+#include "optimizer/cost.h"
+#include "optimizer/paths.h"
+#include "optimizer/plancat.h"
+#include "port/atomics.h"
+#include "postmaster/bgworker_internals.h"
+#include "settings.h"
+#include "shared_buffers.h"
+#include "storage/bufmgr.h"
+#include "storage/condition_variable.h"
+#include "storage/shm_toc.h"
+#include "storage/spin.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/resowner.h"
+#include "utils/snapmgr.h"
+#include "utils/wait_event.h"
+
+#define ODP_PARALLEL_KEY_READ	UINT64CONST(0x4F44500000000001)
+#define ODP_PARALLEL_KEY_SPEC	UINT64CONST(0x4F44500000000002)
+
+/* Chunks per participant the blocks are cut into, and a chunk's limits. */
+#define ODP_CHUNKS_PER_PARTICIPANT	64
+#define ODP_CHUNK_MAX_BLOCKS		64
+
+/* Decoded chunks, or bytes, a participant holds before it waits. */
+#define ODP_MAX_STAGED_CHUNKS	32
+#define ODP_MAX_STAGED_BYTES	((Size) 64 << 20)
+
+/* Room in the output for more rows than the statistics say. */
+#define ODP_CAPACITY_MARGIN		1.10
+#define ODP_CAPACITY_SLACK		1024
+
+/* One chunk of blocks. */
+typedef struct OdpReadChunk
+{
+	int64		rows;			/* -1 until decoded */
+	int64		offset;			/* its first output row, once placed */
+	int64		first_id;
+	int64		last_id;
+	bool		ascending;		/* ids strictly ascending within */
+} OdpReadChunk;
+
+typedef enum OdpOutputState
+{
+	ODP_OUTPUT_PENDING,			/* the backend looks for the first row */
+	ODP_OUTPUT_READY,			/* output allocated: every participant reads */
+	ODP_OUTPUT_NONE				/* no row anywhere: nothing to read */
+} OdpOutputState;
+
+/* The state every participant shares, in the parallel context's segment. */
+typedef struct OdpParallelRead
+{
+	Oid			relid;
+	BlockNumber nblocks;
+	BlockNumber chunk_blocks;
+	int64		nchunks;
+	pg_atomic_uint64 next_chunk;
+	ConditionVariable cv;		/* output ready, or chunks placed */
+	slock_t		mutex;
+
+	/* set by the backend before READY; read-only after */
+	int			output;			/* OdpOutputState (under mutex) */
+	int32		dims;
+	int64		capacity;
+	int			narrays;
+	dsm_handle	handles[ODP_READER_ARRAYS];
+
+	/* under mutex */
+	int64		placed_chunks;	/* chunks < this have their offsets */
+	int64		placed_rows;
+	bool		overflow;		/* more rows than capacity: read again */
+	bool		any_missing;
+	bool		any_bflag;
+
+	OdpReadChunk chunks[FLEXIBLE_ARRAY_MEMBER];
+} OdpParallelRead;
+
+/* What a worker needs of the spec to resolve the columns as the backend did. */
+typedef struct OdpSpecWire
+{
+	Oid			relid;
+	OdpValueType values;
+	bool		missing_ok;
+	int32		max_dims;
+	uint8		pair_flags;
+	bool		empty_ok;
+	Size		id_column_len;	/* 0 = NULL */
+	Size		features_len;	/* 0 = NULL */
+	char		data[FLEXIBLE_ARRAY_MEMBER];
+} OdpSpecWire;
+
+/* One participant (the backend or a worker) while it reads. */
+typedef struct OdpParticipant
+{
+	OdpParallelRead *shared;
+	Relation	rel;
+	OdpReader	stage;			/* decoded rows not yet copied */
+	MemoryContext cxt;			/* the stage's, deleted when done */
+	MemoryContext rowcxt;
+	int			narrays;
+	char	   *out[ODP_READER_ARRAYS];	/* this process's mapping */
+	dsm_segment *segs[ODP_READER_ARRAYS];	/* a worker's mappings of them */
+	int			nstaged;
+	int64		staged_chunk[ODP_MAX_STAGED_CHUNKS];
+	int64		staged_start[ODP_MAX_STAGED_CHUNKS];
+} OdpParticipant;
+
+/* ---- how many workers ---- */
+
+/*
+ * The workers PostgreSQL would give a scan of rel: its parallel_workers
+ * option, else one more for every tripling of its size beyond
+ * min_parallel_table_scan_size, as the planner sizes a parallel
+ * sequential scan; the size counts the TOAST table, which the read
+ * detoasts.  Capped by max_parallel_workers_per_gather.  None where
+ * workers cannot help: a temporary table, a table access method other
+ * than heap, or an operation already parallel.
+ */
+static int
+OdpParallelReadWorkers(Relation rel, BlockNumber heap_blocks)
+{
+	BlockNumber blocks = heap_blocks;
+	int			workers;
+
+	if (odp_parallel_read == ODP_PARALLEL_READ_OFF ||
+		max_parallel_workers_per_gather <= 0 || IsInParallelMode() ||
+		!IsUnderPostmaster || RelationUsesLocalBuffers(rel) ||
+		rel->rd_tableam != GetHeapamTableAmRoutine() || heap_blocks == 0)
+		return 0;
+	if (odp_parallel_read == ODP_PARALLEL_READ_FORCE)
+		return max_parallel_workers_per_gather;
+
+	workers = RelationGetParallelWorkers(rel, -1);
+	if (workers < 0)
+	{
+		double		threshold = Max(min_parallel_table_scan_size, 1);
+
+		if (OidIsValid(rel->rd_rel->reltoastrelid))
+		{
+			Relation	toast = table_open(rel->rd_rel->reltoastrelid, AccessShareLock);
+
+			blocks += RelationGetNumberOfBlocks(toast);
+			table_close(toast, AccessShareLock);
+		}
+		if (blocks < threshold)
+			return 0;
+		workers = 1;
+		while (blocks >= threshold * 3 && workers < MAX_PARALLEL_WORKER_LIMIT)
+		{
+			workers++;
+			threshold *= 3;
+		}
+	}
+	return Min(workers, max_parallel_workers_per_gather);
+}
+
+/*
+ * Rows the output has room for: the table's rows per block (last VACUUM
+ * or ANALYZE) times its blocks now, or the planner's estimate from column
+ * widths for a table never analysed, with a margin.
+ */
+static int64
+OdpParallelCapacity(Relation rel)
+{
+	BlockNumber pages;
+	double		tuples;
+	double		allvisfrac;
+
+	estimate_rel_size(rel, NULL, &pages, &tuples, &allvisfrac);
+	return (int64) Min(tuples * ODP_CAPACITY_MARGIN + ODP_CAPACITY_SLACK,
+					   (double) ODP_MAX_ROWS);
+}
+
+/* ---- placing chunks ---- */
+
+/* Publishes chunk c's rows and the places that are now known. */
+static void
+OdpPublishChunk(OdpParallelRead *s, int64 c, const OdpReader *stage, int64 start)
+{
+	int64		rows = stage->rows - start;
+	bool		ascending = true;
+	bool		advanced = false;
+
+	for (int64 i = start + 1; i < stage->rows; i++)
+		ascending &= stage->ids[i] > stage->ids[i - 1];
+
+	SpinLockAcquire(&s->mutex);
+	s->chunks[c].first_id = rows > 0 ? stage->ids[start] : 0;
+	s->chunks[c].last_id = rows > 0 ? stage->ids[stage->rows - 1] : 0;
+	s->chunks[c].ascending = ascending;
+	s->chunks[c].rows = rows;
+	while (s->placed_chunks < s->nchunks && s->chunks[s->placed_chunks].rows >= 0)
+	{
+		s->chunks[s->placed_chunks].offset = s->placed_rows;
+		s->placed_rows += s->chunks[s->placed_chunks].rows;
+		s->placed_chunks++;
+		advanced = true;
+	}
+	if (s->placed_rows > s->capacity)
+		s->overflow = true;
+	SpinLockRelease(&s->mutex);
+	if (advanced)
+		ConditionVariableBroadcast(&s->cv);
+}
+
+/*
+ * Copies the staged chunks whose places are known to the output; returns
+ * whether any is left.  Once all are copied the stage starts empty again.
+ */
+static bool
+OdpPlaceStaged(OdpParticipant *p)
+{
+	OdpParallelRead *s = p->shared;
+	OdpReaderArray arrays[ODP_READER_ARRAYS];
+	int64		placed;
+	bool		overflow;
+	int			done = 0;
+
+	SpinLockAcquire(&s->mutex);
+	placed = s->placed_chunks;
+	overflow = s->overflow;
+	SpinLockRelease(&s->mutex);
+
+	if (!overflow)
+	{
+		(void) OdpReaderArrays(&p->stage, arrays);
+		for (; done < p->nstaged && p->staged_chunk[done] < placed; done++)
+		{
+			const OdpReadChunk *chunk = &s->chunks[p->staged_chunk[done]];
+			int64		start = p->staged_start[done];
+
+			for (int a = 0; a < p->narrays; a++)
+				memcpy(p->out[a] + (Size) chunk->offset * arrays[a].rowbytes,
+					   *arrays[a].ptr + (Size) start * arrays[a].rowbytes,
+					   (Size) chunk->rows * arrays[a].rowbytes);
+		}
+	}
+	else
+		done = p->nstaged;		/* the rows are read again serially */
+
+	if (done == p->nstaged)
+	{
+		p->nstaged = 0;
+		p->stage.rows = 0;
+		return false;
+	}
+	/* keep the rest, in chunk order */
+	memmove(p->staged_chunk, p->staged_chunk + done, sizeof(int64) * (p->nstaged - done));
+	memmove(p->staged_start, p->staged_start + done, sizeof(int64) * (p->nstaged - done));
+	p->nstaged -= done;
+	return true;
+}
+
+/* Bytes the stage holds. */
+static Size
+OdpStagedBytes(OdpParticipant *p)
+{
+	OdpReaderArray arrays[ODP_READER_ARRAYS];
+	int			n = OdpReaderArrays(&p->stage, arrays);
+	Size		row = 0;
+
+	for (int a = 0; a < n; a++)
+		row += arrays[a].rowbytes;
+	return row * (Size) p->stage.rows;
+}
+
+/* Waits until the first staged chunk has its place, and copies what can be. */
+static void
+OdpWaitToPlace(OdpParticipant *p)
+{
+	ConditionVariablePrepareToSleep(&p->shared->cv);
+	while (OdpPlaceStaged(p))
+		ConditionVariableSleep(&p->shared->cv, PG_WAIT_EXTENSION);
+	ConditionVariableCancelSleep();
+}
+
+/* ---- scanning ---- */
+
+/* Decodes the rows of chunk c into the stage and publishes it. */
+static void
+OdpReadChunkRows(OdpParticipant *p, TableScanDesc scan, TupleTableSlot *slot,
+				 int64 c)
+{
+	OdpParallelRead *s = p->shared;
+	BlockNumber start = (BlockNumber) (c * s->chunk_blocks);
+	BlockNumber nblocks = Min(s->chunk_blocks, s->nblocks - start);
+	int64		first = p->stage.rows;
+	int			maxpos = p->stage.plan->maxpos;
+	int64		n = 0;
+	MemoryContext oldcxt;
+
+	table_rescan(scan, NULL);
+	heap_setscanlimits(scan, start, nblocks);
+	oldcxt = MemoryContextSwitchTo(p->rowcxt);
+	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	{
+		slot_getsomeattrs(slot, maxpos);
+		OdpReaderAddRow(&p->stage, slot->tts_values, slot->tts_isnull);
+		if ((++n & (ODP_INPUT_BATCH_ROWS - 1)) == 0)
+		{
+			MemoryContextReset(p->rowcxt);
+			CHECK_FOR_INTERRUPTS();
+		}
+	}
+	MemoryContextSwitchTo(oldcxt);
+	MemoryContextReset(p->rowcxt);
+
+	/* an empty chunk has nothing to copy: it only moves the others' places */
+	if (p->stage.rows > first)
+	{
+		p->staged_chunk[p->nstaged] = c;
+		p->staged_start[p->nstaged] = first;
+		p->nstaged++;
+	}
+	OdpPublishChunk(s, c, &p->stage, first);
+}
+
+/* Maps the output buffers the backend made (a worker). */
+static void
+OdpMapOutput(OdpParticipant *p)
+{
+	OdpParallelRead *s = p->shared;
+
+	p->narrays = s->narrays;
+	for (int a = 0; a < s->narrays; a++)
+	{
+		p->segs[a] = dsm_attach(s->handles[a]);
+		if (p->segs[a] == NULL)
+			elog(ERROR, "odp_gpu: could not map the parallel read's output");
+		p->out[a] = dsm_segment_address(p->segs[a]);
+	}
+}
+
+/* Waits until the backend has made the output (a worker); false: no rows. */
+static bool
+OdpWaitForOutput(OdpParallelRead *s)
+{
+	int			state;
+
+	ConditionVariablePrepareToSleep(&s->cv);
+	for (;;)
+	{
+		SpinLockAcquire(&s->mutex);
+		state = s->output;
+		SpinLockRelease(&s->mutex);
+		if (state != ODP_OUTPUT_PENDING)
+			break;
+		ConditionVariableSleep(&s->cv, PG_WAIT_EXTENSION);
+	}
+	ConditionVariableCancelSleep();
+	return state == ODP_OUTPUT_READY;
+}
+
+/* Sets the output state and wakes the workers (the backend). */
+static void
+OdpSetOutputState(OdpParallelRead *s, OdpOutputState state)
+{
+	SpinLockAcquire(&s->mutex);
+	s->output = state;
+	SpinLockRelease(&s->mutex);
+	ConditionVariableBroadcast(&s->cv);
+}
+
+/*
+ * Makes the output once the stage knows the dimensions (the backend):
+ * the final reader's buffers move to shared memory, which the workers
+ * map.  Raises an error where no shared memory can be had (the read is
+ * then done serially).
+ */
+static void
+OdpMakeOutput(OdpParticipant *p, OdpReader *r)
+{
+	OdpParallelRead *s = p->shared;
+	OdpReaderArray arrays[ODP_READER_ARRAYS];
+
+	if (r->dims < 0)
+		OdpReaderSetDims(r, p->stage.dims);
+	if (!OdpReaderShareBuffers(r, s->capacity))
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("odp_gpu: no shared memory for a parallel read")));
+	p->narrays = OdpReaderArrays(r, arrays);
+	s->narrays = p->narrays;
+	s->dims = r->dims;
+	for (int a = 0; a < p->narrays; a++)
+	{
+		Size		offset;
+
+		p->out[a] = *arrays[a].ptr;
+		if (!OdpSharedBufferFind(p->out[a], 1, &s->handles[a], &offset) || offset != 0)
+			elog(ERROR, "odp_gpu: parallel read output is not a segment");
+	}
+	OdpSetOutputState(s, ODP_OUTPUT_READY);
+}
+
+/*
+ * Reads chunks until none is left, then copies the last staged ones.  The
+ * backend (r != NULL) makes the output after its first row; until then it
+ * alone takes chunks.
+ */
+static void
+OdpParticipate(OdpParticipant *p, OdpReader *r)
+{
+	OdpParallelRead *s = p->shared;
+	TupleTableSlot *slot = table_slot_create(p->rel, NULL);
+	TableScanDesc scan;
+	bool		ready = r == NULL;
+
+	scan = table_beginscan_strat(p->rel, GetActiveSnapshot(), 0, NULL, true, false);
+	for (;;)
+	{
+		int64		c;
+		bool		overflow;
+
+		CHECK_FOR_INTERRUPTS();
+		SpinLockAcquire(&s->mutex);
+		overflow = s->overflow;
+		SpinLockRelease(&s->mutex);
+		if (overflow)
+			break;
+		c = (int64) pg_atomic_fetch_add_u64(&s->next_chunk, 1);
+		if (c >= s->nchunks)
+			break;
+		OdpReadChunkRows(p, scan, slot, c);
+		if (!ready && p->stage.dims >= 0 && p->stage.rows > 0)
+		{
+			OdpMakeOutput(p, r);
+			ready = true;
+		}
+		if (ready && p->nstaged > 0)
+		{
+			if (p->nstaged == ODP_MAX_STAGED_CHUNKS ||
+				OdpStagedBytes(p) >= ODP_MAX_STAGED_BYTES)
+				OdpWaitToPlace(p);
+			else
+				(void) OdpPlaceStaged(p);
+		}
+	}
+	if (!ready)
+	{
+		/* every chunk read by the backend, and none had a row */
+		Assert(p->stage.rows == 0);
+		p->nstaged = 0;
+		OdpSetOutputState(s, ODP_OUTPUT_NONE);
+	}
+	else if (p->nstaged > 0)
+		OdpWaitToPlace(p);
+
+	SpinLockAcquire(&s->mutex);
+	s->any_missing |= p->stage.any_missing;
+	s->any_bflag |= p->stage.any_bflag;
+	SpinLockRelease(&s->mutex);
+
+	table_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
+}
+
+/* Prepares a participant's private stage and contexts. */
+static void
+OdpParticipantInit(OdpParticipant *p, OdpParallelRead *s, Relation rel,
+				   const OdpColumnPlan *plan, const OdpInputSpec *spec,
+				   const char *desc, MemoryContext cxt)
+{
+	memset(p, 0, sizeof(*p));
+	p->shared = s;
+	p->rel = rel;
+	p->cxt = AllocSetContextCreate(cxt, "odp_gpu parallel read",
+								   ALLOCSET_DEFAULT_SIZES);
+	p->rowcxt = AllocSetContextCreate(p->cxt, "odp_gpu parallel read rows",
+									  ALLOCSET_DEFAULT_SIZES);
+	OdpReaderInit(&p->stage, plan, p->cxt, p->rowcxt, desc, 0, spec);
+	/* the stage is private; only the output is shared */
+	p->stage.shared = false;
+}
+
+/* ---- the backend ---- */
+
+/* Serializes what a worker needs of spec into the context's segment. */
+static void
+OdpStoreSpec(ParallelContext *pcxt, const OdpInputSpec *spec, Oid relid,
+			 Size bytes)
+{
+	OdpSpecWire *w = shm_toc_allocate(pcxt->toc, bytes);
+
+	w->relid = relid;
+	w->values = spec->values;
+	w->missing_ok = spec->missing_ok;
+	w->max_dims = spec->max_dims;
+	w->pair_flags = spec->pair_flags;
+	w->empty_ok = spec->empty_ok;
+	w->id_column_len = spec->id_column ? VARSIZE(spec->id_column) : 0;
+	w->features_len = spec->features ? VARSIZE(spec->features) : 0;
+	if (w->id_column_len > 0)
+		memcpy(w->data, spec->id_column, w->id_column_len);
+	if (w->features_len > 0)
+		memcpy(w->data + MAXALIGN(w->id_column_len), spec->features, w->features_len);
+	shm_toc_insert(pcxt->toc, ODP_PARALLEL_KEY_SPEC, w);
+}
+
+/*
+ * Whether a failure of the parallel read is one to re-raise as it is: a
+ * cancel, a timeout, a shutdown, a transaction that must roll back.
+ * Anything else (bad data, no shared memory, a worker that could not
+ * start) is left to the serial read, which raises its own if any.
+ */
+static bool
+OdpReraiseAsIs(const ErrorData *edata)
+{
+	int			class = ERRCODE_TO_CATEGORY(edata->sqlerrcode);
+
+	return edata->elevel > ERROR ||
+		class == ERRCODE_TO_CATEGORY(ERRCODE_OPERATOR_INTERVENTION) ||
+		class == ERRCODE_TO_CATEGORY(ERRCODE_TRANSACTION_ROLLBACK) ||
+		class == ERRCODE_TO_CATEGORY(ERRCODE_INVALID_TRANSACTION_STATE);
+}
+
+/*
+ * The read itself, inside the subtransaction: launches the workers, reads
+ * as one participant, then collects the result into r; false where the
+ * output was too small.
+ */
+static bool
+OdpRunParallelRead(Relation rel, const OdpInputSpec *spec, OdpReader *r,
+				   const char *desc, int nworkers, BlockNumber nblocks,
+				   int *launched)
+{
+	ParallelContext *pcxt;
+	OdpParallelRead *s;
+	OdpParticipant leader;
+	Size		spec_bytes;
+	Size		state_bytes;
+	int64		nchunks;
+	BlockNumber chunk_blocks;
+	int64		capacity = OdpParallelCapacity(rel);
+	bool		ok;
+
+	chunk_blocks = nblocks / ((BlockNumber) (nworkers + 1) * ODP_CHUNKS_PER_PARTICIPANT);
+	chunk_blocks = Max(1, Min(chunk_blocks, ODP_CHUNK_MAX_BLOCKS));
+	nchunks = ((int64) nblocks + chunk_blocks - 1) / chunk_blocks;
+	state_bytes = add_size(offsetof(OdpParallelRead, chunks),
+						   mul_size(sizeof(OdpReadChunk), (Size) nchunks));
+	spec_bytes = offsetof(OdpSpecWire, data) +
+		MAXALIGN(spec->id_column ? VARSIZE(spec->id_column) : 0) +
+		(spec->features ? VARSIZE(spec->features) : 0);
+
+	EnterParallelMode();
+	pcxt = CreateParallelContext("odp_gpu", "OdpParallelReadMain", nworkers);
+	shm_toc_estimate_chunk(&pcxt->estimator, state_bytes);
+	shm_toc_estimate_chunk(&pcxt->estimator, spec_bytes);
+	shm_toc_estimate_keys(&pcxt->estimator, 2);
+	InitializeParallelDSM(pcxt);
+
+	s = shm_toc_allocate(pcxt->toc, state_bytes);
+	memset(s, 0, offsetof(OdpParallelRead, chunks));
+	s->relid = RelationGetRelid(rel);
+	s->nblocks = nblocks;
+	s->chunk_blocks = chunk_blocks;
+	s->nchunks = nchunks;
+	s->capacity = capacity;
+	s->output = ODP_OUTPUT_PENDING;
+	pg_atomic_init_u64(&s->next_chunk, 0);
+	ConditionVariableInit(&s->cv);
+	SpinLockInit(&s->mutex);
+	for (int64 c = 0; c < nchunks; c++)
+		s->chunks[c].rows = -1;
+	shm_toc_insert(pcxt->toc, ODP_PARALLEL_KEY_READ, s);
+	OdpStoreSpec(pcxt, spec, s->relid, spec_bytes);
+
+	LaunchParallelWorkers(pcxt);
+	*launched = pcxt->nworkers_launched;
+
+	OdpParticipantInit(&leader, s, rel, r->plan, spec, desc, CurrentMemoryContext);
+	OdpParticipate(&leader, r);
+	MemoryContextDelete(leader.cxt);
+	WaitForParallelWorkersToFinish(pcxt);
+
+	ok = !s->overflow;
+	if (ok && s->output == ODP_OUTPUT_READY)
+	{
+		bool		ascending = true;
+		int64		last = 0;
+		bool		any = false;
+
+		r->rows = s->placed_rows;
+		r->any_missing = s->any_missing;
+		r->any_bflag = s->any_bflag;
+		/* ids ascending within each chunk and from chunk to chunk */
+		for (int64 c = 0; c < nchunks && ascending; c++)
+		{
+			const OdpReadChunk *chunk = &s->chunks[c];
+
+			if (chunk->rows == 0)
+				continue;
+			ascending = chunk->ascending && (!any || chunk->first_id > last);
+			last = chunk->last_id;
+			any = true;
+		}
+		r->sorted = r->unique = ascending;
+	}
+	DestroyParallelContext(pcxt);
+	ExitParallelMode();
+	return ok;
+}
+
+/* See input_internal.h. */
+bool
+OdpReadTableParallel(Relation rel, const OdpInputSpec *spec, OdpReader *r,
+					 const char *desc, int *workers)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	BlockNumber nblocks = RelationGetNumberOfBlocks(rel);
+	int			nworkers = OdpParallelReadWorkers(rel, nblocks);
+	int			launched = 0;
+	bool		ok = false;
+
+	*workers = 0;
+	if (nworkers <= 0)
+		return false;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		ok = OdpRunParallelRead(rel, spec, r, desc, nworkers, nblocks, &launched);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		if (OdpReraiseAsIs(edata))
+			ReThrowError(edata);
+		FreeErrorData(edata);
+		ok = false;
+		launched = 0;
+	}
+	PG_END_TRY();
+
+	if (!ok)
+		OdpReaderDiscard(r);
+	*workers = ok ? launched : 0;
+	return ok;
+}
+
+/* ---- a worker ---- */
+
+/* See input_internal.h. */
+void
+OdpParallelWorkerSpec(shm_toc *toc, OdpInputSpec *spec, Oid *relid)
+{
+	OdpSpecWire *w = shm_toc_lookup(toc, ODP_PARALLEL_KEY_SPEC, false);
+
+	memset(spec, 0, sizeof(*spec));
+	*relid = w->relid;
+	spec->values = w->values;
+	spec->missing_ok = w->missing_ok;
+	spec->max_dims = w->max_dims;
+	spec->pair_flags = w->pair_flags;
+	spec->empty_ok = w->empty_ok;
+	if (w->id_column_len > 0)
+	{
+		spec->id_column = palloc(w->id_column_len);
+		memcpy(spec->id_column, w->data, w->id_column_len);
+	}
+	if (w->features_len > 0)
+	{
+		spec->features = palloc(w->features_len);
+		memcpy(spec->features, w->data + MAXALIGN(w->id_column_len), w->features_len);
+	}
+}
+
+/* See input_internal.h. */
+void
+OdpParallelWorkerRead(shm_toc *toc, Relation rel, const OdpColumnPlan *plan,
+					  const OdpInputSpec *spec, const char *desc)
+{
+	OdpParallelRead *s = shm_toc_lookup(toc, ODP_PARALLEL_KEY_READ, false);
+	OdpParticipant p;
+
+	if (!OdpWaitForOutput(s))
+		return;
+	OdpParticipantInit(&p, s, rel, plan, spec, desc, CurrentMemoryContext);
+	if (p.stage.dims < 0)
+		OdpReaderSetDims(&p.stage, s->dims);
+	OdpMapOutput(&p);
+	OdpParticipate(&p, NULL);
+	for (int a = 0; a < p.narrays; a++)
+		dsm_detach(p.segs[a]);
+}
