@@ -115,6 +115,7 @@ EOF
 		best=$(grep 'odp_gpu timing' <<<"$out" | tail -n +2 |
 			awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^total=/) { split($i, a, "="); print a[2] "\t" $0 } }' |
 			sort -n | head -1 | cut -f2-)
+		[ -n "$best" ] || { echo "$w with $W workers gave no timing: $out" >&2; exit 1; }
 		read_ms=$(key read "$best"); total=$(key total "$best")
 		compute=$(key compute "$best"); output=$(key output "$best")
 		awk -v w="$w" -v n="$nrows" -v W="$W" -v scan="$scan_ms" -v rd="$read_ms" \
