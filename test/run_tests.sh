@@ -3,7 +3,8 @@
 # user who already has PostgreSQL 15 and its headers): installs what is
 # missing, builds with warnings as errors, installs, checks the tree's
 # layout and the build without CUDA, runs the engine unit tests, starts a
-# throwaway server, runs the pg_regress suites, the upgrade, cancellation,
+# throwaway server, runs the pg_regress suites (serially read and read by
+# parallel workers), the parallel read, upgrade, cancellation,
 # pg_cron, GPU service and sharded-table checks of test/checks/ (the GPU
 # service's on its CPU engine, the last with two node servers of its own),
 # stops the servers, and ends with "N passed, N failed".  Logs go to a
@@ -16,6 +17,7 @@ source "$(dirname "$0")/checks/cancel.sh"
 source "$(dirname "$0")/checks/upgrade.sh"
 source "$(dirname "$0")/checks/cron.sh"
 source "$(dirname "$0")/checks/service.sh"
+source "$(dirname "$0")/checks/parallel_read.sh"
 source "$(dirname "$0")/checks/distributed.sh"
 ODP_PASSED=0
 ODP_FAILED=0
@@ -65,20 +67,32 @@ fi
 set -e
 odp_start_server
 set +e
-odp_log "pg_regress suites"
-make -C "$ODP_ROOT" -s installcheck PG_CONFIG="$PG_CONFIG" \
-	EXTRA_REGRESS_OPTS="--outputdir=$log/regress" >"$log/regress.log" 2>&1
-grep -E '^(test| +[a-z_0-9]+ +\.\.\.)|\.\.\. (ok|FAILED|failed)' "$log/regress.log"
-ok=$(grep -cE '\.\.\. ok' "$log/regress.log")
-bad=$(grep -cE '\.\.\. (FAILED|failed)' "$log/regress.log")
-ODP_PASSED=$((ODP_PASSED + ok))
-ODP_FAILED=$((ODP_FAILED + bad))
-if [ "$bad" -gt 0 ] || [ "$ok" -eq 0 ]; then
-	[ "$ok" -eq 0 ] && [ "$bad" -eq 0 ] && ODP_FAILED=$((ODP_FAILED + 1))
-	tail -30 "$log/regress.log"
-	[ -f "$log/regress/regression.diffs" ] && head -200 "$log/regress/regression.diffs"
-	odp_server_log_tail 30
-fi
+# Runs every suite once (label $1, results in $log/$2, PGOPTIONS $3) and
+# counts its results.
+odp_regress_pass() {
+	local ok bad
+	odp_log "pg_regress suites$1"
+	PGOPTIONS="${3:-}" make -C "$ODP_ROOT" -s installcheck PG_CONFIG="$PG_CONFIG" \
+		EXTRA_REGRESS_OPTS="--outputdir=$log/$2" >"$log/$2.log" 2>&1
+	grep -E '^(test| +[a-z_0-9]+ +\.\.\.)|\.\.\. (ok|FAILED|failed)' "$log/$2.log"
+	ok=$(grep -cE '\.\.\. ok' "$log/$2.log")
+	bad=$(grep -cE '\.\.\. (FAILED|failed)' "$log/$2.log")
+	ODP_PASSED=$((ODP_PASSED + ok))
+	ODP_FAILED=$((ODP_FAILED + bad))
+	if [ "$bad" -gt 0 ] || [ "$ok" -eq 0 ]; then
+		[ "$ok" -eq 0 ] && [ "$bad" -eq 0 ] && ODP_FAILED=$((ODP_FAILED + 1))
+		tail -30 "$log/$2.log"
+		[ -f "$log/$2/regression.diffs" ] && head -200 "$log/$2/regression.diffs"
+		odp_server_log_tail 30
+	fi
+}
+odp_regress_pass "" regress
+# every suite again with each table read by two parallel workers, then the
+# parallel reads' own checks (workers used or not, cancels, leaks)
+odp_regress_pass ", tables read in parallel (odp_gpu.parallel_read = force)" regress_parallel \
+	"-c odp_gpu.parallel_read=force -c max_parallel_workers_per_gather=2"
+odp_log "parallel read checks"
+odp_parallel_read_checks cpu
 
 # 3. upgrades from the first release, released scripts left alone, and the
 # README's benchmark tables as recorded

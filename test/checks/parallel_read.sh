@@ -1,0 +1,129 @@
+# test/checks/parallel_read.sh: sourced by test/run_tests.sh and
+# test/gpu_suite.sh (needs odp_check, the run's directory and a running
+# server: test/lib.sh).
+# odp_parallel_read_checks DEVICE: on a table of 300,000 rows, the read takes
+# the parallel workers PostgreSQL would give a scan of it (the timing
+# NOTICE's read_workers), none where it must not (parallel_read = off, a
+# temporary table, row-level security, a query source, a call inside a
+# parallel query's leader), the results are those of the serial read, a
+# statement_timeout and pg_cancel_backend during the read stop it within a
+# second and leave no parallel worker behind, the next call works, and the
+# server log has no leaked shared memory.
+# Prints one "ok"/"FAILED" line per check and adds to ODP_PASSED/ODP_FAILED.
+
+odp_parallel_read_checks() {
+	local dev=$1 out workers pid t0 el left
+	psql -X -q -v ON_ERROR_STOP=1 >/dev/null <<'SQL'
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS odp_gpu;
+DROP TABLE IF EXISTS odp_par_data;
+CREATE TABLE odp_par_data (id bigint PRIMARY KEY, f real[]);
+INSERT INTO odp_par_data
+	SELECT i, array(SELECT ((i::bigint * 7919 + j * 104729) % 1000003)::real FROM generate_series(1, 16) j)
+	FROM generate_series(1, 300000) i;
+VACUUM ANALYZE odp_par_data;
+SQL
+	odp_check "$dev: the parallel read checks' table is made" $?
+	# workers: "read_workers=N" of each call's NOTICE
+	out=$(psql -X -At -v ON_ERROR_STOP=1 2>&1 <<SQL
+SET odp_gpu.device = $dev;
+SET odp_gpu.report_timing = on;
+SET max_parallel_workers_per_gather = 2;
+SET min_parallel_table_scan_size = '8MB';
+SELECT 'auto=' || count(*) FROM odp_knn('odp_par_data', (SELECT f::float8[] FROM odp_par_data WHERE id = 7), k => 10);
+SET odp_gpu.parallel_read = off;
+SELECT 'off=' || count(*) FROM odp_knn('odp_par_data', (SELECT f::float8[] FROM odp_par_data WHERE id = 7), k => 10);
+RESET odp_gpu.parallel_read;
+SELECT 'query=' || count(*) FROM odp_knn('SELECT * FROM odp_par_data', (SELECT f::float8[] FROM odp_par_data WHERE id = 7), k => 10);
+CREATE TEMP TABLE odp_par_temp AS SELECT * FROM odp_par_data;
+SET odp_gpu.parallel_read = force;
+SELECT 'temp=' || count(*) FROM odp_knn('odp_par_temp', (SELECT f::float8[] FROM odp_par_data WHERE id = 7), k => 10);
+SQL
+)
+	workers=$(grep -o 'read_workers=[0-9]*' <<<"$out" | cut -d= -f2 | tr '\n' ' ')
+	[ "$workers" = "2 0 0 0 " ]
+	odp_check "$dev: parallel workers read a large table (2), none with parallel_read = off, for a query or a temporary table" $? \
+		"read_workers: $workers; $(grep -v NOTICE <<<"$out" | tail -3)"
+
+	# results: every score of the table, serial and parallel
+	out=$(psql -X -At -v ON_ERROR_STOP=1 2>&1 <<SQL
+SET odp_gpu.device = $dev;
+SET max_parallel_workers_per_gather = 2;
+SET odp_gpu.parallel_read = off;
+SELECT sum(id * rank) || ':' || sum(distance)::numeric(20,3) FROM odp_knn('odp_par_data', '{1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16}', k => 100);
+SET odp_gpu.parallel_read = force;
+SELECT sum(id * rank) || ':' || sum(distance)::numeric(20,3) FROM odp_knn('odp_par_data', '{1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16}', k => 100);
+SQL
+)
+	[ "$(sed -n 1p <<<"$out")" = "$(sed -n 2p <<<"$out")" ] && [ -n "$(sed -n 1p <<<"$out")" ]
+	odp_check "$dev: the parallel read gives the serial read's k-NN" $? "$out"
+
+	# statement_timeout during the read; no worker left; the next call works
+	out=$(psql -X -At -v ON_ERROR_STOP=0 2>&1 <<SQL
+SET odp_gpu.device = $dev;
+SET max_parallel_workers_per_gather = 2;
+SET odp_gpu.parallel_read = force;
+SELECT 't0=' || extract(epoch FROM clock_timestamp());
+SET statement_timeout = '25ms';
+SELECT count(*) FROM odp_knn('odp_par_data', (SELECT f::float8[] FROM odp_par_data WHERE id = 7), k => 10);
+RESET statement_timeout;
+SELECT 't1=' || extract(epoch FROM clock_timestamp());
+SELECT pg_sleep(0.3);
+SELECT 'left=' || count(*) FROM pg_stat_activity WHERE backend_type = 'parallel worker';
+SELECT 'next=' || count(*) FROM odp_knn('odp_par_data', (SELECT f::float8[] FROM odp_par_data WHERE id = 7), k => 10);
+SQL
+)
+	el=$(awk -v a="$(sed -n 's/^t0=//p' <<<"$out")" -v b="$(sed -n 's/^t1=//p' <<<"$out")" 'BEGIN { printf "%.2f", b - a }')
+	grep -q "canceling statement due to statement timeout" <<<"$out" && grep -q '^left=0$' <<<"$out" \
+		&& grep -q '^next=10$' <<<"$out" && awk -v e="$el" 'BEGIN { exit !(e < 1.0) }'
+	odp_check "$dev: statement_timeout stops a parallel read, no worker is left, the next call works" $? \
+		"after $el s; $(grep -E 'ERROR|^left|^next' <<<"$out" | tr '\n' ' ')"
+
+	# pg_cancel_backend from another session, repeated until one lands in a read
+	psql -X -At -c "SET application_name = 'odp_par_cancel'" -c "SET odp_gpu.device = $dev" \
+		-c "SET max_parallel_workers_per_gather = 2" -c "SET odp_gpu.parallel_read = force" \
+		-c "DO \$\$ BEGIN FOR i IN 1..200 LOOP PERFORM count(*) FROM odp_knn('odp_par_data', '{1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16}', k => 10); END LOOP; END \$\$" \
+		>"$ODP_RUN_DIR/par_cancel.out" 2>&1 &
+	pid=$!
+	sleep 1
+	t0=$(date +%s.%N)
+	psql -X -At -c "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = 'odp_par_cancel'" >/dev/null
+	wait $pid
+	el=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+	sleep 0.3
+	left=$(psql -X -At -c "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'parallel worker'")
+	grep -q "canceling statement due to user request" "$ODP_RUN_DIR/par_cancel.out" && [ "$left" = 0 ] \
+		&& awk -v e="$el" 'BEGIN { exit !(e < 1.5) }'
+	odp_check "$dev: pg_cancel_backend stops repeated parallel reads, no worker is left" $? \
+		"after $el s, $left workers left; $(tail -2 "$ODP_RUN_DIR/par_cancel.out")"
+
+	# row-level security keeps the serial path and its policy
+	out=$(psql -X -At -v ON_ERROR_STOP=1 2>&1 <<SQL
+SET client_min_messages = warning;
+DROP ROLE IF EXISTS odp_par_reader;
+CREATE ROLE odp_par_reader;
+GRANT SELECT ON odp_par_data TO odp_par_reader;
+ALTER TABLE odp_par_data ENABLE ROW LEVEL SECURITY;
+CREATE POLICY odp_par_low ON odp_par_data FOR SELECT USING (id % 3 = 0);
+SET ROLE odp_par_reader;
+SET client_min_messages = notice;
+SET odp_gpu.device = $dev;
+SET odp_gpu.report_timing = on;
+SET max_parallel_workers_per_gather = 2;
+SET odp_gpu.parallel_read = force;
+SELECT 'rls=' || count(*) || ':' || bool_and(id % 3 = 0) FROM odp_knn('odp_par_data', (SELECT f::float8[] FROM odp_par_data WHERE id = 9), k => 50);
+RESET ROLE;
+DROP POLICY odp_par_low ON odp_par_data;
+ALTER TABLE odp_par_data DISABLE ROW LEVEL SECURITY;
+REVOKE ALL ON odp_par_data FROM odp_par_reader;
+DROP ROLE odp_par_reader;
+SQL
+)
+	grep -q '^rls=50:true$' <<<"$out" && grep -q 'read_workers=0' <<<"$out"
+	odp_check "$dev: a table under row-level security is read serially, through its policy" $? "$out"
+
+	odp_server_log_tail 2000 | grep -q "dynamic shared memory leak"
+	[ $? -ne 0 ]
+	odp_check "$dev: no shared memory leaked by parallel reads" $? "$(odp_server_log_tail 2000 | grep -m3 'leak')"
+	psql -X -q -c "DROP TABLE odp_par_data" >/dev/null
+}
