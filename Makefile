@@ -55,8 +55,9 @@ SKYLINE_C_OBJS = kernels/skyline/skyline.o kernels/skyline/skyline_presort.o \
 	kernels/skyline/skyline_cpu.o kernels/skyline/skyline_split.o
 SKYLINE_CU_OBJS = kernels/skyline/skyline_gpu.o
 SKYLINE_NOCUDA_OBJS = kernels/skyline/skyline_gpu_disabled.o
-INTERVALS_C_OBJS = kernels/intervals/intervals.o kernels/intervals/intervals_match.o \
-	kernels/intervals/intervals_cpu.o kernels/intervals/intervals_split.o
+INTERVALS_C_OBJS = kernels/intervals/intervals.o kernels/intervals/intervals_prep.o \
+	kernels/intervals/intervals_match.o kernels/intervals/intervals_cpu.o \
+	kernels/intervals/intervals_split.o
 INTERVALS_CU_OBJS = kernels/intervals/intervals_gpu.o
 INTERVALS_NOCUDA_OBJS = kernels/intervals/intervals_gpu_disabled.o
 

@@ -89,6 +89,8 @@ typedef struct RadixPass
 {
 	const uint64_t *from;
 	uint64_t   *to;
+	const uint32_t *vfrom;		/* values carried, or NULL */
+	uint32_t   *vto;
 	int64_t		n;
 	int			slices;
 	int			shift;
@@ -127,17 +129,28 @@ radix_scatter_slice(void *arg, int64_t s)
 				i1;
 
 	radix_slice_bounds(p, s, &i0, &i1);
+	if (p->vfrom == NULL)
+	{
+		for (int64_t i = i0; i < i1; i++)
+			p->to[c[(p->from[i] >> p->shift) & (RADIX_SIZE - 1)]++] = p->from[i];
+		return;
+	}
 	for (int64_t i = i0; i < i1; i++)
-		p->to[c[(p->from[i] >> p->shift) & (RADIX_SIZE - 1)]++] = p->from[i];
+	{
+		int64_t		at = c[(p->from[i] >> p->shift) & (RADIX_SIZE - 1)]++;
+
+		p->to[at] = p->from[i];
+		p->vto[at] = p->vfrom[i];
+	}
 }
 
 /* See host_sort.h. */
 OdpStatus
-odp_radix_sort_parallel(OdpContext *ctx, uint64_t *key, uint64_t *tkey,
-						int64_t n, int bits)
+odp_radix_sort_parallel(OdpContext *ctx, uint64_t *key, uint32_t *val,
+						uint64_t *tkey, uint32_t *tval, int64_t n, int bits)
 {
 	RadixPass	p;
-	int			threads = ctx->cpu_threads > 1 ? ctx->cpu_threads : 1;
+	int			threads = odp_host_threads(ctx);
 	OdpStatus	status = ODP_OK;
 
 	if (threads > RADIX_MAX_SLICES)
@@ -148,6 +161,8 @@ odp_radix_sort_parallel(OdpContext *ctx, uint64_t *key, uint64_t *tkey,
 	memset(&p, 0, sizeof(p));
 	p.from = key;
 	p.to = tkey;
+	p.vfrom = val;
+	p.vto = tval;
 	p.n = n;
 	p.slices = threads;
 	p.count = malloc(sizeof(int64_t) * RADIX_SIZE * (size_t) threads);
@@ -182,13 +197,20 @@ odp_radix_sort_parallel(OdpContext *ctx, uint64_t *key, uint64_t *tkey,
 			break;
 		{
 			uint64_t   *t = (uint64_t *) p.from;
+			uint32_t   *tv = (uint32_t *) p.vfrom;
 
 			p.from = p.to;
 			p.to = t;
+			p.vfrom = p.vto;
+			p.vto = tv;
 		}
 	}
 	if (status == ODP_OK && p.from != key)
+	{
 		memcpy(key, p.from, sizeof(uint64_t) * (size_t) n);
+		if (val != NULL)
+			memcpy(val, p.vfrom, sizeof(uint32_t) * (size_t) n);
+	}
 	free(p.count);
 	return status;
 }

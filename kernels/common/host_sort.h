@@ -33,12 +33,15 @@ extern void odp_radix_sort(uint64_t *key, uint32_t *val, uint64_t *tkey,
 						   int64_t *count);
 
 /*
- * Sorts key[0 .. n) ascending by their low bits bits on ctx->cpu_threads
- * threads; tkey is scratch of n entries.  Fails only when cancelled or out
- * of host memory.
+ * Sorts key[0 .. n) ascending by their low bits bits, stably, carrying
+ * val when it is not NULL, on odp_host_threads(ctx) threads; tkey and
+ * tval are scratch of n entries (tval unused without val).  Small arrays
+ * sort on the caller's thread alone.  Fails only when cancelled or out of
+ * host memory.
  */
 extern OdpStatus odp_radix_sort_parallel(OdpContext *ctx, uint64_t *key,
-										 uint64_t *tkey, int64_t n, int bits);
+										 uint32_t *val, uint64_t *tkey,
+										 uint32_t *tval, int64_t n, int bits);
 
 
 /* Sorts v[0 .. n) ascending (qsort; for ids and row indexes). */

@@ -1,9 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * host_threads.c
- *	  The CPU path's worker threads: starting and joining them, and a
- *	  parallel loop over independent tasks with the caller's thread
- *	  polling the cancel callback between tasks.
+ *	  The engine's host threads: starting and joining them, how many a
+ *	  call's host-side work uses, and a parallel loop over independent
+ *	  tasks with the caller's thread polling the cancel callback between
+ *	  tasks.
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -17,6 +18,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <unistd.h>
 
 #include "common/engine_internal.h"
 #include "common/host_threads.h"
@@ -59,6 +61,23 @@ odp_cpu_workers_join(pthread_t *threads, int started)
 {
 	for (int t = 0; t < started; t++)
 		pthread_join(threads[t], NULL);
+}
+
+/* See host_threads.h. */
+int
+odp_host_threads(const OdpContext *ctx)
+{
+	int			n = ctx->cpu_threads > 1 ? ctx->cpu_threads : 1;
+
+	if (ctx->device == ODP_DEVICE_GPU)
+	{
+		long		online = sysconf(_SC_NPROCESSORS_ONLN);
+		int			gpu = online > ODP_GPU_HOST_THREADS ? ODP_GPU_HOST_THREADS :
+			(online > 1 ? (int) online : 1);
+
+		n = n > gpu ? n : gpu;
+	}
+	return n;
 }
 
 typedef struct OdpTaskLoop
@@ -110,7 +129,7 @@ OdpStatus
 odp_parallel_tasks(OdpContext *ctx, int64_t tasks, OdpTaskFn fn, void *arg)
 {
 	pthread_t	threads[ODP_TASKS_MAX_THREADS];
-	int			nthreads = ctx->cpu_threads > 1 ? ctx->cpu_threads : 1;
+	int			nthreads = odp_host_threads(ctx);
 	OdpTaskLoop loop;
 	bool		cancelled = false;
 	int			started;

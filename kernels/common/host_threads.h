@@ -35,11 +35,22 @@ extern int	odp_cpu_workers_start(pthread_t *threads, int nthreads,
 /* Waits for the threads odp_cpu_workers_start started. */
 extern void odp_cpu_workers_join(pthread_t *threads, int started);
 
+/* Most threads host-side work of the GPU path uses (host_threads.c). */
+#define ODP_GPU_HOST_THREADS	16
+
 /*
- * Runs fn(arg, task) for task = 0 .. tasks-1 on ctx->cpu_threads threads
- * (host_threads.c); the caller's thread polls the cancel callback between
- * its tasks.  Returns ODP_ERR_CANCELLED when asked to stop, else ODP_OK;
- * fn reports its own failures through arg.
+ * The threads host-side work of a call runs on: ctx->cpu_threads on the
+ * CPU path; on the GPU path, whose setting does not limit the host, the
+ * online CPUs up to ODP_GPU_HOST_THREADS (at least ctx->cpu_threads), so
+ * that preparing the device's input stays a small share of the call.
+ */
+extern int	odp_host_threads(const OdpContext *ctx);
+
+/*
+ * Runs fn(arg, task) for task = 0 .. tasks-1 on odp_host_threads(ctx)
+ * threads (host_threads.c); the caller's thread polls the cancel callback
+ * between its tasks.  Returns ODP_ERR_CANCELLED when asked to stop, else
+ * ODP_OK; fn reports its own failures through arg.
  */
 typedef void (*OdpTaskFn) (void *arg, int64_t task);
 extern OdpStatus odp_parallel_tasks(OdpContext *ctx, int64_t tasks,

@@ -454,8 +454,8 @@ cpu_iv_run_timed(CpuIv *cv, const OdpIvRun *run, int64_t *found, int64_t *candid
 	{
 		double		t0 = odp_now_ms();
 
-		status = odp_radix_sort_parallel(cv->ctx, cv->keys, cv->tmp, cv->nkeys,
-										 cv->prep->key_bits);
+		status = odp_radix_sort_parallel(cv->ctx, cv->keys, NULL, cv->tmp, NULL,
+										 cv->nkeys, cv->prep->key_bits);
 		*cv->sort_ms += odp_now_ms() - t0;
 	}
 	free(cv->tmp);

@@ -2,11 +2,11 @@
  *
  * intervals_internal.h
  *	  Declarations shared by the region matching's entry points
- *	  (intervals.c), its one-device driver (intervals_match.c), its two
- *	  paths (intervals_cpu.c, intervals_gpu.cu) and its split over devices
- *	  (intervals_split.c).
+ *	  (intervals.c), its preparation (intervals_prep.c), its one-device
+ *	  driver (intervals_match.c), its two paths (intervals_cpu.c,
+ *	  intervals_gpu.cu) and its split over devices (intervals_split.c).
  *
- * The algorithm, on both paths.  Bounds become positions (intervals_math.h)
+ * The algorithm, on both paths.  Bounds become positions (intervals_prep.c)
  * and regions that overlap nothing are set aside.  One dimension is the
  * sweep dimension; each side's regions are sorted by their lower bound
  * there (ties by row, the sort is stable).  A pair (a, b) overlapping in
@@ -144,6 +144,13 @@ typedef struct OdpIvBackend
 extern int64_t odp_iv_test_capacity;
 extern int64_t odp_iv_test_rows;
 
+/*
+ * Test hook: when true, a dimension that needs ranks takes them from
+ * binary searches in its sorted keys (intervals_prep.c), as one with more
+ * keys than 32 bits can number does.
+ */
+extern bool odp_iv_test_search_ranks;
+
 /* Pairs the CPU path keeps per run by default. */
 #define ODP_IV_CPU_CAPACITY		((int64_t) 1 << 25)
 
@@ -163,6 +170,15 @@ odp_iv_needs_tests(const OdpIvPrep *prep, OdpIvScheme scheme)
 {
 	return prep->dims > 1 || scheme == ODP_IV_SELF_CROSS;
 }
+
+/*
+ * Turns a checked problem into positions, live lists and a sweep
+ * dimension on the host's threads (intervals_prep.c); on failure nothing
+ * is left allocated, else odp_iv_prep_free frees it.
+ */
+extern OdpStatus odp_iv_prepare(OdpContext *ctx, const OdpIntervalProblem *p,
+								OdpIvPrep *prep);
+extern void odp_iv_prep_free(OdpIvPrep *prep);
 
 /* Backend constructors; on failure nothing is left allocated. */
 extern OdpStatus odp_cpu_iv_backend(OdpContext *ctx, const OdpIvPrep *prep,

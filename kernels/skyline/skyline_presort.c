@@ -8,7 +8,9 @@
  * orders the rows by a strictly dominance-monotone key and computes each
  * row's pruning mask.  Sorting is a radix sort of the values' order-
  * preserving 64-bit images (host_sort.c), one feature per task, features
- * in parallel.
+ * in parallel; the rows' keys are sorted by the parallel radix sort.
+ * Every pass runs on odp_host_threads(ctx) threads, so the GPU path's
+ * staged plan, which presorts here, uses the host's CPUs too.
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -187,7 +189,6 @@ odp_sky_prepare(OdpContext *ctx, const OdpSkylineProblem *p, OdpSkyPrep *prep)
 	SkyGatherJob gather;
 	uint64_t   *key2 = NULL;
 	uint32_t   *order32 = NULL;
-	int64_t    *count = NULL;
 	int64_t		tasks = (n + SKY_PREP_ROWS - 1) / SKY_PREP_ROWS;
 	OdpStatus	status;
 
@@ -206,12 +207,11 @@ odp_sky_prepare(OdpContext *ctx, const OdpSkylineProblem *p, OdpSkyPrep *prep)
 	job.masks = malloc(sizeof(uint64_t) * (size_t) n);
 	key2 = malloc(sizeof(uint64_t) * (size_t) n);
 	order32 = malloc(sizeof(uint32_t) * 2 * (size_t) n);
-	count = malloc(sizeof(int64_t) * ODP_RADIX_COUNTS);
 	prep->ranks = malloc(sizeof(uint32_t) * cells);
 	prep->masks = malloc(sizeof(uint64_t) * (size_t) n);
 	prep->order = malloc(sizeof(int64_t) * (size_t) n);
 	if (!job.rank_cols || !job.max_rank || !job.thresholds || !job.keys ||
-		!job.masks || !key2 || !order32 || !count || !prep->ranks ||
+		!job.masks || !key2 || !order32 || !prep->ranks ||
 		!prep->masks || !prep->order)
 	{
 		status = odp_fail(ctx, ODP_ERR_HOST_OOM,
@@ -236,14 +236,26 @@ odp_sky_prepare(OdpContext *ctx, const OdpSkylineProblem *p, OdpSkyPrep *prep)
 	if ((status = odp_parallel_tasks(ctx, tasks, sky_prep_keys, &job)) != ODP_OK)
 		goto cleanup;
 
-	/* key order, ties by input row (the sort is stable) */
+	/*
+	 * key order, ties by input row (the sort is stable), on every thread:
+	 * the keys stay below dims x 2^32 (skyline_math.h), which sorts in
+	 * fewer passes than all 64 bits
+	 */
 	memcpy(key2, job.keys, sizeof(uint64_t) * (size_t) n);
 	for (int64_t i = 0; i < n; i++)
 		order32[i] = (uint32_t) i;
 	{
 		uint64_t   *tkey = job.keys;	/* free to reuse as scratch */
+		uint64_t	top = 0;
+		int			bits = 1;
 
-		odp_radix_sort(key2, order32, tkey, order32 + n, n, 64, count);
+		for (int d = 0; d < dims; d++)
+			top += (uint64_t) job.max_rank[d] * odp_sky_weight(job.max_rank[d]);
+		while (bits < 64 && (top >> bits) != 0)
+			bits++;
+		if ((status = odp_radix_sort_parallel(ctx, key2, order32, tkey, order32 + n,
+											  n, bits)) != ODP_OK)
+			goto cleanup;
 	}
 	gather.prep_job = &job;
 	gather.prep = prep;
@@ -261,7 +273,6 @@ cleanup:
 	free(job.masks);
 	free(key2);
 	free(order32);
-	free(count);
 	if (status != ODP_OK)
 		odp_sky_prep_free(prep);
 	return status;

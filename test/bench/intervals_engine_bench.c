@@ -17,12 +17,22 @@
  *	  17 significant digits (read back exactly).
  *
  * intervals_engine_bench run D N ALPHA SEED [--cpu|--gpu|--both] [--threads T]
- *				[--reps R] [--self]
+ *				[--reps R] [--self] [--count] [--tstz INF]
  *	  Generates the same regions and runs odp_compute_interval_count and
  *	  odp_compute_interval_pairs (the pairs counted and checksummed by the
  *	  receiver), printing one line per path and task with the best of R
- *	  runs' compute and transfer times; --both checks that both paths give
- *	  the same count and checksum.  --self matches all N extents as one set.
+ *	  runs' compute and transfer times (--count: the count only); --both
+ *	  checks that both paths give the same count and checksum.  --self matches all N extents as one set.
+ *	  --tstz INF makes D = 1 regions the way tstzrange columns hold them
+ *	  instead (below); ALPHA is then unused.
+ *
+ * The tstzrange workload.  N ranges '[lo, hi)' of timestamps (microseconds),
+ * lo uniform over ten years, lengths heavy-tailed: Pareto with shape 1.1
+ * from one minute, capped at ten years.  A share INF of them ends at the
+ * timestamp 'infinity', half of those starting at '-infinity' (finite
+ * bounds whose keys are the largest and the smallest: the bounds then span
+ * more than half the keys and are replaced by their ranks), one in a
+ * thousand has no upper bound ('[lo,)') and one in a thousand is empty.
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -112,6 +122,54 @@ half_regions(const Workload *w, int64_t first, int64_t count, OdpRegions *r,
 	r->dims = w->dims;
 }
 
+/* Microseconds of a minute and of ten years. */
+#define TSTZ_MINUTE		60000000.0
+#define TSTZ_DECADE		(3652.5 * 86400e6)
+
+/*
+ * n tstzrange-like regions in r (see the file header); keys and flags are
+ * allocated here.
+ */
+static void
+tstz_regions(int64_t n, uint64_t seed, double inf_share, OdpRegions *r,
+			 uint64_t **lk, uint64_t **hk, uint8_t **fl)
+{
+	uint64_t	rng = seed * 0x9e3779b97f4a7c15ULL + 7;
+	const int64_t epoch = (int64_t) 631152000000000LL;	/* 2020-01-01 */
+
+	*lk = xmalloc(sizeof(uint64_t) * n);
+	*hk = xmalloc(sizeof(uint64_t) * n);
+	*fl = xmalloc(n);
+	for (int64_t i = 0; i < n; i++)
+	{
+		int64_t		lo = epoch + (int64_t) (bench_unit(&rng) * TSTZ_DECADE);
+		double		u = 1.0 - bench_unit(&rng);
+		double		len = TSTZ_MINUTE * pow(u, -1.0 / 1.1);
+		double		kind = bench_unit(&rng);
+		int64_t		hi;
+
+		if (len > TSTZ_DECADE)
+			len = TSTZ_DECADE;
+		hi = lo + (int64_t) len;
+		(*fl)[i] = ODP_BOUND_UPPER_EXCLUSIVE;
+		if (kind < inf_share / 2)
+			lo = INT64_MIN;		/* '-infinity' */
+		if (kind < inf_share)
+			hi = INT64_MAX;		/* 'infinity' */
+		else if (kind < inf_share + 0.001)
+			(*fl)[i] = ODP_BOUND_UPPER_INFINITE;
+		else if (kind < inf_share + 0.002)
+			(*fl)[i] = ODP_BOUND_EMPTY;
+		(*lk)[i] = odp_order_int64(lo);
+		(*hk)[i] = odp_order_int64(hi);
+	}
+	r->lower = *lk;
+	r->upper = *hk;
+	r->flags = *fl;
+	r->rows = n;
+	r->dims = 1;
+}
+
 /* Writes rows [first, first + count) as COPY text. */
 static int
 write_half(const Workload *w, int64_t first, int64_t count, const char *path)
@@ -177,11 +235,11 @@ tally(void *arg, const int64_t *a, const int64_t *b, int64_t count)
 /* Runs count and pairs on one path; prints a line per task. */
 static int
 run_path(OdpDevice dev, int threads, int reps, const OdpIntervalProblem *p,
-		 const Workload *w, bool self, Tally *out)
+		 const Workload *w, bool self, bool count_only, Tally *out)
 {
 	const char *path = dev == ODP_DEVICE_GPU ? "gpu" : "cpu";
 
-	for (int task = 0; task < 2; task++)
+	for (int task = 0; task < (count_only ? 1 : 2); task++)
 	{
 		double		best_c = 1e300,
 					best_t = 1e300,
@@ -273,12 +331,15 @@ main(int argc, char **argv)
 	{
 		bool		cpu = false,
 					gpu = true,
-					self = false;
+					self = false,
+					count_only = false;
 		int			threads = 1,
 					reps = 3;
+		double		inf_share = -1.0;
 		OdpRegions	a,
 					b;
 		uint64_t   *k[4];
+		uint8_t    *fl[2];
 		uint8_t		box[8] = {0};
 		OdpIntervalProblem p;
 		Tally		tc,
@@ -295,14 +356,33 @@ main(int argc, char **argv)
 				cpu = gpu = true;
 			else if (strcmp(argv[i], "--self") == 0)
 				self = true;
+			else if (strcmp(argv[i], "--count") == 0)
+				count_only = true;
 			else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
 				threads = atoi(argv[++i]);
 			else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
 				reps = atoi(argv[++i]);
+			else if (strcmp(argv[i], "--tstz") == 0 && i + 1 < argc)
+				inf_share = atof(argv[++i]);
 		}
 		if (dims == 2)
 			box[0] = box[1] = ODP_INTERVAL_BOX;
-		if (self)
+		if (inf_share >= 0.0)
+		{
+			if (dims != 1)
+			{
+				fprintf(stderr, "--tstz takes D = 1\n");
+				return 2;
+			}
+			if (self)
+				tstz_regions(n, seed, inf_share, &a, &k[0], &k[1], &fl[0]);
+			else
+			{
+				tstz_regions(n / 2, seed, inf_share, &a, &k[0], &k[1], &fl[0]);
+				tstz_regions(n - n / 2, seed + 1, inf_share, &b, &k[2], &k[3], &fl[1]);
+			}
+		}
+		else if (self)
 			half_regions(&w, 0, n, &a, &k[0], &k[1]);
 		else
 		{
@@ -313,9 +393,9 @@ main(int argc, char **argv)
 		p.b = self ? NULL : &b;
 		p.compare = box;
 		if (gpu)
-			rc |= run_path(ODP_DEVICE_GPU, threads, reps, &p, &w, self, &tg);
+			rc |= run_path(ODP_DEVICE_GPU, threads, reps, &p, &w, self, count_only, &tg);
 		if (cpu)
-			rc |= run_path(ODP_DEVICE_CPU, threads, reps, &p, &w, self, &tc);
+			rc |= run_path(ODP_DEVICE_CPU, threads, reps, &p, &w, self, count_only, &tc);
 		if (cpu && gpu && rc == 0)
 		{
 			bool		same = tc.pairs == tg.pairs && tc.sum == tg.sum;

@@ -29,6 +29,7 @@
 /* Chunking hooks of the driver (intervals.c). */
 extern int64_t odp_iv_test_capacity;
 extern int64_t odp_iv_test_rows;
+extern bool odp_iv_test_search_ranks;
 
 /* GPU test counter (intervals_gpu.cu); weak: absent without CUDA. */
 extern int64_t odp_gpu_iv_loads __attribute__((weak));
@@ -43,11 +44,19 @@ typedef enum IGen
 	IGEN_WIDE,					/* integers over the whole int64 range,
 								 * excluded bounds: ranked positions */
 	IGEN_FLOAT,					/* doubles, ties and -0 */
-	IGEN_BOX					/* doubles 1e-6 apart: box && territory */
+	IGEN_BOX,					/* doubles 1e-6 apart: box && territory */
+	IGEN_WIDE_TIES				/* a few integers from both ends of int64:
+								 * ranked positions, heavy ties */
 } IGen;
 
 static const char *const igen_names[] = {
-	"random", "touching", "identical", "container", "wide", "float", "box"
+	"random", "touching", "identical", "container", "wide", "float", "box",
+	"wide ties"
+};
+
+/* The keys IGEN_WIDE_TIES draws from, ascending. */
+static const int64_t wide_ties[] = {
+	INT64_MIN, INT64_MIN + 1, -7, -1, 0, 1, 7, INT64_MAX - 1, INT64_MAX
 };
 
 /* A set of regions the test owns. */
@@ -135,6 +144,16 @@ make_regions(IGen gen, int64_t rows, int dims, bool flagged)
 				}
 				if (rng_next() % 4 == 0)
 					hi = lo + (int64_t) (rng_next() % 3);
+				break;
+			case IGEN_WIDE_TIES:
+				{
+					int			n = (int) (sizeof(wide_ties) / sizeof(wide_ties[0]));
+					int			i = (int) (rng_next() % n);
+					int			j = i + (int) (rng_next() % 3);
+
+					lo = wide_ties[i];
+					hi = wide_ties[j < n ? j : n - 1];
+				}
 				break;
 			case IGEN_FLOAT:
 				dlo = (double) (int) (rng_next() % 40) * 0.25 - 5.0;
@@ -598,6 +617,74 @@ cancel_tests(OdpDevice dev)
 	tr_free(&x);
 }
 
+/*
+ * The preparation's passes split both sides into tasks of 65536 rows
+ * (intervals_prep.c): sides of several tasks, ranked and heavily tied
+ * bounds, empty regions in every task, on one thread and on many, with
+ * ranks by number and by search, give the reference's pairs; one set,
+ * too large for the reference, gives the same count every way.
+ */
+static void
+prep_tests(OdpDevice dev)
+{
+	static const struct
+	{
+		IGen		gen;
+		int			dims;
+	}			cases[] = {
+		{IGEN_RANDOM, 1}, {IGEN_TOUCHING, 2}, {IGEN_WIDE, 1},
+		{IGEN_WIDE_TIES, 1}, {IGEN_WIDE_TIES, 2},
+	};
+	const char *path = dev == ODP_DEVICE_GPU ? "gpu" : "cpu";
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
+	{
+		TRegions	x = make_regions(cases[c].gen, 140000, cases[c].dims, true);
+		TRegions	y = make_regions(cases[c].gen, 150, cases[c].dims, true);
+		PairList	ref;
+		int64_t		first = -1;
+
+		memset(&ref, 0, sizeof(ref));
+		reference(&x.r, &y.r, NULL, &ref);
+		for (int way = 0; way < 4; way++)
+		{
+			const int	threads = way == 0 ? 1 : (way == 1 ? 3 : 8);
+			OdpContext	ctx = make_ctx(dev);
+			OdpIntervalProblem p = {&x.r, &y.r, NULL};
+			OdpIntervalProblem q = {&x.r, NULL, NULL};
+			PairList	got;
+			int64_t		n = -1,
+						count = -1,
+						at = 0;
+			OdpStatus	st;
+
+			memset(&got, 0, sizeof(got));
+			ctx.cpu_threads = threads;
+			odp_iv_test_search_ranks = way == 3;
+			st = odp_compute_interval_pairs(&ctx, &p, collect, &got, &n, NULL);
+			check(st == ODP_OK && same_pairs(&got, &ref, &at),
+				  "%s prep %s d=%d, %d threads%s: %lld pairs as the reference (%lld)%s%s",
+				  path, igen_names[cases[c].gen], cases[c].dims, threads,
+				  way == 3 ? ", ranks by search" : "", (long long) got.n,
+				  (long long) ref.n, st == ODP_OK ? "" : ": ", st == ODP_OK ? "" : ctx.message);
+			ctx = make_ctx(dev);
+			ctx.cpu_threads = threads;
+			st = odp_compute_interval_count(&ctx, &q, &count, NULL);
+			if (first < 0)
+				first = count;
+			check(st == ODP_OK && count == first,
+				  "%s prep %s d=%d one set, %d threads%s: count %lld (first way %lld)",
+				  path, igen_names[cases[c].gen], cases[c].dims, threads,
+				  way == 3 ? ", ranks by search" : "", (long long) count, (long long) first);
+			odp_iv_test_search_ranks = false;
+			pl_free(&got);
+		}
+		pl_free(&ref);
+		tr_free(&x);
+		tr_free(&y);
+	}
+}
+
 /* See test_util.h. */
 void
 run_interval_tests(void)
@@ -628,6 +715,8 @@ run_interval_tests(void)
 		{IGEN_RANDOM, 1, 1, 1, true},
 		{IGEN_RANDOM, 5000, 4000, 1, false},
 		{IGEN_RANDOM, 3000, 3000, 2, true},
+		{IGEN_WIDE_TIES, 600, 500, 1, true},
+		{IGEN_WIDE_TIES, 400, 400, 2, true},
 	};
 
 	if (!gpu_ok)
@@ -639,8 +728,10 @@ run_interval_tests(void)
 	hand_cases(ODP_DEVICE_CPU);
 	argument_tests(ODP_DEVICE_CPU);
 	cancel_tests(ODP_DEVICE_CPU);
+	prep_tests(ODP_DEVICE_CPU);
 	if (gpu_ok)
 	{
+		prep_tests(ODP_DEVICE_GPU);
 		hand_cases(ODP_DEVICE_GPU);
 		argument_tests(ODP_DEVICE_GPU);
 		cancel_tests(ODP_DEVICE_GPU);
