@@ -17,10 +17,10 @@
  *	  For a relation: open it with AccessShareLock (held to the end of the
  *	  transaction), reject unsupported relkinds and other sessions'
  *	  temporary tables, and check SELECT on the table or on every column
- *	  used, before any row is read.  For a query: open it as a read-only
- *	  SPI cursor with the caller's rights and use the cursor's result
- *	  descriptor.  The id column and the features are then matched by
- *	  exact name, with defaults (OdpResolvePlan).
+ *	  used, before any row is read.  For a query: run it read-only
+ *	  through SPI with the caller's rights and use its result descriptor.
+ *	  The id column and the features are then matched by exact name, with
+ *	  defaults (OdpResolvePlan).
  *
  * 3. Read the rows (here).  A plain heap-like table without row-level
  *	  security in effect and without inheritance children is read by a
@@ -28,11 +28,13 @@
  *	  attributes used: by the backend and parallel workers where
  *	  PostgreSQL would give its scan workers (input_parallel.c), else by
  *	  the backend alone.  Everything else (views, partitioned and foreign
- *	  tables, materialized views, tables under RLS, queries) goes through
- *	  an SPI cursor fetched in batches, so that a large input never exists
- *	  twice in memory; for relations the query is generated from
- *	  quote_identifier'd names only.  Each row is decoded into the buffers
- *	  (input_decode.c, input_regions.c) in a row context reset every batch.
+ *	  tables, materialized views, tables under RLS, queries) runs as a
+ *	  query through SPI, planned as any query (with parallel workers where
+ *	  the planner chooses them), whose rows are decoded as the executor
+ *	  hands them over, so that a large input never exists twice in memory;
+ *	  for relations the query is generated from quote_identifier'd names
+ *	  only.  Each row is decoded into the buffers (input_decode.c,
+ *	  input_regions.c) in a row context reset every batch.
  *
  * 4. Finish (input_buffer.c): sort the rows by id if they did not come
  *	  in order, reject duplicate ids, trim the buffers.
@@ -52,6 +54,7 @@
 #include "catalog/pg_class.h"
 #include "catalog/pg_inherits.h"
 #include "executor/spi.h"
+#include "tcop/dest.h"
 #include "executor/tuptable.h"
 #include "input_internal.h"
 #include "miscadmin.h"
@@ -62,7 +65,6 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
-#include "utils/portal.h"
 #include "utils/rel.h"
 #include "utils/rls.h"
 #include "utils/snapmgr.h"
@@ -186,51 +188,73 @@ OdpReadTableScan(Relation rel, OdpReader *r)
 }
 
 /*
- * Opens query as a read-only, no-scroll SPI cursor; SPI must be connected.
- * The query runs with the caller's rights.
+ * Receives a query's rows straight from its executor (a DestReceiver):
+ * resolves the columns from the result descriptor where the plan is not
+ * known yet (a query source), then decodes each row into the reader.
+ * Rows are never stored in between, so a large input never exists twice.
  */
-static Portal
-OdpOpenCursor(const char *query)
+typedef struct OdpQueryReceiver
 {
-	SPIParseOpenOptions options;
+	DestReceiver pub;
+	OdpReader  *r;
+	OdpColumnPlan *plan;
+	bool		plan_known;		/* a relation's generated query */
+	const OdpInputSpec *spec;
+	const char *desc;
+	MemoryContext outcxt;
+	MemoryContext workcxt;
+	MemoryContext rowcxt;
+	int64		n;
+} OdpQueryReceiver;
 
-	memset(&options, 0, sizeof(options));
-	options.cursorOptions = CURSOR_OPT_NO_SCROLL;
-	options.read_only = true;
-	return SPI_cursor_parse_open(NULL, query, &options);
+static void
+OdpReceiverStartup(DestReceiver *self, int operation, TupleDesc typeinfo)
+{
+	OdpQueryReceiver *rc = (OdpQueryReceiver *) self;
+
+	if (!rc->plan_known)
+	{
+		MemoryContext oldcxt = MemoryContextSwitchTo(rc->workcxt);
+		OdpColumn  *cols;
+		int			ncols;
+
+		cols = OdpDescribeColumns(typeinfo, false, &ncols);
+		OdpResolvePlan(cols, ncols, false, InvalidAttrNumber, rc->spec,
+					   rc->desc, rc->plan);
+		MemoryContextSwitchTo(oldcxt);
+	}
+	Assert(rc->plan->maxpos <= typeinfo->natts);
+	OdpReaderInit(rc->r, rc->plan, rc->outcxt, rc->rowcxt, rc->desc, 0, rc->spec);
 }
 
-/* Fetches every row of portal in batches and appends it to r. */
-static void
-OdpReadCursor(Portal portal, OdpReader *r, MemoryContext workcxt)
+static bool
+OdpReceiveSlot(TupleTableSlot *slot, DestReceiver *self)
 {
-	int			natts = portal->tupDesc->natts;
-	Datum	   *values = MemoryContextAlloc(workcxt, sizeof(Datum) * Max(natts, 1));
-	bool	   *isnull = MemoryContextAlloc(workcxt, sizeof(bool) * Max(natts, 1));
+	OdpQueryReceiver *rc = (OdpQueryReceiver *) self;
+	MemoryContext oldcxt;
 
-	Assert(r->plan->maxpos <= natts);
-	for (;;)
+	slot_getsomeattrs(slot, rc->plan->maxpos);
+	oldcxt = MemoryContextSwitchTo(rc->rowcxt);
+	OdpReaderAddRow(rc->r, slot->tts_values, slot->tts_isnull);
+	MemoryContextSwitchTo(oldcxt);
+	if ((++rc->n & (ODP_INPUT_BATCH_ROWS - 1)) == 0)
 	{
-		MemoryContext oldcxt;
-
-		/* one batch per iteration: let the user cancel in between */
+		/* a long query: drop per-row garbage, let the user cancel */
+		MemoryContextReset(rc->rowcxt);
 		CHECK_FOR_INTERRUPTS();
-		SPI_cursor_fetch(portal, true, ODP_INPUT_BATCH_ROWS);
-		if (SPI_processed == 0)
-			break;
-
-		oldcxt = MemoryContextSwitchTo(r->rowcxt);
-		for (uint64 i = 0; i < SPI_processed; i++)
-		{
-			heap_deform_tuple(SPI_tuptable->vals[i], SPI_tuptable->tupdesc,
-							  values, isnull);
-			OdpReaderAddRow(r, values, isnull);
-		}
-		MemoryContextSwitchTo(oldcxt);
-		MemoryContextReset(r->rowcxt);
-		SPI_freetuptable(SPI_tuptable);
 	}
-	SPI_freetuptable(SPI_tuptable);
+	return true;
+}
+
+static void
+OdpReceiverShutdown(DestReceiver *self)
+{
+	MemoryContextReset(((OdpQueryReceiver *) self)->rowcxt);
+}
+
+static void
+OdpReceiverDestroy(DestReceiver *self)
+{
 }
 
 /* Connects to SPI, raising an internal error if that fails. */
@@ -244,8 +268,69 @@ OdpSpiConnect(void)
 }
 
 /*
- * Reads a query source: opens the cursor, resolves the columns from its
- * result descriptor, then fetches the rows.
+ * Runs query (one read-only statement, with the caller's rights) and
+ * decodes its rows into r as they come: with *plan as it is if
+ * plan_known, else resolved from the query's result.  The planner may run
+ * it with parallel workers, as it would any query: the rows are consumed
+ * at once, as by a plain SELECT, not fetched through a cursor.
+ */
+static void
+OdpReadQuery(const char *query, OdpReader *r, OdpColumnPlan *plan,
+			 bool plan_known, const OdpInputSpec *spec, const char *desc,
+			 MemoryContext outcxt, MemoryContext workcxt, MemoryContext rowcxt)
+{
+	OdpQueryReceiver receiver;
+	OdpQueryReceiver *rc = &receiver;
+	SPIPrepareOptions prepare;
+	SPIExecuteOptions execute;
+	SPIPlanPtr	spiplan;
+	int			ret;
+
+	memset(rc, 0, sizeof(*rc));
+	memset(r, 0, sizeof(*r));
+	rc->pub.receiveSlot = OdpReceiveSlot;
+	rc->pub.rStartup = OdpReceiverStartup;
+	rc->pub.rShutdown = OdpReceiverShutdown;
+	rc->pub.rDestroy = OdpReceiverDestroy;
+	rc->pub.mydest = DestNone;
+	rc->r = r;
+	rc->plan = plan;
+	rc->plan_known = plan_known;
+	rc->spec = spec;
+	rc->desc = desc;
+	rc->outcxt = outcxt;
+	rc->workcxt = workcxt;
+	rc->rowcxt = rowcxt;
+
+	OdpSpiConnect();
+	memset(&prepare, 0, sizeof(prepare));
+	prepare.cursorOptions = CURSOR_OPT_PARALLEL_OK;
+	spiplan = SPI_prepare_extended(query, &prepare);
+	if (spiplan == NULL)
+		elog(ERROR, "SPI_prepare_extended failed: %s",
+			 SPI_result_code_string(SPI_result));
+	if (list_length(SPI_plan_get_plan_sources(spiplan)) != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_SYNTAX_ERROR),
+				 errmsg("a query source must be one statement"),
+				 errhint("Remove the other statements, or combine them with WITH.")));
+	memset(&execute, 0, sizeof(execute));
+	execute.read_only = true;
+	execute.dest = &rc->pub;
+	ret = SPI_execute_plan_extended(spiplan, &execute);
+	if (ret < 0)
+		elog(ERROR, "SPI_execute_plan_extended failed: %s",
+			 SPI_result_code_string(ret));
+	if (r->plan == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("a query source must return rows")));
+	SPI_finish();
+}
+
+/*
+ * Reads a query source: runs it, resolving the columns from its result
+ * descriptor, and decodes the rows as they come.
  */
 static void
 OdpReadQuerySource(const char *query, const OdpInputSpec *spec,
@@ -253,25 +338,7 @@ OdpReadQuerySource(const char *query, const OdpInputSpec *spec,
 				   MemoryContext outcxt, MemoryContext workcxt,
 				   MemoryContext rowcxt)
 {
-	Portal		portal;
-	OdpColumn  *cols;
-	int			ncols;
-	MemoryContext oldcxt;
-
-	OdpSpiConnect();
-	portal = OdpOpenCursor(query);
-
-	oldcxt = MemoryContextSwitchTo(workcxt);
-	cols = OdpDescribeColumns(portal->tupDesc, false, &ncols);
-	OdpResolvePlan(cols, ncols, false, InvalidAttrNumber, spec, "query",
-				   plan);
-	MemoryContextSwitchTo(oldcxt);
-
-	OdpReaderInit(r, plan, outcxt, rowcxt, "query", 0, spec);
-	OdpReadCursor(portal, r, workcxt);
-
-	SPI_cursor_close(portal);
-	SPI_finish();
+	OdpReadQuery(query, r, plan, false, spec, "query", outcxt, workcxt, rowcxt);
 }
 
 /*
@@ -327,7 +394,6 @@ OdpReadRelationSource(const char *source, const OdpInputSpec *spec,
 	else
 	{
 		StringInfoData query;
-		Portal		portal;
 
 		/* only quoted names go into the text; positions follow the list */
 		initStringInfo(&query);
@@ -345,13 +411,8 @@ OdpReadRelationSource(const char *source, const OdpInputSpec *spec,
 													RelationGetRelationName(rel)));
 		MemoryContextSwitchTo(oldcxt);
 
-		/* no size hint: policies or filters in views may hide most rows */
-		OdpReaderInit(r, plan, outcxt, rowcxt, *desc, 0, spec);
-		OdpSpiConnect();
-		portal = OdpOpenCursor(query.data);
-		OdpReadCursor(portal, r, workcxt);
-		SPI_cursor_close(portal);
-		SPI_finish();
+		OdpReadQuery(query.data, r, plan, true, spec, *desc, outcxt, workcxt,
+					 rowcxt);
 	}
 
 	/* keep the lock until the end of the transaction */

@@ -176,8 +176,9 @@ odp_service_checks() {
 	# 1. the regress suites through the service
 	suites=$(cd "$ODP_ROOT" && ls sql/*.sql | sed 's|sql/||; s|\.sql$||' |
 		grep -v -e '^odp_gpu--' -e '^settings$' -e '^gpu_device$' -e '^service$' | tr '\n' ' ')
-	# (inputs read into dynamic shared memory and used in place where large)
-	PGOPTIONS="-c odp_gpu.device=gpu -c odp_gpu.gpu_min_rows=0 -c odp_gpu.service_inputs_in_place=on" \
+	# (inputs read into dynamic shared memory and used in place where large;
+	# tables read by parallel workers, whose output the service reads in place)
+	PGOPTIONS="-c odp_gpu.device=gpu -c odp_gpu.gpu_min_rows=0 -c odp_gpu.service_inputs_in_place=on -c odp_gpu.parallel_read=force -c max_parallel_workers_per_gather=2" \
 		make -C "$ODP_ROOT" -s installcheck \
 		REGRESS="$suites" PG_CONFIG="$PG_CONFIG" EXTRA_REGRESS_OPTS="--outputdir=$dir/service_regress" \
 		>"$dir/service_regress.log" 2>&1
