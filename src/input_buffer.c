@@ -32,6 +32,7 @@
 #include "settings.h"
 #include "shared_buffers.h"
 #include "miscadmin.h"
+#include "storage/dsm_impl.h"
 #include "odp_engine.h"
 #include "utils/memutils.h"
 
@@ -435,9 +436,16 @@ OdpReaderInit(OdpReader *r, const OdpColumnPlan *plan, MemoryContext outcxt,
 	r->missing_ok = r->f64 && spec->missing_ok;
 	r->max_dims = spec != NULL && spec->max_dims > 0 ? spec->max_dims : ODP_MAX_DIMS;
 	r->empty_ok = spec != NULL && spec->empty_ok;
-	/* with the GPU service, large buffers go where it reads them in place */
-	r->shared = OdpServiceConfigured() && odp_device_setting != ODP_SETTING_CPU &&
-		odp_service_inputs_in_place;
+	/*
+	 * Large buffers go to dynamic shared memory where the GPU service reads
+	 * them in place, and, for a table of known size, where the server
+	 * keeps memory for it (min_dynamic_shared_memory): its pages are
+	 * mapped already, so the read fills them without a fault or a clear
+	 * per page, as fresh memory would take.
+	 */
+	r->shared = (OdpServiceConfigured() && odp_device_setting != ODP_SETTING_CPU &&
+				 odp_service_inputs_in_place) ||
+		(min_dynamic_shared_memory > 0 && capacity_hint > 0);
 	if (plan->regions)
 	{
 		const OdpRegionColumn *last = &plan->region[plan->nregions - 1];

@@ -25,6 +25,9 @@
 #include <float.h>
 #include <math.h>
 
+#include "access/detoast.h"
+#include "access/table.h"
+#include "access/tableam.h"
 #include "catalog/pg_type.h"
 #include "input_checks.h"
 #include "utils/array.h"
@@ -221,7 +224,8 @@ OdpAllFinite(const float *v, int n)
 
 /*
  * Copies n contiguous elements of the given kind from src (possibly
- * unaligned) to dst as floats, checking each value.
+ * unaligned) to dst as floats, checking each value; float4 elements may
+ * already be in place (src == dst).
  */
 static void
 OdpCopyElements(const OdpColumn *col, const char *src, int n, float *dst,
@@ -230,7 +234,8 @@ OdpCopyElements(const OdpColumn *col, const char *src, int n, float *dst,
 	switch (col->kind)
 	{
 		case ODP_VALUE_FLOAT4:
-			memcpy(dst, src, sizeof(float) * n);
+			if (src != (const char *) dst)
+				memcpy(dst, src, sizeof(float) * n);
 			if (unlikely(!OdpAllFinite(dst, n)))
 			{
 				for (int i = 0; i < n; i++)
@@ -384,7 +389,8 @@ OdpAllFinite64(const double *v, int n)
  * unaligned; with a null bitmap, or NULL, where only the non-null
  * elements are stored, one after the other) into the float64 row dst and
  * its flags miss, checking each value.  float8 arrays without nulls, the
- * common case, are copied whole and checked in one pass.
+ * common case, are copied whole (or are already in place: src == dst) and
+ * checked in one pass.
  */
 static void
 OdpCopyElements64(OdpReader *r, const OdpColumn *col, const char *src, int n,
@@ -394,7 +400,8 @@ OdpCopyElements64(OdpReader *r, const OdpColumn *col, const char *src, int n,
 
 	if (col->kind == ODP_VALUE_FLOAT8 && bitmap == NULL)
 	{
-		memcpy(dst, src, sizeof(double) * n);
+		if (src != (const char *) dst)
+			memcpy(dst, src, sizeof(double) * n);
 		if (miss != NULL)
 			memset(miss, 0, n);
 		if (likely(OdpAllFinite64(dst, n)))
@@ -457,6 +464,100 @@ OdpCopyElements64(OdpReader *r, const OdpColumn *col, const char *src, int n,
 
 /* ---- rows ---- */
 
+/* The next row's values (data or data64). */
+static inline char *
+OdpRowStart(OdpReader *r)
+{
+	Size		at = (Size) r->rows * (Size) r->dims;
+
+	return r->f64 ? (char *) (r->data64 + at) : (char *) (r->data + at);
+}
+
+/*
+ * Reads an array stored out of line (TOASTed), uncompressed, one-
+ * dimensional, without nulls, whose elements are the reader's own type
+ * (real[] into float32, float8[] into float64): its elements are fetched
+ * from the TOAST table straight into the row, with no detoasted copy in
+ * between, then checked in place.  Returns false, having read nothing, for
+ * any other array, which the general path reads.
+ */
+static bool
+OdpReadVectorInPlace(OdpReader *r, const OdpColumn *col, struct varlena *raw,
+					 int64 id)
+{
+	const Size	header = ARR_OVERHEAD_NONULLS(1) - VARHDRSZ;
+	const Size	elsize = r->f64 ? sizeof(double) : sizeof(float);
+	struct varatt_external toast;
+	char		buf[VARHDRSZ + ARR_OVERHEAD_NONULLS(1)];
+	int32		fields[5];		/* ndim, dataoffset, elemtype, dim, lbound */
+	Relation	toastrel;
+	Size		extsize;
+	char	   *dst;
+
+	if (!VARATT_IS_EXTERNAL_ONDISK(raw) ||
+		col->kind != (r->f64 ? ODP_VALUE_FLOAT8 : ODP_VALUE_FLOAT4))
+		return false;
+	VARATT_EXTERNAL_GET_POINTER(toast, raw);
+	extsize = VARATT_EXTERNAL_GET_EXTSIZE(toast);
+	if (VARATT_EXTERNAL_IS_COMPRESSED(toast) || extsize < header + elsize ||
+		(extsize - header) % elsize != 0)
+		return false;
+
+	toastrel = table_open(toast.va_toastrelid, AccessShareLock);
+	if (r->rows > 0 && r->dims >= 0 && (Size) r->dims == (extsize - header) / elsize)
+	{
+		/*
+		 * One fetch of the whole value, its header landing on the end of
+		 * the previous row (complete, kept aside and put back): the slice
+		 * is written at VARDATA(result), right into the row.
+		 */
+		char		saved[ARR_OVERHEAD_NONULLS(1)];
+
+		dst = OdpRowStart(r);
+		memcpy(saved, dst - header, header);
+		table_relation_fetch_toast_slice(toastrel, toast.va_valueid, (int32) extsize,
+										 0, (int32) extsize,
+										 (struct varlena *) (dst - header - VARHDRSZ));
+		memcpy(fields, dst - header, sizeof(fields));
+		memcpy(dst - header, saved, header);
+	}
+	else
+	{
+		/* the first row: its header first, which sets the dimensions */
+		table_relation_fetch_toast_slice(toastrel, toast.va_valueid, (int32) extsize,
+										 0, (int32) header, (struct varlena *) buf);
+		memcpy(fields, buf + VARHDRSZ, sizeof(fields));
+		dst = NULL;
+	}
+	if (fields[0] != 1 || fields[1] != 0 ||
+		fields[2] != (r->f64 ? FLOAT8OID : FLOAT4OID) ||
+		(Size) fields[3] != (extsize - header) / elsize)
+	{
+		table_close(toastrel, AccessShareLock);
+		return false;
+	}
+	OdpEnsureVectorShape(1, fields[3], col, id);
+	if (r->dims < 0)
+		OdpReaderSetDims(r, fields[3]);
+	OdpEnsureSameLength(fields[3], r->dims, col, id);
+	if (dst == NULL)
+	{
+		dst = OdpRowStart(r);
+		table_relation_fetch_toast_slice(toastrel, toast.va_valueid, (int32) extsize,
+										 (int32) header, (int32) (extsize - header),
+										 (struct varlena *) (dst - VARHDRSZ));
+	}
+	table_close(toastrel, AccessShareLock);
+
+	if (r->f64)
+		OdpCopyElements64(r, col, dst, r->dims, NULL, (double *) dst,
+						  r->missing ? r->missing + (Size) r->rows * (Size) r->dims : NULL,
+						  id);
+	else
+		OdpCopyElements(col, dst, r->dims, (float *) dst, id);
+	return true;
+}
+
 /*
  * Reads an array value into the next row of data (or data64).  Fixed-width
  * element types are read in place from the packed (possibly short-header)
@@ -468,9 +569,9 @@ static void
 OdpReadVector(OdpReader *r, const OdpColumn *col, Datum value, int64 id)
 {
 	struct varlena *raw = (struct varlena *) DatumGetPointer(value);
-	struct varlena *v = pg_detoast_datum_packed(raw);
-	const char *body = VARDATA_ANY(v);
-	Size		bodylen = VARSIZE_ANY_EXHDR(v);
+	struct varlena *v;
+	const char *body;
+	Size		bodylen;
 	int32		ndim;
 	int32		dataoffset;
 	int32		nitems = 0;
@@ -479,6 +580,12 @@ OdpReadVector(OdpReader *r, const OdpColumn *col, Datum value, int64 id)
 	float	   *dst = NULL;
 	double	   *dst64 = NULL;
 	uint8	   *miss = NULL;
+
+	if (OdpReadVectorInPlace(r, col, raw, id))
+		return;
+	v = pg_detoast_datum_packed(raw);
+	body = VARDATA_ANY(v);
+	bodylen = VARSIZE_ANY_EXHDR(v);
 
 	/* body: ndim, dataoffset, elemtype, dims[ndim], lbound[ndim], ... */
 	if (bodylen < 3 * sizeof(int32))
