@@ -8,7 +8,6 @@
 -- row-level security, which keeps the serial path.
 --
 CREATE EXTENSION odp_gpu;
-SET odp_gpu.device = cpu;
 SET max_parallel_workers_per_gather = 2;
 
 -- Runs a statement and shows the error it raises, with its SQLSTATE.

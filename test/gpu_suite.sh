@@ -34,6 +34,7 @@ set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/checks/cancel.sh"
 source "$(dirname "$0")/checks/distributed.sh"
+source "$(dirname "$0")/checks/parallel_read.sh"
 ODP_PASSED=0
 ODP_FAILED=0
 odp_run_dir_create
@@ -100,12 +101,20 @@ case "$ODP_ANALYTICS" in
 	outliers|knn|pearson|skyline|intervals)
 		suites=$(ls sql/"$ODP_ANALYTICS".sql sql/"$ODP_ANALYTICS"_*.sql 2>/dev/null | sed 's|sql/||; s|\.sql$||' | tr '\n' ' ') ;;
 esac
-PGOPTIONS="-c odp_gpu.device=gpu -c odp_gpu.gpu_min_rows=0" make -s installcheck REGRESS="$suites" \
-	EXTRA_REGRESS_OPTS="--outputdir=$log/regress" PG_CONFIG="$PG_CONFIG" >"$log/regress.log" 2>&1
-grep -E '\.\.\. ' "$log/regress.log"
-ok=$(grep -cE '\.\.\. ok' "$log/regress.log"); bad=$(grep -cE '\.\.\. (FAILED|failed)' "$log/regress.log")
-ODP_PASSED=$((ODP_PASSED + ok)); ODP_FAILED=$((ODP_FAILED + bad))
-[ "$bad" -gt 0 ] && head -150 "$log/regress/regression.diffs"
+# twice: tables read by the backend alone, then by two parallel workers
+for pass in regress regress_parallel; do
+	opts="-c odp_gpu.device=gpu -c odp_gpu.gpu_min_rows=0"
+	[ $pass = regress_parallel ] && opts="$opts -c odp_gpu.parallel_read=force -c max_parallel_workers_per_gather=2" &&
+		odp_log "the same suites, every table read by parallel workers"
+	PGOPTIONS="$opts" make -s installcheck REGRESS="$suites" \
+		EXTRA_REGRESS_OPTS="--outputdir=$log/$pass" PG_CONFIG="$PG_CONFIG" >"$log/$pass.log" 2>&1
+	grep -E '\.\.\. ' "$log/$pass.log"
+	ok=$(grep -cE '\.\.\. ok' "$log/$pass.log"); bad=$(grep -cE '\.\.\. (FAILED|failed)' "$log/$pass.log")
+	ODP_PASSED=$((ODP_PASSED + ok)); ODP_FAILED=$((ODP_FAILED + bad))
+	[ "$bad" -gt 0 ] && head -150 "$log/$pass/regression.diffs"
+done
+odp_log "parallel read checks on the GPU"
+odp_parallel_read_checks gpu
 fi
 
 if [ "${ODP_SKIP_COMPARE:-0}" != 1 ]; then
