@@ -189,7 +189,7 @@ RESET ROLE;
 SHOW odp_gpu.parallel_read;
 SELECT * FROM odp_try($$SET odp_gpu.parallel_read = sometimes$$);
 RESET odp_gpu.parallel_read;
-SHOW odp_gpu.parallel_read;
+SELECT boot_val, enumvals FROM pg_settings WHERE name = 'odp_gpu.parallel_read';
 
 DROP POLICY pr_low ON pr_points;
 DROP TABLE pr_points, pr_shuffled, pr_series, pr_sky, pr_regions, pr_bad, pr_dup;

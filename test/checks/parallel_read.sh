@@ -23,7 +23,7 @@ INSERT INTO odp_par_data
 	FROM generate_series(1, 300000) i;
 VACUUM ANALYZE odp_par_data;
 SQL
-	odp_check "$dev: the parallel read checks' table is made" $?
+	odp_check "$dev: the parallel read checks' table is made" $? ""
 	# workers: "read_workers=N" of each call's NOTICE
 	out=$(psql -X -At -v ON_ERROR_STOP=1 2>&1 <<SQL
 SET odp_gpu.device = $dev;
