@@ -105,6 +105,18 @@ SELECT count(*) AS rows, count(DISTINCT id) AS ids, bool_and(id IS NOT NULL) AS 
 FROM odp_outlier_scores('pr_shuffled', k => 1);
 SELECT (SELECT count(*) FROM pr_shuffled) AS table_rows;
 
+-- statistics that promise far fewer rows than the table holds (wide rows
+-- when analysed, narrow ones since): the output overflows, the table is
+-- read again serially, with the same rows
+CREATE TABLE pr_grown (id bigint PRIMARY KEY, f real[], pad text);
+INSERT INTO pr_grown SELECT i, ARRAY[i % 13, i % 17]::real[], repeat('x', 1500) FROM generate_series(1, 200) i;
+ANALYZE pr_grown;
+ALTER TABLE pr_grown SET (autovacuum_enabled = off);
+INSERT INTO pr_grown SELECT i, ARRAY[i % 13, i % 17]::real[], NULL FROM generate_series(201, 30000) i;
+SELECT odp_diff($$SELECT * FROM odp_outlier_scores('pr_grown', k => 2)$$) AS grown,
+	   (SELECT count(*) FROM odp_outlier_scores('pr_grown', k => 2)) AS rows;
+DROP TABLE pr_grown;
+
 -- rows of the current transaction, and deleted ones, as the snapshot sees them
 BEGIN;
 INSERT INTO pr_shuffled VALUES (100001, '{9999, 9999, 9999, 9999}');
