@@ -22,16 +22,20 @@ EXCEPTION WHEN OTHERS THEN
 END
 $$;
 
--- Rows of a query that differ between a serial and a forced parallel read
--- (both ways), as a count: 0 means the same multiset of rows.
-CREATE FUNCTION odp_diff(q text) RETURNS bigint
+-- Rows of a query that differ between a run under the settings serial and
+-- one under parallel (SET LOCAL statements; by default a serial and a
+-- forced parallel read), both ways, as a count: 0 means the same multiset.
+CREATE FUNCTION odp_diff(q text,
+	serial text DEFAULT 'SET LOCAL odp_gpu.parallel_read = off',
+	parallel text DEFAULT 'SET LOCAL odp_gpu.parallel_read = force')
+RETURNS bigint
 LANGUAGE plpgsql AS $$
 DECLARE
 	n bigint;
 BEGIN
-	SET LOCAL odp_gpu.parallel_read = off;
+	EXECUTE serial;
 	EXECUTE format('CREATE TEMP TABLE odp_serial AS %s', q);
-	SET LOCAL odp_gpu.parallel_read = force;
+	EXECUTE parallel;
 	EXECUTE format('CREATE TEMP TABLE odp_parallel AS %s', q);
 	SELECT count(*) INTO n FROM (
 		(TABLE odp_serial EXCEPT ALL TABLE odp_parallel)
@@ -70,27 +74,9 @@ SELECT odp_diff($$SELECT * FROM odp_knn('pr_points', '{1, 2, 3, 4}', k => 50)$$)
 	   odp_diff($$SELECT * FROM odp_knn_join('SELECT * FROM pr_points WHERE id <= 20', 'pr_shuffled', k => 5)$$) AS knn_join;
 
 -- a query source the planner runs with parallel workers (a Gather under
--- the query): the rows of the same query run serially
-CREATE FUNCTION odp_query_diff(q text) RETURNS bigint
-LANGUAGE plpgsql AS $$
-DECLARE
-	n bigint;
-BEGIN
-	SET LOCAL max_parallel_workers_per_gather = 0;
-	EXECUTE format('CREATE TEMP TABLE odp_serial AS %s', q);
-	SET LOCAL max_parallel_workers_per_gather = 2;
-	SET LOCAL parallel_setup_cost = 0;
-	SET LOCAL parallel_tuple_cost = 0;
-	SET LOCAL min_parallel_table_scan_size = 0;
-	EXECUTE format('CREATE TEMP TABLE odp_parallel AS %s', q);
-	SELECT count(*) INTO n FROM (
-		(TABLE odp_serial EXCEPT ALL TABLE odp_parallel)
-		UNION ALL
-		(TABLE odp_parallel EXCEPT ALL TABLE odp_serial)) d;
-	DROP TABLE odp_serial, odp_parallel;
-	RETURN n;
-END
-$$;
+-- the query): the rows of the same query run serially (the planner's
+-- parallel query, as settings for odp_diff)
+\set gather 'SET LOCAL max_parallel_workers_per_gather = 2; SET LOCAL parallel_setup_cost = 0; SET LOCAL parallel_tuple_cost = 0; SET LOCAL min_parallel_table_scan_size = 0'
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
@@ -98,7 +84,8 @@ EXPLAIN (COSTS OFF) SELECT * FROM pr_shuffled WHERE id % 3 <> 0;
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
-SELECT odp_query_diff($$SELECT * FROM odp_outlier_scores('SELECT * FROM pr_shuffled WHERE id % 3 <> 0', k => 2)$$) AS scores_gather;
+SELECT odp_diff($$SELECT * FROM odp_outlier_scores('SELECT * FROM pr_shuffled WHERE id % 3 <> 0', k => 2)$$,
+				'SET LOCAL max_parallel_workers_per_gather = 0', :'gather') AS scores_gather;
 
 -- every row read, once, in id order: the scores of k => 1 match SQL's
 SELECT count(*) AS rows, count(DISTINCT id) AS ids, bool_and(id IS NOT NULL) AS ids_set
@@ -151,7 +138,8 @@ CREATE TABLE pr_sky (id bigint PRIMARY KEY, a float8, b float8, c float8);
 INSERT INTO pr_sky SELECT i, (i * 37) % 101, (i * 53) % 97, (i * 11) % 89 FROM generate_series(1, 30000) i;
 SELECT odp_diff($$SELECT * FROM odp_skyline('pr_sky')$$) AS skyline,
 	   odp_diff($$SELECT * FROM odp_skyline('pr_sky', band => 3)$$) AS skyband,
-	   odp_query_diff($$SELECT * FROM odp_skyline('SELECT id, a, b FROM pr_sky WHERE c > 10')$$) AS skyline_gather;
+	   odp_diff($$SELECT * FROM odp_skyline('SELECT id, a, b FROM pr_sky WHERE c > 10')$$,
+				'SET LOCAL max_parallel_workers_per_gather = 0', :'gather') AS skyline_gather;
 SELECT count(*) AS differing FROM (
 	SELECT id FROM odp_skyline('pr_sky')
 	EXCEPT
@@ -206,5 +194,5 @@ SELECT boot_val, enumvals FROM pg_settings WHERE name = 'odp_gpu.parallel_read';
 DROP POLICY pr_low ON pr_points;
 DROP TABLE pr_points, pr_shuffled, pr_series, pr_sky, pr_regions, pr_bad, pr_dup;
 DROP ROLE regress_odp_parallel;
-DROP FUNCTION odp_try(text), odp_diff(text), odp_query_diff(text);
+DROP FUNCTION odp_try(text), odp_diff(text, text, text);
 DROP EXTENSION odp_gpu;

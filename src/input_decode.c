@@ -29,9 +29,12 @@
 #include "access/table.h"
 #include "access/tableam.h"
 #include "catalog/pg_type.h"
+#include "executor/tuptable.h"
 #include "input_checks.h"
+#include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/fmgrprotos.h"
+#include "utils/memutils.h"
 
 /* ---- checks ---- */
 
@@ -744,4 +747,25 @@ OdpReaderAddRow(OdpReader *r, const Datum *values, const bool *isnull)
 	if (r->rows > 0 && id < r->ids[r->rows - 1])
 		r->sorted = false;
 	r->ids[r->rows++] = id;
+}
+
+/*
+ * Appends the row in slot (deforming only the columns read), in the
+ * reader's row context; every batch of rows, drops their garbage and lets
+ * the user cancel.  The one loop body of every way of reading rows.
+ */
+void
+OdpReaderAddSlot(OdpReader *r, TupleTableSlot *slot)
+{
+	MemoryContext oldcxt;
+
+	slot_getsomeattrs(slot, r->plan->maxpos);
+	oldcxt = MemoryContextSwitchTo(r->rowcxt);
+	OdpReaderAddRow(r, slot->tts_values, slot->tts_isnull);
+	MemoryContextSwitchTo(oldcxt);
+	if ((r->rows & (ODP_INPUT_BATCH_ROWS - 1)) == 0)
+	{
+		MemoryContextReset(r->rowcxt);
+		CHECK_FOR_INTERRUPTS();
+	}
 }

@@ -42,6 +42,7 @@
 
 #include "access/attnum.h"
 #include "access/tupdesc.h"
+#include "executor/tuptable.h"
 #include "input.h"
 #include "storage/shm_toc.h"
 #include "utils/relcache.h"
@@ -268,5 +269,6 @@ extern void OdpParallelWorkerRead(shm_toc *toc, Relation rel,
 
 extern void OdpReaderAddRow(OdpReader *r, const Datum *values,
 							const bool *isnull);
+extern void OdpReaderAddSlot(OdpReader *r, TupleTableSlot *slot);
 
 #endif							/* ODP_INPUT_INTERNAL_H */

@@ -101,7 +101,6 @@ typedef enum OdpOutputState
 /* The state every participant shares, in the parallel context's segment. */
 typedef struct OdpParallelRead
 {
-	Oid			relid;
 	BlockNumber nblocks;
 	BlockNumber chunk_blocks;
 	int64		nchunks;
@@ -147,7 +146,6 @@ typedef struct OdpParticipant
 	Relation	rel;
 	OdpReader	stage;			/* decoded rows not yet copied */
 	MemoryContext cxt;			/* the stage's, deleted when done */
-	MemoryContext rowcxt;
 	int			narrays;
 	char	   *out[ODP_READER_ARRAYS];	/* this process's mapping */
 	dsm_segment *segs[ODP_READER_ARRAYS];	/* a worker's mappings of them */
@@ -336,25 +334,12 @@ OdpReadChunkRows(OdpParticipant *p, TableScanDesc scan, TupleTableSlot *slot,
 	BlockNumber start = (BlockNumber) (c * s->chunk_blocks);
 	BlockNumber nblocks = Min(s->chunk_blocks, s->nblocks - start);
 	int64		first = p->stage.rows;
-	int			maxpos = p->stage.plan->maxpos;
-	int64		n = 0;
-	MemoryContext oldcxt;
 
 	table_rescan(scan, NULL);
 	heap_setscanlimits(scan, start, nblocks);
-	oldcxt = MemoryContextSwitchTo(p->rowcxt);
 	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
-	{
-		slot_getsomeattrs(slot, maxpos);
-		OdpReaderAddRow(&p->stage, slot->tts_values, slot->tts_isnull);
-		if ((++n & (ODP_INPUT_BATCH_ROWS - 1)) == 0)
-		{
-			MemoryContextReset(p->rowcxt);
-			CHECK_FOR_INTERRUPTS();
-		}
-	}
-	MemoryContextSwitchTo(oldcxt);
-	MemoryContextReset(p->rowcxt);
+		OdpReaderAddSlot(&p->stage, slot);
+	MemoryContextReset(p->stage.rowcxt);
 
 	/* an empty chunk has nothing to copy: it only moves the others' places */
 	if (p->stage.rows > first)
@@ -517,9 +502,10 @@ OdpParticipantInit(OdpParticipant *p, OdpParallelRead *s, Relation rel,
 	p->rel = rel;
 	p->cxt = AllocSetContextCreate(cxt, "odp_gpu parallel read",
 								   ALLOCSET_DEFAULT_SIZES);
-	p->rowcxt = AllocSetContextCreate(p->cxt, "odp_gpu parallel read rows",
-									  ALLOCSET_DEFAULT_SIZES);
-	OdpReaderInit(&p->stage, plan, p->cxt, p->rowcxt, desc, 0, spec);
+	OdpReaderInit(&p->stage, plan, p->cxt,
+				  AllocSetContextCreate(p->cxt, "odp_gpu parallel read rows",
+										ALLOCSET_DEFAULT_SIZES),
+				  desc, 0, spec);
 	/* the stage is private; only the output is shared */
 	p->stage.shared = false;
 }
@@ -603,7 +589,6 @@ OdpRunParallelRead(Relation rel, const OdpInputSpec *spec, OdpReader *r,
 
 	s = shm_toc_allocate(pcxt->toc, state_bytes);
 	memset(s, 0, offsetof(OdpParallelRead, chunks));
-	s->relid = RelationGetRelid(rel);
 	s->nblocks = nblocks;
 	s->chunk_blocks = chunk_blocks;
 	s->nchunks = nchunks;
@@ -615,7 +600,7 @@ OdpRunParallelRead(Relation rel, const OdpInputSpec *spec, OdpReader *r,
 	for (int64 c = 0; c < nchunks; c++)
 		s->chunks[c].rows = -1;
 	shm_toc_insert(pcxt->toc, ODP_PARALLEL_KEY_READ, s);
-	OdpStoreSpec(pcxt, spec, s->relid, spec_bytes);
+	OdpStoreSpec(pcxt, spec, RelationGetRelid(rel), spec_bytes);
 
 	LaunchParallelWorkers(pcxt);
 	*launched = pcxt->nworkers_launched;

@@ -163,25 +163,11 @@ OdpReadTableScan(Relation rel, OdpReader *r)
 {
 	TupleTableSlot *slot = table_slot_create(rel, NULL);
 	TableScanDesc scan;
-	MemoryContext oldcxt;
-	int64		n = 0;
 
 	scan = table_beginscan_strat(rel, GetActiveSnapshot(), 0, NULL,
 								 true, false);
-	oldcxt = MemoryContextSwitchTo(r->rowcxt);
 	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
-	{
-		slot_getsomeattrs(slot, r->plan->maxpos);
-		OdpReaderAddRow(r, slot->tts_values, slot->tts_isnull);
-
-		if ((++n & (ODP_INPUT_BATCH_ROWS - 1)) == 0)
-		{
-			/* a long scan: drop per-row garbage, let the user cancel */
-			MemoryContextReset(r->rowcxt);
-			CHECK_FOR_INTERRUPTS();
-		}
-	}
-	MemoryContextSwitchTo(oldcxt);
+		OdpReaderAddSlot(r, slot);
 	MemoryContextReset(r->rowcxt);
 	table_endscan(scan);
 	ExecDropSingleTupleTableSlot(slot);
@@ -204,7 +190,6 @@ typedef struct OdpQueryReceiver
 	MemoryContext outcxt;
 	MemoryContext workcxt;
 	MemoryContext rowcxt;
-	int64		n;
 } OdpQueryReceiver;
 
 static void
@@ -230,19 +215,7 @@ OdpReceiverStartup(DestReceiver *self, int operation, TupleDesc typeinfo)
 static bool
 OdpReceiveSlot(TupleTableSlot *slot, DestReceiver *self)
 {
-	OdpQueryReceiver *rc = (OdpQueryReceiver *) self;
-	MemoryContext oldcxt;
-
-	slot_getsomeattrs(slot, rc->plan->maxpos);
-	oldcxt = MemoryContextSwitchTo(rc->rowcxt);
-	OdpReaderAddRow(rc->r, slot->tts_values, slot->tts_isnull);
-	MemoryContextSwitchTo(oldcxt);
-	if ((++rc->n & (ODP_INPUT_BATCH_ROWS - 1)) == 0)
-	{
-		/* a long query: drop per-row garbage, let the user cancel */
-		MemoryContextReset(rc->rowcxt);
-		CHECK_FOR_INTERRUPTS();
-	}
+	OdpReaderAddSlot(((OdpQueryReceiver *) self)->r, slot);
 	return true;
 }
 

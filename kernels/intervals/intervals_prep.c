@@ -193,6 +193,15 @@ iv_region_empty(const OdpRegions *x, int64_t r, const uint8_t *box)
 	return empty;
 }
 
+/* Counts a finite key and widens the range of its dimension's keys. */
+static inline void
+iv_scan_key(IvDimScan *s, uint64_t key)
+{
+	s->finite++;
+	s->kmin = key < s->kmin ? key : s->kmin;
+	s->kmax = key > s->kmax ? key : s->kmax;
+}
+
 /* Task: flags, finite keys and empty regions of its rows. */
 static void
 iv_scan_task(void *arg, int64_t t)
@@ -222,17 +231,9 @@ iv_scan_task(void *arg, int64_t t)
 				continue;
 			s->doubled |= (f & IV_EXCLUSIVE) != 0;
 			if (!(f & ODP_BOUND_LOWER_INFINITE))
-			{
-				s->finite++;
-				s->kmin = x->lower[at] < s->kmin ? x->lower[at] : s->kmin;
-				s->kmax = x->lower[at] > s->kmax ? x->lower[at] : s->kmax;
-			}
+				iv_scan_key(s, x->lower[at]);
 			if (!(f & ODP_BOUND_UPPER_INFINITE))
-			{
-				s->finite++;
-				s->kmin = x->upper[at] < s->kmin ? x->upper[at] : s->kmin;
-				s->kmax = x->upper[at] > s->kmax ? x->upper[at] : s->kmax;
-			}
+				iv_scan_key(s, x->upper[at]);
 		}
 		/* unflagged regions are closed and not empty (odp_intervals.h) */
 		if (x->flags != NULL)
