@@ -14,10 +14,12 @@ PGFILEDESC = "odp_gpu - outliers, k-NN, correlation, skyline and region matching
 DATA = $(wildcard sql/odp_gpu--*.sql)
 
 SRC_OBJS = src/odp_gpu.o src/settings.o src/args.o src/engine_glue.o \
-	src/input_source.o src/input_columns.o src/input_buffer.o src/input_regions.o \
+	src/input_source.o src/input_columns.o src/input_buffer.o src/input_exact.o \
+	src/input_regions.o \
 	src/input_decode.o src/input_parallel.o src/input_reader.o src/input_aggregate.o \
 	src/outliers.o src/outliers_aggregates.o src/knn.o src/pearson.o \
-	src/skyline_band.o src/skyline.o src/intervals.o src/gpu_info.o \
+	src/skyline_band.o src/skyline.o src/intervals.o src/intervals_pieces.o \
+	src/gpu_info.o \
 	src/planner_support.o src/distributed.o src/distributed_wire.o \
 	src/distributed_node.o src/distributed_conn.o src/distributed_shards.o \
 	src/engine_call.o src/shared_buffers.o $(SERVICE_OBJS)

@@ -101,8 +101,16 @@ typedef struct OdpInput
 								 * empty */
 	OdpRegionDim *region_dims;	/* dims entries (dims 0 when a source of
 								 * cubes has no rows) */
+	struct NumericData **exact_bounds;	/* rows * dims * (lower, upper):
+										 * the numeric bounds whose keys
+										 * are not yet ranks, or NULL
+										 * (OdpRankExactBounds) */
+	bool		pieces;			/* a row became several (multiranges):
+								 * ids repeat, one per piece */
 
-	int64	   *ids;			/* rows, strictly ascending (unique) */
+	int64	   *ids;			/* rows, strictly ascending (unique; with
+								 * pieces, ascending, a row's pieces
+								 * sharing its id) */
 	char	   *source_desc;	/* for messages, e.g. "table \"public\".\"points\""
 								 * or "query" */
 	bool		heap_scan;		/* read by a direct heap scan */
@@ -120,6 +128,15 @@ typedef struct OdpInput
  * SQL-callable function does).
  */
 extern void OdpReadInput(const OdpInputSpec *spec, OdpInput *out);
+
+/*
+ * Makes the keys of numeric bounds exact (input_exact.c): where either
+ * source has a numeric bound in a dimension, every key of that dimension
+ * in both becomes its bound's rank among the bounds of both.  b may be
+ * NULL (one set) or share a's arrays.  Call before the engine compares
+ * a's regions with b's.
+ */
+extern void OdpRankExactBounds(OdpInput *a, OdpInput *b);
 
 /*
  * Resolves spec's source as OdpReadInput would, without reading rows:

@@ -35,6 +35,7 @@
 #include "storage/dsm_impl.h"
 #include "odp_engine.h"
 #include "utils/memutils.h"
+#include "utils/numeric.h"
 
 /* Rows the output buffers start with when the size is unknown. */
 #define ODP_INPUT_INITIAL_ROWS	1024
@@ -198,6 +199,9 @@ OdpReaderResizeValues(OdpReader *r, int64 old_capacity, int64 capacity)
 		r->lower = OdpResize(r, r->lower, old * sizeof(uint64), OdpMulSize(values, sizeof(uint64)));
 		r->upper = OdpResize(r, r->upper, old * sizeof(uint64), OdpMulSize(values, sizeof(uint64)));
 		r->bflags = OdpResize(r, r->bflags, old, values);
+		if (r->plan->exact_bounds)
+			r->exact = OdpResize(r, r->exact, old * 2 * sizeof(Numeric),
+								 OdpMulSize(values, 2 * sizeof(Numeric)));
 		return;
 	}
 	if (r->f64)
@@ -214,6 +218,8 @@ OdpReaderReserve(OdpReader *r, int64 capacity)
 {
 	r->ids = OdpResize(r, r->ids, (Size) r->capacity * sizeof(int64),
 					   OdpMulSize(capacity, sizeof(int64)));
+	if (r->plan->pieces)
+		r->piece = OdpResize(r, r->piece, (Size) r->capacity, (Size) capacity);
 	if (r->dims >= 0)
 		OdpReaderResizeValues(r, r->capacity, capacity);
 	r->capacity = capacity;
@@ -256,6 +262,10 @@ OdpReaderArrays(OdpReader *r, OdpReaderArray *arrays)
 		arrays[n++] = (OdpReaderArray) {(char **) &r->lower, sizeof(uint64) * dims};
 		arrays[n++] = (OdpReaderArray) {(char **) &r->upper, sizeof(uint64) * dims};
 		arrays[n++] = (OdpReaderArray) {(char **) &r->bflags, dims};
+		if (r->plan->exact_bounds)
+			arrays[n++] = (OdpReaderArray) {(char **) &r->exact, sizeof(Numeric) * 2 * dims};
+		if (r->plan->pieces)
+			arrays[n++] = (OdpReaderArray) {(char **) &r->piece, 1};
 	}
 	else if (r->f64)
 		arrays[n++] = (OdpReaderArray) {(char **) &r->data64, sizeof(double) * dims};
@@ -380,6 +390,37 @@ OdpReaderSortRows(OdpReader *r)
 }
 
 /*
+ * Ensures no two rows have one id.  A row's pieces (multiranges) share
+ * their row's id and are one row: in a run of equal ids exactly one entry
+ * is not a piece that continues a row, whatever order the sort left them
+ * in.  Sets r->any_piece.
+ */
+static void
+OdpReaderCheckUnique(OdpReader *r)
+{
+	if (r->piece == NULL)
+	{
+		for (int64 i = 1; i < r->rows; i++)
+			OdpEnsureIdsDiffer(r->ids[i - 1], r->ids[i], &r->plan->id);
+		return;
+	}
+	for (int64 start = 0; start < r->rows;)
+	{
+		int64		end = start + 1;
+		int			rows = r->piece[start] == 0;
+
+		while (end < r->rows && r->ids[end] == r->ids[start])
+		{
+			rows += r->piece[end] == 0;
+			r->any_piece |= r->piece[end++] != 0;
+		}
+		if (rows > 1)
+			OdpEnsureIdsDiffer(r->ids[start], r->ids[start], &r->plan->id);
+		start = end;
+	}
+}
+
+/*
  * Finishes reading: checks there are rows, sorts them by id if needed,
  * rejects duplicate ids and trims the buffers.
  */
@@ -393,9 +434,8 @@ OdpReaderFinish(OdpReader *r)
 	if (!r->sorted)
 		OdpReaderSortRows(r);
 	r->sorted = true;
-	if (!r->unique)
-		for (int64 i = 1; i < r->rows; i++)
-			OdpEnsureIdsDiffer(r->ids[i - 1], r->ids[i], &r->plan->id);
+	if (!r->unique || r->piece != NULL)
+		OdpReaderCheckUnique(r);
 
 	if (r->capacity > r->rows)
 		OdpReaderReserve(r, r->rows);
@@ -410,6 +450,12 @@ OdpReaderFinish(OdpReader *r)
 	{
 		OdpRelease(r->bflags);
 		r->bflags = NULL;
+	}
+	/* pieces were needed to find duplicate ids only */
+	if (r->piece != NULL)
+	{
+		OdpRelease(r->piece);
+		r->piece = NULL;
 	}
 	/* a source of cubes without rows has no dimensions */
 	if (r->dims < 0)

@@ -703,8 +703,12 @@ OdpReaderAddRow(OdpReader *r, const Datum *values, const bool *isnull)
 		OdpReaderGrow(r);
 
 	if (plan->regions)
+	{
+		/* stores the row's pieces and their ids */
 		OdpRegionsAddRow(r, values, isnull, id);
-	else if (plan->vector)
+		return;
+	}
+	if (plan->vector)
 	{
 		const OdpColumn *col = &plan->features[0];
 
@@ -744,9 +748,7 @@ OdpReaderAddRow(OdpReader *r, const Datum *values, const bool *isnull)
 		}
 	}
 
-	if (r->rows > 0 && id < r->ids[r->rows - 1])
-		r->sorted = false;
-	r->ids[r->rows++] = id;
+	OdpReaderPushId(r, id, false);
 }
 
 /*

@@ -17,8 +17,10 @@
  *	       |
  *	  input_decode.c     a row's id and values into the buffers
  *	       |
- *	  input_regions.c    region columns and their bounds
- *	       |
+ *	  input_regions.c    region columns and their bounds; a multirange
+ *	       |             row as several pieces
+ *	  input_exact.c      numeric bounds kept exactly, ranked together
+ *	       |             once every source is read
  *	  input_buffer.c     growable buffers, sorting by id, finishing
  *	       |
  *	  input_source.c     query or relation name; opening the relation
@@ -86,6 +88,8 @@ typedef struct OdpColumn
 typedef enum OdpRegionKind
 {
 	ODP_REGION_RANGE,			/* a range type: one dimension */
+	ODP_REGION_MULTIRANGE,		/* a multirange type: one dimension, a
+								 * piece of the row per range */
 	ODP_REGION_BOX,				/* box: two dimensions, compared as box && */
 	ODP_REGION_CUBE,			/* contrib cube: its dimensions */
 	ODP_REGION_PAIR				/* two scalar columns, lower and upper */
@@ -121,7 +125,9 @@ typedef struct OdpRegionColumn
 	bool		canonical;		/* integer or date intervals are compared
 								 * as sets of values: excluded bounds become
 								 * included ones (int4range and its kin) */
-	struct TypeCacheEntry *range;	/* ranges: the type's cache entry */
+	struct TypeCacheEntry *range;	/* ranges: the type's cache entry;
+									 * multiranges: their ranges' */
+	struct TypeCacheEntry *multirange;	/* multiranges: the type's */
 } OdpRegionColumn;
 
 /* Which columns are read, and how. */
@@ -139,6 +145,9 @@ typedef struct OdpColumnPlan
 	int			nregions;
 	OdpRegionColumn *region;	/* nregions entries */
 	uint8		pair_flags;		/* ODP_BOUND_* of pairs' bounds */
+	bool		exact_bounds;	/* some bound is numeric: kept exactly
+								 * (input_exact.c) */
+	bool		pieces;			/* some column is a multirange */
 } OdpColumnPlan;
 
 /* Accumulation state while rows arrive. */
@@ -162,6 +171,14 @@ typedef struct OdpReader
 	uint64	   *upper;
 	uint8	   *bflags;			/* regions: ODP_BOUND_* per interval */
 	bool		any_bflag;		/* some interval has a flag */
+	struct NumericData **exact; /* exact_bounds: rows x dims x (lower,
+								 * upper) numeric bounds, NULL where the
+								 * key is exact (input_exact.c) */
+	char	   *arena;			/* where the numeric bounds are kept */
+	Size		arena_left;
+	uint8	   *piece;			/* pieces: 1 where a row continues the
+								 * previous row's pieces (same id) */
+	bool		any_piece;		/* some row has several pieces */
 	bool		empty_ok;		/* a source without rows is no error */
 	int64	   *ids;
 	bool		sorted;			/* ids so far are non-decreasing */
@@ -169,6 +186,20 @@ typedef struct OdpReader
 								 * skips the check for duplicates */
 	const char *desc;
 } OdpReader;
+
+/*
+ * Ends the reader's next row (its values stored) with its id; piece says
+ * the row continues the previous row's pieces.
+ */
+static inline void
+OdpReaderPushId(OdpReader *r, int64 id, bool piece)
+{
+	if (r->rows > 0 && id < r->ids[r->rows - 1])
+		r->sorted = false;
+	if (r->piece != NULL)
+		r->piece[r->rows] = piece;
+	r->ids[r->rows++] = id;
+}
 
 /* ---- input_source.c ---- */
 
@@ -216,7 +247,7 @@ typedef struct OdpReaderArray
 	Size		rowbytes;
 } OdpReaderArray;
 
-#define ODP_READER_ARRAYS	4
+#define ODP_READER_ARRAYS	6
 
 /*
  * Lists the reader's per-row arrays (dims known), ids first, then the
@@ -234,6 +265,24 @@ extern bool OdpReaderShareBuffers(OdpReader *r, int64 capacity);
 
 /* Frees the reader's buffers (before it is initialised again). */
 extern void OdpReaderDiscard(OdpReader *r);
+
+/* ---- input_exact.c ---- */
+
+/*
+ * The key of numeric bound num (not NaN) until the bounds are ranked, the
+ * order key of the double nearest to it; *kept receives a copy of num
+ * that lives as long as the reader's output (NULL for an infinity, whose
+ * key is exact).
+ */
+extern uint64 OdpExactKey(OdpReader *r, struct NumericData *num,
+						  struct NumericData **kept);
+
+/*
+ * Compares two bounds exactly: keys, and where they are equal and either
+ * bound is numeric (n non-NULL), the values.
+ */
+extern int	OdpCompareExact(uint64 ka, struct NumericData *na, uint64 kb,
+							struct NumericData *nb);
 
 /* ---- input_regions.c ---- */
 

@@ -651,7 +651,8 @@ OdpReadTableParallel(Relation rel, const OdpInputSpec *spec, OdpReader *r,
 	bool		ok = false;
 
 	*workers = 0;
-	if (nworkers <= 0)
+	/* numeric bounds are kept in the backend's memory (input_exact.c) */
+	if (nworkers <= 0 || r->plan->exact_bounds)
 		return false;
 
 	BeginInternalSubTransaction(NULL);

@@ -492,6 +492,8 @@ OdpReadInput(const OdpInputSpec *spec, OdpInput *out)
 	out->lower = reader.lower;
 	out->upper = reader.upper;
 	out->bound_flags = reader.bflags;
+	out->exact_bounds = reader.exact;
+	out->pieces = reader.any_piece;
 	if (plan.regions)
 		out->region_dims = OdpDescribeRegionDims(&plan, reader.dims);
 	out->ids = reader.ids;

@@ -44,6 +44,7 @@
 #include "utils/fmgrprotos.h"
 #include "utils/geo_decls.h"
 #include "utils/lsyscache.h"
+#include "utils/multirangetypes.h"
 #include "utils/numeric.h"
 #include "utils/rangetypes.h"
 #include "utils/syscache.h"
@@ -62,8 +63,8 @@ typedef struct OdpCube
 #define ODP_CUBE_DIM_MASK	0x7fffffff
 
 static const char *const odp_region_types_hint =
-"Name columns of a range type (int4range, int8range, numrange, daterange, tsrange, tstzrange), "
-"a box or a cube column, or pairs of lower and upper columns, with dims => '{...}'.";
+"Name columns of a range type (int4range, int8range, numrange, daterange, tsrange, tstzrange) "
+"or of a multirange type (int4multirange, ...), a box or a cube column, or pairs of lower and upper columns, with dims => '{...}'.";
 
 /* ---- types ---- */
 
@@ -149,58 +150,78 @@ OdpIsCubeType(Oid typid)
 	return cube;
 }
 
+/* How a column holds regions or bounds (OdpRegionKindOf). */
+typedef struct OdpRegionType
+{
+	OdpRegionKind kind;
+	OdpBoundKind bound;			/* of a pair column, or of the bounds */
+	TypeCacheEntry *range;		/* ranges and multiranges: the range type's */
+	TypeCacheEntry *multirange; /* multiranges: the type's */
+} OdpRegionType;
+
 /*
- * Classifies column col for regions: *kind RANGE, BOX or CUBE for a
- * column that holds regions, PAIR for a scalar that can be a bound (with
- * *bound set), and false for anything else.  A range whose subtype is not
- * a bound type, or that orders it other than by the type's default
- * ordering, is an error naming the column.
+ * The range type tc's bound kind; a subtype that is not a bound type, or
+ * that the range orders other than by the type's default ordering, is an
+ * error naming column col.
+ */
+static OdpBoundKind
+OdpRangeBoundKind(const OdpColumn *col, TypeCacheEntry *tc)
+{
+	Oid			sub = tc->rngelemtype->type_id;
+	TypeCacheEntry *subtc = lookup_type_cache(sub, TYPECACHE_CMP_PROC);
+	OdpBoundKind bound;
+
+	if (!OdpBoundKindOf(sub, &bound))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("column \"%s\" is a range of %s, whose bounds odp_gpu cannot compare",
+						col->name, format_type_be(sub)),
+				 errhint("%s", odp_region_types_hint)));
+	if (tc->rng_cmp_proc_finfo.fn_oid != subtc->cmp_proc)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("range type %s of column \"%s\" orders its bounds by a non-default operator class",
+						format_type_be(tc->type_id), col->name),
+				 errhint("Cast the column to a range type that orders its bounds as %s does by default.",
+						 format_type_be(sub))));
+	return bound;
+}
+
+/*
+ * Classifies column col for regions into *t: RANGE, MULTIRANGE, BOX or
+ * CUBE for a column that holds regions, PAIR for a scalar that can be a
+ * bound, and false for anything else.
  */
 static bool
-OdpRegionKindOf(const OdpColumn *col, OdpRegionKind *kind, OdpBoundKind *bound,
-				TypeCacheEntry **range)
+OdpRegionKindOf(const OdpColumn *col, OdpRegionType *t)
 {
 	Oid			base = getBaseType(col->typid);
 
-	*range = NULL;
+	memset(t, 0, sizeof(*t));
+	if (type_is_multirange(base))
+	{
+		t->multirange = lookup_type_cache(base, TYPECACHE_MULTIRANGE_INFO);
+		t->range = lookup_type_cache(t->multirange->rngtype->type_id, TYPECACHE_RANGE_INFO);
+		t->kind = ODP_REGION_MULTIRANGE;
+		t->bound = OdpRangeBoundKind(col, t->range);
+		return true;
+	}
 	if (type_is_range(base))
 	{
-		TypeCacheEntry *tc = lookup_type_cache(base, TYPECACHE_RANGE_INFO);
-		Oid			sub = tc->rngelemtype->type_id;
-		TypeCacheEntry *subtc = lookup_type_cache(sub, TYPECACHE_CMP_PROC);
-
-		if (!OdpBoundKindOf(sub, bound))
-			ereport(ERROR,
-					(errcode(ERRCODE_DATATYPE_MISMATCH),
-					 errmsg("column \"%s\" is a range of %s, whose bounds odp_gpu cannot compare",
-							col->name, format_type_be(sub)),
-					 errhint("%s", odp_region_types_hint)));
-		if (tc->rng_cmp_proc_finfo.fn_oid != subtc->cmp_proc)
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("range type %s of column \"%s\" orders its bounds by a non-default operator class",
-							format_type_be(base), col->name),
-					 errhint("Cast the column to a range type that orders its bounds as %s does by default.",
-							 format_type_be(sub))));
-		*kind = ODP_REGION_RANGE;
-		*range = tc;
+		t->range = lookup_type_cache(base, TYPECACHE_RANGE_INFO);
+		t->kind = ODP_REGION_RANGE;
+		t->bound = OdpRangeBoundKind(col, t->range);
 		return true;
 	}
-	if (base == BOXOID)
+	if (base == BOXOID || OdpIsCubeType(base))
 	{
-		*kind = ODP_REGION_BOX;
-		*bound = ODP_BOUND_FLOAT8;
+		t->kind = base == BOXOID ? ODP_REGION_BOX : ODP_REGION_CUBE;
+		t->bound = ODP_BOUND_FLOAT8;
 		return true;
 	}
-	if (OdpIsCubeType(base))
+	if (!col->is_array && OdpBoundKindOf(base, &t->bound))
 	{
-		*kind = ODP_REGION_CUBE;
-		*bound = ODP_BOUND_FLOAT8;
-		return true;
-	}
-	if (!col->is_array && OdpBoundKindOf(base, bound))
-	{
-		*kind = ODP_REGION_PAIR;
+		t->kind = ODP_REGION_PAIR;
 		return true;
 	}
 	return false;
@@ -242,29 +263,32 @@ OdpEnsureRegionColumnOnce(const OdpColumnPlan *plan, const OdpColumn *col,
 }
 
 /*
- * Appends a region column (and, for a pair, its upper column, whose bound
- * kind is upper_bound) to plan.
+ * Appends a region column of type t (and, for a pair, its upper column,
+ * whose bound kind is upper_bound) to plan.
  */
 static void
-OdpAddRegionColumn(OdpColumnPlan *plan, OdpRegionKind kind, OdpBoundKind bound,
-				   OdpBoundKind upper_bound, TypeCacheEntry *range,
-				   const OdpColumn *col, const OdpColumn *upper, int *dims)
+OdpAddRegionColumn(OdpColumnPlan *plan, const OdpRegionType *t,
+				   OdpBoundKind upper_bound, const OdpColumn *col,
+				   const OdpColumn *upper, int *dims)
 {
 	OdpRegionColumn *rc = &plan->region[plan->nregions++];
 
-	rc->kind = kind;
+	rc->kind = t->kind;
 	rc->feature = plan->nfeatures;
 	rc->dim = *dims;
-	rc->bound = bound;
+	rc->bound = t->bound;
 	rc->upper_bound = upper_bound;
-	rc->range = range;
-	rc->ndims = kind == ODP_REGION_BOX ? 2 : (kind == ODP_REGION_CUBE ? -1 : 1);
+	rc->range = t->range;
+	rc->multirange = t->multirange;
+	rc->ndims = t->kind == ODP_REGION_BOX ? 2 : (t->kind == ODP_REGION_CUBE ? -1 : 1);
 	/* integer-valued intervals as a canonical range type holds them */
-	if (kind == ODP_REGION_RANGE)
-		rc->canonical = OidIsValid(range->rng_canonical_finfo.fn_oid);
+	if (t->range != NULL)
+		rc->canonical = OidIsValid(t->range->rng_canonical_finfo.fn_oid);
 	else
-		rc->canonical = kind == ODP_REGION_PAIR &&
-			(OdpDomainOf(bound) == ODP_DOMAIN_INTEGER || OdpDomainOf(bound) == ODP_DOMAIN_DATE);
+		rc->canonical = t->kind == ODP_REGION_PAIR &&
+			(OdpDomainOf(t->bound) == ODP_DOMAIN_INTEGER || OdpDomainOf(t->bound) == ODP_DOMAIN_DATE);
+	plan->exact_bounds |= t->bound == ODP_BOUND_NUMERIC || upper_bound == ODP_BOUND_NUMERIC;
+	plan->pieces |= t->kind == ODP_REGION_MULTIRANGE;
 	plan->features[plan->nfeatures++] = *col;
 	if (upper != NULL)
 		plan->features[plan->nfeatures++] = *upper;
@@ -314,23 +338,20 @@ OdpResolveRegionColumns(const OdpColumn *cols, int ncols, const OdpColumn *id,
 			const OdpColumn *col = OdpFindColumn(cols, ncols, TextDatumGetCString(names[i]),
 												 "column", desc, false);
 			const OdpColumn *upper = NULL;
-			OdpRegionKind kind;
-			OdpBoundKind bound;
+			OdpRegionType t;
 			OdpBoundKind ubound = ODP_BOUND_FLOAT8;
-			TypeCacheEntry *range;
 
 			OdpEnsureRegionColumnOnce(plan, col, id);
 			OdpEnsureCubeLast(plan, col);
-			if (!OdpRegionKindOf(col, &kind, &bound, &range))
+			if (!OdpRegionKindOf(col, &t))
 				ereport(ERROR,
 						(errcode(ERRCODE_DATATYPE_MISMATCH),
 						 errmsg("column \"%s\" has type %s, which holds neither regions nor bounds",
 								col->name, format_type_be(col->typid)),
 						 errhint("%s", odp_region_types_hint)));
-			if (kind == ODP_REGION_PAIR)
+			if (t.kind == ODP_REGION_PAIR)
 			{
-				OdpRegionKind ukind;
-				TypeCacheEntry *urange;
+				OdpRegionType ut;
 
 				if (i + 1 == nnames)
 					ereport(ERROR,
@@ -343,18 +364,18 @@ OdpResolveRegionColumns(const OdpColumn *cols, int ncols, const OdpColumn *id,
 									  "column", desc, false);
 				OdpEnsureRegionColumnOnce(plan, upper, id);
 				if (upper->pos == col->pos ||
-					!OdpRegionKindOf(upper, &ukind, &ubound, &urange) ||
-					ukind != ODP_REGION_PAIR ||
-					OdpDomainOf(ubound) != OdpDomainOf(bound))
+					!OdpRegionKindOf(upper, &ut) ||
+					ut.kind != ODP_REGION_PAIR ||
+					OdpDomainOf(ut.bound) != OdpDomainOf(t.bound))
 					ereport(ERROR,
 							(errcode(ERRCODE_DATATYPE_MISMATCH),
 							 errmsg("upper column \"%s\" has type %s but lower column \"%s\" has type %s",
 									upper->name, format_type_be(upper->typid),
 									col->name, format_type_be(col->typid)),
 							 errhint("Pair a lower column with an upper column of a comparable type: both integers, both real, double precision or numeric, both dates, both timestamps or both timestamps with time zone.")));
+				ubound = ut.bound;
 			}
-			OdpAddRegionColumn(plan, kind, bound, upper != NULL ? ubound : bound, range,
-							   col, upper, &dims);
+			OdpAddRegionColumn(plan, &t, upper != NULL ? ubound : t.bound, col, upper, &dims);
 		}
 	}
 	else
@@ -364,15 +385,13 @@ OdpResolveRegionColumns(const OdpColumn *cols, int ncols, const OdpColumn *id,
 
 		for (int i = 0; i < ncols; i++)
 		{
-			OdpRegionKind kind;
-			OdpBoundKind bound;
-			TypeCacheEntry *range;
+			OdpRegionType t;
 
-			if (cols[i].pos == id->pos || !OdpRegionKindOf(&cols[i], &kind, &bound, &range))
+			if (cols[i].pos == id->pos || !OdpRegionKindOf(&cols[i], &t))
 				continue;
-			if (kind == ODP_REGION_RANGE)
-				OdpAddRegionColumn(plan, kind, bound, bound, range, &cols[i], NULL, &dims);
-			else if (kind != ODP_REGION_PAIR)
+			if (t.kind == ODP_REGION_RANGE || t.kind == ODP_REGION_MULTIRANGE)
+				OdpAddRegionColumn(plan, &t, t.bound, &cols[i], NULL, &dims);
+			else if (t.kind != ODP_REGION_PAIR)
 			{
 				nshapes++;
 				if (shape == NULL)
@@ -386,17 +405,15 @@ OdpResolveRegionColumns(const OdpColumn *cols, int ncols, const OdpColumn *id,
 					 errhint("Name the one to match with dims => '{%s}'.", shape->name)));
 		if (plan->nregions == 0 && nshapes == 1)
 		{
-			OdpRegionKind kind;
-			OdpBoundKind bound;
-			TypeCacheEntry *range;
+			OdpRegionType t;
 
-			(void) OdpRegionKindOf(shape, &kind, &bound, &range);
-			OdpAddRegionColumn(plan, kind, bound, bound, range, shape, NULL, &dims);
+			(void) OdpRegionKindOf(shape, &t);
+			OdpAddRegionColumn(plan, &t, t.bound, shape, NULL, &dims);
 		}
 		if (plan->nregions == 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_UNDEFINED_COLUMN),
-					 errmsg("%s has no range, box or cube column", desc),
+					 errmsg("%s has no range, multirange, box or cube column", desc),
 					 errhint("%s", odp_region_types_hint)));
 	}
 	if (dims > ODP_MAX_INTERVAL_DIMS)
@@ -421,58 +438,17 @@ OdpEnsureBoundNotNaN(double v, const OdpColumn *col, int64 id)
 }
 
 /*
- * The float64 a numeric holds exactly, or an error: outside float64's
- * range, or between two float64 values (0.1, say), comparing it as a
- * float64 would not be exact.  The check turns the double back into its
- * exact decimal expansion and compares that with the numeric.
+ * The key of a bound value of kind (odp_order.h); a numeric's is
+ * provisional, its value kept in *kept (input_exact.c), which is NULL for
+ * every other bound.
  */
-static double
-OdpExactDouble(Numeric num, const OdpColumn *col, int64 id)
-{
-	Datum		nd = NumericGetDatum(num);
-	double		d;
-	char	   *text;
-	Numeric		back;
-	int			exponent;
-
-	if (numeric_is_nan(num))
-		OdpEnsureBoundNotNaN(NAN, col, id);
-	if (numeric_is_inf(num))
-		return DatumGetFloat8(DirectFunctionCall1(numeric_float8, nd));
-	d = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, nd));
-	if (isinf(d))
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("column \"%s\" has a bound outside the range of double precision in the row with id %lld",
-						col->name, (long long) id),
-				 errdetail("The bound is %s.", numeric_out_sci(num, 6)),
-				 errhint("odp_gpu compares numeric bounds as double precision values, which go up to about 1.8e308.")));
-	/* d = m * 2^(exponent - 53): that many binary digits after the point */
-	(void) frexp(d, &exponent);
-	text = psprintf("%.*f", Max(0, 53 - exponent), d);
-	back = DatumGetNumeric(DirectFunctionCall3(numeric_in, CStringGetDatum(text),
-											   ObjectIdGetDatum(InvalidOid),
-											   Int32GetDatum(-1)));
-	if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, nd, NumericGetDatum(back))) != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("column \"%s\" has a bound that double precision cannot hold exactly in the row with id %lld",
-						col->name, (long long) id),
-				 errdetail("The bound is %s; the nearest double precision value is %.17g.",
-						   DatumGetCString(DirectFunctionCall1(numeric_out, nd)), d),
-				 errhint("odp_gpu compares numeric bounds exactly as double precision values; "
-						 "store bounds that double precision holds (such as 0.5 or 1.25, not 0.1), "
-						 "or cast them to double precision in a query source to compare them as rounded.")));
-	pfree(text);
-	return d;
-}
-
-/* The key of a bound value of kind (odp_order.h). */
 static uint64
-OdpBoundKey(OdpBoundKind kind, Datum v, const OdpColumn *col, int64 id)
+OdpBoundKey(OdpReader *r, OdpBoundKind kind, Datum v, const OdpColumn *col,
+			int64 id, Numeric *kept)
 {
 	double		d;
 
+	*kept = NULL;
 	switch (kind)
 	{
 		case ODP_BOUND_INT2:
@@ -493,8 +469,13 @@ OdpBoundKey(OdpBoundKind kind, Datum v, const OdpColumn *col, int64 id)
 			d = DatumGetFloat8(v);
 			break;
 		case ODP_BOUND_NUMERIC:
-			d = OdpExactDouble(DatumGetNumeric(v), col, id);
-			break;
+			{
+				Numeric		num = DatumGetNumeric(v);
+
+				if (numeric_is_nan(num))
+					OdpEnsureBoundNotNaN(NAN, col, id);
+				return OdpExactKey(r, num, kept);
+			}
 		default:
 			elog(ERROR, "bound of unexpected kind %d", (int) kind);
 			return 0;			/* keep compiler quiet */
@@ -503,39 +484,70 @@ OdpBoundKey(OdpBoundKind kind, Datum v, const OdpColumn *col, int64 id)
 	return odp_order_float64(d);
 }
 
+/* One interval of a row: its bounds' keys, flags and numeric values. */
+typedef struct OdpInterval
+{
+	uint64		lo;
+	uint64		hi;
+	uint8		f;				/* ODP_BOUND_* */
+	Numeric		lo_num;			/* input_exact.c; NULL: the key is exact */
+	Numeric		hi_num;
+} OdpInterval;
+
 /*
- * Stores interval d of the current row: keys lo and hi, flags f; an
- * integer-valued interval (canonical) gets included bounds instead of
+ * An integer-valued interval (canonical) gets included bounds instead of
  * excluded ones, and is empty when none is left.
  */
 static inline void
-OdpStoreInterval(OdpReader *r, int d, uint64 lo, uint64 hi, uint8 f, bool canonical)
+OdpCanonicalize(OdpInterval *iv, bool canonical)
 {
-	const Size	at = (Size) r->rows * (Size) r->dims + d;
-
-	if (canonical && (f & ODP_BOUND_LOWER_EXCLUSIVE) && !(f & ODP_BOUND_LOWER_INFINITE))
+	if (!canonical)
+		return;
+	if ((iv->f & ODP_BOUND_LOWER_EXCLUSIVE) && !(iv->f & ODP_BOUND_LOWER_INFINITE))
 	{
 		/* no integer lies between v and v + 1 */
-		if (lo == UINT64_MAX)
-			f |= ODP_BOUND_EMPTY;
+		if (iv->lo == UINT64_MAX)
+			iv->f |= ODP_BOUND_EMPTY;
 		else
-			lo++;
-		f &= ~ODP_BOUND_LOWER_EXCLUSIVE;
+			iv->lo++;
+		iv->f &= ~ODP_BOUND_LOWER_EXCLUSIVE;
 	}
-	if (canonical && (f & ODP_BOUND_UPPER_EXCLUSIVE) && !(f & ODP_BOUND_UPPER_INFINITE))
+	if ((iv->f & ODP_BOUND_UPPER_EXCLUSIVE) && !(iv->f & ODP_BOUND_UPPER_INFINITE))
 	{
-		if (hi == 0)
-			f |= ODP_BOUND_EMPTY;
+		if (iv->hi == 0)
+			iv->f |= ODP_BOUND_EMPTY;
 		else
-			hi--;
-		f &= ~ODP_BOUND_UPPER_EXCLUSIVE;
+			iv->hi--;
+		iv->f &= ~ODP_BOUND_UPPER_EXCLUSIVE;
 	}
-	if (canonical && !(f & (ODP_BOUND_LOWER_INFINITE | ODP_BOUND_UPPER_INFINITE)) && lo > hi)
-		f |= ODP_BOUND_EMPTY;
-	r->lower[at] = lo;
-	r->upper[at] = hi;
-	r->bflags[at] = f;
-	r->any_bflag |= f != 0;
+	if (!(iv->f & (ODP_BOUND_LOWER_INFINITE | ODP_BOUND_UPPER_INFINITE)) && iv->lo > iv->hi)
+		iv->f |= ODP_BOUND_EMPTY;
+}
+
+/* Stores interval d of the reader's row. */
+static inline void
+OdpStoreInterval(OdpReader *r, int64 row, int d, const OdpInterval *iv)
+{
+	const Size	at = (Size) row * (Size) r->dims + d;
+
+	r->lower[at] = iv->lo;
+	r->upper[at] = iv->hi;
+	r->bflags[at] = iv->f;
+	r->any_bflag |= iv->f != 0;
+	if (r->exact != NULL)
+	{
+		r->exact[at * 2] = iv->lo_num;
+		r->exact[at * 2 + 1] = iv->hi_num;
+	}
+}
+
+/* Stores the closed interval [lo, hi] of keys of float64 values. */
+static inline void
+OdpStoreClosed(OdpReader *r, int d, double lo, double hi)
+{
+	OdpInterval iv = {odp_order_float64(lo), odp_order_float64(hi), 0, NULL, NULL};
+
+	OdpStoreInterval(r, r->rows, d, &iv);
 }
 
 /*
@@ -545,12 +557,13 @@ OdpStoreInterval(OdpReader *r, int d, uint64 lo, uint64 hi, uint8 f, bool canoni
  * the bound lies within the body, and moves *at past it.
  */
 static uint64
-OdpRangeBoundInPlace(const OdpRegionColumn *rc, const OdpColumn *col, const char *body,
-					 Size len, Size *at, int64 id)
+OdpRangeBoundInPlace(OdpReader *r, const OdpRegionColumn *rc, const OdpColumn *col,
+					 const char *body, Size len, Size *at, int64 id)
 {
 	const TypeCacheEntry *sub = rc->range->rngelemtype;
 	Size		offset;
 	Datum		value;
+	Numeric		kept;
 
 	*at = att_align_nominal(*at, sub->typalign);
 	offset = *at - VARHDRSZ;
@@ -584,28 +597,48 @@ OdpRangeBoundInPlace(const OdpRegionColumn *rc, const OdpColumn *col, const char
 				break;
 			}
 	}
-	return OdpBoundKey(rc->bound, value, col, id);
+	return OdpBoundKey(r, rc->bound, value, col, id, &kept);
+}
+
+/* The interval of a range's deserialised bounds. */
+static void
+OdpBoundsInterval(OdpReader *r, const OdpRegionColumn *rc, const OdpColumn *col,
+				  const RangeBound *lower, const RangeBound *upper, int64 id,
+				  OdpInterval *iv)
+{
+	if (lower->infinite)
+		iv->f |= ODP_BOUND_LOWER_INFINITE;
+	else
+	{
+		iv->lo = OdpBoundKey(r, rc->bound, lower->val, col, id, &iv->lo_num);
+		iv->f |= lower->inclusive ? 0 : ODP_BOUND_LOWER_EXCLUSIVE;
+	}
+	if (upper->infinite)
+		iv->f |= ODP_BOUND_UPPER_INFINITE;
+	else
+	{
+		iv->hi = OdpBoundKey(r, rc->bound, upper->val, col, id, &iv->hi_num);
+		iv->f |= upper->inclusive ? 0 : ODP_BOUND_UPPER_EXCLUSIVE;
+	}
+	OdpCanonicalize(iv, rc->canonical);
 }
 
 /*
- * Reads a range value into interval d.  A range of a fixed-width,
- * by-value subtype (integers, dates, timestamps, real, double precision)
- * is read in place from the packed varlena, as range_serialize lays it
- * out: the range type's OID, each present bound aligned for its type
- * (offsets as in the 4-byte-header form, whose body the packed one
- * shares), and the flags in the last byte; so the common short value is
- * neither copied nor deserialised.  Other subtypes (numeric) go through
- * range_deserialize.
+ * The interval of a range value.  A range of a fixed-width, by-value
+ * subtype (integers, dates, timestamps, real, double precision) is read in
+ * place from the packed varlena, as range_serialize lays it out: the range
+ * type's OID, each present bound aligned for its type (offsets as in the
+ * 4-byte-header form, whose body the packed one shares), and the flags in
+ * the last byte; so the common short value is neither copied nor
+ * deserialised.  Other subtypes (numeric) go through range_deserialize.
  */
 static void
-OdpReadRange(OdpReader *r, const OdpRegionColumn *rc, const OdpColumn *col,
-			 Datum value, int64 id)
+OdpRangeInterval(OdpReader *r, const OdpRegionColumn *rc, const OdpColumn *col,
+				 Datum value, int64 id, OdpInterval *iv)
 {
 	const TypeCacheEntry *sub = rc->range->rngelemtype;
-	uint8		f = 0;
-	uint64		lo = 0,
-				hi = 0;
 
+	memset(iv, 0, sizeof(*iv));
 	if (sub->typbyval && sub->typlen > 0 && sub->typlen <= (int16) sizeof(Datum))
 	{
 		struct varlena *raw = (struct varlena *) DatumGetPointer(value);
@@ -619,56 +652,67 @@ OdpReadRange(OdpReader *r, const OdpRegionColumn *rc, const OdpColumn *col,
 			elog(ERROR, "corrupt range in column \"%s\"", col->name);
 		flags = body[len - 1];
 		if (flags & RANGE_EMPTY)
-			f = ODP_BOUND_EMPTY;
+			iv->f = ODP_BOUND_EMPTY;
 		else
 		{
 			if (RANGE_HAS_LBOUND(flags))
 			{
-				lo = OdpRangeBoundInPlace(rc, col, body, len, &at, id);
-				f |= (flags & RANGE_LB_INC) ? 0 : ODP_BOUND_LOWER_EXCLUSIVE;
+				iv->lo = OdpRangeBoundInPlace(r, rc, col, body, len, &at, id);
+				iv->f |= (flags & RANGE_LB_INC) ? 0 : ODP_BOUND_LOWER_EXCLUSIVE;
 			}
 			else
-				f |= ODP_BOUND_LOWER_INFINITE;
+				iv->f |= ODP_BOUND_LOWER_INFINITE;
 			if (RANGE_HAS_UBOUND(flags))
 			{
-				hi = OdpRangeBoundInPlace(rc, col, body, len, &at, id);
-				f |= (flags & RANGE_UB_INC) ? 0 : ODP_BOUND_UPPER_EXCLUSIVE;
+				iv->hi = OdpRangeBoundInPlace(r, rc, col, body, len, &at, id);
+				iv->f |= (flags & RANGE_UB_INC) ? 0 : ODP_BOUND_UPPER_EXCLUSIVE;
 			}
 			else
-				f |= ODP_BOUND_UPPER_INFINITE;
+				iv->f |= ODP_BOUND_UPPER_INFINITE;
+			OdpCanonicalize(iv, rc->canonical);
 		}
 		if (v != raw)
 			pfree(v);
 	}
 	else
 	{
-		RangeType  *range = DatumGetRangeTypeP(value);
 		RangeBound	lower,
 					upper;
 		bool		empty;
 
-		range_deserialize(rc->range, range, &lower, &upper, &empty);
+		range_deserialize(rc->range, DatumGetRangeTypeP(value), &lower, &upper, &empty);
 		if (empty)
-			f = ODP_BOUND_EMPTY;
+			iv->f = ODP_BOUND_EMPTY;
 		else
-		{
-			if (lower.infinite)
-				f |= ODP_BOUND_LOWER_INFINITE;
-			else
-			{
-				lo = OdpBoundKey(rc->bound, lower.val, col, id);
-				f |= lower.inclusive ? 0 : ODP_BOUND_LOWER_EXCLUSIVE;
-			}
-			if (upper.infinite)
-				f |= ODP_BOUND_UPPER_INFINITE;
-			else
-			{
-				hi = OdpBoundKey(rc->bound, upper.val, col, id);
-				f |= upper.inclusive ? 0 : ODP_BOUND_UPPER_EXCLUSIVE;
-			}
-		}
+			OdpBoundsInterval(r, rc, col, &lower, &upper, id, iv);
 	}
-	OdpStoreInterval(r, rc->dim, lo, hi, f, rc->canonical);
+}
+
+/*
+ * The intervals of a multirange value, one per range (*n of them, in the
+ * row context), or one empty interval for an empty multirange: it
+ * overlaps nothing, as && has it.
+ */
+static OdpInterval *
+OdpMultirangeIntervals(OdpReader *r, const OdpRegionColumn *rc, const OdpColumn *col,
+					   Datum value, int64 id, int *n)
+{
+	MultirangeType *mr = DatumGetMultirangeTypeP(value);
+	OdpInterval *ivs;
+
+	*n = Max((int) mr->rangeCount, 1);
+	ivs = palloc0(sizeof(OdpInterval) * *n);
+	if (mr->rangeCount == 0)
+		ivs[0].f = ODP_BOUND_EMPTY;
+	for (uint32 i = 0; i < mr->rangeCount; i++)
+	{
+		RangeBound	lower,
+					upper;
+
+		multirange_get_bounds(rc->range, mr, i, &lower, &upper);
+		OdpBoundsInterval(r, rc, col, &lower, &upper, id, &ivs[i]);
+	}
+	return ivs;
 }
 
 /* Reads a box value into intervals d (x) and d + 1 (y). */
@@ -683,10 +727,8 @@ OdpReadBox(OdpReader *r, const OdpRegionColumn *rc, const OdpColumn *col,
 	OdpEnsureBoundNotNaN(box->high.x, col, id);
 	OdpEnsureBoundNotNaN(box->high.y, col, id);
 	/* box_in puts the smaller coordinates in low */
-	OdpStoreInterval(r, rc->dim, odp_order_float64(Min(box->low.x, box->high.x)),
-					 odp_order_float64(Max(box->low.x, box->high.x)), 0, false);
-	OdpStoreInterval(r, rc->dim + 1, odp_order_float64(Min(box->low.y, box->high.y)),
-					 odp_order_float64(Max(box->low.y, box->high.y)), 0, false);
+	OdpStoreClosed(r, rc->dim, Min(box->low.x, box->high.x), Max(box->low.x, box->high.x));
+	OdpStoreClosed(r, rc->dim + 1, Min(box->low.y, box->high.y), Max(box->low.y, box->high.y));
 }
 
 /* The detoasted cube of value, checked, with its dimensions and point bit. */
@@ -754,8 +796,7 @@ OdpReadCube(OdpReader *r, const OdpRegionColumn *rc, const OdpColumn *col,
 
 		OdpEnsureBoundNotNaN(ll, col, id);
 		OdpEnsureBoundNotNaN(ur, col, id);
-		OdpStoreInterval(r, rc->dim + i, odp_order_float64(Min(ll, ur)),
-						 odp_order_float64(Max(ll, ur)), 0, false);
+		OdpStoreClosed(r, rc->dim + i, Min(ll, ur), Max(ll, ur));
 	}
 	if ((Pointer) cube != DatumGetPointer(value))
 		pfree(cube);
@@ -770,30 +811,95 @@ static void
 OdpReadPair(OdpReader *r, const OdpRegionColumn *rc, const OdpColumn *locol,
 			const OdpColumn *hicol, Datum lov, Datum hiv, int64 id)
 {
-	uint64		lo = OdpBoundKey(rc->bound, lov, locol, id);
-	uint64		hi = OdpBoundKey(rc->upper_bound, hiv, hicol, id);
-	uint8		f = r->plan->pair_flags;
+	OdpInterval iv = {0};
+	int			order;
 
-	if (lo > hi)
+	iv.lo = OdpBoundKey(r, rc->bound, lov, locol, id, &iv.lo_num);
+	iv.hi = OdpBoundKey(r, rc->upper_bound, hiv, hicol, id, &iv.hi_num);
+	iv.f = r->plan->pair_flags;
+	order = OdpCompareExact(iv.lo, iv.lo_num, iv.hi, iv.hi_num);
+	if (order > 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),
 				 errmsg("lower bound \"%s\" is above upper bound \"%s\" in the row with id %lld",
 						locol->name, hicol->name, (long long) id),
 				 errhint("Swap the columns in dims, or filter out such rows in a query source.")));
 	/* equal bounds not both included hold nothing, as in a range */
-	if (lo == hi && f != 0)
-		f = ODP_BOUND_EMPTY;
-	OdpStoreInterval(r, rc->dim, lo, hi, f, rc->canonical);
+	if (order == 0 && iv.f != 0)
+		iv.f = ODP_BOUND_EMPTY;
+	OdpCanonicalize(&iv, rc->canonical);
+	OdpStoreInterval(r, r->rows, rc->dim, &iv);
+}
+
+/* Most pieces one row's multiranges may make (their ranges' product). */
+#define ODP_MAX_ROW_PIECES	1000000
+
+/* A multirange column's intervals in the row being read. */
+typedef struct OdpRowPieces
+{
+	const OdpRegionColumn *rc;
+	OdpInterval *ivs;
+	int			n;
+} OdpRowPieces;
+
+/*
+ * Appends pieces 1 .. of the row just stored (piece 0): one for every
+ * combination of its multiranges' ranges (mr, nmr of them), each a copy
+ * of piece 0 with those ranges' intervals.
+ */
+static void
+OdpAddPieces(OdpReader *r, const OdpRowPieces *mr, int nmr, int64 id)
+{
+	int64		pieces = 1;
+	int64		first = r->rows - 1;
+	const OdpColumn *col = &r->plan->features[mr[0].rc->feature];
+
+	for (int k = 0; k < nmr; k++)
+	{
+		pieces *= mr[k].n;
+		if (pieces > ODP_MAX_ROW_PIECES)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("the multiranges of the row with id %lld make more than %d pieces",
+							(long long) id, ODP_MAX_ROW_PIECES),
+					 errdetail("A region with multiranges is matched as every combination of their ranges, one per dimension; column \"%s\" has %d ranges.",
+							   col->name, mr[0].n),
+					 errhint("Match fewer multirange columns at once, or merge ranges with range_merge in a query source.")));
+	}
+	for (int64 p = 1; p < pieces; p++)
+	{
+		const Size	width = (Size) r->dims;
+		int64		digits = p;
+
+		if (unlikely(r->rows >= r->capacity))
+			OdpReaderGrow(r);
+		memcpy(r->lower + r->rows * width, r->lower + first * width, width * sizeof(uint64));
+		memcpy(r->upper + r->rows * width, r->upper + first * width, width * sizeof(uint64));
+		memcpy(r->bflags + r->rows * width, r->bflags + first * width, width);
+		if (r->exact != NULL)
+			memcpy(r->exact + r->rows * width * 2, r->exact + first * width * 2,
+				   width * 2 * sizeof(Numeric));
+		for (int k = 0; k < nmr; k++)
+		{
+			OdpStoreInterval(r, r->rows, mr[k].rc->dim, &mr[k].ivs[digits % mr[k].n]);
+			digits /= mr[k].n;
+		}
+		OdpReaderPushId(r, id, true);
+	}
 }
 
 /*
  * Reads the regions of one row (values and isnull by column position - 1)
- * into the reader's next row.  Call with room for the row.
+ * into the reader's next rows: one, or with multiranges one per piece,
+ * ids included.  Call with room for one row.
  */
 void
 OdpRegionsAddRow(OdpReader *r, const Datum *values, const bool *isnull, int64 id)
 {
 	const OdpColumnPlan *plan = r->plan;
+	OdpRowPieces *mr = NULL;
+	int			nmr = 0;
+	bool		several = false;
 
 	if (unlikely(r->dims < 0))
 	{
@@ -805,6 +911,8 @@ OdpRegionsAddRow(OdpReader *r, const Datum *values, const bool *isnull, int64 id
 		OdpEnsureValueNotNull(isnull[col->pos - 1], col, id);
 		OdpSetCubeDims(r, rc, col, values[col->pos - 1], id);
 	}
+	if (plan->pieces)
+		mr = palloc(sizeof(OdpRowPieces) * plan->nregions);
 	for (int i = 0; i < plan->nregions; i++)
 	{
 		const OdpRegionColumn *rc = &plan->region[i];
@@ -815,7 +923,18 @@ OdpRegionsAddRow(OdpReader *r, const Datum *values, const bool *isnull, int64 id
 		switch (rc->kind)
 		{
 			case ODP_REGION_RANGE:
-				OdpReadRange(r, rc, col, values[idx], id);
+				{
+					OdpInterval iv;
+
+					OdpRangeInterval(r, rc, col, values[idx], id, &iv);
+					OdpStoreInterval(r, r->rows, rc->dim, &iv);
+					break;
+				}
+			case ODP_REGION_MULTIRANGE:
+				mr[nmr].rc = rc;
+				mr[nmr].ivs = OdpMultirangeIntervals(r, rc, col, values[idx], id, &mr[nmr].n);
+				OdpStoreInterval(r, r->rows, rc->dim, &mr[nmr].ivs[0]);
+				several |= mr[nmr++].n > 1;
 				break;
 			case ODP_REGION_BOX:
 				OdpReadBox(r, rc, col, values[idx], id);
@@ -833,6 +952,9 @@ OdpRegionsAddRow(OdpReader *r, const Datum *values, const bool *isnull, int64 id
 				}
 		}
 	}
+	OdpReaderPushId(r, id, false);
+	if (several)
+		OdpAddPieces(r, mr, nmr, id);
 }
 
 /* The per-dimension description of plan's regions, dims dimensions. */

@@ -29,6 +29,7 @@
 #include "engine_glue.h"
 #include "funcapi.h"
 #include "input.h"
+#include "intervals_pieces.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
@@ -206,6 +207,24 @@ IntervalReadSources(IntervalCall *call)
 	call->bp = &call->b;
 }
 
+/*
+ * Reads the sources and makes their keys comparable: numeric bounds
+ * ranked together (input_exact.c).
+ */
+static void
+IntervalPrepareSources(IntervalCall *call)
+{
+	IntervalReadSources(call);
+	OdpRankExactBounds(&call->a, call->two ? &call->b : NULL);
+}
+
+/* Whether a row of either source became several pieces (multiranges). */
+static bool
+IntervalHasPieces(const IntervalCall *call)
+{
+	return call->a.pieces || (call->bp != NULL && call->bp->pieces);
+}
+
 /* Where the pairs go: the result and the ids of both sides. */
 typedef struct IntervalSink
 {
@@ -253,11 +272,20 @@ IntervalPairs(FunctionCallInfo fcinfo, const IntervalArgPos *pos)
 	work = AllocSetContextCreate(CurrentMemoryContext, "odp_gpu interval match",
 								 ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(work);
-	IntervalReadSources(&call);
+	IntervalPrepareSources(&call);
 	sink.rsinfo = rsinfo;
 	sink.ids_a = call.a.ids;
 	sink.ids_b = call.bp != NULL ? call.bp->ids : call.a.ids;
-	OdpComputeIntervalPairs(&call.a, call.bp, IntervalPutPairs, &sink, &info);
+	if (IntervalHasPieces(&call))
+	{
+		IntervalPieceMerge *merge = IntervalPieceMergeCreate(&call.a, call.bp,
+															 IntervalPutPairs, &sink);
+
+		OdpComputeIntervalPairs(&call.a, call.bp, IntervalPieceMergeAdd, merge, &info);
+		info.pairs = IntervalPieceMergeFinish(merge);
+	}
+	else
+		OdpComputeIntervalPairs(&call.a, call.bp, IntervalPutPairs, &sink, &info);
 	MemoryContextSwitchTo(old);
 
 	OdpReportTiming("odp_interval_match", &call.a, &info, info.emit_ms, call_start);
@@ -280,8 +308,17 @@ IntervalCount(FunctionCallInfo fcinfo, const IntervalArgPos *pos)
 	work = AllocSetContextCreate(CurrentMemoryContext, "odp_gpu interval count",
 								 ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(work);
-	IntervalReadSources(&call);
-	count = OdpComputeIntervalCount(&call.a, call.bp, &info);
+	IntervalPrepareSources(&call);
+	if (IntervalHasPieces(&call))
+	{
+		/* pairs of rows, not of pieces: the pairs are needed to count them */
+		IntervalPieceMerge *merge = IntervalPieceMergeCreate(&call.a, call.bp, NULL, NULL);
+
+		OdpComputeIntervalPairs(&call.a, call.bp, IntervalPieceMergeAdd, merge, &info);
+		count = info.pairs = IntervalPieceMergeFinish(merge);
+	}
+	else
+		count = OdpComputeIntervalCount(&call.a, call.bp, &info);
 	MemoryContextSwitchTo(old);
 
 	OdpReportTiming("odp_interval_match_count", &call.a, &info, 0.0, call_start);
