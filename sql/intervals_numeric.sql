@@ -85,3 +85,7 @@ SELECT odp_check($$odp_interval_match('nt', 'SELECT id, r FROM nt WHERE id <= 30
 SELECT odp_try($$SELECT * FROM odp_interval_match('SELECT 1 AS id, 1::numeric AS lo, ''NaN''::numeric AS hi', dims => '{lo,hi}')$$);
 -- a numeric lower above its upper, told apart beyond double precision
 SELECT odp_try($$SELECT * FROM odp_interval_match('SELECT 1 AS id, 0.30000000000000000001 AS lo, 0.3 AS hi', dims => '{lo,hi}')$$);
+
+DROP TABLE vals, ns, nu, nr, nr2, np, nt;
+DROP FUNCTION odp_try(text), odp_check(text, text);
+DROP EXTENSION odp_gpu;

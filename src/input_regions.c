@@ -864,7 +864,7 @@ OdpAddPieces(OdpReader *r, const OdpRowPieces *mr, int nmr, int64 id)
 							(long long) id, ODP_MAX_ROW_PIECES),
 					 errdetail("A region with multiranges is matched as every combination of their ranges, one per dimension; column \"%s\" has %d ranges.",
 							   col->name, mr[0].n),
-					 errhint("Match fewer multirange columns at once, or merge ranges with range_merge in a query source.")));
+					 errhint("Match fewer multirange columns at once, or fewer ranges in a query source (range_merge gives a multirange's hull).")));
 	}
 	for (int64 p = 1; p < pieces; p++)
 	{
