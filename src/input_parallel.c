@@ -80,6 +80,8 @@
 /* Room in the output for more rows than the statistics say. */
 #define ODP_CAPACITY_MARGIN		1.10
 #define ODP_CAPACITY_SLACK		1024
+/* And for the pieces per row, which the first chunks estimate. */
+#define ODP_PIECES_MARGIN		1.25
 
 /* One chunk of blocks. */
 typedef struct OdpReadChunk
@@ -111,7 +113,9 @@ typedef struct OdpParallelRead
 	/* set by the backend before READY; read-only after */
 	int			output;			/* OdpOutputState (under mutex) */
 	int32		dims;
-	int64		capacity;
+	int64		capacity;		/* under mutex until capacity_final */
+	bool		capacity_final; /* rows of pieces (multiranges): set when
+								 * the backend has seen a chunk's pieces */
 	int			narrays;
 	dsm_handle	handles[ODP_READER_ARRAYS];
 
@@ -245,7 +249,7 @@ OdpPublishChunk(OdpParallelRead *s, int64 c, const OdpReader *stage, int64 start
 		s->placed_chunks++;
 		advanced = true;
 	}
-	if (s->placed_rows > s->capacity)
+	if (s->capacity_final && s->placed_rows > s->capacity)
 		s->overflow = true;
 	SpinLockRelease(&s->mutex);
 	if (advanced)
@@ -398,6 +402,30 @@ OdpSetOutputState(OdpParallelRead *s, OdpOutputState state)
 }
 
 /*
+ * Sizes the output of a read of pieces (multiranges: a row can make
+ * several) from the rows the statistics give times the pieces per row of
+ * the chunks the backend has read, with a margin; a table with more
+ * pieces than that is read again serially, like any overflow.
+ */
+static void
+OdpFinalCapacity(OdpParallelRead *s, const OdpReader *stage)
+{
+	int64		rows = 0;
+	double		per_row;
+
+	for (int64 i = 0; i < stage->rows; i++)
+		rows += stage->piece[i] == 0;
+	per_row = (double) stage->rows / (double) Max(rows, 1);
+	SpinLockAcquire(&s->mutex);
+	s->capacity = (int64) Min(s->capacity * per_row * ODP_PIECES_MARGIN + ODP_CAPACITY_SLACK,
+							  (double) ODP_MAX_ROWS);
+	s->capacity_final = true;
+	if (s->placed_rows > s->capacity)
+		s->overflow = true;
+	SpinLockRelease(&s->mutex);
+}
+
+/*
  * Makes the output once the stage knows the dimensions (the backend):
  * the final reader's buffers move to shared memory, which the workers
  * map.  Raises an error where no shared memory can be had (the read is
@@ -411,6 +439,8 @@ OdpMakeOutput(OdpParticipant *p, OdpReader *r)
 
 	if (r->dims < 0)
 		OdpReaderSetDims(r, p->stage.dims);
+	if (!s->capacity_final)
+		OdpFinalCapacity(s, &p->stage);
 	if (!OdpReaderShareBuffers(r, s->capacity))
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
@@ -593,6 +623,7 @@ OdpRunParallelRead(Relation rel, const OdpInputSpec *spec, OdpReader *r,
 	s->chunk_blocks = chunk_blocks;
 	s->nchunks = nchunks;
 	s->capacity = capacity;
+	s->capacity_final = !r->plan->pieces;
 	s->output = ODP_OUTPUT_PENDING;
 	pg_atomic_init_u64(&s->next_chunk, 0);
 	ConditionVariableInit(&s->cv);
