@@ -105,6 +105,9 @@ typedef struct OdpInput
 										 * the numeric bounds whose keys
 										 * are not yet ranks, or NULL
 										 * (OdpRankExactBounds) */
+	uint8	   *exact_dims;		/* with exact_bounds: dims ODP_EXACT_*
+								 * flags (input_internal.h) */
+	bool		exact_long;		/* some numeric bound's key is not exact */
 	bool		pieces;			/* a row became several (multiranges):
 								 * ids repeat, one per piece */
 

@@ -6,14 +6,19 @@
  *
  * A numeric such as 462.7 lies between two double precision values, and
  * two numerics can lie between the same two, so no 64-bit key computed
- * from one value alone orders every numeric exactly.  Instead the reader
- * keeps each numeric bound (a copy, in an arena of the output's lifetime)
- * with a provisional key, the order key of the double nearest to it:
- * rounding never reverses an order, so distinct keys already order their
- * values, and only bounds with equal keys need a comparison of the values.
- * Once every source of a matching is read, each dimension that holds a
- * numeric bound in either source is ranked: all its bounds, numeric or
- * not, of both sources are sorted, by key and, within equal keys, by
+ * from one value alone orders every numeric exactly.  The reader gives
+ * each numeric bound a provisional key, the order key of the double
+ * nearest to it, and keeps the numeric (a copy, in an arena of the
+ * output's lifetime).  Rounding never reverses an order, so distinct keys
+ * already order their values; and two distinct numerics of at most 15
+ * significant digits (DBL_DIG) in double precision's normal range never
+ * round to the same double.  So where a dimension of both sources holds
+ * only such numerics, the provisional keys are exact and nothing more is
+ * done: the common case of decimals (prices, measurements) costs a
+ * conversion per bound.  Otherwise (a longer numeric, one beyond double
+ * precision's range, or numerics mixed with other bounds in the
+ * dimension) the dimension is ranked once both sources are read: all its
+ * bounds of both sources are sorted by key and, within equal keys, by
  * numeric comparison (a double precision bound taking part as its exact
  * decimal expansion), and every key becomes the bound's dense rank.
  * Ranks keep order and equality, which is all the engine's comparisons
@@ -28,10 +33,12 @@
  */
 #include "postgres.h"
 
+#include <float.h>
 #include <math.h>
 
 #include "input_internal.h"
 #include "miscadmin.h"
+#include "odp_engine.h"
 #include "odp_order.h"
 #include "utils/builtins.h"
 #include "utils/fmgrprotos.h"
@@ -61,23 +68,59 @@ OdpArenaAlloc(OdpReader *r, Size size)
 	return p;
 }
 
+/*
+ * Whether the decimal text of a finite numeric has at most DBL_DIG
+ * significant digits.
+ */
+static bool
+OdpShortDecimal(const char *text)
+{
+	int			digits = 0;
+	int			zeros = 0;		/* zeros since the last other digit */
+	bool		leading = true;
+
+	for (const char *c = text; *c != '\0'; c++)
+	{
+		if (*c < '0' || *c > '9')
+			continue;
+		if (*c == '0')
+		{
+			if (!leading)
+				zeros++;
+			continue;
+		}
+		leading = false;
+		digits += zeros + 1;
+		zeros = 0;
+		if (digits > DBL_DIG)
+			return false;
+	}
+	return true;
+}
+
 /* See input_internal.h. */
 uint64
 OdpExactKey(OdpReader *r, Numeric num, Numeric *kept)
 {
-	Datum		nd = NumericGetDatum(num);
+	char	   *text;
 	double		nearest;
 
 	Assert(!numeric_is_nan(num));
 	if (numeric_is_inf(num))
 	{
 		*kept = NULL;
-		return odp_order_float64(DatumGetFloat8(DirectFunctionCall1(numeric_float8, nd)));
+		return odp_order_float64(DatumGetFloat8(DirectFunctionCall1(numeric_float8,
+																	 NumericGetDatum(num))));
 	}
 	*kept = OdpArenaAlloc(r, VARSIZE(num));
 	memcpy(*kept, num, VARSIZE(num));
-	/* beyond double precision's range: the infinity, resolved by value */
-	nearest = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, nd));
+	/* strtod rounds to nearest; beyond the range it gives the infinity */
+	text = DatumGetCString(DirectFunctionCall1(numeric_out, NumericGetDatum(num)));
+	nearest = strtod(text, NULL);
+	if (!OdpShortDecimal(text) || isinf(nearest) ||
+		(nearest != 0.0 && fabs(nearest) < DBL_MIN))
+		r->exact_long = true;
+	pfree(text);
 	return odp_order_float64(nearest);
 }
 
@@ -132,14 +175,6 @@ typedef struct OdpRankEntry
 	uint64	   *slot;			/* where its key is, and its rank goes */
 } OdpRankEntry;
 
-#define ST_SORT OdpSortRankKeys
-#define ST_ELEMENT_TYPE OdpRankEntry
-#define ST_COMPARE(a, b) ((a)->key < (b)->key ? -1 : ((a)->key > (b)->key ? 1 : 0))
-#define ST_CHECK_FOR_INTERRUPTS
-#define ST_SCOPE static
-#define ST_DEFINE
-#include "lib/sort_template.h"
-
 #define ST_SORT OdpSortRankValues
 #define ST_ELEMENT_TYPE OdpRankEntry
 #define ST_COMPARE(a, b) OdpCompareNumerics((a)->num, (b)->num)
@@ -148,23 +183,16 @@ typedef struct OdpRankEntry
 #define ST_DEFINE
 #include "lib/sort_template.h"
 
-/* Whether dimension d of in has a numeric bound. */
-static bool
-OdpDimHasNumeric(const OdpInput *in, int d)
+/*
+ * The ODP_EXACT_* flags of dimension d of in (NULL: none); a source
+ * without numeric bounds has bounds of another type only.
+ */
+static uint8
+OdpDimFlags(const OdpInput *in, int d)
 {
-	Size		stride;
-
-	if (in == NULL || in->exact_bounds == NULL)
-		return false;
-	stride = (Size) in->dims * 2;
-	for (int64 i = 0; i < in->rows; i++)
-	{
-		Numeric    *row = in->exact_bounds + (Size) i * stride + (Size) d * 2;
-
-		if (row[0] != NULL || row[1] != NULL)
-			return true;
-	}
-	return false;
+	if (in == NULL || in->rows == 0)
+		return 0;
+	return in->exact_dims != NULL ? in->exact_dims[d] : ODP_EXACT_OTHER;
 }
 
 /* Appends the bounds of dimension d of in to entries. */
@@ -203,6 +231,42 @@ OdpRankSortRun(OdpRankEntry *entries, int64 n)
 			entries[i].num = of_key;
 		}
 	OdpSortRankValues(entries, n);
+}
+
+/*
+ * Orders entries[0 .. n) by key: a radix sort of the keys carrying their
+ * places, then the entries moved to theirs.
+ */
+static void
+OdpSortRankKeys(OdpRankEntry *entries, int64 n)
+{
+	uint64	   *keys;
+	uint32	   *order;
+	OdpRankEntry *sorted;
+
+	if (n > (int64) PG_UINT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("too many numeric bounds to rank: %lld", (long long) n)));
+	keys = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint64) * (Size) Max(n, 1));
+	order = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint32) * (Size) Max(n, 1));
+	for (int64 i = 0; i < n; i++)
+	{
+		keys[i] = entries[i].key;
+		order[i] = (uint32) i;
+	}
+	if (!odp_sort_keys(keys, order, n))
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory ranking numeric bounds")));
+	CHECK_FOR_INTERRUPTS();
+	sorted = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(OdpRankEntry) * (Size) Max(n, 1));
+	for (int64 i = 0; i < n; i++)
+		sorted[i] = entries[order[i]];
+	memcpy(entries, sorted, sizeof(OdpRankEntry) * (Size) n);
+	pfree(sorted);
+	pfree(order);
+	pfree(keys);
 }
 
 /* Replaces the keys of dimension d of a and b (or NULL) by dense ranks. */
@@ -263,20 +327,29 @@ OdpRankExactBounds(OdpInput *a, OdpInput *b)
 		a = b;
 		b = NULL;
 	}
-	if (a->exact_bounds == NULL && (b == NULL || b->exact_bounds == NULL))
+	if (a->exact_dims == NULL && (b == NULL || b->exact_dims == NULL))
 		return;
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "odp_gpu exact bounds",
 								ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(cxt);
 	for (int d = 0; d < a->dims; d++)
 	{
-		if (OdpDimHasNumeric(a, d) || OdpDimHasNumeric(b, d))
+		uint8		flags = OdpDimFlags(a, d) | OdpDimFlags(b, d);
+		bool		long_numeric = a->exact_long || (b != NULL && b->exact_long);
+
+		/* keys of short decimals alone are exact already */
+		if ((flags & ODP_EXACT_NUMERIC) &&
+			((flags & ODP_EXACT_OTHER) || long_numeric))
 			OdpRankDim(a, b, d);
 		MemoryContextReset(cxt);
 	}
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);
 	a->exact_bounds = NULL;
+	a->exact_dims = NULL;
 	if (b != NULL)
+	{
 		b->exact_bounds = NULL;
+		b->exact_dims = NULL;
+	}
 }

@@ -174,6 +174,10 @@ typedef struct OdpReader
 	struct NumericData **exact; /* exact_bounds: rows x dims x (lower,
 								 * upper) numeric bounds, NULL where the
 								 * key is exact (input_exact.c) */
+	uint8		exact_dims[ODP_MAX_INTERVAL_DIMS];	/* ODP_EXACT_* of each
+													 * dimension's bounds */
+	bool		exact_long;		/* a numeric bound whose key is not exact
+								 * (input_exact.c) */
 	char	   *arena;			/* where the numeric bounds are kept */
 	Size		arena_left;
 	uint8	   *piece;			/* pieces: 1 where a row continues the
@@ -268,11 +272,16 @@ extern void OdpReaderDiscard(OdpReader *r);
 
 /* ---- input_exact.c ---- */
 
+/* What bounds a dimension has (OdpReader.exact_dims, OdpInput.exact_dims). */
+#define ODP_EXACT_NUMERIC	0x01	/* a finite numeric */
+#define ODP_EXACT_OTHER		0x02	/* a finite bound of another type */
+
 /*
- * The key of numeric bound num (not NaN) until the bounds are ranked, the
- * order key of the double nearest to it; *kept receives a copy of num
- * that lives as long as the reader's output (NULL for an infinity, whose
- * key is exact).
+ * The key of numeric bound num (not NaN): the order key of the double
+ * nearest to it, exact or a stand-in until the bounds are ranked; *kept
+ * receives a copy of num that lives as long as the reader's output (NULL
+ * for an infinity, whose key is exact).  Sets r->exact_long where the key
+ * may not tell num from another numeric.
  */
 extern uint64 OdpExactKey(OdpReader *r, struct NumericData *num,
 						  struct NumericData **kept);

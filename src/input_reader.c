@@ -493,6 +493,12 @@ OdpReadInput(const OdpInputSpec *spec, OdpInput *out)
 	out->upper = reader.upper;
 	out->bound_flags = reader.bflags;
 	out->exact_bounds = reader.exact;
+	if (plan.exact_bounds && reader.dims > 0)
+	{
+		out->exact_dims = palloc(reader.dims);
+		memcpy(out->exact_dims, reader.exact_dims, reader.dims);
+	}
+	out->exact_long = reader.exact_long;
 	out->pieces = reader.any_piece;
 	if (plan.regions)
 		out->region_dims = OdpDescribeRegionDims(&plan, reader.dims);

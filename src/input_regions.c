@@ -538,6 +538,13 @@ OdpStoreInterval(OdpReader *r, int64 row, int d, const OdpInterval *iv)
 	{
 		r->exact[at * 2] = iv->lo_num;
 		r->exact[at * 2 + 1] = iv->hi_num;
+		if (!(iv->f & ODP_BOUND_EMPTY))
+		{
+			if (!(iv->f & ODP_BOUND_LOWER_INFINITE))
+				r->exact_dims[d] |= iv->lo_num != NULL ? ODP_EXACT_NUMERIC : ODP_EXACT_OTHER;
+			if (!(iv->f & ODP_BOUND_UPPER_INFINITE))
+				r->exact_dims[d] |= iv->hi_num != NULL ? ODP_EXACT_NUMERIC : ODP_EXACT_OTHER;
+		}
 	}
 }
 

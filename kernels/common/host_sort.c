@@ -215,6 +215,23 @@ odp_radix_sort_parallel(OdpContext *ctx, uint64_t *key, uint32_t *val,
 	return status;
 }
 
+/* See odp_engine.h. */
+bool
+odp_sort_keys(uint64_t *key, uint32_t *val, int64_t n)
+{
+	uint64_t   *tkey = malloc(sizeof(uint64_t) * (size_t) (n > 0 ? n : 1));
+	uint32_t   *tval = malloc(sizeof(uint32_t) * (size_t) (n > 0 ? n : 1));
+	int64_t	   *count = malloc(sizeof(int64_t) * RADIX_SIZE);
+	bool		ok = tkey != NULL && tval != NULL && count != NULL;
+
+	if (ok)
+		odp_radix_sort(key, val, tkey, tval, n, 64, count);
+	free(tkey);
+	free(tval);
+	free(count);
+	return ok;
+}
+
 /* qsort comparator: ascending int64. */
 static int
 odp_cmp_int64(const void *a, const void *b)

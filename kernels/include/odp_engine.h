@@ -200,6 +200,12 @@ extern const char *odp_metric_name(OdpMetric metric);
 /* Monotonic wall clock in milliseconds, for phase timings on both sides. */
 extern double odp_now_ms(void);
 
+/*
+ * Sorts key[0 .. n) ascending, stably, carrying val[0 .. n) (a radix sort
+ * on the caller's thread); false where its scratch cannot be had.
+ */
+extern bool odp_sort_keys(uint64_t *key, uint32_t *val, int64_t n);
+
 /* Returns a fixed English description of a status. */
 extern const char *odp_status_name(OdpStatus status);
 
