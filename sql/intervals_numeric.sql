@@ -96,11 +96,26 @@ SELECT odp_check($$odp_interval_match('nsh', 'SELECT id, f AS lo, f + 1 AS hi FR
 				 $$SELECT s.id, u.id FROM nsh s JOIN np u ON s.r && numrange(u.f::numeric, (u.f + 1)::numeric, '[]')$$) AS short_and_float8;
 SELECT * FROM odp_interval_match('SELECT 1 AS id, numrange(0.1, 0.1, ''[]'') AS r', 'SELECT 2 AS id, 0.1::float8 AS lo, 0.1::float8 AS hi', other_dims => '{lo,hi}');
 
+-- Random decimals of 1 to 15 significant digits from 1e-30 to 1e30 (the
+-- double nearest to each found from its digits, or from its text beyond
+-- 1e22), equal values written with different scales: their keys alone
+-- order them.
+SELECT setseed(0.75);
+CREATE TABLE rnd_vals AS
+SELECT j, CASE WHEN j % 5 = 0 THEN (m * power(10::numeric, e))::numeric(80, 40) ELSE m * power(10::numeric, e) END AS v
+FROM (SELECT j, trunc(random() * 10 ^ (1 + j % 15))::numeric * (CASE WHEN j % 3 = 0 THEN -1 ELSE 1 END) AS m,
+		(j * 7919 % 61) - 30 - (1 + j % 15) AS e FROM generate_series(1, 400) j) x;
+CREATE TABLE rnd AS
+SELECT i AS id, numrange(least(a.v, b.v), greatest(a.v, b.v), (array['[]', '[)', '(]', '()'])[i % 4 + 1]) AS r
+FROM generate_series(1, 1500) i JOIN rnd_vals a ON a.j = 1 + (i * 7) % 400 JOIN rnd_vals b ON b.j = 1 + (i * 13 + i / 400) % 400;
+SELECT odp_check($$odp_interval_match('rnd', 'SELECT id, r FROM rnd WHERE id % 3 = 0')$$,
+				 $$SELECT s.id, u.id FROM rnd s JOIN rnd u ON s.r && u.r WHERE u.id % 3 = 0$$) AS random_decimals;
+
 -- NaN stays an error
 SELECT odp_try($$SELECT * FROM odp_interval_match('SELECT 1 AS id, 1::numeric AS lo, ''NaN''::numeric AS hi', dims => '{lo,hi}')$$);
 -- a numeric lower above its upper, told apart beyond double precision
 SELECT odp_try($$SELECT * FROM odp_interval_match('SELECT 1 AS id, 0.30000000000000000001 AS lo, 0.3 AS hi', dims => '{lo,hi}')$$);
 
-DROP TABLE vals, ns, nu, nr, nr2, np, nt, short_vals, nsh;
+DROP TABLE vals, ns, nu, nr, nr2, np, nt, short_vals, nsh, rnd_vals, rnd;
 DROP FUNCTION odp_try(text), odp_check(text, text);
 DROP EXTENSION odp_gpu;

@@ -98,30 +98,139 @@ OdpShortDecimal(const char *text)
 	return true;
 }
 
-/* See input_internal.h. */
-uint64
-OdpExactKey(OdpReader *r, Numeric num, Numeric *kept)
+/*
+ * numeric's stored form (numeric.c; pg_upgrade keeps it): after the
+ * varlena header a 16-bit header whose top bits say short, long (positive
+ * or negative) or special; a short header holds the sign and weight, a
+ * long one is followed by the weight; then the base-10000 digits, with no
+ * leading or trailing zero digit.
+ */
+#define ODP_NUMERIC_FORM_MASK		0xC000
+#define ODP_NUMERIC_NEG				0x4000
+#define ODP_NUMERIC_SHORT			0x8000
+#define ODP_NUMERIC_SPECIAL			0xC000
+#define ODP_NUMERIC_SHORT_NEG		0x2000
+#define ODP_NUMERIC_SHORT_WEIGHT_NEG 0x0040
+#define ODP_NUMERIC_SHORT_WEIGHT	0x003F
+#define ODP_NUMERIC_NBASE			10000
+
+/* Powers of ten a double holds exactly. */
+static const double odp_exact_pow10[] = {
+	1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22
+};
+
+/*
+ * The double nearest to a finite numeric num of at most 15 significant
+ * digits, S * 10^e with |e| <= 22, from its digits: S and 10^|e| are
+ * exact doubles, so one multiplication or division rounds correctly
+ * (Clinger's fast path); false for any other numeric.
+ */
+static bool
+OdpNumericFastDouble(Numeric num, double *out)
 {
-	char	   *text;
+	const char *body = VARDATA(num);
+	Size		len = VARSIZE(num) - VARHDRSZ;
+	uint16		header;
+	uint16		digit;
+	int			weight;
+	bool		negative;
+	Size		at;
+	int			ndigits;
+	uint64		s = 0;
+	int			e;
+
+	if (len < sizeof(uint16))
+		return false;
+	memcpy(&header, body, sizeof(header));
+	if ((header & ODP_NUMERIC_FORM_MASK) == ODP_NUMERIC_SPECIAL)
+		return false;
+	if ((header & ODP_NUMERIC_FORM_MASK) == ODP_NUMERIC_SHORT)
+	{
+		negative = (header & ODP_NUMERIC_SHORT_NEG) != 0;
+		weight = (header & ODP_NUMERIC_SHORT_WEIGHT_NEG) ? (int) (header | ~ODP_NUMERIC_SHORT_WEIGHT) :
+			(int) (header & ODP_NUMERIC_SHORT_WEIGHT);
+		at = sizeof(uint16);
+	}
+	else
+	{
+		int16		w;
+
+		if (len < 2 * sizeof(uint16))
+			return false;
+		negative = (header & ODP_NUMERIC_FORM_MASK) == ODP_NUMERIC_NEG;
+		memcpy(&w, body + sizeof(uint16), sizeof(w));
+		weight = w;
+		at = 2 * sizeof(uint16);
+	}
+	ndigits = (int) ((len - at) / sizeof(uint16));
+	if (ndigits == 0)
+	{
+		*out = 0.0;
+		return true;
+	}
+	if (ndigits > 4)
+		return false;
+	for (int i = 0; i < ndigits; i++)
+	{
+		memcpy(&digit, body + at + i * sizeof(uint16), sizeof(digit));
+		if (digit >= ODP_NUMERIC_NBASE)
+			return false;
+		s = s * ODP_NUMERIC_NBASE + digit;
+	}
+	e = 4 * (weight - ndigits + 1);
+	while (s % 10 == 0)
+	{
+		s /= 10;
+		e++;
+	}
+	if (s >= UINT64CONST(1000000000000000) || e > 22 || e < -22)
+		return false;
+	*out = e >= 0 ? (double) s * odp_exact_pow10[e] : (double) s / odp_exact_pow10[-e];
+	if (negative)
+		*out = -*out;
+	return true;
+}
+
+/* See input_internal.h. */
+bool
+OdpExactKey(OdpReader *r, Datum value, uint64 *key, Numeric *kept)
+{
+	struct varlena *raw = (struct varlena *) DatumGetPointer(value);
+	struct varlena *packed = pg_detoast_datum_packed(raw);
+	Size		len = VARSIZE_ANY_EXHDR(packed);
+	Numeric		num = OdpArenaAlloc(r, VARHDRSZ + len);
 	double		nearest;
 
-	Assert(!numeric_is_nan(num));
+	/* the kept copy has a 4-byte header, as numeric's functions want */
+	SET_VARSIZE(num, VARHDRSZ + len);
+	memcpy(VARDATA(num), VARDATA_ANY(packed), len);
+	if (packed != raw)
+		pfree(packed);
+	if (numeric_is_nan(num))
+		return false;
+	*kept = num;
 	if (numeric_is_inf(num))
 	{
 		*kept = NULL;
-		return odp_order_float64(DatumGetFloat8(DirectFunctionCall1(numeric_float8,
+		*key = odp_order_float64(DatumGetFloat8(DirectFunctionCall1(numeric_float8,
 																	 NumericGetDatum(num))));
+		return true;
 	}
-	*kept = OdpArenaAlloc(r, VARSIZE(num));
-	memcpy(*kept, num, VARSIZE(num));
-	/* strtod rounds to nearest; beyond the range it gives the infinity */
-	text = DatumGetCString(DirectFunctionCall1(numeric_out, NumericGetDatum(num)));
-	nearest = strtod(text, NULL);
-	if (!OdpShortDecimal(text) || isinf(nearest) ||
-		(nearest != 0.0 && fabs(nearest) < DBL_MIN))
-		r->exact_long = true;
-	pfree(text);
-	return odp_order_float64(nearest);
+	if (!OdpNumericFastDouble(num, &nearest))
+	{
+		char	   *text = DatumGetCString(DirectFunctionCall1(numeric_out,
+															   NumericGetDatum(num)));
+
+		/* strtod rounds to nearest; beyond the range it gives the infinity */
+		nearest = strtod(text, NULL);
+		if (!OdpShortDecimal(text) || isinf(nearest) ||
+			(nearest != 0.0 && fabs(nearest) < DBL_MIN))
+			r->exact_long = true;
+		pfree(text);
+	}
+	*key = odp_order_float64(nearest);
+	return true;
 }
 
 /*

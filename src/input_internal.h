@@ -277,14 +277,14 @@ extern void OdpReaderDiscard(OdpReader *r);
 #define ODP_EXACT_OTHER		0x02	/* a finite bound of another type */
 
 /*
- * The key of numeric bound num (not NaN): the order key of the double
- * nearest to it, exact or a stand-in until the bounds are ranked; *kept
- * receives a copy of num that lives as long as the reader's output (NULL
- * for an infinity, whose key is exact).  Sets r->exact_long where the key
- * may not tell num from another numeric.
+ * The key of numeric bound value: the order key of the double nearest to
+ * it, exact or a stand-in until the bounds are ranked; *kept receives a
+ * copy of the numeric that lives as long as the reader's output (NULL for
+ * an infinity, whose key is exact).  Sets r->exact_long where the key may
+ * not tell the numeric from another.  False for NaN.
  */
-extern uint64 OdpExactKey(OdpReader *r, struct NumericData *num,
-						  struct NumericData **kept);
+extern bool OdpExactKey(OdpReader *r, Datum value, uint64 *key,
+						struct NumericData **kept);
 
 /*
  * Compares two bounds exactly: keys, and where they are equal and either

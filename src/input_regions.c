@@ -470,11 +470,11 @@ OdpBoundKey(OdpReader *r, OdpBoundKind kind, Datum v, const OdpColumn *col,
 			break;
 		case ODP_BOUND_NUMERIC:
 			{
-				Numeric		num = DatumGetNumeric(v);
+				uint64		key = 0;
 
-				if (numeric_is_nan(num))
+				if (!OdpExactKey(r, v, &key, kept))
 					OdpEnsureBoundNotNaN(NAN, col, id);
-				return OdpExactKey(r, num, kept);
+				return key;
 			}
 		default:
 			elog(ERROR, "bound of unexpected kind %d", (int) kind);
