@@ -16,6 +16,7 @@ DATA = $(wildcard sql/odp_gpu--*.sql)
 SRC_OBJS = src/odp_gpu.o src/settings.o src/args.o src/engine_glue.o \
 	src/input_source.o src/input_columns.o src/input_buffer.o src/input_regions.o \
 	src/input_decode.o src/input_parallel.o src/input_reader.o src/input_aggregate.o \
+	src/input_pgvector.o src/input_argument.o \
 	src/outliers.o src/outliers_aggregates.o src/knn.o src/pearson.o \
 	src/skyline_band.o src/skyline.o src/intervals.o src/gpu_info.o \
 	src/planner_support.o src/distributed.o src/distributed_wire.o \
