@@ -450,7 +450,7 @@ OdpRowStart(OdpReader *r)
 	return r->f64 ? (char *) (r->data64 + at) : (char *) (r->data + at);
 }
 
-/* Bytes of one value of the reader's rows. */
+/* Returns the bytes of one value of the reader's rows. */
 static inline Size
 OdpOutBytes(const OdpReader *r)
 {
@@ -458,10 +458,10 @@ OdpOutBytes(const OdpReader *r)
 }
 
 /*
- * Where the next row's r->dims stored elements of elsize bytes (no wider
- * than the row's values) may lie so that converting them to the row's
- * type, first to last, overwrites only elements already converted: at the
- * end of the row (its start when the widths are equal).
+ * Returns where the next row's r->dims stored elements of elsize bytes
+ * (no wider than the row's values) may lie so that converting them to the
+ * row's type, first to last, overwrites only elements already converted:
+ * at the end of the row (its start when the widths are equal).
  */
 static inline char *
 OdpRowTail(OdpReader *r, Size elsize)
@@ -501,7 +501,7 @@ OdpInPlaceHeaderValid(const OdpColumn *col, const char *header, Size n)
 	if (col->format != ODP_FORMAT_ARRAY)
 	{
 		if ((Size) OdpPgvectorHeaderDim(col->format, header) != n)
-			elog(ERROR, "corrupt value in column \"%s\"", col->name);
+			OdpCorruptPgvector(col->format, col->name);
 		return true;
 	}
 	memcpy(fields, header, sizeof(fields));

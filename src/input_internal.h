@@ -269,6 +269,8 @@ extern OdpVectorFormat OdpVectorFormatOf(Oid typid);
 extern Size OdpPgvectorHeaderBytes(OdpVectorFormat format);
 extern Size OdpPgvectorElementBytes(OdpVectorFormat format);
 extern int32 OdpPgvectorHeaderDim(OdpVectorFormat format, const char *header);
+extern void OdpCorruptPgvector(OdpVectorFormat format, const char *column)
+			pg_attribute_noreturn();
 extern void OdpPgvectorSplit(OdpVectorFormat format, const char *body,
 							 Size bodylen, const char *column,
 							 OdpPgvectorParts *parts);

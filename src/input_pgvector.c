@@ -190,8 +190,11 @@ OdpPgvectorHeaderDim(OdpVectorFormat format, const char *header)
 	}
 }
 
-/* Reports a value whose sizes do not add up (a state pgvector never stores). */
-static void
+/*
+ * Reports a value of the given format whose sizes do not add up (a state
+ * pgvector never stores), naming column; does not return.
+ */
+void
 OdpCorruptPgvector(OdpVectorFormat format, const char *column)
 {
 	elog(ERROR, "corrupt %s value in column \"%s\"", odp_format_names[format],
