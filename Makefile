@@ -17,6 +17,7 @@ SRC_OBJS = src/odp_gpu.o src/settings.o src/args.o src/engine_glue.o \
 	src/input_source.o src/input_columns.o src/input_buffer.o src/input_exact.o \
 	src/input_regions.o \
 	src/input_decode.o src/input_parallel.o src/input_reader.o src/input_aggregate.o \
+	src/input_pgvector.o src/input_argument.o \
 	src/outliers.o src/outliers_aggregates.o src/knn.o src/pearson.o \
 	src/skyline_band.o src/skyline.o src/intervals.o src/intervals_pieces.o \
 	src/gpu_info.o \

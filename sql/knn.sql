@@ -134,6 +134,49 @@ SELECT odp_try($$SELECT * FROM odp_top_outliers('line', k => 1, metric => 'inner
 -- a one-row self join has no neighbours at all
 SELECT count(*) FROM odp_knn_join('SELECT 1 AS id, 5.0 AS x', 'SELECT 1 AS id, 5.0 AS x', k => 3);
 
+-- 0.9.0: the query is "any" (one function, so that an untyped literal
+-- and ARRAY[...] still resolve): arrays of every numeric type give the
+-- neighbours of the float8[] query; a value that is no vector, pgvector's
+-- text form without its type and a type only called vector are refused.
+ALTER EXTENSION odp_gpu UPDATE TO '0.9.0';
+SELECT p.oid::regprocedure AS function, obj_description(p.oid, 'pg_proc') IS NOT NULL AS commented,
+	   p.provolatile, p.proparallel, p.proisstrict, p.prorows, p.prosupport
+FROM pg_proc p WHERE proname = 'odp_knn';
+CREATE FUNCTION knn_ids(q anyelement) RETURNS text LANGUAGE sql AS $$
+	SELECT array_agg(id ORDER BY rank)::text FROM odp_knn('pts', q, k => 8)
+$$;
+SELECT count(*) AS queries, count(DISTINCT r) AS distinct_results, min(r) AS neighbours
+FROM (VALUES
+	((SELECT array_agg(id ORDER BY rank)::text FROM odp_knn('pts', '{10, 20, 3}', k => 8))),
+	((SELECT array_agg(id ORDER BY rank)::text FROM odp_knn('pts', ARRAY[10, 20, 3], k => 8))),
+	((SELECT array_agg(id ORDER BY rank)::text FROM odp_knn('pts', ARRAY[10.0, 20, 3], k => 8))),
+	((SELECT array_agg(id ORDER BY rank)::text FROM odp_knn('pts', query => '{10, 20, 3}', k => 8))),
+	(knn_ids('{10, 20, 3}'::float8[])), (knn_ids('{10, 20, 3}'::real[])),
+	(knn_ids('{10, 20, 3}'::int2[])), (knn_ids('{10, 20, 3}'::int4[])),
+	(knn_ids('{10, 20, 3}'::int8[])), (knn_ids('{10, 20, 3}'::numeric[]))) v(r);
+-- the same as SQL's nearest rows, ties by smaller id
+SELECT array_agg(id ORDER BY d, id)::text AS reference FROM (
+	SELECT id, ref_dist('euclidean', f, '{10, 20, 3}') AS d FROM pts ORDER BY 2, 1 LIMIT 8) s;
+SELECT odp_try($$SELECT * FROM odp_knn('pts', 'abc'::text)$$);
+SELECT odp_try($$SELECT * FROM odp_knn('pts', ARRAY['a', 'b', 'c'])$$);
+SELECT odp_try($$SELECT * FROM odp_knn('pts', '[10, 20, 3]')$$);
+SELECT odp_try($$SELECT * FROM odp_knn('pts', '{{1, 2, 3}}'::int[])$$);
+SELECT odp_try($$SELECT * FROM odp_knn('pts', ARRAY[1, NULL, 3]::numeric[])$$);
+SELECT odp_try($$SELECT * FROM odp_knn('pts', ARRAY['NaN', 1, 2]::numeric[])$$);
+SELECT odp_try($$SELECT * FROM odp_knn('pts', ARRAY[1, 2]::int8[])$$);
+CREATE SCHEMA knn_lookalike;
+CREATE TYPE knn_lookalike.vector AS (x float8, y float8, z float8);
+CREATE TABLE lookalike (id int PRIMARY KEY, v knn_lookalike.vector, f real[]);
+INSERT INTO lookalike VALUES (1, ROW(1, 2, 3), '{1, 2, 3}'), (2, ROW(4, 5, 6), '{4, 5, 6}');
+SELECT odp_try($$SELECT * FROM odp_knn('pts', ROW(1, 2, 3)::knn_lookalike.vector)$$);
+SELECT odp_try($$SELECT * FROM odp_knn('lookalike', '{1, 2, 3}', features => '{v}')$$);
+SELECT odp_try($$SELECT * FROM odp_knn('lookalike', '{1, 2, 3}')$$);
+SELECT rank, id, round(distance::numeric, 5) AS distance
+FROM odp_knn('lookalike', '{1, 2, 3}', features => '{f}');
+DROP TABLE lookalike;
+DROP SCHEMA knn_lookalike CASCADE;
+DROP FUNCTION knn_ids(anyelement);
+
 DROP FUNCTION ref_knn(text, int, boolean);
 DROP FUNCTION ref_dist(text, real[], real[]);
 DROP FUNCTION odp_try(text);

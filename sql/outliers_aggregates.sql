@@ -84,6 +84,15 @@ SELECT odp_try($$SELECT odp_top_outliers_agg(id, f, NULL, 1) FROM bad$$);
 SELECT odp_try($$SELECT odp_top_outliers_agg(id, f, 1, NULL) FROM bad$$);
 SELECT odp_try($$SELECT odp_top_outliers_agg(id, f, 5000, 1) FROM bad$$);
 SELECT odp_try($$SELECT odp_top_outliers_agg(id, f, id::int, 1) FROM bad$$);
+-- the features argument is "any": integer and numeric arrays are read as
+-- float8[] vectors are; what is no vector is refused
+SELECT g, odp_top_outliers_agg(id, f::int[], 5, 3) = odp_top_outliers_agg(id, f::int[]::float8[], 5, 3) AS int_same,
+	   odp_top_outliers_agg(id, d::numeric[], 5, 3) = odp_top_outliers_agg(id, d, 5, 3) AS numeric_same,
+	   array_length(odp_top_outliers_agg(id, f::int[], 5, 3), 1) AS rows
+FROM pts WHERE g <> 4 GROUP BY g ORDER BY g;
+SELECT odp_try($$SELECT odp_top_outliers_agg(id, 'abc'::text, 1, 1) FROM bad$$);
+SELECT odp_try($$SELECT odp_top_outliers_agg(id, '{1, 2}', 1, 1) FROM bad$$);
+SELECT odp_try($$SELECT odp_top_outliers_agg(id, ARRAY['a'], 1, 1) FROM bad$$);
 -- not a window function (the final function orders its state in place)
 SELECT odp_try($$SELECT odp_top_outliers_agg(id, f, 1, 1) OVER (ORDER BY id) FROM bad$$);
 

@@ -18,6 +18,7 @@
 
 #include "args.h"
 #include "catalog/pg_type.h"
+#include "input.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 
@@ -148,48 +149,39 @@ OdpCheckKAgainstRows(int32 k, int64 rows, const char *source_desc)
 }
 
 /*
- * Reads the query vector argument of odp_knn: a non-empty one-dimensional
- * float8[] without nulls whose values fit float32, as the source's rows
- * must.  Returns a palloc'd float array and its length in *dims.
+ * Reads the query vector argument of odp_knn, declared "any" so that
+ * every form of vector resolves to the one function: an array of any
+ * numeric type, a value of pgvector's vector, halfvec or sparsevec, or an
+ * untyped literal read as float8[] (OdpVectorArgValues).  It must be
+ * non-empty, one-dimensional and without nulls, with values that fit
+ * float32, as the source's rows must.  Returns a palloc'd float array and
+ * its length in *dims.
  */
 float *
 OdpArgQueryVector(FunctionCallInfo fcinfo, int argno, int32 *dims)
 {
-	ArrayType  *arr;
-	Datum	   *elems;
+	Oid			typid;
+	double	   *values;
 	bool	   *nulls;
-	int			n;
+	int32		n;
 	float	   *v;
 
 	OdpArgNotNull(fcinfo, argno, "query");
-	arr = PG_GETARG_ARRAYTYPE_P(argno);
-	if (ARR_NDIM(arr) > 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("query must be a one-dimensional array, not %d-dimensional",
-						ARR_NDIM(arr))));
-	deconstruct_array(arr, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL,
-					  TYPALIGN_DOUBLE, &elems, &nulls, &n);
-	if (n == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("query must not be empty")));
-	if (n > ODP_MAX_DIMS)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("query has %d elements, more than the maximum of %d",
-						n, ODP_MAX_DIMS)));
+	typid = get_fn_expr_argtype(fcinfo->flinfo, argno);
+	if (!OidIsValid(typid))
+		elog(ERROR, "could not determine the type of the query argument");
+	values = OdpVectorArgValues(PG_GETARG_DATUM(argno), typid, "query", &n,
+								&nulls);
 	v = palloc(sizeof(float) * n);
 	for (int i = 0; i < n; i++)
 	{
-		double		x;
+		double		x = values[i];
 
-		if (nulls[i])
+		if (nulls != NULL && nulls[i])
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("query must not contain null elements"),
 					 errdetail("Element %d is null.", i + 1)));
-		x = DatumGetFloat8(elems[i]);
 		if (!isfinite(x))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

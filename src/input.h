@@ -165,15 +165,28 @@ extern double OdpSourceRowEstimate(const text *source);
 extern bool OdpSameSource(const OdpInputSpec *a, const OdpInputSpec *b);
 
 /*
+ * A vector given as a value (odp_knn's query) of type typid: an array of
+ * a numeric type, a value of pgvector's vector, halfvec or sparsevec
+ * (densified; input_pgvector.c), or an untyped literal ('{1,2}'), read as
+ * float8[].  Returns its *n values as float8, exactly (numeric: the
+ * nearest), and in *nulls NULL or a flag per value, true for a null
+ * element (whose value is 0).  Errors: 42804 for another type, 22023 for
+ * an empty or multi-dimensional array, 54000 for more than ODP_MAX_DIMS
+ * values; what names the argument in them (input_argument.c).
+ */
+extern double *OdpVectorArgValues(Datum value, Oid typid, const char *what,
+								  int32 *n, bool **nulls);
+
+/*
  * Rows given one at a time, as an aggregate receives them: (id bigint,
- * real[] or float8[] vector) pairs checked, sorted and de-duplicated
- * exactly as OdpReadInput does.  See input_aggregate.c for each
- * function's contract.
+ * vector) pairs, the vector a numeric array or a pgvector value, checked,
+ * sorted and de-duplicated exactly as OdpReadInput does.  See
+ * input_aggregate.c for each function's contract.
  */
 typedef struct OdpRowAccum OdpRowAccum;
 
 extern OdpRowAccum *OdpRowAccumCreate(MemoryContext cxt, const char *id_name,
-									  const char *vector_name, Oid elemtype,
+									  const char *vector_name, Oid vectype,
 									  OdpValueType values);
 extern void OdpRowAccumAdd(OdpRowAccum *acc, FunctionCallInfo fcinfo,
 						   int id_arg, int vector_arg);

@@ -20,7 +20,7 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
-#include "input_internal.h"
+#include "input_checks.h"
 #include "portability/instr_time.h"
 #include "utils/memutils.h"
 
@@ -35,21 +35,26 @@ struct OdpRowAccum
 /*
  * Creates an accumulator of (id bigint, vector) rows in cxt, which must
  * outlive it (an aggregate's context).  id_name and vector_name name the
- * values in messages; elemtype is the vector's element type, FLOAT4OID or
- * FLOAT8OID; values says how they are delivered (as OdpInputSpec.values).
+ * values in messages; vectype is the vector's type (an array of a numeric
+ * type, or one of pgvector's: anything else is refused with 42804);
+ * values says how they are delivered (as OdpInputSpec.values).
  */
 OdpRowAccum *
 OdpRowAccumCreate(MemoryContext cxt, const char *id_name,
-				  const char *vector_name, Oid elemtype, OdpValueType values)
+				  const char *vector_name, Oid vectype, OdpValueType values)
 {
 	OdpInputSpec spec;
 	OdpRowAccum *acc;
 	OdpColumn  *id;
 	OdpColumn  *vec;
 
-	if (elemtype != FLOAT4OID && elemtype != FLOAT8OID)
-		elog(ERROR, "vector of unexpected element type %u", elemtype);
 	acc = MemoryContextAllocZero(cxt, sizeof(OdpRowAccum));
+	vec = &acc->columns[1];
+	vec->name = MemoryContextStrdup(cxt, vector_name);
+	vec->pos = 2;
+	vec->attnum = InvalidAttrNumber;
+	OdpDescribeType(vectype, vec);
+	OdpEnsureVectorArgType(vec);
 	id = &acc->columns[0];
 	id->name = MemoryContextStrdup(cxt, id_name);
 	id->pos = 1;
@@ -57,14 +62,6 @@ OdpRowAccumCreate(MemoryContext cxt, const char *id_name,
 	id->typid = INT8OID;
 	id->is_numeric = true;
 	id->kind = ODP_VALUE_INT8;
-	vec = &acc->columns[1];
-	vec->name = MemoryContextStrdup(cxt, vector_name);
-	vec->pos = 2;
-	vec->attnum = InvalidAttrNumber;
-	vec->typid = elemtype == FLOAT4OID ? FLOAT4ARRAYOID : FLOAT8ARRAYOID;
-	vec->is_array = true;
-	vec->is_numeric = true;
-	vec->kind = elemtype == FLOAT4OID ? ODP_VALUE_FLOAT4 : ODP_VALUE_FLOAT8;
 
 	acc->plan.id = *id;
 	acc->plan.vector = true;

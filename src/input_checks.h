@@ -20,6 +20,7 @@
 #define ODP_INPUT_CHECKS_H
 
 #include "input_internal.h"
+#include "utils/builtins.h"
 
 /* The hint of a value the reader cannot take (null, non-finite, NaN). */
 #define ODP_BAD_VALUE_HINT \
@@ -47,6 +48,41 @@ OdpEnsureValueNotNull(bool isnull, const OdpColumn *col, int64 id)
 				 errmsg("column \"%s\" is null in the row with id %lld",
 						col->name, (long long) id),
 				 errhint("%s", ODP_BAD_VALUE_HINT)));
+}
+
+/*
+ * Ensure a value whose type is called vector, halfvec or sparsevec is
+ * pgvector's (input_pgvector.c): another type of that name would be read
+ * as garbage.  what ("column", "argument") and col->name word the error.
+ */
+static inline void
+OdpEnsurePgvectorOwn(const OdpColumn *col, const char *what)
+{
+	if (unlikely(col->format == ODP_FORMAT_LOOKALIKE))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("%s \"%s\" has type %s, which is not pgvector's",
+						what, col->name, format_type_be(col->typid)),
+				 errdetail("A type called vector, halfvec or sparsevec is read as a vector only where it is pgvector's: a base type whose input function is vector_in, halfvec_in or sparsevec_in of $libdir/vector."),
+				 strcmp(what, "column") == 0 ?
+				 errhint("Cast the column to real[] in a query source, or name other feature columns.") :
+				 errhint("Pass an array of numbers, or a value of pgvector's vector, halfvec or sparsevec.")));
+}
+
+/*
+ * Ensure an argument given as a vector (col describes its type, col->name
+ * names it) has a type the reader takes as one.
+ */
+static inline void
+OdpEnsureVectorArgType(const OdpColumn *col)
+{
+	OdpEnsurePgvectorOwn(col, "argument");
+	if (!col->is_array || !col->is_numeric)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("%s has type %s, which is not a vector", col->name,
+						format_type_be(col->typid)),
+				 errhint("Pass an array of numbers (real[], float8[], integer[], numeric[], ...), or a value of pgvector's vector, halfvec or sparsevec.")));
 }
 
 #endif							/* ODP_INPUT_CHECKS_H */

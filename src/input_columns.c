@@ -10,8 +10,11 @@
  * is ignored is an error whose hint names the column.  Defaults: the id
  * is the single-column integer primary key, else an integer column named
  * "id"; the features are the only numeric array column, else every
- * numeric column except the id.  For a relation, SELECT on the table or
- * on every column used is checked before any row is read.
+ * numeric column except the id.  A column of one of pgvector's types
+ * (vector, halfvec, sparsevec; input_pgvector.c) counts as an array of
+ * float4 values; a type only called like one of them is refused, even as
+ * a default, rather than silently left out.  For a relation, SELECT on
+ * the table or on every column used is checked before any row is read.
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -37,7 +40,7 @@
 #include "utils/syscache.h"
 
 static const char *const odp_numeric_types_hint =
-"Name columns of type smallint, integer, bigint, real, double precision or numeric, or one array column of such a type.";
+"Name columns of type smallint, integer, bigint, real, double precision or numeric, or one array column of such a type, or one vector, halfvec or sparsevec column of pgvector.";
 
 /* ---- checks ---- */
 
@@ -153,6 +156,36 @@ OdpValueKindOf(Oid typid, OdpValueKind *kind)
 }
 
 /*
+ * Classifies type typid into col's is_array, is_numeric, kind and format:
+ * a numeric type, an array of one, one of pgvector's types (an array of
+ * float4 values to the reader), or none of those (not numeric).
+ */
+void
+OdpDescribeType(Oid typid, OdpColumn *col)
+{
+	Oid			elemtype = get_element_type(getBaseType(typid));
+
+	col->typid = typid;
+	col->format = OdpVectorFormatOf(typid);
+	col->is_array = OidIsValid(elemtype);
+	if (col->format == ODP_FORMAT_LOOKALIKE)
+	{
+		col->is_array = false;
+		col->is_numeric = false;
+	}
+	else if (col->format != ODP_FORMAT_ARRAY)
+	{
+		col->is_array = true;
+		col->is_numeric = true;
+		col->kind = ODP_VALUE_FLOAT4;
+	}
+	else if (col->is_array)
+		col->is_numeric = OdpValueKindOf(elemtype, &col->kind);
+	else
+		col->is_numeric = OdpValueKindOf(typid, &col->kind);
+}
+
+/*
  * Describes the columns of tupdesc, skipping dropped ones.  For a relation
  * (is_relation) positions are attribute numbers; for a query, positions in
  * the result.  Returns the count in *ncols.
@@ -167,20 +200,13 @@ OdpDescribeColumns(TupleDesc tupdesc, bool is_relation, int *ncols)
 	{
 		Form_pg_attribute att = TupleDescAttr(tupdesc, i);
 		OdpColumn  *col = &cols[n];
-		Oid			elemtype;
 
 		if (att->attisdropped)
 			continue;
 		col->name = pstrdup(NameStr(att->attname));
 		col->pos = i + 1;
 		col->attnum = is_relation ? att->attnum : InvalidAttrNumber;
-		col->typid = att->atttypid;
-		elemtype = get_element_type(getBaseType(att->atttypid));
-		col->is_array = OidIsValid(elemtype);
-		if (col->is_array)
-			col->is_numeric = OdpValueKindOf(elemtype, &col->kind);
-		else
-			col->is_numeric = OdpValueKindOf(att->atttypid, &col->kind);
+		OdpDescribeType(att->atttypid, col);
 		n++;
 	}
 	*ncols = n;
@@ -345,6 +371,7 @@ OdpResolveFeatureColumns(const OdpColumn *cols, int ncols, const OdpColumn *id,
 								"feature column", desc, false);
 			OdpEnsureNotIdFeature(col, id);
 			OdpEnsureFeatureOnce(plan->features, i, col);
+			OdpEnsurePgvectorOwn(col, "column");
 			OdpEnsureFeatureNumeric(col);
 			OdpEnsureNoMixedFeatures(col, nnames);
 			plan->features[i] = *col;
@@ -360,7 +387,10 @@ OdpResolveFeatureColumns(const OdpColumn *cols, int ncols, const OdpColumn *id,
 
 		for (int i = 0; i < ncols; i++)
 		{
-			if (!cols[i].is_numeric || cols[i].pos == id->pos)
+			if (cols[i].pos == id->pos)
+				continue;
+			OdpEnsurePgvectorOwn(&cols[i], "column");
+			if (!cols[i].is_numeric)
 				continue;
 			if (cols[i].is_array)
 			{

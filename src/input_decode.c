@@ -2,7 +2,8 @@
  *
  * input_decode.c
  *	  Decodes a row's values into the reader's next row: the id, scalar
- *	  feature columns and array values, as float32 or float64.
+ *	  feature columns, array values and pgvector values, as float32 or
+ *	  float64.
  *
  * Array values are read in place from the (possibly short-header)
  * varlena, so that the common case allocates nothing per row; what is
@@ -11,7 +12,10 @@
  * as they are stored: float32 ones must be finite and fit; float64 ones
  * must be finite, except that with missing values allowed a NULL or NaN
  * value (an array element or a scalar column; never a whole vector) is
- * flagged missing instead.  Regions are decoded by input_regions.c.
+ * flagged missing instead.  Values of pgvector's types are read from
+ * their stored bytes (layouts: input_pgvector.c) as real[] values are:
+ * halfvec widened exactly, sparsevec densified, the same checks.  Regions
+ * are decoded by input_regions.c.
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -33,7 +37,6 @@
 #include "input_checks.h"
 #include "miscadmin.h"
 #include "utils/array.h"
-#include "utils/fmgrprotos.h"
 #include "utils/memutils.h"
 
 /* ---- checks ---- */
@@ -147,13 +150,6 @@ OdpEnsureFloat4Range(double value, const OdpColumn *col, int64 id, int element)
 }
 
 /* ---- float32 values ---- */
-
-/* Converts a numeric Datum to double (NaN and infinities pass through). */
-static double
-OdpNumericToDouble(Datum value)
-{
-	return DatumGetFloat8(DirectFunctionCall1(numeric_float8, value));
-}
 
 /* Returns the id in value, whose kind is an integer kind. */
 static inline int64
@@ -348,28 +344,6 @@ OdpStoreNull64(OdpReader *r, double *dst, uint8 *miss, int i,
 	r->any_missing = true;
 }
 
-/* Returns a scalar value of a numeric kind as float64 (unchecked). */
-static inline double
-OdpDoubleValue(OdpValueKind kind, Datum value)
-{
-	switch (kind)
-	{
-		case ODP_VALUE_INT2:
-			return (double) DatumGetInt16(value);
-		case ODP_VALUE_INT4:
-			return (double) DatumGetInt32(value);
-		case ODP_VALUE_INT8:
-			return (double) DatumGetInt64(value);
-		case ODP_VALUE_FLOAT4:
-			return (double) DatumGetFloat4(value);
-		case ODP_VALUE_FLOAT8:
-			return DatumGetFloat8(value);
-		case ODP_VALUE_NUMERIC:
-			return OdpNumericToDouble(value);
-	}
-	return 0.0;					/* keep compiler quiet */
-}
-
 /* Returns whether all n doubles are finite (no NaN, no infinity). */
 static inline bool
 OdpAllFinite64(const double *v, int n)
@@ -476,89 +450,210 @@ OdpRowStart(OdpReader *r)
 	return r->f64 ? (char *) (r->data64 + at) : (char *) (r->data + at);
 }
 
+/* Returns the bytes of one value of the reader's rows. */
+static inline Size
+OdpOutBytes(const OdpReader *r)
+{
+	return r->f64 ? sizeof(double) : sizeof(float);
+}
+
 /*
- * Reads an array stored out of line (TOASTed), uncompressed, one-
- * dimensional, without nulls, whose elements are the reader's own type
- * (real[] into float32, float8[] into float64): its elements are fetched
- * from the TOAST table straight into the row, with no detoasted copy in
- * between, then checked in place.  Returns false, having read nothing, for
- * any other array, which the general path reads.
+ * Returns where the next row's r->dims stored elements of elsize bytes
+ * (no wider than the row's values) may lie so that converting them to the
+ * row's type, first to last, overwrites only elements already converted:
+ * at the end of the row (its start when the widths are equal).
+ */
+static inline char *
+OdpRowTail(OdpReader *r, Size elsize)
+{
+	return OdpRowStart(r) + (OdpOutBytes(r) - elsize) * (Size) r->dims;
+}
+
+/*
+ * Stores the next row's r->dims elements at src into the row, checked
+ * as col's values: col's kind (float4 for the pgvector types) says what
+ * they are; src may be unaligned, or lie in the row itself at OdpRowTail.
+ */
+static void
+OdpStoreElements(OdpReader *r, const OdpColumn *col, const char *src, int64 id)
+{
+	Size		at = (Size) r->rows * (Size) r->dims;
+
+	if (r->f64)
+		OdpCopyElements64(r, col, src, r->dims, NULL, r->data64 + at,
+						  r->missing ? r->missing + at : NULL, id);
+	else
+		OdpCopyElements(col, src, r->dims, r->data + at, id);
+}
+
+/*
+ * Returns whether header, the first bytes of a value's body fetched from
+ * TOAST, describes n elements as col's format stores them: for an array,
+ * one dimension, no nulls and the column's element type, else false (the
+ * general path then reads it); a pgvector value whose header does not
+ * match its length is corrupt.
+ */
+static bool
+OdpInPlaceHeaderValid(const OdpColumn *col, const char *header, Size n)
+{
+	int32		fields[5];		/* ndim, dataoffset, elemtype, dim, lbound */
+
+	if (col->format != ODP_FORMAT_ARRAY)
+	{
+		if ((Size) OdpPgvectorHeaderDim(col->format, header) != n)
+			OdpCorruptPgvector(col->format, col->name);
+		return true;
+	}
+	memcpy(fields, header, sizeof(fields));
+	return fields[0] == 1 && fields[1] == 0 &&
+		fields[2] == (col->kind == ODP_VALUE_FLOAT8 ? FLOAT8OID : FLOAT4OID) &&
+		(Size) fields[3] == n;
+}
+
+/*
+ * Reads a vector stored out of line (TOASTed) and uncompressed, whose
+ * stored elements are no wider than the reader's values: a one-
+ * dimensional real[] without nulls, or a vector or halfvec, into float32
+ * or float64 rows; a float8[] into float64 rows.  Its elements are
+ * fetched from the TOAST table straight into the end of the row
+ * (OdpRowTail), with no detoasted copy in between, then converted and
+ * checked in place.  Returns false, having read nothing, for any other
+ * value, which the general path reads.
  */
 static bool
 OdpReadVectorInPlace(OdpReader *r, const OdpColumn *col, struct varlena *raw,
 					 int64 id)
 {
-	const Size	header = ARR_OVERHEAD_NONULLS(1) - VARHDRSZ;
-	const Size	elsize = r->f64 ? sizeof(double) : sizeof(float);
 	struct varatt_external toast;
 	char		buf[VARHDRSZ + ARR_OVERHEAD_NONULLS(1)];
-	int32		fields[5];		/* ndim, dataoffset, elemtype, dim, lbound */
-	Relation	toastrel;
+	char		saved[ARR_OVERHEAD_NONULLS(1)];
+	Size		header;
+	Size		elsize;
 	Size		extsize;
-	char	   *dst;
+	Size		n;
+	Relation	toastrel;
+	char	   *base;
+	char	   *elems;
 
-	if (!VARATT_IS_EXTERNAL_ONDISK(raw) ||
-		col->kind != (r->f64 ? ODP_VALUE_FLOAT8 : ODP_VALUE_FLOAT4))
+	if (!VARATT_IS_EXTERNAL_ONDISK(raw))
+		return false;
+	if (col->format == ODP_FORMAT_ARRAY)
+	{
+		if (col->kind != ODP_VALUE_FLOAT4 && col->kind != ODP_VALUE_FLOAT8)
+			return false;
+		header = ARR_OVERHEAD_NONULLS(1) - VARHDRSZ;
+		elsize = OdpElementSize(col->kind);
+	}
+	else if (col->format == ODP_FORMAT_VECTOR || col->format == ODP_FORMAT_HALFVEC)
+	{
+		header = OdpPgvectorHeaderBytes(col->format);
+		elsize = OdpPgvectorElementBytes(col->format);
+	}
+	else
 		return false;
 	VARATT_EXTERNAL_GET_POINTER(toast, raw);
 	extsize = VARATT_EXTERNAL_GET_EXTSIZE(toast);
-	if (VARATT_EXTERNAL_IS_COMPRESSED(toast) || extsize < header + elsize ||
-		(extsize - header) % elsize != 0)
+	if (elsize > OdpOutBytes(r) || VARATT_EXTERNAL_IS_COMPRESSED(toast) ||
+		extsize < header + elsize || (extsize - header) % elsize != 0)
 		return false;
+	n = (extsize - header) / elsize;
 
 	toastrel = table_open(toast.va_toastrelid, AccessShareLock);
-	if (r->rows > 0 && r->dims >= 0 && (Size) r->dims == (extsize - header) / elsize)
+	base = r->f64 ? (char *) r->data64 : (char *) r->data;
+	if (r->dims >= 0 && (Size) r->dims == n &&
+		OdpRowTail(r, elsize) - header >= base)
 	{
 		/*
-		 * One fetch of the whole value, its header landing on the end of
-		 * the previous row (complete, kept aside and put back): the slice
-		 * is written at VARDATA(result), right into the row.
+		 * One fetch of the whole value, its header landing just before
+		 * the elements: in the row's own room, or on the end of the rows
+		 * before (complete, kept aside and put back).  The slice is
+		 * written at VARDATA(result) only.
 		 */
-		char		saved[ARR_OVERHEAD_NONULLS(1)];
+		char	   *row = OdpRowStart(r);
+		char	   *hdr;
+		Size		covered;
 
-		dst = OdpRowStart(r);
-		memcpy(saved, dst - header, header);
+		elems = OdpRowTail(r, elsize);
+		hdr = elems - header;
+		covered = hdr < row ? (Size) (row - hdr) : 0;
+		memcpy(saved, hdr, covered);
 		table_relation_fetch_toast_slice(toastrel, toast.va_valueid, (int32) extsize,
 										 0, (int32) extsize,
-										 (struct varlena *) (dst - header - VARHDRSZ));
-		memcpy(fields, dst - header, sizeof(fields));
-		memcpy(dst - header, saved, header);
+										 (struct varlena *) (hdr - VARHDRSZ));
+		memcpy(buf + VARHDRSZ, hdr, header);
+		memcpy(hdr, saved, covered);
 	}
 	else
 	{
-		/* the first row: its header first, which sets the dimensions */
+		/* the first row, or a length that differs: its header first */
 		table_relation_fetch_toast_slice(toastrel, toast.va_valueid, (int32) extsize,
 										 0, (int32) header, (struct varlena *) buf);
-		memcpy(fields, buf + VARHDRSZ, sizeof(fields));
-		dst = NULL;
+		elems = NULL;
 	}
-	if (fields[0] != 1 || fields[1] != 0 ||
-		fields[2] != (r->f64 ? FLOAT8OID : FLOAT4OID) ||
-		(Size) fields[3] != (extsize - header) / elsize)
+	if (!OdpInPlaceHeaderValid(col, buf + VARHDRSZ, n))
 	{
 		table_close(toastrel, AccessShareLock);
 		return false;
 	}
-	OdpEnsureVectorShape(1, fields[3], col, id);
+	OdpEnsureVectorShape(1, (int) n, col, id);
 	if (r->dims < 0)
-		OdpReaderSetDims(r, fields[3]);
-	OdpEnsureSameLength(fields[3], r->dims, col, id);
-	if (dst == NULL)
+		OdpReaderSetDims(r, (int32) n);
+	OdpEnsureSameLength((int) n, r->dims, col, id);
+	if (elems == NULL)
 	{
-		dst = OdpRowStart(r);
+		elems = OdpRowTail(r, elsize);
 		table_relation_fetch_toast_slice(toastrel, toast.va_valueid, (int32) extsize,
 										 (int32) header, (int32) (extsize - header),
-										 (struct varlena *) (dst - VARHDRSZ));
+										 (struct varlena *) (elems - VARHDRSZ));
 	}
 	table_close(toastrel, AccessShareLock);
 
-	if (r->f64)
-		OdpCopyElements64(r, col, dst, r->dims, NULL, (double *) dst,
-						  r->missing ? r->missing + (Size) r->rows * (Size) r->dims : NULL,
-						  id);
-	else
-		OdpCopyElements(col, dst, r->dims, (float *) dst, id);
+	if (col->format == ODP_FORMAT_HALFVEC)
+	{
+		float	   *floats = (float *) OdpRowTail(r, sizeof(float));
+
+		OdpHalvesToFloats(elems, r->dims, floats);
+		elems = (char *) floats;
+	}
+	OdpStoreElements(r, col, elems, id);
 	return true;
+}
+
+/*
+ * Reads a value of one of pgvector's types into the next row: in place
+ * where it is TOASTed uncompressed (OdpReadVectorInPlace), else from the
+ * (detoasted) value.  halfvec and sparsevec values become float4 values
+ * in the row's room first (sparsevec densified); every value is then
+ * stored and checked as a real[]'s would be.
+ */
+static void
+OdpReadPgvector(OdpReader *r, const OdpColumn *col, Datum value, int64 id)
+{
+	struct varlena *raw = (struct varlena *) DatumGetPointer(value);
+	struct varlena *v;
+	OdpPgvectorParts parts;
+
+	if (OdpReadVectorInPlace(r, col, raw, id))
+		return;
+	v = pg_detoast_datum_packed(raw);
+	OdpPgvectorSplit(col->format, VARDATA_ANY(v), VARSIZE_ANY_EXHDR(v),
+					 col->name, &parts);
+	if (r->dims < 0)
+		OdpReaderSetDims(r, parts.dim);
+	OdpEnsureSameLength(parts.dim, r->dims, col, id);
+	if (col->format == ODP_FORMAT_VECTOR)
+		OdpStoreElements(r, col, parts.values, id);
+	else
+	{
+		float	   *floats = (float *) OdpRowTail(r, sizeof(float));
+
+		OdpPgvectorToFloats(col->format, &parts, col->name, floats);
+		OdpStoreElements(r, col, (const char *) floats, id);
+	}
+
+	/* toasted or compressed values were copied; free them now */
+	if (v != raw)
+		pfree(v);
 }
 
 /*
@@ -714,7 +809,10 @@ OdpReaderAddRow(OdpReader *r, const Datum *values, const bool *isnull)
 
 		idx = col->pos - 1;
 		OdpEnsureValueNotNull(isnull[idx], col, id);
-		OdpReadVector(r, col, values[idx], id);
+		if (col->format != ODP_FORMAT_ARRAY)
+			OdpReadPgvector(r, col, values[idx], id);
+		else
+			OdpReadVector(r, col, values[idx], id);
 	}
 	else if (r->f64)
 	{

@@ -11,6 +11,7 @@
  *	                     and the parallel workers' OdpParallelReadMain;
  *	                     table scan and SPI
  *	  input_aggregate.c  OdpRowAccum*: rows given one at a time
+ *	  input_argument.c   a vector given as an argument (odp_knn's query)
  *	       |
  *	  input_parallel.c   a table read by parallel workers into shared
  *	       |             buffers, in physical order
@@ -25,12 +26,15 @@
  *	       |
  *	  input_source.c     query or relation name; opening the relation
  *	  input_columns.c    value kinds, finding and resolving columns,
- *	                     primary key, privileges
+ *	       |             primary key, privileges
+ *	       |
+ *	  input_pgvector.c   pgvector's types: found in the catalog by name
+ *	                     and storage, their stored layouts
  *	  input_checks.h     checks several files run (static inline)
  *
  * The reader also calls the files below decode (to resolve columns and
- * to describe regions), and the aggregate the buffer; no file calls one
- * above it.
+ * to describe regions), the aggregate the buffer, and the argument the
+ * columns and pgvector's layouts; no file calls one above it.
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -47,6 +51,7 @@
 #include "executor/tuptable.h"
 #include "input.h"
 #include "storage/shm_toc.h"
+#include "utils/fmgrprotos.h"
 #include "utils/relcache.h"
 
 /* Rows between interrupt checks and row-context resets; SPI fetch size. */
@@ -71,6 +76,51 @@ OdpIsIntegerKind(OdpValueKind kind)
 		kind == ODP_VALUE_INT8;
 }
 
+/* Converts a numeric Datum to double (NaN and infinities pass through). */
+static inline double
+OdpNumericToDouble(Datum value)
+{
+	return DatumGetFloat8(DirectFunctionCall1(numeric_float8, value));
+}
+
+/* Returns a scalar value of a numeric kind as float64 (unchecked). */
+static inline double
+OdpDoubleValue(OdpValueKind kind, Datum value)
+{
+	switch (kind)
+	{
+		case ODP_VALUE_INT2:
+			return (double) DatumGetInt16(value);
+		case ODP_VALUE_INT4:
+			return (double) DatumGetInt32(value);
+		case ODP_VALUE_INT8:
+			return (double) DatumGetInt64(value);
+		case ODP_VALUE_FLOAT4:
+			return (double) DatumGetFloat4(value);
+		case ODP_VALUE_FLOAT8:
+			return DatumGetFloat8(value);
+		case ODP_VALUE_NUMERIC:
+			return OdpNumericToDouble(value);
+	}
+	return 0.0;					/* keep compiler quiet */
+}
+
+/*
+ * How a vector is stored: a PostgreSQL array, or one of the types of the
+ * pgvector extension (input_pgvector.c), which odp_gpu reads from their
+ * stored bytes without linking against pgvector.
+ */
+typedef enum OdpVectorFormat
+{
+	ODP_FORMAT_ARRAY = 0,		/* an array (or no vector at all) */
+	ODP_FORMAT_VECTOR,			/* vector: float4 elements */
+	ODP_FORMAT_HALFVEC,			/* halfvec: IEEE binary16 elements */
+	ODP_FORMAT_SPARSEVEC,		/* sparsevec: the non-zero elements'
+								 * indices, then their float4 values */
+	ODP_FORMAT_LOOKALIKE		/* named like one of those but stored
+								 * otherwise: refused where used */
+} OdpVectorFormat;
+
 /* One column of the source, as resolution sees it. */
 typedef struct OdpColumn
 {
@@ -79,9 +129,12 @@ typedef struct OdpColumn
 	AttrNumber	attnum;			/* relation attnum; InvalidAttrNumber for
 								 * queries */
 	Oid			typid;			/* declared type (for messages) */
-	bool		is_array;		/* a one-or-more dimensional array type */
+	bool		is_array;		/* a one-or-more dimensional array type, or
+								 * a pgvector type (a vector of values) */
 	bool		is_numeric;		/* value (or element) type is numeric */
-	OdpValueKind kind;			/* of the value or of the elements */
+	OdpValueKind kind;			/* of the value or of the elements (float4
+								 * for the pgvector types) */
+	OdpVectorFormat format;		/* how a vector column is stored */
 } OdpColumn;
 
 /* How a column (or a pair of columns) holds regions. */
@@ -214,6 +267,7 @@ extern char *OdpRelationDesc(Relation rel);
 /* ---- input_columns.c ---- */
 
 extern bool OdpValueKindOf(Oid typid, OdpValueKind *kind);
+extern void OdpDescribeType(Oid typid, OdpColumn *col);
 extern OdpColumn *OdpDescribeColumns(TupleDesc tupdesc, bool is_relation,
 									 int *ncols);
 extern const OdpColumn *OdpFindColumn(const OdpColumn *cols, int ncols,
@@ -233,6 +287,32 @@ extern void OdpResolveFeatureColumns(const OdpColumn *cols, int ncols,
 extern AttrNumber OdpPrimaryKeyColumn(Relation rel);
 extern void OdpCheckAnyPrivilege(Relation rel);
 extern void OdpCheckColumnPrivileges(Relation rel, const OdpColumnPlan *plan);
+
+/* ---- input_pgvector.c ---- */
+
+/* A pgvector value's parts, as stored (possibly unaligned). */
+typedef struct OdpPgvectorParts
+{
+	int32		dim;			/* dimensions of the (dense) vector */
+	int32		nnz;			/* sparsevec: elements stored; else dim */
+	const char *values;			/* nnz float4 or binary16 values */
+	const char *indices;		/* sparsevec: nnz int32, 0-based, ascending;
+								 * else NULL */
+} OdpPgvectorParts;
+
+extern OdpVectorFormat OdpVectorFormatOf(Oid typid);
+extern Size OdpPgvectorHeaderBytes(OdpVectorFormat format);
+extern Size OdpPgvectorElementBytes(OdpVectorFormat format);
+extern int32 OdpPgvectorHeaderDim(OdpVectorFormat format, const char *header);
+extern void OdpCorruptPgvector(OdpVectorFormat format, const char *column)
+			pg_attribute_noreturn();
+extern void OdpPgvectorSplit(OdpVectorFormat format, const char *body,
+							 Size bodylen, const char *column,
+							 OdpPgvectorParts *parts);
+extern void OdpHalvesToFloats(const char *src, int32 n, float *dst);
+extern void OdpPgvectorToFloats(OdpVectorFormat format,
+								const OdpPgvectorParts *parts,
+								const char *column, float *dst);
 
 /* ---- input_buffer.c ---- */
 

@@ -72,9 +72,11 @@ OutlierAggEnsureSame(const char *name, int32 first, int32 value)
 
 /*
  * odp_top_outliers_agg transition function:
- *	  (internal, id bigint, features real[] or float8[], k int, n int)
- *	  -> internal.  Not strict: null ids and vectors are errors, as in the
- *	  table functions.  Must be called as an aggregate.
+ *	  (internal, id bigint, features "any", k int, n int) -> internal.
+ *	  features is a numeric array or a pgvector value, read as a
+ *	  source's vector column is (by its type, which the first row of the
+ *	  group gives).  Not strict: null ids and vectors are errors, as in
+ *	  the table functions.  Must be called as an aggregate.
  */
 Datum
 odp_top_outliers_agg_transfn(PG_FUNCTION_ARGS)
@@ -93,11 +95,10 @@ odp_top_outliers_agg_transfn(PG_FUNCTION_ARGS)
 
 	if (PG_ARGISNULL(0))
 	{
-		Oid			arraytype = get_fn_expr_argtype(fcinfo->flinfo, AGG_ARG_FEATURES);
-		Oid			elemtype = get_element_type(arraytype);
+		Oid			vectype = get_fn_expr_argtype(fcinfo->flinfo, AGG_ARG_FEATURES);
 
 		state = (OutlierAggState *) MemoryContextAlloc(aggcxt, sizeof(OutlierAggState));
-		state->rows = OdpRowAccumCreate(aggcxt, "id", "features", elemtype,
+		state->rows = OdpRowAccumCreate(aggcxt, "id", "features", vectype,
 										 ODP_VALUES_FLOAT4);
 		state->k = k;
 		state->n = n;

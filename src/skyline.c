@@ -211,9 +211,11 @@ SkylineSameDirections(const SkylineAggState *state, ArrayType *arr)
 
 /*
  * odp_skyline_agg transition function:
- *	  (internal, id bigint, features real[] or float8[], directions text[]
- *	  [, band int]) -> internal.  Not strict: null ids and vectors are
- *	  errors, as in the table function; null directions mean all min.
+ *	  (internal, id bigint, features "any", directions text[] [, band int])
+ *	  -> internal.  features is a numeric array or a pgvector value, read
+ *	  as float64 as a source's vector column is.  Not strict: null ids and
+ *	  vectors are errors, as in the table function; null directions mean
+ *	  all min.
  */
 Datum
 odp_skyline_agg_transfn(PG_FUNCTION_ARGS)
@@ -231,12 +233,11 @@ odp_skyline_agg_transfn(PG_FUNCTION_ARGS)
 
 	if (PG_ARGISNULL(0))
 	{
-		Oid			arraytype = get_fn_expr_argtype(fcinfo->flinfo, SKY_AGG_ARG_FEATURES);
-		Oid			elemtype = get_element_type(arraytype);
+		Oid			vectype = get_fn_expr_argtype(fcinfo->flinfo, SKY_AGG_ARG_FEATURES);
 		MemoryContext old;
 
 		state = (SkylineAggState *) MemoryContextAllocZero(aggcxt, sizeof(SkylineAggState));
-		state->rows = OdpRowAccumCreate(aggcxt, "id", "features", elemtype,
+		state->rows = OdpRowAccumCreate(aggcxt, "id", "features", vectype,
 										ODP_VALUES_FLOAT8);
 		old = MemoryContextSwitchTo(aggcxt);
 		state->maximize = OdpSkylineParseDirections(directions, &state->nentries);

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The GPU host's one script: builds, installs, runs the engine tests (GPU
-# part included), the regress suites with odp_gpu.device = gpu, GPU-vs-CPU
+# part included), the regress suites with odp_gpu.device = gpu (and the
+# suite against the real pgvector, test/pgvector, where its source is at
+# hand: test/checks/pgvector.sh), GPU-vs-CPU
 # comparisons on random and adversarial data of several sizes (one split
 # into many chunks by a small odp_gpu.gpu_memory_limit), the cancellation
 # checks on the GPU, and the benchmark; ends with "N passed, N failed".
@@ -35,6 +37,7 @@ source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/checks/cancel.sh"
 source "$(dirname "$0")/checks/distributed.sh"
 source "$(dirname "$0")/checks/parallel_read.sh"
+source "$(dirname "$0")/checks/pgvector.sh"
 ODP_PASSED=0
 ODP_FAILED=0
 odp_run_dir_create
@@ -115,6 +118,20 @@ for pass in regress regress_parallel; do
 done
 odp_log "parallel read checks on the GPU"
 odp_parallel_read_checks gpu
+# the suite against the real pgvector (test/pgvector), with every analytic
+# but one selected; skipped where its source is not at hand
+case "$ODP_ANALYTICS" in
+	outliers|knn|pearson|skyline|intervals|sharded) ;;
+	*)
+		odp_log "pgvector's vector, halfvec and sparsevec on the GPU (test/pgvector)"
+		if odp_pgvector_install; then
+			odp_pgvector_suite " with odp_gpu.device = gpu" pgvector \
+				"-c odp_gpu.device=gpu -c odp_gpu.gpu_min_rows=0"
+			odp_pgvector_suite " with odp_gpu.device = gpu, tables read in parallel" pgvector_parallel \
+				"-c odp_gpu.device=gpu -c odp_gpu.gpu_min_rows=0 -c odp_gpu.parallel_read=force -c max_parallel_workers_per_gather=2"
+			odp_pgvector_workers_check gpu
+		fi ;;
+esac
 fi
 
 if [ "${ODP_SKIP_COMPARE:-0}" != 1 ]; then

@@ -4,7 +4,9 @@
 # missing, builds with warnings as errors, installs, checks the tree's
 # layout and the build without CUDA, runs the engine unit tests, starts a
 # throwaway server, runs the pg_regress suites (serially read and read by
-# parallel workers), the parallel read, upgrade, cancellation,
+# parallel workers), the suite against the real pgvector (built from its
+# source where ../shared/third_party/ has it, else skipped), the parallel
+# read, upgrade, cancellation,
 # pg_cron, GPU service and sharded-table checks of test/checks/ (the GPU
 # service's on its CPU engine, the last with two node servers of its own),
 # stops the servers, and ends with "N passed, N failed".  Logs go to a
@@ -19,6 +21,7 @@ source "$(dirname "$0")/checks/cron.sh"
 source "$(dirname "$0")/checks/service.sh"
 source "$(dirname "$0")/checks/parallel_read.sh"
 source "$(dirname "$0")/checks/distributed.sh"
+source "$(dirname "$0")/checks/pgvector.sh"
 ODP_PASSED=0
 ODP_FAILED=0
 odp_run_dir_create
@@ -93,6 +96,15 @@ odp_regress_pass ", tables read in parallel (odp_gpu.parallel_read = force)" reg
 	"-c odp_gpu.parallel_read=force -c max_parallel_workers_per_gather=2"
 odp_log "parallel read checks"
 odp_parallel_read_checks cpu
+# pgvector's types as features, against the real pgvector (test/pgvector),
+# serially read and read by parallel workers
+odp_log "pgvector's vector, halfvec and sparsevec (test/pgvector)"
+if odp_pgvector_install; then
+	odp_pgvector_suite "" pgvector
+	odp_pgvector_suite ", tables read in parallel" pgvector_parallel \
+		"-c odp_gpu.parallel_read=force -c max_parallel_workers_per_gather=2"
+	odp_pgvector_workers_check cpu
+fi
 
 # 3. upgrades from the first release, released scripts left alone, and the
 # README's benchmark tables as recorded

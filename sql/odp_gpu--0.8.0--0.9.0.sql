@@ -1,0 +1,107 @@
+/* odp_gpu--0.8.0--0.9.0.sql: pgvector's types as features (odp_knn's query and the aggregates' features become "any") */
+
+-- complain if script is sourced in psql, rather than via ALTER EXTENSION
+\echo Use "ALTER EXTENSION odp_gpu UPDATE TO '0.9.0'" to load this file. \quit
+
+-- odp_knn's query takes a vector of pgvector (vector, halfvec, sparsevec)
+-- as well as any numeric array.  An overload beside the float8[] one
+-- would make an untyped literal ('{1,2}') or ARRAY[1,2] ambiguous, so the
+-- one function takes "any" and reads the argument's type at call time (an
+-- untyped literal is read as float8[]).  The function is replaced: a view
+-- over odp_knn must be dropped before this update and created again after
+-- it.  Markings, defaults, row estimate and comment as before.
+DROP FUNCTION odp_knn(text, double precision[], integer, text, text[], text);
+
+CREATE FUNCTION odp_knn(
+	source text,
+	query "any",
+	k integer DEFAULT 10,
+	id_column text DEFAULT NULL,
+	features text[] DEFAULT NULL,
+	metric text DEFAULT 'euclidean')
+RETURNS TABLE (rank integer, id bigint, distance double precision)
+AS 'MODULE_PATHNAME', 'odp_knn'
+LANGUAGE C STABLE PARALLEL RESTRICTED
+ROWS 10 SUPPORT odp_rows_support;
+
+COMMENT ON FUNCTION odp_knn(text, "any", integer, text, text[], text) IS
+'the k rows of source nearest to query (an array of numbers, or a vector, halfvec or sparsevec of pgvector), nearest first, ties by smaller id (exact; all rows when k exceeds them); metric euclidean, sqeuclidean, manhattan, chebyshev, cosine, or inner_product (largest first, distance = the inner product)';
+
+-- The aggregates take their features as "any" too: one aggregate in place
+-- of the real[] and float8[] pair, which a vector column reached only
+-- through pgvector's cast to real[] (and a halfvec column not at all).
+-- The transition function reads the argument's type: real[], vector,
+-- halfvec and sparsevec are read as float4 values, float8[] and the other
+-- numeric arrays as the float8[] aggregate read them.  A view over one of
+-- these aggregates must be dropped before this update and created again
+-- after it.  Markings and final functions as before.
+DROP AGGREGATE odp_top_outliers_agg(bigint, real[], integer, integer);
+DROP AGGREGATE odp_top_outliers_agg(bigint, double precision[], integer, integer);
+DROP FUNCTION odp_top_outliers_agg_transfn(internal, bigint, real[], integer, integer);
+DROP FUNCTION odp_top_outliers_agg_transfn(internal, bigint, double precision[], integer, integer);
+
+CREATE FUNCTION odp_top_outliers_agg_transfn(internal, bigint, "any", integer, integer)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'odp_top_outliers_agg_transfn'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION odp_top_outliers_agg_transfn(internal, bigint, "any", integer, integer) IS
+'transition function of odp_top_outliers_agg(bigint, "any", integer, integer)';
+
+CREATE AGGREGATE odp_top_outliers_agg(id bigint, features "any", k integer, n integer) (
+	SFUNC = odp_top_outliers_agg_transfn,
+	STYPE = internal,
+	FINALFUNC = odp_top_outliers_agg_finalfn,
+	FINALFUNC_MODIFY = READ_WRITE,
+	PARALLEL = RESTRICTED
+);
+
+COMMENT ON AGGREGATE odp_top_outliers_agg(bigint, "any", integer, integer) IS
+'the n rows of each group with the highest outlier scores (sum of euclidean distances to the k nearest neighbours in the group), best first, ties by smaller id (exact); features an array of numbers, or a vector, halfvec or sparsevec of pgvector; NULL over no rows';
+
+DROP AGGREGATE odp_skyline_agg(bigint, real[], text[]);
+DROP AGGREGATE odp_skyline_agg(bigint, double precision[], text[]);
+DROP AGGREGATE odp_skyline_agg(bigint, real[], text[], integer);
+DROP AGGREGATE odp_skyline_agg(bigint, double precision[], text[], integer);
+DROP FUNCTION odp_skyline_agg_transfn(internal, bigint, real[], text[]);
+DROP FUNCTION odp_skyline_agg_transfn(internal, bigint, double precision[], text[]);
+DROP FUNCTION odp_skyline_agg_transfn(internal, bigint, real[], text[], integer);
+DROP FUNCTION odp_skyline_agg_transfn(internal, bigint, double precision[], text[], integer);
+
+CREATE FUNCTION odp_skyline_agg_transfn(internal, bigint, "any", text[])
+RETURNS internal
+AS 'MODULE_PATHNAME', 'odp_skyline_agg_transfn'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION odp_skyline_agg_transfn(internal, bigint, "any", text[]) IS
+'transition function of odp_skyline_agg(bigint, "any", text[])';
+
+CREATE FUNCTION odp_skyline_agg_transfn(internal, bigint, "any", text[], integer)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'odp_skyline_agg_transfn'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION odp_skyline_agg_transfn(internal, bigint, "any", text[], integer) IS
+'transition function of odp_skyline_agg(bigint, "any", text[], integer)';
+
+CREATE AGGREGATE odp_skyline_agg(id bigint, features "any", directions text[]) (
+	SFUNC = odp_skyline_agg_transfn,
+	STYPE = internal,
+	FINALFUNC = odp_skyline_agg_finalfn,
+	FINALFUNC_MODIFY = READ_WRITE,
+	PARALLEL = RESTRICTED
+);
+
+COMMENT ON AGGREGATE odp_skyline_agg(bigint, "any", text[]) IS
+'the ids of the skyline of each group (the rows no other row of the group dominates), ascending, compared in float64; features an array of numbers, or a vector, halfvec or sparsevec of pgvector; directions min or max per element, NULL for all min; NULL over no rows';
+
+CREATE AGGREGATE odp_skyline_agg(id bigint, features "any", directions text[], band integer) (
+	SFUNC = odp_skyline_agg_transfn,
+	STYPE = internal,
+	FINALFUNC = odp_skyline_agg_finalfn,
+	FINALFUNC_MODIFY = READ_WRITE,
+	PARALLEL = RESTRICTED
+);
+
+COMMENT ON AGGREGATE odp_skyline_agg(bigint, "any", text[], integer) IS
+'the ids of the k-skyband of each group (rows fewer than band rows of the group dominate), ascending, compared in float64; features as for odp_skyline_agg(bigint, "any", text[]); NULL over no rows';
