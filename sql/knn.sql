@@ -134,10 +134,12 @@ SELECT odp_try($$SELECT * FROM odp_top_outliers('line', k => 1, metric => 'inner
 -- a one-row self join has no neighbours at all
 SELECT count(*) FROM odp_knn_join('SELECT 1 AS id, 5.0 AS x', 'SELECT 1 AS id, 5.0 AS x', k => 3);
 
--- 0.9.0: the query is "any" (one function, so that an untyped literal
--- and ARRAY[...] still resolve): arrays of every numeric type give the
--- neighbours of the float8[] query; a value that is no vector, pgvector's
--- text form without its type and a type only called vector are refused.
+-- 0.9.0: beside query float8[], odp_knn takes anynonarray (pgvector's
+-- types) and text (an untyped literal or parameter), so that '{...}',
+-- ARRAY[...] and $1 all still resolve: arrays of every numeric type give
+-- the neighbours of the float8[] query; a value that is no vector,
+-- pgvector's text form without its type and a type only called vector
+-- are refused.
 ALTER EXTENSION odp_gpu UPDATE TO '0.9.0';
 SELECT p.oid::regprocedure AS function, obj_description(p.oid, 'pg_proc') IS NOT NULL AS commented,
 	   p.provolatile, p.proparallel, p.proisstrict, p.prorows, p.prosupport
@@ -154,6 +156,11 @@ FROM (VALUES
 	(knn_ids('{10, 20, 3}'::float8[])), (knn_ids('{10, 20, 3}'::real[])),
 	(knn_ids('{10, 20, 3}'::int2[])), (knn_ids('{10, 20, 3}'::int4[])),
 	(knn_ids('{10, 20, 3}'::int8[])), (knn_ids('{10, 20, 3}'::numeric[]))) v(r);
+-- an untyped parameter, as drivers send them, and a text value
+PREPARE knn_untyped AS SELECT array_agg(id ORDER BY rank)::text AS r FROM odp_knn('pts', $1, k => 8);
+EXECUTE knn_untyped('{10, 20, 3}');
+DEALLOCATE knn_untyped;
+SELECT array_agg(id ORDER BY rank)::text AS r FROM odp_knn('pts', '{10, 20, 3}'::text, k => 8);
 -- the same as SQL's nearest rows, ties by smaller id
 SELECT array_agg(id ORDER BY d, id)::text AS reference FROM (
 	SELECT id, ref_dist('euclidean', f, '{10, 20, 3}') AS d FROM pts ORDER BY 2, 1 LIMIT 8) s;

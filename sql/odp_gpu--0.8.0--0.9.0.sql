@@ -1,20 +1,20 @@
-/* odp_gpu--0.8.0--0.9.0.sql: pgvector's types as features (odp_knn's query and the aggregates' features become "any") */
+/* odp_gpu--0.8.0--0.9.0.sql: pgvector's types as features (odp_knn's query of pgvector's types or text, the aggregates' features "any") */
 
 -- complain if script is sourced in psql, rather than via ALTER EXTENSION
 \echo Use "ALTER EXTENSION odp_gpu UPDATE TO '0.9.0'" to load this file. \quit
 
 -- odp_knn's query takes a vector of pgvector (vector, halfvec, sparsevec)
--- as well as any numeric array.  An overload beside the float8[] one
--- would make an untyped literal ('{1,2}') or ARRAY[1,2] ambiguous, so the
--- one function takes "any" and reads the argument's type at call time (an
--- untyped literal is read as float8[]).  The function is replaced: a view
--- over odp_knn must be dropped before this update and created again after
--- it.  Markings, defaults, row estimate and comment as before.
-DROP FUNCTION odp_knn(text, double precision[], integer, text, text[], text);
-
+-- as well as any numeric array.  The float8[] function stays as it was
+-- (views over it keep working), and two overloads join it, all three the
+-- same C function, which reads the argument's type at call time: one for
+-- any type that is no array (pgvector's, found in the catalog when called)
+-- and one for text, which an untyped literal ('{1,2}') or an untyped
+-- parameter resolves to, as PostgreSQL prefers text for an unknown value
+-- (read as float8[]).  Typed arrays of every numeric type still resolve to
+-- float8[]: the non-array overload does not take them.
 CREATE FUNCTION odp_knn(
 	source text,
-	query "any",
+	query anynonarray,
 	k integer DEFAULT 10,
 	id_column text DEFAULT NULL,
 	features text[] DEFAULT NULL,
@@ -24,8 +24,23 @@ AS 'MODULE_PATHNAME', 'odp_knn'
 LANGUAGE C STABLE PARALLEL RESTRICTED
 ROWS 10 SUPPORT odp_rows_support;
 
-COMMENT ON FUNCTION odp_knn(text, "any", integer, text, text[], text) IS
-'the k rows of source nearest to query (an array of numbers, or a vector, halfvec or sparsevec of pgvector), nearest first, ties by smaller id (exact; all rows when k exceeds them); metric euclidean, sqeuclidean, manhattan, chebyshev, cosine, or inner_product (largest first, distance = the inner product)';
+COMMENT ON FUNCTION odp_knn(text, anynonarray, integer, text, text[], text) IS
+'the k rows of source nearest to query, a vector, halfvec or sparsevec of pgvector, nearest first, ties by smaller id (exact; all rows when k exceeds them); metric as for odp_knn(text, double precision[], ...)';
+
+CREATE FUNCTION odp_knn(
+	source text,
+	query text,
+	k integer DEFAULT 10,
+	id_column text DEFAULT NULL,
+	features text[] DEFAULT NULL,
+	metric text DEFAULT 'euclidean')
+RETURNS TABLE (rank integer, id bigint, distance double precision)
+AS 'MODULE_PATHNAME', 'odp_knn'
+LANGUAGE C STABLE PARALLEL RESTRICTED
+ROWS 10 SUPPORT odp_rows_support;
+
+COMMENT ON FUNCTION odp_knn(text, text, integer, text, text[], text) IS
+'the k rows of source nearest to query, an array literal such as ''{1,2,3}'' (an untyped literal or parameter), read as double precision[]; as odp_knn(text, double precision[], ...)';
 
 -- The aggregates take their features as "any" too: one aggregate in place
 -- of the real[] and float8[] pair, which a vector column reached only

@@ -149,10 +149,10 @@ OdpCheckKAgainstRows(int32 k, int64 rows, const char *source_desc)
 }
 
 /*
- * Reads the query vector argument of odp_knn, declared "any" so that
- * every form of vector resolves to the one function: an array of any
- * numeric type, a value of pgvector's vector, halfvec or sparsevec, or an
- * untyped literal read as float8[] (OdpVectorArgValues).  It must be
+ * Reads the query vector argument of odp_knn, of whichever of its
+ * signatures was called (double precision[], text or anynonarray): an
+ * array of any numeric type, a value of pgvector's vector, halfvec or
+ * sparsevec, or text read as float8[] (OdpVectorArgValues).  It must be
  * non-empty, one-dimensional and without nulls, with values that fit
  * float32, as the source's rows must.  Returns a palloc'd float array and
  * its length in *dims.

@@ -2,17 +2,20 @@
  *
  * input_argument.c
  *	  A vector given as an argument value rather than read from a source:
- *	  odp_knn's query, declared "any" (OdpVectorArgValues of input.h).
+ *	  odp_knn's query (OdpVectorArgValues of input.h).
  *
- * One function takes every form of vector, because an overload beside a
- * float8[] parameter (vector, real[], anyelement) makes an untyped literal
- * ('{1,2}') or ARRAY[1,2] ambiguous to the parser.  The argument's type,
- * read at call time, is classified as a source's column is
+ * odp_knn has three signatures, one C function: query double precision[]
+ * (which every typed numeric array resolves to), text (which an untyped
+ * literal or parameter resolves to) and anynonarray (pgvector's types);
+ * an overload of pgvector's type or of "any" beside the float8[] one
+ * would make an untyped literal ambiguous to the parser.  The argument's
+ * type, read at call time, is classified as a source's column is
  * (input_columns.c): an array of a numeric type, converted exactly to
  * float8; a value of pgvector's vector, halfvec or sparsevec, read from
  * its stored bytes as a column's is (input_pgvector.c), sparsevec
- * densified; or an untyped literal, which arrives as a C string and is
- * read as float8[].  The caller checks the values (nulls, finite, range).
+ * densified; or text (or an untyped literal, a C string, where a caller
+ * declares "any"), read as float8[].  The caller checks the values (nulls,
+ * finite, range).
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -27,6 +30,7 @@
 #include "input_checks.h"
 #include "odp_engine.h"
 #include "utils/array.h"
+#include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
 /* Ensure a vector argument has between one and ODP_MAX_DIMS values. */
@@ -129,15 +133,17 @@ OdpVectorArgValues(Datum value, Oid typid, const char *what, int32 *n,
 	memset(&col, 0, sizeof(col));
 	col.name = what;
 	*nulls = NULL;
-	if (typid == UNKNOWNOID)
+	if (typid == UNKNOWNOID || typid == TEXTOID)
 	{
-		/* an untyped literal, '{1,2}', arrives as a C string */
+		/* an untyped literal or parameter, '{1,2}', read as float8[] */
+		char	   *literal = typid == TEXTOID ? TextDatumGetCString(value) :
+			DatumGetCString(value);
 		Oid			input;
 		Oid			ioparam;
 
-		OdpEnsureArrayLiteral(DatumGetCString(value), what);
+		OdpEnsureArrayLiteral(literal, what);
 		getTypeInputInfo(FLOAT8ARRAYOID, &input, &ioparam);
-		value = OidInputFunctionCall(input, DatumGetCString(value), ioparam, -1);
+		value = OidInputFunctionCall(input, literal, ioparam, -1);
 		typid = FLOAT8ARRAYOID;
 	}
 	OdpDescribeType(typid, &col);
