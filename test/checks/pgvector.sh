@@ -8,7 +8,9 @@
 #   odp_pgvector_install: finds the tarball in $ODP_THIRD_PARTY if set,
 #     else in ../shared/third_party/ beside the checkout (or beside the
 #     main checkout, for a git worktree), builds it with PGXS for
-#     PG_CONFIG's server (portable flags) and installs it; returns 1 after
+#     PG_CONFIG's server (portable flags, no LLVM bitcode: the server's
+#     PGXS may ask for a clang that is not installed) and installs it;
+#     returns 1 after
 #     a "skipped: ..." line where there is no tarball.
 #   odp_pgvector_suite LABEL DIR [PGOPTIONS]: runs the suite (results and
 #     regression.diffs in the run's directory, DIR/) as one check.
@@ -37,8 +39,8 @@ odp_pgvector_install() {
 	fi
 	odp_log "building pgvector from $tarball with PGXS, installing it into $("$PG_CONFIG" --pkglibdir)"
 	rm -rf "$src" && mkdir -p "$src" && tar -xzf "$tarball" -C "$src" --strip-components=1 >"$log" 2>&1 &&
-		make -C "$src" -s -j"$(nproc)" PG_CONFIG="$PG_CONFIG" OPTFLAGS= >>"$log" 2>&1 &&
-		make -C "$src" -s install PG_CONFIG="$PG_CONFIG" >>"$log" 2>&1
+		make -C "$src" -s -j"$(nproc)" PG_CONFIG="$PG_CONFIG" OPTFLAGS= with_llvm=no >>"$log" 2>&1 &&
+		make -C "$src" -s install PG_CONFIG="$PG_CONFIG" with_llvm=no >>"$log" 2>&1
 	rc=$?
 	odp_check "pgvector builds and installs from $(basename "$tarball")" $rc "$(tail -3 "$log" | tr '\n' ' ')"
 	return $rc
