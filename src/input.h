@@ -74,6 +74,8 @@ typedef struct OdpInputSpec
 
 	/* ODP_VALUES_REGIONS: features names the region columns (dims) */
 	uint8		pair_flags;		/* ODP_BOUND_* exclusivity of pairs' bounds */
+	bool		serial;			/* read without parallel workers (numeric
+								 * bounds whose values are needed) */
 	bool		empty_ok;		/* a source without rows is no error */
 
 	/*
@@ -105,8 +107,10 @@ typedef struct OdpInput
 										 * the numeric bounds whose keys
 										 * are not yet ranks, or NULL
 										 * (OdpRankExactBounds) */
-	uint8	   *exact_dims;		/* with exact_bounds: dims ODP_EXACT_*
-								 * flags (input_internal.h) */
+	uint8	   *exact_dims;		/* numeric bounds: dims ODP_EXACT_* flags
+								 * (input_internal.h), or NULL */
+	bool		exact_kept;		/* and exact_bounds has their values (not
+								 * read by parallel workers) */
 	bool		exact_long;		/* some numeric bound's key is not exact */
 	bool		pieces;			/* a row became several (multiranges):
 								 * ids repeat, one per piece */
@@ -133,13 +137,20 @@ typedef struct OdpInput
 extern void OdpReadInput(const OdpInputSpec *spec, OdpInput *out);
 
 /*
- * Makes the keys of numeric bounds exact (input_exact.c): where either
- * source has a numeric bound in a dimension, every key of that dimension
- * in both becomes its bound's rank among the bounds of both.  b may be
- * NULL (one set) or share a's arrays.  Call before the engine compares
- * a's regions with b's.
+ * Makes the keys of numeric bounds exact (input_exact.c): where a
+ * dimension of either source has numeric bounds whose keys could tie two
+ * values, or numeric bounds and bounds of another type, every key of that
+ * dimension in both becomes its bound's rank among the bounds of both.
+ * b may be NULL (one set) or share a's arrays.  Call before the engine
+ * compares a's regions with b's.  Returns false, changing nothing, where
+ * a dimension must be ranked but a source read by parallel workers has
+ * numeric bounds there without their values: read that source again with
+ * spec.serial (OdpExactValuesMissing says which) and call again.
  */
-extern void OdpRankExactBounds(OdpInput *a, OdpInput *b);
+extern bool OdpRankExactBounds(OdpInput *a, OdpInput *b);
+
+/* Whether in lacks values of numeric bounds that ranking with b needs. */
+extern bool OdpExactValuesMissing(const OdpInput *in, const OdpInput *other);
 
 /*
  * Resolves spec's source as OdpReadInput would, without reading rows:

@@ -199,7 +199,7 @@ OdpReaderResizeValues(OdpReader *r, int64 old_capacity, int64 capacity)
 		r->lower = OdpResize(r, r->lower, old * sizeof(uint64), OdpMulSize(values, sizeof(uint64)));
 		r->upper = OdpResize(r, r->upper, old * sizeof(uint64), OdpMulSize(values, sizeof(uint64)));
 		r->bflags = OdpResize(r, r->bflags, old, values);
-		if (r->plan->exact_bounds)
+		if (r->keep_exact)
 			r->exact = OdpResize(r, r->exact, old * 2 * sizeof(Numeric),
 								 OdpMulSize(values, 2 * sizeof(Numeric)));
 		return;
@@ -262,7 +262,7 @@ OdpReaderArrays(OdpReader *r, OdpReaderArray *arrays)
 		arrays[n++] = (OdpReaderArray) {(char **) &r->lower, sizeof(uint64) * dims};
 		arrays[n++] = (OdpReaderArray) {(char **) &r->upper, sizeof(uint64) * dims};
 		arrays[n++] = (OdpReaderArray) {(char **) &r->bflags, dims};
-		if (r->plan->exact_bounds)
+		if (r->keep_exact)
 			arrays[n++] = (OdpReaderArray) {(char **) &r->exact, sizeof(Numeric) * 2 * dims};
 		if (r->plan->pieces)
 			arrays[n++] = (OdpReaderArray) {(char **) &r->piece, 1};
@@ -306,6 +306,16 @@ OdpReaderShareBuffers(OdpReader *r, int64 capacity)
 	r->capacity = capacity;
 	r->shared = true;
 	return true;
+}
+
+/* See input_internal.h. */
+void
+OdpReaderDropExact(OdpReader *r)
+{
+	if (r->exact != NULL)
+		OdpRelease(r->exact);
+	r->exact = NULL;
+	r->keep_exact = false;
 }
 
 /* See input_internal.h. */
@@ -477,6 +487,7 @@ OdpReaderInit(OdpReader *r, const OdpColumnPlan *plan, MemoryContext outcxt,
 	r->rowcxt = rowcxt;
 	r->desc = desc;
 	r->sorted = true;
+	r->keep_exact = plan->exact_bounds;
 	r->dims = plan->vector ? -1 : plan->nfeatures;
 	r->f64 = spec != NULL && spec->values == ODP_VALUES_FLOAT8;
 	r->missing_ok = r->f64 && spec->missing_ok;

@@ -199,8 +199,11 @@ OdpExactKey(OdpReader *r, Datum value, uint64 *key, Numeric *kept)
 	struct varlena *raw = (struct varlena *) DatumGetPointer(value);
 	struct varlena *packed = pg_detoast_datum_packed(raw);
 	Size		len = VARSIZE_ANY_EXHDR(packed);
-	Numeric		num = OdpArenaAlloc(r, VARHDRSZ + len);
+	Numeric		num;
 	double		nearest;
+
+	/* without its value kept (a parallel read), a copy for the row */
+	num = r->keep_exact ? OdpArenaAlloc(r, VARHDRSZ + len) : palloc(VARHDRSZ + len);
 
 	/* the kept copy has a 4-byte header, as numeric's functions want */
 	SET_VARSIZE(num, VARHDRSZ + len);
@@ -230,6 +233,11 @@ OdpExactKey(OdpReader *r, Datum value, uint64 *key, Numeric *kept)
 		pfree(text);
 	}
 	*key = odp_order_float64(nearest);
+	if (!r->keep_exact)
+	{
+		*kept = NULL;
+		pfree(num);
+	}
 	return true;
 }
 
@@ -422,8 +430,44 @@ OdpRankDim(OdpInput *a, OdpInput *b, int d)
 	pfree(entries);
 }
 
+/* Whether dimension d of a and b (or NULL) must be ranked. */
+static bool
+OdpDimNeedsRank(const OdpInput *a, const OdpInput *b, int d)
+{
+	uint8		flags = OdpDimFlags(a, d) | OdpDimFlags(b, d);
+	bool		long_numeric = (a != NULL && a->rows > 0 && a->exact_long) ||
+		(b != NULL && b->rows > 0 && b->exact_long);
+
+	/* keys of short decimals alone are exact already */
+	return (flags & ODP_EXACT_NUMERIC) && ((flags & ODP_EXACT_OTHER) || long_numeric);
+}
+
+/* See input_internal.h. */
+bool
+OdpExactNeedsValues(const uint8 *dims, bool exact_long)
+{
+	for (int d = 0; d < ODP_MAX_INTERVAL_DIMS; d++)
+		if ((dims[d] & ODP_EXACT_NUMERIC) && ((dims[d] & ODP_EXACT_OTHER) || exact_long))
+			return true;
+	return false;
+}
+
 /* See input.h. */
-void
+bool
+OdpExactValuesMissing(const OdpInput *in, const OdpInput *other)
+{
+	if (in == NULL || in->rows == 0 || in->exact_dims == NULL || in->exact_kept)
+		return false;
+	if (other != NULL && other->lower == in->lower)
+		other = NULL;
+	for (int d = 0; d < in->dims; d++)
+		if ((in->exact_dims[d] & ODP_EXACT_NUMERIC) && OdpDimNeedsRank(in, other, d))
+			return true;
+	return false;
+}
+
+/* See input.h. */
+bool
 OdpRankExactBounds(OdpInput *a, OdpInput *b)
 {
 	MemoryContext cxt,
@@ -437,18 +481,15 @@ OdpRankExactBounds(OdpInput *a, OdpInput *b)
 		b = NULL;
 	}
 	if (a->exact_dims == NULL && (b == NULL || b->exact_dims == NULL))
-		return;
+		return true;
+	if (OdpExactValuesMissing(a, b) || OdpExactValuesMissing(b, a))
+		return false;
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "odp_gpu exact bounds",
 								ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(cxt);
 	for (int d = 0; d < a->dims; d++)
 	{
-		uint8		flags = OdpDimFlags(a, d) | OdpDimFlags(b, d);
-		bool		long_numeric = a->exact_long || (b != NULL && b->exact_long);
-
-		/* keys of short decimals alone are exact already */
-		if ((flags & ODP_EXACT_NUMERIC) &&
-			((flags & ODP_EXACT_OTHER) || long_numeric))
+		if (OdpDimNeedsRank(a, b, d))
 			OdpRankDim(a, b, d);
 		MemoryContextReset(cxt);
 	}
@@ -461,4 +502,5 @@ OdpRankExactBounds(OdpInput *a, OdpInput *b)
 		b->exact_bounds = NULL;
 		b->exact_dims = NULL;
 	}
+	return true;
 }

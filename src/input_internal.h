@@ -231,6 +231,8 @@ typedef struct OdpReader
 													 * dimension's bounds */
 	bool		exact_long;		/* a numeric bound whose key is not exact
 								 * (input_exact.c) */
+	bool		keep_exact;		/* exact_bounds: numerics kept in exact
+								 * (not by a parallel read's participants) */
 	char	   *arena;			/* where the numeric bounds are kept */
 	Size		arena_left;
 	uint8	   *piece;			/* pieces: 1 where a row continues the
@@ -347,6 +349,12 @@ extern int	OdpReaderArrays(OdpReader *r, OdpReaderArray *arrays);
  */
 extern bool OdpReaderShareBuffers(OdpReader *r, int64 capacity);
 
+/*
+ * Makes the reader keep numeric bounds' keys without their values (a
+ * parallel read's participants and output: input_exact.c).
+ */
+extern void OdpReaderDropExact(OdpReader *r);
+
 /* Frees the reader's buffers (before it is initialised again). */
 extern void OdpReaderDiscard(OdpReader *r);
 
@@ -360,11 +368,18 @@ extern void OdpReaderDiscard(OdpReader *r);
  * The key of numeric bound value: the order key of the double nearest to
  * it, exact or a stand-in until the bounds are ranked; *kept receives a
  * copy of the numeric that lives as long as the reader's output (NULL for
- * an infinity, whose key is exact).  Sets r->exact_long where the key may
+ * an infinity, whose key is exact, and where r does not keep them).  Sets r->exact_long where the key may
  * not tell the numeric from another.  False for NaN.
  */
 extern bool OdpExactKey(OdpReader *r, Datum value, uint64 *key,
 						struct NumericData **kept);
+
+/*
+ * Whether a source's numeric bounds need their values to be compared
+ * (their keys could tie two of them, or sit with bounds of another type
+ * in a dimension): dims flags of ODP_MAX_INTERVAL_DIMS dimensions.
+ */
+extern bool OdpExactNeedsValues(const uint8 *dims, bool exact_long);
 
 /*
  * Compares two bounds exactly: keys, and where they are equal and either

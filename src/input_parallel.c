@@ -125,6 +125,8 @@ typedef struct OdpParallelRead
 	bool		overflow;		/* more rows than capacity: read again */
 	bool		any_missing;
 	bool		any_bflag;
+	bool		exact_long;		/* numeric bounds: input_exact.c */
+	uint8		exact_dims[ODP_MAX_INTERVAL_DIMS];
 
 	OdpReadChunk chunks[FLEXIBLE_ARRAY_MEMBER];
 } OdpParallelRead;
@@ -515,6 +517,9 @@ OdpParticipate(OdpParticipant *p, OdpReader *r)
 	SpinLockAcquire(&s->mutex);
 	s->any_missing |= p->stage.any_missing;
 	s->any_bflag |= p->stage.any_bflag;
+	s->exact_long |= p->stage.exact_long;
+	for (int d = 0; d < ODP_MAX_INTERVAL_DIMS; d++)
+		s->exact_dims[d] |= p->stage.exact_dims[d];
 	SpinLockRelease(&s->mutex);
 
 	table_endscan(scan);
@@ -538,6 +543,8 @@ OdpParticipantInit(OdpParticipant *p, OdpParallelRead *s, Relation rel,
 				  desc, 0, spec);
 	/* the stage is private; only the output is shared */
 	p->stage.shared = false;
+	/* numeric bounds' keys only: their values would be the backend's */
+	OdpReaderDropExact(&p->stage);
 }
 
 /* ---- the backend ---- */
@@ -651,6 +658,8 @@ OdpRunParallelRead(Relation rel, const OdpInputSpec *spec, OdpReader *r,
 		r->rows = s->placed_rows;
 		r->any_missing = s->any_missing;
 		r->any_bflag = s->any_bflag;
+		r->exact_long = s->exact_long;
+		memcpy(r->exact_dims, s->exact_dims, sizeof(r->exact_dims));
 		/* ids ascending within each chunk and from chunk to chunk */
 		for (int64 c = 0; c < nchunks && ascending; c++)
 		{
@@ -682,9 +691,10 @@ OdpReadTableParallel(Relation rel, const OdpInputSpec *spec, OdpReader *r,
 	bool		ok = false;
 
 	*workers = 0;
-	/* numeric bounds are kept in the backend's memory (input_exact.c) */
-	if (nworkers <= 0 || r->plan->exact_bounds)
+	if (nworkers <= 0 || spec->serial)
 		return false;
+	/* numeric bounds: keys only, values being the backend's (input_exact.c) */
+	OdpReaderDropExact(r);
 
 	BeginInternalSubTransaction(NULL);
 	MemoryContextSwitchTo(cxt);
@@ -713,6 +723,9 @@ OdpReadTableParallel(Relation rel, const OdpInputSpec *spec, OdpReader *r,
 	}
 	PG_END_TRY();
 
+	/* numeric bounds whose keys are not enough: their values are needed */
+	if (ok && r->plan->exact_bounds && OdpExactNeedsValues(r->exact_dims, r->exact_long))
+		ok = false;
 	if (!ok)
 		OdpReaderDiscard(r);
 	*workers = ok ? launched : 0;

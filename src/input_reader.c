@@ -493,6 +493,7 @@ OdpReadInput(const OdpInputSpec *spec, OdpInput *out)
 	out->upper = reader.upper;
 	out->bound_flags = reader.bflags;
 	out->exact_bounds = reader.exact;
+	out->exact_kept = reader.keep_exact;
 	if (plan.exact_bounds && reader.dims > 0)
 	{
 		out->exact_dims = palloc(reader.dims);

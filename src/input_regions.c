@@ -490,8 +490,11 @@ typedef struct OdpInterval
 	uint64		lo;
 	uint64		hi;
 	uint8		f;				/* ODP_BOUND_* */
-	Numeric		lo_num;			/* input_exact.c; NULL: the key is exact */
+	Numeric		lo_num;			/* input_exact.c; NULL: the key is exact, or
+								 * the reader keeps no numerics */
 	Numeric		hi_num;
+	bool		lo_numeric;		/* the bound is a numeric */
+	bool		hi_numeric;
 } OdpInterval;
 
 /*
@@ -538,13 +541,13 @@ OdpStoreInterval(OdpReader *r, int64 row, int d, const OdpInterval *iv)
 	{
 		r->exact[at * 2] = iv->lo_num;
 		r->exact[at * 2 + 1] = iv->hi_num;
-		if (!(iv->f & ODP_BOUND_EMPTY))
-		{
-			if (!(iv->f & ODP_BOUND_LOWER_INFINITE))
-				r->exact_dims[d] |= iv->lo_num != NULL ? ODP_EXACT_NUMERIC : ODP_EXACT_OTHER;
-			if (!(iv->f & ODP_BOUND_UPPER_INFINITE))
-				r->exact_dims[d] |= iv->hi_num != NULL ? ODP_EXACT_NUMERIC : ODP_EXACT_OTHER;
-		}
+	}
+	if (r->plan->exact_bounds && !(iv->f & ODP_BOUND_EMPTY))
+	{
+		if (!(iv->f & ODP_BOUND_LOWER_INFINITE))
+			r->exact_dims[d] |= iv->lo_numeric ? ODP_EXACT_NUMERIC : ODP_EXACT_OTHER;
+		if (!(iv->f & ODP_BOUND_UPPER_INFINITE))
+			r->exact_dims[d] |= iv->hi_numeric ? ODP_EXACT_NUMERIC : ODP_EXACT_OTHER;
 	}
 }
 
@@ -552,7 +555,7 @@ OdpStoreInterval(OdpReader *r, int64 row, int d, const OdpInterval *iv)
 static inline void
 OdpStoreClosed(OdpReader *r, int d, double lo, double hi)
 {
-	OdpInterval iv = {odp_order_float64(lo), odp_order_float64(hi), 0, NULL, NULL};
+	OdpInterval iv = {odp_order_float64(lo), odp_order_float64(hi), 0, NULL, NULL, false, false};
 
 	OdpStoreInterval(r, r->rows, d, &iv);
 }
@@ -613,6 +616,7 @@ OdpBoundsInterval(OdpReader *r, const OdpRegionColumn *rc, const OdpColumn *col,
 				  const RangeBound *lower, const RangeBound *upper, int64 id,
 				  OdpInterval *iv)
 {
+	iv->lo_numeric = iv->hi_numeric = rc->bound == ODP_BOUND_NUMERIC;
 	if (lower->infinite)
 		iv->f |= ODP_BOUND_LOWER_INFINITE;
 	else
@@ -823,6 +827,8 @@ OdpReadPair(OdpReader *r, const OdpRegionColumn *rc, const OdpColumn *locol,
 
 	iv.lo = OdpBoundKey(r, rc->bound, lov, locol, id, &iv.lo_num);
 	iv.hi = OdpBoundKey(r, rc->upper_bound, hiv, hicol, id, &iv.hi_num);
+	iv.lo_numeric = rc->bound == ODP_BOUND_NUMERIC;
+	iv.hi_numeric = rc->upper_bound == ODP_BOUND_NUMERIC;
 	iv.f = r->plan->pair_flags;
 	order = OdpCompareExact(iv.lo, iv.lo_num, iv.hi, iv.hi_num);
 	if (order > 0)

@@ -45,15 +45,17 @@ SQL
 	odp_check "$dev: parallel workers read a large table (2), none with parallel_read = off, for a query or a temporary table" $? \
 		"read_workers: $workers; $(grep -v NOTICE <<<"$out" | tail -3)"
 
-	# regions: multirange rows (several pieces each) are read by workers,
-	# numeric bounds serially (kept in the backend's memory); the same
-	# pairs either way
+	# regions: multirange rows (several pieces each) and decimal bounds are
+	# read by workers; numeric bounds whose values a ranking needs are read
+	# again serially (against double precision bounds) or at once (numerics
+	# a double cannot tell apart); the same pairs as the serial read
 	out=$(psql -X -At -v ON_ERROR_STOP=1 2>&1 <<SQL
 SET client_min_messages = warning;
 DROP TABLE IF EXISTS odp_par_regions;
 CREATE TABLE odp_par_regions AS
 	SELECT i AS id, int8multirange(int8range(i % 9973, i % 9973 + 5), int8range(i % 7919 + 20000, i % 7919 + 20003)) AS m,
-		numrange(i % 9973 / 10.0, (i % 9973 + 7) / 10.0) AS n
+		numrange(i % 9973 / 10.0, (i % 9973 + 7) / 10.0) AS n,
+		numrange(i % 9973 / 10.0 + 0.00000000000000000001, (i % 9973 + 7) / 10.0) AS long_n
 	FROM generate_series(1, 200000) i;
 ANALYZE odp_par_regions;
 SET client_min_messages = notice;
@@ -63,16 +65,21 @@ SET max_parallel_workers_per_gather = 2;
 SET odp_gpu.parallel_read = force;
 SELECT 'mr=' || odp_interval_match_count('odp_par_regions', 'SELECT id, m FROM odp_par_regions WHERE id % 50 = 0', dims => '{m}');
 SELECT 'num=' || odp_interval_match_count('odp_par_regions', 'SELECT id, n FROM odp_par_regions WHERE id % 50 = 0', dims => '{n}');
+SELECT 'float=' || odp_interval_match_count('odp_par_regions', 'SELECT id, lower(n)::float8 AS lo, upper(n)::float8 AS hi FROM odp_par_regions WHERE id % 50 = 0', dims => '{n}', other_dims => '{lo,hi}');
+SELECT 'long=' || odp_interval_match_count('odp_par_regions', 'SELECT id, n FROM odp_par_regions WHERE id % 50 = 0', dims => '{long_n}', other_dims => '{n}');
 SET odp_gpu.parallel_read = off;
 SELECT 'mr=' || odp_interval_match_count('odp_par_regions', 'SELECT id, m FROM odp_par_regions WHERE id % 50 = 0', dims => '{m}');
 SELECT 'num=' || odp_interval_match_count('odp_par_regions', 'SELECT id, n FROM odp_par_regions WHERE id % 50 = 0', dims => '{n}');
+SELECT 'float=' || odp_interval_match_count('odp_par_regions', 'SELECT id, lower(n)::float8 AS lo, upper(n)::float8 AS hi FROM odp_par_regions WHERE id % 50 = 0', dims => '{n}', other_dims => '{lo,hi}');
+SELECT 'long=' || odp_interval_match_count('odp_par_regions', 'SELECT id, n FROM odp_par_regions WHERE id % 50 = 0', dims => '{long_n}', other_dims => '{n}');
 DROP TABLE odp_par_regions;
 SQL
 )
 	workers=$(grep -o 'read_workers=[0-9]*' <<<"$out" | cut -d= -f2 | tr '\n' ' ')
-	[ "$workers" = "2 0 0 0 " ] && [ "$(grep -c '^mr=' <<<"$out")" = 2 ] &&
-		[ "$(grep '^mr=' <<<"$out" | sort -u | wc -l)" = 1 ] && [ "$(grep '^num=' <<<"$out" | sort -u | wc -l)" = 1 ]
-	odp_check "$dev: workers read multirange regions (2) with the serial read's pairs; numeric bounds are read serially" $? \
+	[ "$workers" = "2 2 0 0 0 0 0 0 " ] && [ "$(grep -c '^mr=' <<<"$out")" = 2 ] &&
+		[ "$(grep '^mr=' <<<"$out" | sort -u | wc -l)" = 1 ] && [ "$(grep '^num=' <<<"$out" | sort -u | wc -l)" = 1 ] &&
+		[ "$(grep '^float=' <<<"$out" | sort -u | wc -l)" = 1 ] && [ "$(grep '^long=' <<<"$out" | sort -u | wc -l)" = 1 ]
+	odp_check "$dev: workers read multirange and decimal regions (2) with the serial read's pairs; numeric bounds a ranking needs are read serially" $? \
 		"read_workers: $workers; $(grep -v NOTICE <<<"$out" | tr '\n' ' ')"
 
 	# results: every score of the table, serial and parallel
