@@ -143,7 +143,7 @@ SELECT count(*) FROM odp_knn_join('SELECT 1 AS id, 5.0 AS x', 'SELECT 1 AS id, 5
 ALTER EXTENSION odp_gpu UPDATE TO '0.9.0';
 SELECT p.oid::regprocedure AS function, obj_description(p.oid, 'pg_proc') IS NOT NULL AS commented,
 	   p.provolatile, p.proparallel, p.proisstrict, p.prorows, p.prosupport
-FROM pg_proc p WHERE proname = 'odp_knn';
+FROM pg_proc p WHERE proname = 'odp_knn' ORDER BY p.oid::regprocedure::text COLLATE "C";
 CREATE FUNCTION knn_ids(q anyelement) RETURNS text LANGUAGE sql AS $$
 	SELECT array_agg(id ORDER BY rank)::text FROM odp_knn('pts', q, k => 8)
 $$;
