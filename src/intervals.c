@@ -220,23 +220,24 @@ IntervalPrepareSources(IntervalCall *call)
 	start = odp_now_ms();
 	if (!OdpRankExactBounds(&call->a, call->two ? &call->b : NULL))
 	{
-		/* a source read in parallel lacks values the ranking needs */
-		bool		again_a = OdpExactValuesMissing(&call->a, call->two ? &call->b : NULL);
-		bool		again_b = call->two && OdpExactValuesMissing(&call->b, &call->a);
-		bool		same = call->two && call->b.lower == call->a.lower;
-
+		/*
+		 * A source read in parallel lacks values the ranking needs: read it
+		 * again serially.  (One set, or one source twice, never gets here:
+		 * a parallel read that would need its own values falls back itself.)
+		 */
+		OdpInput   *b = call->two ? &call->b : NULL;
+		bool		again_a = OdpExactValuesMissing(&call->a, b);
+		bool		again_b = OdpExactValuesMissing(b, &call->a);
 		double		first_reads = (again_a ? call->a.read_ms : 0.0) +
 			(again_b ? call->b.read_ms : 0.0);
 
 		call->spec.serial = call->other.serial = true;
 		if (again_a)
 			OdpReadInput(&call->spec, &call->a);
-		if (same)
-			call->b = call->a;
-		else if (again_b)
+		if (again_b)
 			OdpReadInput(&call->other, &call->b);
 		call->a.read_ms += first_reads;
-		if (!OdpRankExactBounds(&call->a, call->two ? &call->b : NULL))
+		if (!OdpRankExactBounds(&call->a, b))
 			elog(ERROR, "numeric bounds read serially still lack their values");
 	}
 	/* making keys is reading's work: counted in the subscriptions' read */
