@@ -114,6 +114,13 @@ typedef struct OdpKnnProblem
 	 * rows in tight clusters) sets it; 0 always finishes.
 	 */
 	double		tc_max_overflow;
+
+	/*
+	 * The caller reads only the distances of the lists (outlier scores):
+	 * a path may leave the indexes unset and need not find which of many
+	 * equal distances are the k-th (OdpKnnIntSearch counts them instead).
+	 */
+	bool		values_only;
 } OdpKnnProblem;
 
 /*

@@ -37,6 +37,7 @@
 #include "common/engine_internal.h"
 #include "gpu/gpu_check.cuh"
 #include "gpu/gpu_runtime.cuh"
+#include "knn/knn_gpu_int.cuh"
 #include "knn/knn_gpu_run.cuh"
 #include "knn/knn_gpu_tc.cuh"
 #include "knn/knn_merge.h"
@@ -391,6 +392,7 @@ OdpKnnRunAll(OdpContext *ctx, const OdpKnnRun *run)
 		prob.metric = run->metric;
 		prob.exclude_self = run->self_join;
 		prob.tc_max_overflow = run->filter_max_overflow;
+		prob.values_only = run->values_only;
 		if (plan.separate_queries)
 		{
 			RUN_TRY(RunUpload(ctx, stream, qm, run->query_norms, q0, nq,
@@ -404,9 +406,13 @@ OdpKnnRunAll(OdpContext *ctx, const OdpKnnRun *run)
 			prob.query_norms = cosine ? d_cnorm + q0 : NULL;
 		}
 
-		/* the tensor-core filter, where it applies, on resident candidates */
+		/*
+		 * On resident candidates: the exact integer path for integer rows,
+		 * else the tensor-core filter, where they apply.
+		 */
 		if (plan.cand_chunk == cm->rows)
 		{
+			const size_t left = dev.budget > arena.used ? dev.budget - arena.used : 0;
 			bool		done = false;
 
 			prob.cands = d_cand;
@@ -414,9 +420,11 @@ OdpKnnRunAll(OdpContext *ctx, const OdpKnnRun *run)
 			prob.cand_base = 0;
 			prob.nc = cm->rows;
 			state.rows = nq;
-			RUN_TRY(OdpKnnTcSearch(ctx, &dev, stream, &prob, &state,
-								   dev.budget > arena.used ? dev.budget - arena.used : 0,
-								   &done, &ctx->compute_ms));
+			RUN_TRY(OdpKnnIntSearch(ctx, &dev, stream, &prob, &state, left,
+									&done, &ctx->compute_ms));
+			if (!done)
+				RUN_TRY(OdpKnnTcSearch(ctx, &dev, stream, &prob, &state, left,
+									   &done, &ctx->compute_ms));
 			if (done)
 			{
 				ctx->chunks++;

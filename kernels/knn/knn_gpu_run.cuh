@@ -65,6 +65,9 @@ typedef struct OdpKnnRun
 	 * to finish.
 	 */
 	double		filter_max_overflow;
+
+	/* finish reads the distances only (OdpKnnProblem.values_only) */
+	bool		values_only;
 	bool	   *gave_up;
 } OdpKnnRun;
 

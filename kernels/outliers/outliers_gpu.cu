@@ -133,6 +133,7 @@ OutlierScores(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 	run.finish = OutlierFinishChunk;
 	run.finish_arg = &finish;
 	run.filter_max_overflow = max_overflow;
+	run.values_only = true;
 	run.gave_up = gave_up;
 	return OdpKnnRunAll(ctx, &run);
 }

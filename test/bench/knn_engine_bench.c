@@ -9,6 +9,8 @@
  *	--rows N (1000000)  --queries Q (0: self join)  --dims D (32)  --k K (10)
  *	--metric M (euclidean)  --reps R (1)  --cpu (also the CPU, compared)
  *	--threads T (16)  --device gpu|cpu (gpu)
+ *	--values V	integers 0 .. V-1 instead of Gaussian values (2: 0/1 rows)
+ *	--no-int	keep the GPU off its exact integer path, to compare
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -26,6 +28,9 @@
 #include "include/odp_knn.h"
 
 static uint64_t rng = 0x853c49e6748fea9bULL;
+
+/* The GPU's integer path threshold; weak, for CPU-only builds. */
+extern int64_t odp_gpu_knn_int_min_pairs __attribute__((weak));
 
 /* A standard normal deviate (Box-Muller; u1 in (0, 1], never 0). */
 static float
@@ -68,7 +73,8 @@ main(int argc, char **argv)
 	int			dims = 32,
 				k = 10,
 				reps = 1,
-				threads = 16;
+				threads = 16,
+				values = 0;
 	bool		cpu = false;
 	OdpDevice	dev = ODP_DEVICE_GPU;
 	OdpMetric	metric = ODP_METRIC_EUCLIDEAN;
@@ -111,6 +117,13 @@ main(int argc, char **argv)
 			dev = strcmp(v, "cpu") == 0 ? ODP_DEVICE_CPU : ODP_DEVICE_GPU, a++;
 		else if (strcmp(argv[a], "--cpu") == 0)
 			cpu = true;
+		else if (strcmp(argv[a], "--values") == 0)
+			values = atoi(v), a++;
+		else if (strcmp(argv[a], "--no-int") == 0)
+		{
+			if (&odp_gpu_knn_int_min_pairs != NULL)
+				odp_gpu_knn_int_min_pairs = INT64_MAX;
+		}
 		else
 		{
 			fprintf(stderr, "unknown option %s\n", argv[a]);
@@ -130,10 +143,10 @@ main(int argc, char **argv)
 		return 1;
 	}
 	for (size_t i = 0; i < (size_t) rows * dims; i++)
-		cd[i] = gauss();
+		cd[i] = values > 0 ? (float) (bench_next(&rng) % (uint64_t) values) : gauss();
 	if (queries > 0)
 		for (size_t i = 0; i < (size_t) queries * dims; i++)
-			qd[i] = gauss();
+			qd[i] = values > 0 ? (float) (bench_next(&rng) % (uint64_t) values) : gauss();
 	c.data = cd;
 	c.rows = rows;
 	c.dims = dims;

@@ -8,7 +8,9 @@
  * Usage: outliers_engine_bench DATASET [options]
  *	DATASET: poker (random 5-card hands, UCI Poker encoding: S1,C1,..,S5,C5),
  *			 g2d (2-d standard Gaussian), unif10 (10-d uniform [0,1)),
- *			 unif (uniform [0,1) in --dims D dimensions, 10 by default)
+ *			 unif (uniform [0,1) in --dims D dimensions, 10 by default),
+ *			 binary (0/1 attributes, each 1 with probability 1/2, in --dims D
+ *			 dimensions; CelebA has 39)
  *	--rows N (1000000)  --k K (50)  --n N (10)  --reps R (1)  --dims D
  *	--metric M	euclidean (default), sqeuclidean, manhattan, chebyshev, cosine
  *	--bf		also run GPU brute force and compare rows, order and bits
@@ -22,6 +24,8 @@
  *	--batch M	SolvingSet batch size (default: the engine's rule)
  *	--fused-cap C	GPU single-pass buffer (-1 auto, 0 two passes)
  *	--device D	gpu (default) or cpu for the SolvingSet runs
+ *	--no-int	keep the GPU off its exact integer path (the float paths
+ *				run), to compare
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -46,6 +50,7 @@ extern int	odp_gpu_ss_split __attribute__((weak));
 extern double odp_gpu_ss_compact __attribute__((weak));
 
 extern int	odp_gpu_ss_fused_cap __attribute__((weak));
+extern int64_t odp_gpu_knn_int_min_pairs __attribute__((weak));
 extern int64_t odp_gpu_ss_fused_batches __attribute__((weak));
 extern int64_t odp_gpu_ss_overflowed __attribute__((weak));
 
@@ -106,6 +111,8 @@ generate(const char *name, int64_t rows, int unif_dims, float **data)
 		dims = 10;
 	else if (strcmp(name, "unif") == 0 && unif_dims > 0)
 		dims = unif_dims;
+	else if (strcmp(name, "binary") == 0 && unif_dims > 0)
+		dims = unif_dims;
 	else
 		return -1;
 	x = malloc(sizeof(float) * (size_t) rows * dims);
@@ -144,6 +151,11 @@ generate(const char *name, int64_t rows, int unif_dims, float **data)
 
 			row[0] = (float) (rad * cos(6.283185307179586 * v));
 			row[1] = (float) (rad * sin(6.283185307179586 * v));
+		}
+		else if (name[0] == 'b')
+		{
+			for (int d = 0; d < dims; d++)
+				row[d] = (float) (next_u64() >> 63);
 		}
 		else
 		{
@@ -305,7 +317,7 @@ main(int argc, char **argv)
 
 	if (argc < 2)
 	{
-		fprintf(stderr, "usage: outliers_engine_bench poker|g2d|unif10|unif [--rows N] [--dims D] [--k K] [--n N] [--reps R] [--bf] [--cpu] [--scores] [--split S] [--threads T] [--batch M] [--device cpu|gpu]\n");
+		fprintf(stderr, "usage: outliers_engine_bench poker|g2d|unif10|unif|binary [--rows N] [--dims D] [--k K] [--n N] [--reps R] [--bf] [--cpu] [--scores] [--split S] [--threads T] [--batch M] [--device cpu|gpu]\n");
 		return 2;
 	}
 	name = argv[1];
@@ -358,6 +370,11 @@ main(int argc, char **argv)
 		}
 		else if (strcmp(argv[i], "--bf") == 0)
 			bf = true;
+		else if (strcmp(argv[i], "--no-int") == 0)
+		{
+			if (&odp_gpu_knn_int_min_pairs != NULL)
+				odp_gpu_knn_int_min_pairs = INT64_MAX;
+		}
 		else if (strcmp(argv[i], "--cpu") == 0)
 			cpu = true;
 		else if (strcmp(argv[i], "--scores") == 0)

@@ -400,7 +400,10 @@ gpu_special_tests(void)
 			int64_t		same = 0;
 
 			cc.cpu_threads = 4;
+			/* the grid is integer data: the filter is what this case is about */
+			gpu_integer_path(false);
 			sg = run_path(&cg, x, tc[i].rows, tc[i].dims, tc[i].metric, tc[i].k, g);
+			gpu_integer_path(true);
 			sc = run_path(&cc, x, tc[i].rows, tc[i].dims, tc[i].metric, tc[i].k, c);
 			if (sg == ODP_OK && sc == ODP_OK)
 				max_rel_diff(g, c, tc[i].rows, &same);

@@ -668,8 +668,11 @@ ss_filter_auto_test(void)
 				   cases[i].k, 10, ODP_METHOD_SOLVINGSET);
 		chunks0 = gpu_counter(&odp_gpu_knn_tc_chunks);
 		give_ups0 = gpu_counter(&odp_gpu_knn_tc_give_ups);
+		/* the grid is integer data: the filter is what this case is about */
+		gpu_integer_path(false);
 		a = ss_run(ODP_DEVICE_GPU, x, rows, cases[i].dims, ODP_METRIC_EUCLIDEAN,
 				   cases[i].k, 10, ODP_METHOD_AUTO);
+		gpu_integer_path(true);
 		odp_ss_test_batch_size = 0;
 
 		ok = b.status == ODP_OK && ss_same(&a, &b, why, sizeof(why));

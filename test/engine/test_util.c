@@ -31,6 +31,22 @@ const char *const gen_names[] = {
 static int	n_passed = 0;
 static int	n_failed = 0;
 bool		gpu_ok = false;
+
+/* The integer path's threshold (knn_gpu_int.cu); weak for CPU-only builds. */
+extern int64_t odp_gpu_knn_int_min_pairs __attribute__((weak));
+
+/* See test_util.h. */
+void
+gpu_integer_path(bool on)
+{
+	static int64_t production = -1;
+
+	if (&odp_gpu_knn_int_min_pairs == NULL)
+		return;
+	if (production < 0)
+		production = odp_gpu_knn_int_min_pairs;
+	odp_gpu_knn_int_min_pairs = on ? production : INT64_MAX;
+}
 char		gpu_reason[ODP_MESSAGE_LEN];
 static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
 

@@ -62,6 +62,13 @@ gpu_counter(const int64_t *counter)
 	return counter != NULL ? *counter : 0;
 }
 
+/*
+ * Turns the GPU's exact integer k-NN path (knn_gpu_int.cu) off, or back
+ * to its production threshold, so that a test can exercise the float
+ * paths on integer data; a no-op in CPU-only builds.
+ */
+extern void gpu_integer_path(bool on);
+
 /* Allocates or exits: the tests have no use for running out of memory. */
 extern void *xmalloc(size_t n);
 
