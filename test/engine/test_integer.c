@@ -575,7 +575,8 @@ int_case(const IntCase *t)
  * probability 0.1 (0.9 in every 9973rd row, the planted outliers).  A
  * row's bits in one word: the squared distance of two rows is the count
  * of their differing bits, so the reference of one row against all is a
- * pass of popcounts.
+ * pass of popcounts.  From 262,144 rows on, auto's top outliers go
+ * another way than brute force (the filter, then SolvingSet).
  */
 #define BIG_ROWS		300000
 #define BIG_DIMS		39
