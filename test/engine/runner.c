@@ -8,6 +8,7 @@
  *	  test_engine                  every test, in the order below
  *	  test_engine --outliers       outlier scores, odp_top_n and SolvingSet
  *	  test_engine --knn            k nearest neighbours
+ *	  test_engine --integer        k-NN and outliers on integer data, ties
  *	  test_engine --pearson        correlations
  *	  test_engine --skyline        skylines and skybands
  *	  test_engine --intervals      region matching
@@ -40,6 +41,7 @@ static const struct
 	{"--outliers", run_outlier_tests},
 	{"--outliers", run_solvingset_tests},
 	{"--knn", run_knn_tests},
+	{"--integer", run_integer_tests},
 	{"--pearson", run_pearson_tests},
 	{"--skyline", run_skyline_tests},
 	{"--intervals", run_interval_tests},
@@ -77,8 +79,8 @@ main(int argc, char **argv)
 	for (int i = 1; i < argc; i++)
 		if (!known_flag(argv[i]))
 		{
-			fprintf(stderr, "unknown argument %s; usage: %s [--outliers] [--knn] [--pearson] "
-					"[--skyline] [--intervals] [--distributed] [--devices]\n",
+			fprintf(stderr, "unknown argument %s; usage: %s [--outliers] [--knn] [--integer] "
+					"[--pearson] [--skyline] [--intervals] [--distributed] [--devices]\n",
 					argv[i], argv[0]);
 			return 2;
 		}

@@ -2,8 +2,8 @@
  *
  * test_util.c
  *	  Helpers shared by the engine unit tests: checks and their count,
- *	  reproducible random data, the naive outlier-score reference, contexts
- *	  and the GPU probe.
+ *	  reproducible random data, the naive outlier-score and k-NN
+ *	  references, contexts and the GPU probe.
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -193,6 +193,74 @@ reference_scores(const float *x, int64_t rows, int dims, OdpMetric metric,
 	}
 	free(norms);
 	free(d);
+}
+
+/* One reference entry. */
+typedef struct RefEntry
+{
+	float		d;
+	int64_t		i;
+} RefEntry;
+
+/* The order of the reference: distance, then index. */
+static int
+cmp_entry(const void *a, const void *b)
+{
+	const RefEntry *x = (const RefEntry *) a;
+	const RefEntry *y = (const RefEntry *) b;
+
+	if (x->d != y->d)
+		return x->d < y->d ? -1 : 1;
+	return (x->i > y->i) - (x->i < y->i);
+}
+
+/*
+ * The naive reference of odp_compute_knn: every candidate's distance
+ * (odp_distance), kept by insertion into a sorted list of the k smallest
+ * by (distance, index); inner products reported positive.
+ */
+void
+reference_knn(const OdpMatrix *q, const OdpMatrix *c, OdpMetric metric,
+			  int k, bool self_join, float *dist, int64_t *index)
+{
+	RefEntry   *e = xmalloc(sizeof(RefEntry) * (size_t) k);
+	float	   *cn = xmalloc(sizeof(float) * (size_t) c->rows);
+
+	for (int64_t b = 0; b < c->rows; b++)
+		cn[b] = odp_row_norm(c->data + b * c->dims, c->dims);
+	for (int64_t a = 0; a < q->rows; a++)
+	{
+		const float *qa = q->data + a * q->dims;
+		const float qn = odp_row_norm(qa, q->dims);
+		int			n = 0;
+
+		for (int64_t b = 0; b < c->rows; b++)
+		{
+			RefEntry	x;
+			int			p;
+
+			if (self_join && a == b)
+				continue;
+			x.d = odp_distance(metric, qa, c->data + b * c->dims, q->dims, qn, cn[b]);
+			x.i = b;
+			if (n == k && cmp_entry(&x, &e[k - 1]) >= 0)
+				continue;
+			p = n < k ? n++ : k - 1;
+			while (p > 0 && cmp_entry(&x, &e[p - 1]) < 0)
+			{
+				e[p] = e[p - 1];
+				p--;
+			}
+			e[p] = x;
+		}
+		for (int r = 0; r < k; r++)
+		{
+			dist[a * k + r] = metric == ODP_METRIC_INNER_PRODUCT ? -e[r].d : e[r].d;
+			index[a * k + r] = e[r].i;
+		}
+	}
+	free(e);
+	free(cn);
 }
 
 /* A context for device dev with sane defaults. */

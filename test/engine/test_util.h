@@ -2,7 +2,7 @@
  *
  * test_util.h
  *	  Helpers shared by the engine unit tests (defined in test_util.c):
- *	  checks, reproducible random data, the naive reference, contexts and
+ *	  checks, reproducible random data, the naive references, contexts and
  *	  the GPU probe; and each analytic's tests, which runner.c calls.
  *
  * Copyright (c) 2026, odp_gpu developers
@@ -79,6 +79,15 @@ extern float *make_data(Gen gen, int64_t rows, int dims);
 extern void reference_scores(const float *x, int64_t rows, int dims,
 							 OdpMetric metric, int k, double *scores);
 
+/*
+ * The naive reference of odp_compute_knn: every candidate's distance
+ * (odp_distance), the k smallest by (distance, index); inner products
+ * reported positive.  dist and index hold q->rows * k entries.
+ */
+extern void reference_knn(const OdpMatrix *q, const OdpMatrix *c,
+						  OdpMetric metric, int k, bool self_join,
+						  float *dist, int64_t *index);
+
 /* A context for device dev with sane defaults (4 CPU threads). */
 extern OdpContext make_ctx(OdpDevice dev);
 
@@ -114,5 +123,8 @@ extern void run_distributed_tests(void);
 
 /* The device-set tests (test_devices.c). */
 extern void run_device_tests(void);
+
+/* The integer-valued, tie-heavy k-NN and outlier tests (test_integer.c). */
+extern void run_integer_tests(void);
 
 #endif							/* ODP_TEST_UTIL_H */
