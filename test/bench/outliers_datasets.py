@@ -9,6 +9,9 @@ label.
   poker  : 1,000,000 uniformly random 5-card hands in the UCI encoding
            (S1,C1,...,S5,C5; suit 1-4, rank 1-13; 5 distinct cards), seed 1
   g2d    : 1,000,000 points of a 2-d standard Gaussian, seed 2
+  celeba : ADBench 8_celeba, 202,599 x 39 attributes of 0/1 (issue 28)
+  kdd    : KDD Cup 1999 10% (kddcup99/), 494,021 x 38: the numeric
+           columns (the three symbolic ones and the label left out)
 
 Usage: outliers_datasets.py DATASETS_DIR OUTDIR [NAME ...]
 The ADBench files are read from DATASETS_DIR (../shared/datasets); a
@@ -25,6 +28,15 @@ def adbench(path):
     with gzip.open(path, "rt") as f:
         a = np.loadtxt(f, delimiter=",", dtype=np.float64)
     return a[:, :-1]                      # last column is the label
+
+
+def kdd(path):
+    cols = []
+    with gzip.open(path, "rt") as f:
+        for line in f:
+            v = line.rstrip(".\n").split(",")
+            cols.append([float(x) for i, x in enumerate(v[:-1]) if i not in (1, 2, 3)])
+    return np.array(cols, dtype=np.float64)
 
 
 def poker(n=1_000_000, seed=1):
@@ -46,7 +58,8 @@ def main():
     src, out = sys.argv[1], sys.argv[2]
     names = sys.argv[3:] or ["cover", "donors", "http", "poker", "g2d"]
     os.makedirs(out, exist_ok=True)
-    files = {"cover": "10_cover", "donors": "11_donors", "http": "16_http"}
+    files = {"cover": "10_cover", "donors": "11_donors", "http": "16_http",
+             "celeba": "8_celeba"}
     for name in names:
         if name in files:
             path = os.path.join(src, "adbench_classical", "csv", files[name] + ".csv.gz")
@@ -54,6 +67,12 @@ def main():
                 print(f"{name}: {path} missing, skipped", flush=True)
                 continue
             x = adbench(path)
+        elif name == "kdd":
+            path = os.path.join(src, "kddcup99", "kddcup.data_10_percent.gz")
+            if not os.path.exists(path):
+                print(f"{name}: {path} missing, skipped", flush=True)
+                continue
+            x = kdd(path)
         elif name == "poker":
             x = poker()
         elif name == "g2d":

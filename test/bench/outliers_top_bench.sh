@@ -12,7 +12,7 @@
 # it never fails on speed.
 #
 #   ODP_DATASETS=../shared/datasets   where the ADBench files are (or a copy)
-#   ODP_BENCH_SETS="cover donors http poker g2d"
+#   ODP_BENCH_SETS="cover donors http poker g2d celeba kdd"
 #   ODP_BENCH_KS="5 10 50"   ODP_BENCH_N=10
 #   ODP_BENCH_METHODS="auto solvingset bruteforce"   ODP_BENCH_PATH=gpu (where they run)
 #   ODP_BENCH_CPU_SETS="cover poker"   data sets also run with the CPU SolvingSet (k = 50; "none": none)
@@ -20,7 +20,7 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 datasets=${ODP_DATASETS:-$here/../../../shared/datasets}
-sets=${ODP_BENCH_SETS:-"cover donors http poker g2d"}
+sets=${ODP_BENCH_SETS:-"cover donors http poker g2d celeba kdd"}
 ks=${ODP_BENCH_KS:-"5 10 50"}
 n=${ODP_BENCH_N:-10}
 methods=${ODP_BENCH_METHODS:-"auto solvingset bruteforce"}
