@@ -68,8 +68,11 @@
 #define IQ_MAX_K		64		/* list entries per query (two per lane) */
 #define IQ_MAX_DIMS		256
 #define IQ_MAX_BINS		256		/* counted distances per query: [0, 256) */
-#define IQ_ROW_PAD		16		/* bytes after each row in shared memory:
-								 * the fragment loads hit distinct banks */
+/*
+ * Bytes from one row to the next in shared memory: a stride of 4 (mod 8)
+ * words puts the fragment loads of a warp's 8 rows on distinct banks.
+ */
+#define IQ_RS(dp)		((dp) % 32 == 0 ? (dp) + 16 : (dp) + 32)
 #define IQ_ALL			(1 << 30)	/* a short list's limit: above every
 									 * distance */
 #define IQ_NONE			(-(1 << 30))	/* a padding query's limit */
@@ -200,7 +203,7 @@ typedef struct IqShared
 static __host__ __device__ size_t
 IqSharedBytes(int dp, int k)
 {
-	const size_t rs = (size_t) dp + IQ_ROW_PAD;
+	const size_t rs = (size_t) IQ_RS(dp);
 
 	return rs * IQ_BM + 2 * rs * IQ_BN + sizeof(int32_t) *
 		(2 * IQ_BN + 2 * IQ_BM + 2 * IQ_BM * IQ_ROUND + IQ_BM +
@@ -210,7 +213,7 @@ IqSharedBytes(int dp, int k)
 static __device__ IqShared
 IqCarve(unsigned char *base, int dp, int k)
 {
-	const size_t rs = (size_t) dp + IQ_ROW_PAD;
+	const size_t rs = (size_t) IQ_RS(dp);
 	IqShared	s;
 	int32_t    *w;
 
@@ -234,17 +237,13 @@ IqCarve(unsigned char *base, int dp, int k)
 static __device__ __forceinline__ void
 IqIssueTile(const IqArgs &a, const IqShared &s, int buf, int64_t tile)
 {
-	const int	chunks = a.dp / 16;
 	const int8_t *src = a.c + tile * IQ_BN * a.dp;
-	const int	rs = a.dp + IQ_ROW_PAD;
+	const int	rs = IQ_RS(a.dp);
+	const int	r = threadIdx.x % IQ_BN;
 
-	for (int i = threadIdx.x; i < IQ_BN * chunks; i += IQ_THREADS)
-	{
-		const int	r = i / chunks,
-					o = (i % chunks) * 16;
-
+	/* two threads a row, taking every other 16 bytes */
+	for (int o = 16 * (threadIdx.x / IQ_BN); o < a.dp; o += 32)
 		__pipeline_memcpy_async(s.c + (buf * IQ_BN + r) * rs + o, src + (int64_t) r * a.dp + o, 16);
-	}
 	if (threadIdx.x < IQ_BN / 4)
 		__pipeline_memcpy_async(s.cn + buf * IQ_BN + threadIdx.x * 4,
 								a.cn + tile * IQ_BN + threadIdx.x * 4, 16);
@@ -257,12 +256,26 @@ IqLd(const int8_t *p)
 	return *(const uint32_t *) p;
 }
 
-/* acc += A (16 x KS, row) * B (KS x 8, col), int8 in, int32 sums. */
-template <int KS>
+/*
+ * acc += A (16 x KS, row) * B (KS x 8, col), int8 in, int32 sums; with
+ * FIRST, acc = A * B (no zeroing of the accumulators).
+ */
+template <int KS, bool FIRST>
 static __device__ __forceinline__ void
 IqMma(int32_t (&acc)[4], const uint32_t (&a)[KS / 8], const uint32_t (&b)[KS / 16])
 {
-	if (KS == 32)
+	if (FIRST && KS == 32)
+		asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 "
+					 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%10,%10,%10};\n"
+					 : "=r"(acc[0]), "=r"(acc[1]), "=r"(acc[2]), "=r"(acc[3])
+					 : "r"(a[0]), "r"(a[1]), "r"(a[KS / 8 > 2 ? 2 : 0]),
+					 "r"(a[KS / 8 > 3 ? 3 : 0]), "r"(b[0]), "r"(b[KS / 16 > 1 ? 1 : 0]), "r"(0));
+	else if (FIRST)
+		asm volatile("mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 "
+					 "{%0,%1,%2,%3}, {%4,%5}, {%6}, {%7,%7,%7,%7};\n"
+					 : "=r"(acc[0]), "=r"(acc[1]), "=r"(acc[2]), "=r"(acc[3])
+					 : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(0));
+	else if (KS == 32)
 		asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 "
 					 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
 					 : "+r"(acc[0]), "+r"(acc[1]), "+r"(acc[2]), "+r"(acc[3])
@@ -292,13 +305,6 @@ IqProducts(const int8_t *sq, const int8_t *sc, int rs, int dp, int32_t (&acc)[2]
 				wm = warp % 2,
 				wn = warp / 2;
 
-#pragma unroll
-	for (int mt = 0; mt < 2; mt++)
-#pragma unroll
-		for (int r = 0; r < 4; r++)
-#pragma unroll
-			for (int i = 0; i < 4; i++)
-				acc[mt][r][i] = 0;
 	for (int kk = 0; kk < dp; kk += KS)
 	{
 		uint32_t	af[2][KS / 8];
@@ -328,7 +334,10 @@ IqProducts(const int8_t *sq, const int8_t *sc, int rs, int dp, int32_t (&acc)[2]
 				bf[KS / 16 > 1 ? 1 : 0] = IqLd(pb + 16);
 #pragma unroll
 			for (int mt = 0; mt < 2; mt++)
-				IqMma<KS>(acc[mt][r], af[mt], bf);
+				if (kk == 0)
+					IqMma<KS, true>(acc[mt][r], af[mt], bf);
+				else
+					IqMma<KS, false>(acc[mt][r], af[mt], bf);
 		}
 	}
 }
@@ -451,7 +460,8 @@ IqTest(const IqArgs &a, const IqShared &s, const int32_t (&acc)[2][4][4],
 				wm = warp % 2,
 				wn = warp / 2;
 	int32_t		qn[2][2],
-				tq[2][2];
+				tq[2][2],
+				top[2][2];
 	bool		any = false,
 				over = false;
 
@@ -464,7 +474,30 @@ IqTest(const IqArgs &a, const IqShared &s, const int32_t (&acc)[2][4][4],
 
 			qn[mt][h] = s.qn[q];
 			tq[mt][h] = qn[mt][h] - s.lim[q];
+			top[mt][h] = INT_MIN;
 		}
+	/* one test a row first: passers are rare once the lists fill */
+#pragma unroll
+	for (int r = r0; r < r1; r++)
+#pragma unroll
+		for (int j = 0; j < 2; j++)
+		{
+			const int32_t c = cn[32 * r + 8 * wn + 2 * t4 + j];
+
+#pragma unroll
+			for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+				for (int h = 0; h < 2; h++)
+					top[mt][h] = max(top[mt][h], 2 * acc[mt][r][2 * h + j] - c);
+		}
+#pragma unroll
+	for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+		for (int h = 0; h < 2; h++)
+			any |= top[mt][h] > tq[mt][h];
+	if (!any)
+		return;
+	any = false;
 #pragma unroll
 	for (int r = r0; r < r1; r++)
 #pragma unroll
@@ -521,7 +554,7 @@ IqSweepKernel(const __grid_constant__ IqArgs a)
 	const int64_t qrow0 = qb * IQ_BM;
 	const int64_t t0 = (int64_t) blockIdx.y * a.range_tiles;
 	const int64_t t1 = t0 + a.range_tiles < a.ctiles ? t0 + a.range_tiles : a.ctiles;
-	const int	rs = a.dp + IQ_ROW_PAD;
+	const int	rs = IQ_RS(a.dp);
 	int			lim0 = IQ_NONE;
 
 	/* the queries, their limits and empty lists; a block of settled queries stops */
@@ -627,7 +660,7 @@ IqSweepKernel(const __grid_constant__ IqArgs a)
 static __host__ __device__ size_t
 IqCountSharedBytes(int dp, int hbins)
 {
-	const size_t rs = (size_t) dp + IQ_ROW_PAD;
+	const size_t rs = (size_t) IQ_RS(dp);
 
 	return rs * IQ_BM + 2 * rs * IQ_BN +
 		sizeof(int32_t) * (2 * IQ_BN + 3 * IQ_BM + (size_t) IQ_BM * hbins / 2);
@@ -652,6 +685,8 @@ IqCountTest(const IqArgs &a, const int32_t *qn_s, const int32_t *lim, int32_t *a
 	int32_t		qn[2][2],
 				tq[2][2];
 	int			n[2][2] = {{0, 0}, {0, 0}};
+	int32_t		top[2][2];
+	bool		any = false;
 
 #pragma unroll
 	for (int mt = 0; mt < 2; mt++)
@@ -662,7 +697,29 @@ IqCountTest(const IqArgs &a, const int32_t *qn_s, const int32_t *lim, int32_t *a
 
 			qn[mt][h] = qn_s[q];
 			tq[mt][h] = qn[mt][h] - lim[q];
+			top[mt][h] = INT_MIN;
 		}
+	/* a distance under a limit is rare once limits fall: one test a row */
+#pragma unroll
+	for (int r = 0; r < 4; r++)
+#pragma unroll
+		for (int j = 0; j < 2; j++)
+		{
+			const int32_t c = cn[32 * r + 8 * wn + 2 * t4 + j];
+
+#pragma unroll
+			for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+				for (int h = 0; h < 2; h++)
+					top[mt][h] = max(top[mt][h], 2 * acc[mt][r][2 * h + j] - c);
+		}
+#pragma unroll
+	for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+		for (int h = 0; h < 2; h++)
+			any |= top[mt][h] > tq[mt][h];
+	if (!any)
+		return;
 #pragma unroll
 	for (int r = 0; r < 4; r++)
 #pragma unroll
@@ -768,7 +825,7 @@ static __global__ void __launch_bounds__(IQ_THREADS)
 IqCountKernel(const __grid_constant__ IqArgs a)
 {
 	extern __shared__ __align__(16) unsigned char iq_smem[];
-	const int	rs = a.dp + IQ_ROW_PAD;
+	const int	rs = IQ_RS(a.dp);
 	const int	hw = a.hbins / 2;
 	int8_t	   *sq = (int8_t *) iq_smem;
 	int8_t	   *sc = sq + rs * IQ_BM;
@@ -817,6 +874,16 @@ IqCountKernel(const __grid_constant__ IqArgs a)
 		IqProducts<KS>(sq, sc + buf * IQ_BN * rs, rs, a.dp, acc);
 		IqCountTest(a, qn, lim, added, bins, acc, cn + buf * IQ_BN, t, qrow0);
 		__syncwarp();
+		{
+			const int4	c0 = *(const int4 *) (added + 8 * warp);
+			const int4	c1 = *(const int4 *) (added + 8 * warp + 4);
+			const int	most = max(max(max(c0.x, c0.y), max(c0.z, c0.w)),
+								   max(max(c1.x, c1.y), max(c1.z, c1.w)));
+
+			/* one lane's view for all */
+			if (__shfl_sync(0xffffffffu, most, 0) < every)
+				continue;
+		}
 		for (int q = 8 * warp; q < 8 * warp + 8; q++)
 		{
 			/* other warps count as this one reads: one lane's view for all */
@@ -990,6 +1057,24 @@ IqMergeKernel(const int32_t *in_d, const int32_t *in_c, const int32_t *in_n,
 	count[q] = n;
 }
 
+/*
+ * Phase times on stderr when the environment sets ODP_INT_TRACE, for the
+ * benchmarks: each mark waits for the stream.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#define IQ_MARK(name) \
+	do { \
+		if (trace) \
+		{ \
+			double		now_; \
+			(void) cudaStreamSynchronize(stream); \
+			now_ = odp_now_ms(); \
+			fprintf(stderr, "int: %-8s %8.2f ms\n", (name), now_ - trace_t); \
+			trace_t = now_; \
+		} \
+	} while (0)
+
 /* Runs a step that returns a status; on failure jumps to cleanup. */
 #define IQ_TRY(expr) \
 	do { \
@@ -1060,6 +1145,8 @@ OdpKnnIntSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 	int			ranges,
 				hbins;
 	double		t_start = odp_now_ms();
+	const bool	trace = getenv("ODP_INT_TRACE") != NULL;
+	double		trace_t = t_start;
 
 	*done = false;
 	if ((p->metric != ODP_METRIC_EUCLIDEAN && p->metric != ODP_METRIC_SQEUCLIDEAN) ||
@@ -1132,6 +1219,8 @@ OdpKnnIntSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 		p->cands, p->nc, nc_pad, dims, dp, d_shift, d_c, d_cn, IQ_PAD_NORM);
 	ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the int8 row kernel");
 
+	IQ_MARK("prepare");
+
 	/* 3. query chunk by query chunk */
 	for (int64_t qf = 0; qf < p->nq; qf += qchunk)
 	{
@@ -1185,6 +1274,21 @@ OdpKnnIntSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 			euclid ? 1 : 0, d_init, state->dist + qf * k, state->index + qf * k,
 			state->count + qf);
 		ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the integer settle kernel");
+		IQ_MARK("count");
+		if (trace)
+		{
+			int32_t    *lim = (int32_t *) malloc(nq * sizeof(int32_t));
+			int64_t		open = 0;
+
+			if (lim != NULL &&
+				cudaMemcpy(lim, d_init, nq * sizeof(int32_t), cudaMemcpyDeviceToHost) == cudaSuccess)
+				for (int64_t i = 0; i < nq; i++)
+					open += lim[i] != IQ_NONE;
+			fprintf(stderr, "int: %lld of %lld queries to the list sweep, %d bins, %d ranges\n",
+					(long long) open, (long long) nq, hbins, rg);
+			free(lim);
+			trace_t = odp_now_ms();
+		}
 		/* lists: every query's neighbours, or those the counts left open */
 		ia.init_lim = d_init;
 		for (int64_t b0 = 0; b0 < qblocks; b0 += per_launch)
@@ -1205,6 +1309,7 @@ OdpKnnIntSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 			d_ld, d_lc, d_ln, d_init, rg, nq, qchunk_pad, k, euclid ? 1 : 0, p->cand_base,
 			state->dist + qf * k, state->index + qf * k, state->count + qf);
 		ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the integer list merge");
+		IQ_MARK("lists");
 	}
 	ODP_CUDA_TRY(ctx, cudaStreamSynchronize(stream), "merging integer lists");
 	*done = true;
