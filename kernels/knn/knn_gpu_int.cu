@@ -21,24 +21,49 @@
  *	   roots of distinct integers are distinct floats (their gap, at least
  *	   1 / (2 sqrt(s)), exceeds an ulp of sqrt(s) while s <= 2^22), so that
  *	   ordering by the integer orders by the float with the same ties.
- *	2. Distances (IqSweepKernel): int8 mma.sync (m16n8k16 for up to 16
- *	   dimensions, else m16n8k32) gives q.c exactly in 32 bits, and
- *	   |q|^2 + |c|^2 - 2 q.c is the exact squared distance.
- *	3. Selection, in the same kernel.  A block holds 64 queries and sweeps
- *	   its candidate range in ascending tiles of 128, so a candidate comes
- *	   after every candidate of a smaller index.  Each query keeps its k
- *	   smallest (distance, index) pairs in shared memory and a limit: while
- *	   the list is short, any distance; once full, its k-th distance,
+ *	2. Distances (both sweeps below): int8 mma.sync (m16n8k16 for up to
+ *	   16 dimensions, else m16n8k32) gives q.c exactly in 32 bits, and
+ *	   |q|^2 + |c|^2 - 2 q.c is the exact squared distance.  A thread first
+ *	   compares the largest value of each of its rows with the row's limit,
+ *	   so a tile with no passer costs two operations a pair.
+ *	3. Counts (IqCountKernel, IqSettleKernel): each query's distances under
+ *	   a limit go to 16-bit bins [0, 256), and the limit falls to the k-th
+ *	   smallest value counted; a value that ties it changes nothing, so ties
+ *	   stop costing at once.  The bins give the k-th distance t; for the
+ *	   outlier scores (values only) they give the k smallest values
+ *	   themselves, and the query is done.
+ *	4. Lists (IqSweepKernel), for k-NN and for queries whose k-th distance
+ *	   is past the bins.  A block holds 64 queries and sweeps its candidate
+ *	   range in ascending tiles of 128, so a candidate comes after every
+ *	   candidate of a smaller index.  Each query keeps its k smallest
+ *	   (distance, index) pairs in shared memory and a limit: while the list
+ *	   is short, t + 1 (or any distance); once full, its k-th distance,
  *	   strictly.  A later candidate that ties the k-th distance has the
- *	   larger index and can never enter, so the test is one comparison that
- *	   ties make cheaper, not dearer.  Passers are appended to a 32-entry
- *	   buffer per query and merged into the list by one warp per query
- *	   after the tile; a tile whose passers overflow a buffer (the first
- *	   tiles, before lists fill) is taken again in four rounds of 32
- *	   ascending columns, each merged before the next.
- *	4. Few queries: the candidates are split into ranges, one block per
+ *	   larger index and can never enter, so ties add no work after the
+ *	   list fills.  Passers go to a 32-entry buffer per query, merged into
+ *	   the list by one warp per query after the tile; a tile whose passers
+ *	   overflow a buffer (the first tiles) is taken again in four rounds of
+ *	   32 ascending columns, each merged before the next.
+ *	5. Few queries: the candidates are split into ranges, one block per
  *	   (query block, range), and IqMergeKernel merges the ranges' lists,
  *	   which also turns distances into the canonical floats.
+ *
+ * Map of this file.  From top to bottom:
+ *	- the constants (IQ_*) and the test counter and threshold
+ *	  (odp_gpu_knn_int_*);
+ *	- preparation: IqRangeKernel (detection), IqRowsKernel (int8 rows and
+ *	  norms);
+ *	- the sweeps' shared parts: IqArgs, the list sweep's shared memory
+ *	  (IqShared, IqSharedBytes, IqCarve), the tile copy (IqIssueTile), the
+ *	  products (IqLd, IqMma, IqProducts);
+ *	- the list sweep: IqMerge, IqTest, IqSweepKernel;
+ *	- the count sweep: IqCountSharedBytes, IqCountTest, IqKth,
+ *	  IqCountKernel, and IqSettleKernel, which turns counts into each
+ *	  query's k-th distance (or, for the outlier scores, its k smallest
+ *	  values);
+ *	- IqMergeKernel (the ranges' lists, as floats);
+ *	- host side: the trace (IQ_MARK), IqLaunchRange and the entry point
+ *	  OdpKnnIntSearch.
  *
  * Copyright (c) 2026, odp_gpu developers
  *
