@@ -27,7 +27,8 @@
  * (queries and candidates together) within 255 of each other, and the
  * largest possible distance small enough that the canonical float32 sum
  * is exact too (squared: below 2^24; euclidean: below 2^22, so that the
- * square roots of distinct sums stay distinct floats).  Otherwise, or
+ * square roots of distinct sums stay distinct floats); for k-NN lists
+ * (not p->values_only), the largest distance below 256 too.  Otherwise, or
  * without the memory it needs (at most budget bytes), it sets *done
  * false and leaves state undefined: the caller's paths run.
  */

@@ -55,6 +55,8 @@
 
 /* Query chunks the GPU's integer path finished; weak for builds without it. */
 extern int64_t odp_gpu_knn_int_searches __attribute__((weak));
+/* Lets k-NN lists take the integer path on all eligible data. */
+extern int	odp_gpu_knn_int_all_lists __attribute__((weak));
 /* The fewest query x candidate pairs the integer path takes (a test hook). */
 extern int64_t odp_gpu_knn_int_min_pairs __attribute__((weak));
 
@@ -288,6 +290,8 @@ force_int_path(void)
 {
 	int64_t		saved = 0;
 
+	if (&odp_gpu_knn_int_all_lists != NULL)
+		odp_gpu_knn_int_all_lists = 1;
 	if (&odp_gpu_knn_int_min_pairs != NULL)
 	{
 		saved = odp_gpu_knn_int_min_pairs;
@@ -299,6 +303,8 @@ force_int_path(void)
 static void
 restore_int_path(int64_t saved)
 {
+	if (&odp_gpu_knn_int_all_lists != NULL)
+		odp_gpu_knn_int_all_lists = 0;
 	if (&odp_gpu_knn_int_min_pairs != NULL)
 		odp_gpu_knn_int_min_pairs = saved;
 }
