@@ -49,21 +49,23 @@
  *	   which also turns distances into the canonical floats.
  *
  * Map of this file.  From top to bottom:
- *	- the constants (IQ_*) and the test counter and threshold
+ *	- the constants (IQ_*) and the test counter and hooks
  *	  (odp_gpu_knn_int_*);
  *	- preparation: IqRangeKernel (detection), IqRowsKernel (int8 rows and
  *	  norms);
  *	- the sweeps' shared parts: IqArgs, the list sweep's shared memory
  *	  (IqShared, IqSharedBytes, IqCarve), the tile copy (IqIssueTile), the
- *	  products (IqLd, IqMma, IqProducts);
- *	- the list sweep: IqMerge, IqTest, IqSweepKernel;
- *	- the count sweep: IqCountSharedBytes, IqCountTest, IqKth,
+ *	  products (IqLd, IqMma, IqProducts), the list merge (IqMerge), the
+ *	  test of a tile's products against the limits (IqPassers) and the
+ *	  query copy (IqLoadQueries);
+ *	- the list sweep: IqSweepKernel;
+ *	- the count sweep: IqCountSharedBytes, IqWordCounts, IqCanonical, IqKth,
  *	  IqCountKernel, and IqSettleKernel, which turns counts into each
  *	  query's k-th distance (or, for the outlier scores, its k smallest
  *	  values);
  *	- IqMergeKernel (the ranges' lists, as floats);
- *	- host side: the trace (IQ_MARK), IqLaunchRange and the entry point
- *	  OdpKnnIntSearch.
+ *	- host side: the trace (IQ_MARK), IqLaunchRange, IqLaunchSweep and the
+ *	  entry point OdpKnnIntSearch.
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -483,12 +485,18 @@ IqMerge(const IqShared &s, int k)
 }
 
 /*
- * Tests the thread's products of n-subtiles [r0, r1) against the limits
- * and appends the passers to their queries' buffers.
+ * The thread's products of n-subtiles [r0, r1) whose distance d is under
+ * their query's limit (a query's pair with itself left out): the list
+ * sweep (COUNT false) appends (d, index) to the query's buffer in s,
+ * setting s.flags; the count sweep adds one to the query's bin d and to
+ * added[q].  One test a row comes first: passers are rare once limits fall.
  */
+template <bool COUNT>
 static __device__ __forceinline__ void
-IqTest(const IqArgs &a, const IqShared &s, const int32_t (&acc)[2][4][4],
-	   const int32_t *cn, int64_t tile, int r0, int r1, int64_t qrow0)
+IqPassers(const IqArgs &a, const int32_t *qn_s, const int32_t *lim,
+		  const int32_t (&acc)[2][4][4], const int32_t *cn, int64_t tile,
+		  int r0, int r1, int64_t qrow0, const IqShared &s, uint32_t *bins,
+		  int32_t *added)
 {
 	const int	lane = threadIdx.x % 32,
 				warp = threadIdx.x / 32;
@@ -499,6 +507,7 @@ IqTest(const IqArgs &a, const IqShared &s, const int32_t (&acc)[2][4][4],
 	int32_t		qn[2][2],
 				tq[2][2],
 				top[2][2];
+	int			n[2][2] = {{0, 0}, {0, 0}};
 	bool		any = false,
 				over = false;
 
@@ -509,11 +518,10 @@ IqTest(const IqArgs &a, const IqShared &s, const int32_t (&acc)[2][4][4],
 		{
 			const int	q = 32 * wm + 16 * mt + g + 8 * h;
 
-			qn[mt][h] = s.qn[q];
-			tq[mt][h] = qn[mt][h] - s.lim[q];
+			qn[mt][h] = qn_s[q];
+			tq[mt][h] = qn[mt][h] - lim[q];
 			top[mt][h] = INT_MIN;
 		}
-	/* one test a row first: passers are rare once the lists fill */
 #pragma unroll
 	for (int r = r0; r < r1; r++)
 #pragma unroll
@@ -534,7 +542,6 @@ IqTest(const IqArgs &a, const IqShared &s, const int32_t (&acc)[2][4][4],
 			any |= top[mt][h] > tq[mt][h];
 	if (!any)
 		return;
-	any = false;
 #pragma unroll
 	for (int r = r0; r < r1; r++)
 #pragma unroll
@@ -553,27 +560,52 @@ IqTest(const IqArgs &a, const IqShared &s, const int32_t (&acc)[2][4][4],
 					if (v > tq[mt][h])
 					{
 						const int	q = 32 * wm + 16 * mt + g + 8 * h;
+						const int	d = qn[mt][h] + c - 2 * acc[mt][r][2 * h + j];
 						const int64_t cg = tile * IQ_BN + col;
-						int			slot;
 
 						if (a.exclude_self && cg == qrow0 + q + a.self_shift)
 							continue;
-						slot = atomicAdd(&s.pend_n[q], 1);
-						if (slot < IQ_ROUND)
-						{
-							s.pend_d[q * IQ_ROUND + slot] = qn[mt][h] + c - 2 * acc[mt][r][2 * h + j];
-							s.pend_c[q * IQ_ROUND + slot] = (int32_t) cg;
-						}
+						n[mt][h]++;
+						if (COUNT)
+							atomicAdd(&bins[q * (a.hbins / 2) + d / 2], 1u << (16 * (d & 1)));
 						else
-							over = true;
-						any = true;
+						{
+							const int	slot = atomicAdd(&s.pend_n[q], 1);
+
+							if (slot < IQ_ROUND)
+							{
+								s.pend_d[q * IQ_ROUND + slot] = d;
+								s.pend_c[q * IQ_ROUND + slot] = (int32_t) cg;
+							}
+							else
+								over = true;
+						}
 					}
 				}
 		}
-	if (any)
+#pragma unroll
+	for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+		for (int h = 0; h < 2; h++)
+			if (COUNT && n[mt][h] > 0)
+				atomicAdd(&added[32 * wm + 16 * mt + g + 8 * h], n[mt][h]);
+	if (!COUNT && (n[0][0] | n[0][1] | n[1][0] | n[1][1]))
 		s.flags[0] = 1;
 	if (over)
 		s.flags[1] = 1;
+}
+
+/* Copies the block's 64 query rows into shared memory at row stride rs. */
+static __device__ __forceinline__ void
+IqLoadQueries(const IqArgs &a, int8_t *sq, int rs, int64_t qrow0)
+{
+	for (int i = threadIdx.x; i < IQ_BM * (a.dp / 16); i += IQ_THREADS)
+	{
+		const int	r = i / (a.dp / 16),
+					o = (i % (a.dp / 16)) * 16;
+
+		*(int4 *) (sq + r * rs + o) = *(const int4 *) (a.q + (qrow0 + r) * a.dp + o);
+	}
 }
 
 /*
@@ -603,13 +635,7 @@ IqSweepKernel(const __grid_constant__ IqArgs a)
 			a.out_n[(int64_t) blockIdx.y * a.nq_pad + qrow0 + threadIdx.x] = 0;
 		return;
 	}
-	for (int i = threadIdx.x; i < IQ_BM * (a.dp / 16); i += IQ_THREADS)
-	{
-		const int	r = i / (a.dp / 16),
-					o = (i % (a.dp / 16)) * 16;
-
-		*(int4 *) (s.q + r * rs + o) = *(const int4 *) (a.q + (qrow0 + r) * a.dp + o);
-	}
+	IqLoadQueries(a, s.q, rs, qrow0);
 	if (threadIdx.x < IQ_BM)
 	{
 		s.qn[threadIdx.x] = a.qn[qrow0 + threadIdx.x];
@@ -640,7 +666,7 @@ IqSweepKernel(const __grid_constant__ IqArgs a)
 
 		IqProducts<KS>(s.q, s.c + buf * IQ_BN * rs, rs, a.dp, acc);
 
-		IqTest(a, s, acc, s.cn + buf * IQ_BN, t, 0, 4, qrow0);
+		IqPassers<false>(a, s.qn, s.lim, acc, s.cn + buf * IQ_BN, t, 0, 4, qrow0, s, NULL, NULL);
 		__syncthreads();
 		f0 = s.flags[0];
 		f1 = s.flags[1];
@@ -656,7 +682,7 @@ IqSweepKernel(const __grid_constant__ IqArgs a)
 #pragma unroll
 			for (int r = 0; r < 4; r++)
 			{
-				IqTest(a, s, acc, s.cn + buf * IQ_BN, t, r, r + 1, qrow0);
+				IqPassers<false>(a, s.qn, s.lim, acc, s.cn + buf * IQ_BN, t, r, r + 1, qrow0, s, NULL, NULL);
 				__syncthreads();
 				if (s.flags[0])
 					IqMerge(s, a.k);
@@ -704,92 +730,42 @@ IqCountSharedBytes(int dp, int hbins)
 }
 
 /*
- * Counts the thread's products under the limits: a distance d < lim[q]
- * adds one to query q's bin d, and to added[q].
+ * Lane's word j of the bins summed over rows rows at stride apart: its two
+ * counts under lim (values 2 j and 2 j + 1), and their inclusive prefix
+ * sum over the warp (every lane calls it).
  */
-static __device__ __forceinline__ void
-IqCountTest(const IqArgs &a, const int32_t *qn_s, const int32_t *lim, int32_t *added,
-			uint32_t *bins, const int32_t (&acc)[2][4][4], const int32_t *cn,
-			int64_t tile, int64_t qrow0)
+static __device__ __forceinline__ int
+IqWordCounts(const uint32_t *bins, int rows, int64_t stride, int j, int lim,
+			 int *c0, int *c1)
 {
-	const int	lane = threadIdx.x % 32,
-				warp = threadIdx.x / 32;
-	const int	g = lane / 4,
-				t4 = lane % 4,
-				wm = warp % 2,
-				wn = warp / 2;
-	const int	hw = a.hbins / 2;
-	int32_t		qn[2][2],
-				tq[2][2];
-	int			n[2][2] = {{0, 0}, {0, 0}};
-	int32_t		top[2][2];
-	bool		any = false;
+	const int	lane = threadIdx.x % 32;
+	int			incl;
 
-#pragma unroll
-	for (int mt = 0; mt < 2; mt++)
-#pragma unroll
-		for (int h = 0; h < 2; h++)
-		{
-			const int	q = 32 * wm + 16 * mt + g + 8 * h;
+	*c0 = 0;
+	*c1 = 0;
+	for (int r = 0; r < rows; r++)
+	{
+		const uint32_t word = 2 * j < lim ? bins[r * stride + j] : 0u;
 
-			qn[mt][h] = qn_s[q];
-			tq[mt][h] = qn[mt][h] - lim[q];
-			top[mt][h] = INT_MIN;
-		}
-	/* a distance under a limit is rare once limits fall: one test a row */
-#pragma unroll
-	for (int r = 0; r < 4; r++)
-#pragma unroll
-		for (int j = 0; j < 2; j++)
-		{
-			const int32_t c = cn[32 * r + 8 * wn + 2 * t4 + j];
+		*c0 += (int) (word & 0xffffu);
+		*c1 += 2 * j + 1 < lim ? (int) (word >> 16) : 0;
+	}
+	incl = *c0 + *c1;
+	for (int o = 1; o < 32; o <<= 1)
+	{
+		const int	t = __shfl_up_sync(0xffffffffu, incl, o);
 
-#pragma unroll
-			for (int mt = 0; mt < 2; mt++)
-#pragma unroll
-				for (int h = 0; h < 2; h++)
-					top[mt][h] = max(top[mt][h], 2 * acc[mt][r][2 * h + j] - c);
-		}
-#pragma unroll
-	for (int mt = 0; mt < 2; mt++)
-#pragma unroll
-		for (int h = 0; h < 2; h++)
-			any |= top[mt][h] > tq[mt][h];
-	if (!any)
-		return;
-#pragma unroll
-	for (int r = 0; r < 4; r++)
-#pragma unroll
-		for (int j = 0; j < 2; j++)
-		{
-			const int	col = 32 * r + 8 * wn + 2 * t4 + j;
-			const int32_t c = cn[col];
+		if (lane >= o)
+			incl += t;
+	}
+	return incl;
+}
 
-#pragma unroll
-			for (int mt = 0; mt < 2; mt++)
-#pragma unroll
-				for (int h = 0; h < 2; h++)
-				{
-					const int32_t v = 2 * acc[mt][r][2 * h + j] - c;
-
-					if (v > tq[mt][h])
-					{
-						const int	q = 32 * wm + 16 * mt + g + 8 * h;
-						const int	d = qn[mt][h] + c - 2 * acc[mt][r][2 * h + j];
-
-						if (a.exclude_self && tile * IQ_BN + col == qrow0 + q + a.self_shift)
-							continue;
-						atomicAdd(&bins[q * hw + d / 2], 1u << (16 * (d & 1)));
-						n[mt][h]++;
-					}
-				}
-		}
-#pragma unroll
-	for (int mt = 0; mt < 2; mt++)
-#pragma unroll
-		for (int h = 0; h < 2; h++)
-			if (n[mt][h] > 0)
-				atomicAdd(&added[32 * wm + 16 * mt + g + 8 * h], n[mt][h]);
+/* The canonical float of integer distance d (odp_distance.h). */
+static __device__ __forceinline__ float
+IqCanonical(int d, int euclid)
+{
+	return euclid ? sqrtf((float) d) : (float) d;
 }
 
 /*
@@ -806,27 +782,12 @@ IqKth(const uint32_t *bins, int rows, int64_t stride, int lim, int k, int *below
 	for (int w0 = 0; 2 * w0 < lim; w0 += 32)
 	{
 		const int	j = w0 + lane;
-		int			c0 = 0,
-					c1 = 0,
-					incl,
-					total;
+		int			c0,
+					c1;
+		const int	incl = IqWordCounts(bins, rows, stride, j, lim, &c0, &c1);
+		int			total;
 		unsigned	hit;
 
-		for (int r = 0; r < rows; r++)
-		{
-			const uint32_t word = 2 * j < lim ? bins[r * stride + j] : 0u;
-
-			c0 += (int) (word & 0xffffu);
-			c1 += 2 * j + 1 < lim ? (int) (word >> 16) : 0;
-		}
-		incl = c0 + c1;
-		for (int o = 1; o < 32; o <<= 1)
-		{
-			const int	t = __shfl_up_sync(0xffffffffu, incl, o);
-
-			if (lane >= o)
-				incl += t;
-		}
 		total = __shfl_sync(0xffffffffu, incl, 31);
 		hit = __ballot_sync(0xffffffffu, cum + incl >= k);
 		if (hit != 0)
@@ -880,13 +841,7 @@ IqCountKernel(const __grid_constant__ IqArgs a)
 
 	io.c = sc;
 	io.cn = cn;
-	for (int i = threadIdx.x; i < IQ_BM * (a.dp / 16); i += IQ_THREADS)
-	{
-		const int	r = i / (a.dp / 16),
-					o = (i % (a.dp / 16)) * 16;
-
-		*(int4 *) (sq + r * rs + o) = *(const int4 *) (a.q + (qrow0 + r) * a.dp + o);
-	}
+	IqLoadQueries(a, sq, rs, qrow0);
 	for (int i = threadIdx.x; i < IQ_BM * hw; i += IQ_THREADS)
 		bins[i] = 0;
 	if (threadIdx.x < IQ_BM)
@@ -909,7 +864,7 @@ IqCountKernel(const __grid_constant__ IqArgs a)
 		if (t + 1 < t1)
 			IqIssueTile(a, io, buf ^ 1, t + 1);
 		IqProducts<KS>(sq, sc + buf * IQ_BN * rs, rs, a.dp, acc);
-		IqCountTest(a, qn, lim, added, bins, acc, cn + buf * IQ_BN, t, qrow0);
+		IqPassers<true>(a, qn, lim, acc, cn + buf * IQ_BN, t, 0, 4, qrow0, io, bins, added);
 		__syncwarp();
 		{
 			const int4	c0 = *(const int4 *) (added + 8 * warp);
@@ -999,29 +954,14 @@ IqSettleKernel(const uint32_t *bins, const int32_t *lims, int ranges, int64_t nq
 		for (int w0 = 0; 2 * w0 < t; w0 += 32)
 		{
 			const int	j = w0 + lane;
-			int			c0 = 0,
-						c1 = 0,
-						incl;
+			int			c0,
+						c1;
+			const int	incl = IqWordCounts(bins + q * hw, ranges, nq_pad * hw, j, t, &c0, &c1);
 
-			for (int r = 0; r < ranges; r++)
-			{
-				const uint32_t word = 2 * j < t ? bins[(r * nq_pad + q) * hw + j] : 0u;
-
-				c0 += (int) (word & 0xffffu);
-				c1 += 2 * j + 1 < t ? (int) (word >> 16) : 0;
-			}
-			incl = c0 + c1;
-			for (int o = 1; o < 32; o <<= 1)
-			{
-				const int	u = __shfl_up_sync(0xffffffffu, incl, o);
-
-				if (lane >= o)
-					incl += u;
-			}
 			{
 				const int	p0 = base + incl - c0 - c1;
-				const float f0 = euclid ? sqrtf((float) (2 * j)) : (float) (2 * j);
-				const float f1 = euclid ? sqrtf((float) (2 * j + 1)) : (float) (2 * j + 1);
+				const float f0 = IqCanonical(2 * j, euclid);
+				const float f1 = IqCanonical(2 * j + 1, euclid);
 
 				for (int e = 0; e < c0; e++)
 					dist[q * k + p0 + e] = f0;
@@ -1031,7 +971,7 @@ IqSettleKernel(const uint32_t *bins, const int32_t *lims, int ranges, int64_t nq
 			base += __shfl_sync(0xffffffffu, incl, 31);
 		}
 		for (int e = below + lane; e < k; e += 32)
-			dist[q * k + e] = euclid ? sqrtf((float) t) : (float) t;
+			dist[q * k + e] = IqCanonical(t, euclid);
 		for (int e = lane; e < k; e += 32)
 			index[q * k + e] = -1;
 		if (lane == 0)
@@ -1087,7 +1027,7 @@ IqMergeKernel(const int32_t *in_d, const int32_t *in_c, const int32_t *in_n,
 		if (best < 0)
 			break;
 		pos[best]++;
-		dist[q * k + n] = euclid ? sqrtf((float) bd) : (float) bd;
+		dist[q * k + n] = IqCanonical(bd, euclid);
 		index[q * k + n] = cand_base + bc;
 		n++;
 	}
@@ -1140,6 +1080,30 @@ IqLaunchRange(cudaStream_t stream, const float *x, int64_t rows, int dims,
 	gy = gy < 1024 ? (gy < 1 ? 1 : gy) : 1024;
 	IqRangeKernel<<<dim3((unsigned) ((dims + 31) / 32), (unsigned) gy), dim3(32, 8), 0, stream>>>(
 		x, rows, dims, mn, mx, bad);
+}
+
+/*
+ * Launches sweep kernel fn over query blocks [0, qblocks) of ia, per_launch
+ * blocks (times ranges) at a time so that each launch stays short, with a
+ * cancel check before each.
+ */
+static OdpStatus
+IqLaunchSweep(OdpContext *ctx, cudaStream_t stream, void (*fn) (const IqArgs),
+			  size_t smem, IqArgs *ia, int64_t qblocks, int64_t per_launch,
+			  int ranges, const char *what)
+{
+	for (int64_t b0 = 0; b0 < qblocks; b0 += per_launch)
+	{
+		const int64_t nb = qblocks - b0 < per_launch ? qblocks - b0 : per_launch;
+
+		if (odp_cancel_requested(ctx))
+			return odp_fail(ctx, ODP_ERR_CANCELLED, "k-NN computation cancelled by request");
+		ia->qblock0 = b0;
+		fn<<<dim3((unsigned) nb, (unsigned) ranges), IQ_THREADS, smem, stream>>>(*ia);
+		ODP_CUDA_RETURN_LAUNCH(ctx, stream, what);
+		ODP_CUDA_RETURN(ctx, cudaStreamSynchronize(stream), what);
+	}
+	return ODP_OK;
 }
 
 /* See knn_gpu_int.cuh. */
@@ -1293,20 +1257,8 @@ OdpKnnIntSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 		ia.out_lim = d_lims;
 		ia.out_bins = d_bins;
 		/* counts: each query's k-th distance, or with values its k smallest */
-		for (int64_t b0 = 0; b0 < qblocks; b0 += per_launch)
-		{
-			const int64_t nb = qblocks - b0 < per_launch ? qblocks - b0 : per_launch;
-
-			if (odp_cancel_requested(ctx))
-			{
-				status = odp_fail(ctx, ODP_ERR_CANCELLED, "k-NN computation cancelled by request");
-				goto cleanup;
-			}
-			ia.qblock0 = b0;
-			counter<<<dim3((unsigned) nb, (unsigned) rg), IQ_THREADS, IqCountSharedBytes(dp, hbins), stream>>>(ia);
-			ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the integer count kernel");
-			ODP_CUDA_TRY(ctx, cudaStreamSynchronize(stream), "running the integer count kernel");
-		}
+		IQ_TRY(IqLaunchSweep(ctx, stream, counter, IqCountSharedBytes(dp, hbins), &ia,
+							 qblocks, per_launch, rg, "the integer count kernel"));
 		IqSettleKernel<<<(unsigned) ((nq + 7) / 8), 256, 0, stream>>>(
 			d_bins, d_lims, rg, nq, qchunk_pad, hbins, k, p->values_only ? 1 : 0,
 			euclid ? 1 : 0, d_init, state->dist + qf * k, state->index + qf * k,
@@ -1329,20 +1281,8 @@ OdpKnnIntSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 		}
 		/* lists: every query's neighbours, or those the counts left open */
 		ia.init_lim = d_init;
-		for (int64_t b0 = 0; b0 < qblocks; b0 += per_launch)
-		{
-			const int64_t nb = qblocks - b0 < per_launch ? qblocks - b0 : per_launch;
-
-			if (odp_cancel_requested(ctx))
-			{
-				status = odp_fail(ctx, ODP_ERR_CANCELLED, "k-NN computation cancelled by request");
-				goto cleanup;
-			}
-			ia.qblock0 = b0;
-			sweep<<<dim3((unsigned) nb, (unsigned) rg), IQ_THREADS, smem, stream>>>(ia);
-			ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the integer k-NN kernel");
-			ODP_CUDA_TRY(ctx, cudaStreamSynchronize(stream), "running the integer k-NN kernel");
-		}
+		IQ_TRY(IqLaunchSweep(ctx, stream, sweep, smem, &ia, qblocks, per_launch, rg,
+							 "the integer k-NN kernel"));
 		IqMergeKernel<<<(unsigned) ((nq + 127) / 128), 128, 0, stream>>>(
 			d_ld, d_lc, d_ln, d_init, rg, nq, qchunk_pad, k, euclid ? 1 : 0, p->cand_base,
 			state->dist + qf * k, state->index + qf * k, state->count + qf);
