@@ -23,9 +23,13 @@
  *	   ordering by the integer orders by the float with the same ties.
  *	2. Distances (both sweeps below): int8 mma.sync (m16n8k16 for up to
  *	   16 dimensions, else m16n8k32) gives q.c exactly in 32 bits, and
- *	   |q|^2 + |c|^2 - 2 q.c is the exact squared distance.  A thread first
- *	   compares the largest value of each of its rows with the row's limit,
- *	   so a tile with no passer costs two operations a pair.
+ *	   |q|^2 + |c|^2 - 2 q.c is the exact squared distance.  Where two
+ *	   padded dimensions are spare and values small (IQ_FOLD_*), the
+ *	   candidate's norm rides in them: the products are 2 q.c - |c|^2
+ *	   outright and a pair's test is one comparison with |q|^2 - limit.  A
+ *	   thread first compares the largest value of each of its rows with the
+ *	   row's limit, so a tile with no passer costs about one operation a
+ *	   pair, and only a row with a passer is taken pair by pair.
  *	3. Counts (IqCountKernel, IqSettleKernel): each query's distances under
  *	   a limit go to 16-bit bins [0, 256), and the limit falls to the k-th
  *	   smallest value counted; a value that ties it changes nothing, so ties
@@ -54,7 +58,8 @@
  *	- preparation: IqRangeKernel (detection), IqRowsKernel (int8 rows and
  *	  norms);
  *	- the sweeps' shared parts: IqArgs, the list sweep's shared memory
- *	  (IqShared, IqSharedBytes, IqCarve), the tile copy (IqIssueTile), the
+ *	  (IqShared, IqSharedBytes, IqCarve), the tile copies (IqIssueTile,
+ *	  and the count sweep's IqIssueSpan), the
  *	  products (IqLd, IqMma, IqProducts), the list merge (IqMerge), the
  *	  test of a tile's products against the limits (IqPassers) and the
  *	  query copy (IqLoadQueries);
@@ -64,7 +69,8 @@
  *	  query's k-th distance (or, for the outlier scores, its k smallest
  *	  values);
  *	- IqMergeKernel (the ranges' lists, as floats);
- *	- host side: the trace (IQ_MARK), IqLaunchRange, IqLaunchSweep and the
+ *	- host side: the trace (IQ_MARK), IqCounter (the count kernel compiled
+ *	  for the padded dimensions), IqLaunchRange, IqLaunchSweep and the
  *	  entry point OdpKnnIntSearch.
  *
  * Copyright (c) 2026, odp_gpu developers
@@ -97,9 +103,10 @@
 #define IQ_MAX_BINS		256		/* counted distances per query: [0, 256) */
 /*
  * Bytes from one row to the next in shared memory: a stride of 4 (mod 8)
- * words puts the fragment loads of a warp's 8 rows on distinct banks.
+ * words puts the fragment loads of a warp's 8 rows on distinct banks
+ * (dp is a multiple of 16).
  */
-#define IQ_RS(dp)		((dp) % 32 == 0 ? (dp) + 16 : (dp) + 32)
+#define IQ_RS(dp)		((dp) % 32 == 0 ? (dp) + 16 : (dp))
 #define IQ_ALL			(1 << 30)	/* a short list's limit: above every
 									 * distance */
 #define IQ_NONE			(-(1 << 30))	/* a padding query's limit */
@@ -111,6 +118,19 @@
 #define IQ_LAUNCH_PAIRS	((int64_t) 1 << 36)	/* pairs per launch */
 #define IQ_MAX_SQ_SUM	(1 << 24)	/* squared: exact float sums below */
 #define IQ_MAX_EU_SUM	(1 << 22)	/* euclidean: distinct square roots below */
+/*
+ * Folding the candidate norm into the products (IqRowsKernel) takes two
+ * spare dimensions, query values doubled (so shifted values within 63)
+ * and norms below IQ_FOLD_BASE * 128, so that both parts fit an int8.
+ */
+#define IQ_FOLD_NONE	0
+#define IQ_FOLD_QUERY	1
+#define IQ_FOLD_CAND	2
+#define IQ_FOLD_BASE	127
+#define IQ_FOLD_MAX_V	63
+#define IQ_FOLD_MAX_NORM	(IQ_FOLD_BASE * 128 - 1)
+#define IQ_COUNT_SPAN	2		/* count sweep: tiles between barriers, a
+								 * candidate row per thread */
 
 /*
  * Query chunks the integer path finished, for the tests (not
@@ -168,13 +188,17 @@ IqRangeKernel(const float *x, int64_t rows, int dims, int *mn, int *mx, int *bad
 }
 
 /*
- * Shifted int8 copies of rows [0, rows) and their squared norms, padded
+ * Shifted int8 copies of rows [0, rows) and their squared norms n, padded
  * with zero rows up to padded (norm pad_norm) and zero dimensions up to dp.
- * One warp per row.
+ * With fold (IQ_FOLD_*), dimensions dims and dims + 1 carry the norm into
+ * the products: a query row holds 2 v and then (1, IQ_FOLD_BASE), a
+ * candidate row v and then -(n mod IQ_FOLD_BASE), -(n div IQ_FOLD_BASE),
+ * so that the product of the two is 2 q.c - |c|^2; padding candidates get
+ * the most negative pair.  One warp per row.
  */
 static __global__ void
 IqRowsKernel(const float *x, int64_t rows, int64_t padded, int dims, int dp,
-			 const int *shift, int8_t *out, int32_t *norm, int32_t pad_norm)
+			 const int *shift, int fold, int8_t *out, int32_t *norm, int32_t pad_norm)
 {
 	const int64_t r = (int64_t) blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
 	const int	lane = threadIdx.x % 32;
@@ -188,13 +212,27 @@ IqRowsKernel(const float *x, int64_t rows, int64_t padded, int dims, int dp,
 
 		if (r < rows && d < dims)
 			v = (int) x[r * dims + d] - shift[d];
-		out[r * dp + d] = (int8_t) v;
+		/* the fold's two dimensions wait for the whole norm */
+		if (fold == IQ_FOLD_NONE || d < dims || d > dims + 1)
+			out[r * dp + d] = (int8_t) (fold == IQ_FOLD_QUERY ? 2 * v : v);
 		s += v * v;
 	}
 	for (int o = 16; o > 0; o >>= 1)
 		s += __shfl_xor_sync(0xffffffffu, s, o);
 	if (lane == 0)
+	{
 		norm[r] = r < rows ? s : pad_norm;
+		if (fold == IQ_FOLD_QUERY)
+		{
+			out[r * dp + dims] = 1;
+			out[r * dp + dims + 1] = IQ_FOLD_BASE;
+		}
+		else if (fold == IQ_FOLD_CAND)
+		{
+			out[r * dp + dims] = (int8_t) (r < rows ? -(s % IQ_FOLD_BASE) : -128);
+			out[r * dp + dims + 1] = (int8_t) (r < rows ? -(s / IQ_FOLD_BASE) : -128);
+		}
+	}
 }
 
 /* One sweep launch's arguments. */
@@ -206,6 +244,7 @@ typedef struct IqArgs
 	const int32_t *cn;
 	int64_t		nq;				/* real queries of the chunk */
 	int64_t		nq_pad;
+	int64_t		nc;				/* real candidates */
 	int64_t		qblock0;		/* first query block of the launch */
 	int64_t		ctiles;			/* candidate tiles in all */
 	int64_t		range_tiles;	/* tiles per range */
@@ -289,6 +328,29 @@ IqIssueTile(const IqArgs &a, const IqShared &s, int buf, int64_t tile)
 	__pipeline_commit();
 }
 
+/*
+ * Queues the rows of tiles [tile, tile + 2) (cp.async), thread i taking
+ * row i, and with norms their norms.  The count sweep's span.
+ */
+static_assert(IQ_COUNT_SPAN * IQ_BN == IQ_THREADS, "a span holds a row per thread");
+
+static __device__ __forceinline__ void
+IqIssueSpan(const IqArgs &a, int8_t *sc, int32_t *scn, int rs, int dp, int64_t tile,
+			bool norms)
+{
+	const int64_t row = tile * IQ_BN + threadIdx.x;
+	const int8_t *src = a.c + row * dp;
+	int8_t	   *dst = sc + threadIdx.x * rs;
+
+	if (row < a.ctiles * IQ_BN)
+		for (int o = 0; o < dp; o += 16)
+			__pipeline_memcpy_async(dst + o, src + o, 16);
+	if (norms && threadIdx.x < IQ_THREADS / 4 &&
+		tile * IQ_BN + threadIdx.x * 4 < a.ctiles * IQ_BN)
+		__pipeline_memcpy_async(scn + threadIdx.x * 4, a.cn + tile * IQ_BN + threadIdx.x * 4, 16);
+	__pipeline_commit();
+}
+
 static __device__ __forceinline__ uint32_t
 IqLd(const int8_t *p)
 {
@@ -333,10 +395,13 @@ IqMma(int32_t (&acc)[4], const uint32_t (&a)[KS / 8], const uint32_t (&b)[KS / 1
  * queries 32 wm + [0, 32) and, in n-subtile r, candidates 32 r + 8 wn +
  * [0, 8), so that round r of the test covers columns [32 r, 32 r + 32).
  */
-template <int KS>
+template <int KS, int DP = 0>
 static __device__ __forceinline__ void
-IqProducts(const int8_t *sq, const int8_t *sc, int rs, int dp, int32_t (&acc)[2][4][4])
+IqProducts(const int8_t *sq, const int8_t *sc, int rs_, int dp_, int32_t (&acc)[2][4][4])
 {
+	/* DP > 0: the padded dimensions known at compile time */
+	const int	dp = DP > 0 ? DP : dp_,
+				rs = DP > 0 ? IQ_RS(DP) : rs_;
 	const int	lane = threadIdx.x % 32,
 				warp = threadIdx.x / 32;
 	const int	g = lane / 4,
@@ -486,12 +551,15 @@ IqMerge(const IqShared &s, int k)
 
 /*
  * The thread's products of n-subtiles [r0, r1) whose distance d is under
- * their query's limit (a query's pair with itself left out): the list
- * sweep (COUNT false) appends (d, index) to the query's buffer in s,
- * setting s.flags; the count sweep adds one to the query's bin d and to
- * added[q].  One test a row comes first: passers are rare once limits fall.
+ * their query's limit (a query's pair with itself, and padding, left
+ * out): the list sweep (COUNT false) appends (d, index) to the query's
+ * buffer in s, setting s.flags; the count sweep adds one to the query's
+ * bin d and to added[q].  With FOLD the products are 2 q.c - |c|^2
+ * already (IqRowsKernel), else 2 q.c, and cn gives |c|^2.  One test a row
+ * comes first, and only a row with a passer is taken pair by pair:
+ * passers are rare once limits fall.
  */
-template <bool COUNT>
+template <bool COUNT, bool FOLD>
 static __device__ __forceinline__ void
 IqPassers(const IqArgs &a, const int32_t *qn_s, const int32_t *lim,
 		  const int32_t (&acc)[2][4][4], const int32_t *cn, int64_t tile,
@@ -504,12 +572,11 @@ IqPassers(const IqArgs &a, const int32_t *qn_s, const int32_t *lim,
 				t4 = lane % 4,
 				wm = warp % 2,
 				wn = warp / 2;
-	int32_t		qn[2][2],
-				tq[2][2],
+	int32_t		tq[2][2],
 				top[2][2];
-	int			n[2][2] = {{0, 0}, {0, 0}};
 	bool		any = false,
-				over = false;
+				over = false,
+				hit = false;
 
 #pragma unroll
 	for (int mt = 0; mt < 2; mt++)
@@ -518,8 +585,7 @@ IqPassers(const IqArgs &a, const int32_t *qn_s, const int32_t *lim,
 		{
 			const int	q = 32 * wm + 16 * mt + g + 8 * h;
 
-			qn[mt][h] = qn_s[q];
-			tq[mt][h] = qn[mt][h] - lim[q];
+			tq[mt][h] = qn_s[q] - lim[q];
 			top[mt][h] = INT_MIN;
 		}
 #pragma unroll
@@ -527,13 +593,14 @@ IqPassers(const IqArgs &a, const int32_t *qn_s, const int32_t *lim,
 #pragma unroll
 		for (int j = 0; j < 2; j++)
 		{
-			const int32_t c = cn[32 * r + 8 * wn + 2 * t4 + j];
+			const int32_t c = FOLD ? 0 : cn[32 * r + 8 * wn + 2 * t4 + j];
 
 #pragma unroll
 			for (int mt = 0; mt < 2; mt++)
 #pragma unroll
 				for (int h = 0; h < 2; h++)
-					top[mt][h] = max(top[mt][h], 2 * acc[mt][r][2 * h + j] - c);
+					top[mt][h] = max(top[mt][h],
+									 FOLD ? acc[mt][r][2 * h + j] : 2 * acc[mt][r][2 * h + j] - c);
 		}
 #pragma unroll
 	for (int mt = 0; mt < 2; mt++)
@@ -542,30 +609,38 @@ IqPassers(const IqArgs &a, const int32_t *qn_s, const int32_t *lim,
 			any |= top[mt][h] > tq[mt][h];
 	if (!any)
 		return;
-#pragma unroll
-	for (int r = r0; r < r1; r++)
-#pragma unroll
-		for (int j = 0; j < 2; j++)
-		{
-			const int	col = 32 * r + 8 * wn + 2 * t4 + j;
-			const int32_t c = cn[col];
+	{
+		const int64_t cbase = tile * IQ_BN;
+		/* columns past the real candidates, and each row's own column, stay out */
+		const int	col_end = a.nc - cbase < IQ_BN ? (int) (a.nc - cbase) : IQ_BN;
 
 #pragma unroll
-			for (int mt = 0; mt < 2; mt++)
+		for (int mt = 0; mt < 2; mt++)
 #pragma unroll
-				for (int h = 0; h < 2; h++)
-				{
-					const int32_t v = 2 * acc[mt][r][2 * h + j] - c;
+			for (int h = 0; h < 2; h++)
+			{
+				const int	q = 32 * wm + 16 * mt + g + 8 * h;
+				const int64_t self = qrow0 + q + a.self_shift - cbase;
+				const int	self_col = a.exclude_self && self >= 0 && self < IQ_BN ? (int) self : -1;
+				const int32_t qn = qn_s[q];
+				int			n = 0;
 
-					if (v > tq[mt][h])
+				if (top[mt][h] <= tq[mt][h])
+					continue;
+#pragma unroll
+				for (int r = r0; r < r1; r++)
+#pragma unroll
+					for (int j = 0; j < 2; j++)
 					{
-						const int	q = 32 * wm + 16 * mt + g + 8 * h;
-						const int	d = qn[mt][h] + c - 2 * acc[mt][r][2 * h + j];
-						const int64_t cg = tile * IQ_BN + col;
+						const int	col = 32 * r + 8 * wn + 2 * t4 + j;
+						const int32_t v = FOLD ? acc[mt][r][2 * h + j] :
+							2 * acc[mt][r][2 * h + j] - cn[col];
+						int			d;
 
-						if (a.exclude_self && cg == qrow0 + q + a.self_shift)
+						if (v <= tq[mt][h] || col >= col_end || col == self_col)
 							continue;
-						n[mt][h]++;
+						d = qn - v;
+						n++;
 						if (COUNT)
 							atomicAdd(&bins[q * (a.hbins / 2) + d / 2], 1u << (16 * (d & 1)));
 						else
@@ -575,21 +650,18 @@ IqPassers(const IqArgs &a, const int32_t *qn_s, const int32_t *lim,
 							if (slot < IQ_ROUND)
 							{
 								s.pend_d[q * IQ_ROUND + slot] = d;
-								s.pend_c[q * IQ_ROUND + slot] = (int32_t) cg;
+								s.pend_c[q * IQ_ROUND + slot] = (int32_t) (cbase + col);
 							}
 							else
 								over = true;
 						}
 					}
-				}
-		}
-#pragma unroll
-	for (int mt = 0; mt < 2; mt++)
-#pragma unroll
-		for (int h = 0; h < 2; h++)
-			if (COUNT && n[mt][h] > 0)
-				atomicAdd(&added[32 * wm + 16 * mt + g + 8 * h], n[mt][h]);
-	if (!COUNT && (n[0][0] | n[0][1] | n[1][0] | n[1][1]))
+				if (COUNT && n > 0)
+					atomicAdd(&added[q], n);
+				hit |= n > 0;
+			}
+	}
+	if (!COUNT && hit)
 		s.flags[0] = 1;
 	if (over)
 		s.flags[1] = 1;
@@ -613,7 +685,7 @@ IqLoadQueries(const IqArgs &a, int8_t *sq, int rs, int64_t qrow0)
  * range blockIdx.y, swept in ascending tiles; writes the range's list of
  * each query (ascending (distance, index)) to out.
  */
-template <int KS>
+template <int KS, bool FOLD>
 static __global__ void __launch_bounds__(IQ_THREADS)
 IqSweepKernel(const __grid_constant__ IqArgs a)
 {
@@ -666,7 +738,7 @@ IqSweepKernel(const __grid_constant__ IqArgs a)
 
 		IqProducts<KS>(s.q, s.c + buf * IQ_BN * rs, rs, a.dp, acc);
 
-		IqPassers<false>(a, s.qn, s.lim, acc, s.cn + buf * IQ_BN, t, 0, 4, qrow0, s, NULL, NULL);
+		IqPassers<false, FOLD>(a, s.qn, s.lim, acc, s.cn + buf * IQ_BN, t, 0, 4, qrow0, s, NULL, NULL);
 		__syncthreads();
 		f0 = s.flags[0];
 		f1 = s.flags[1];
@@ -682,7 +754,7 @@ IqSweepKernel(const __grid_constant__ IqArgs a)
 #pragma unroll
 			for (int r = 0; r < 4; r++)
 			{
-				IqPassers<false>(a, s.qn, s.lim, acc, s.cn + buf * IQ_BN, t, r, r + 1, qrow0, s, NULL, NULL);
+				IqPassers<false, FOLD>(a, s.qn, s.lim, acc, s.cn + buf * IQ_BN, t, r, r + 1, qrow0, s, NULL, NULL);
 				__syncthreads();
 				if (s.flags[0])
 					IqMerge(s, a.k);
@@ -725,8 +797,8 @@ IqCountSharedBytes(int dp, int hbins)
 {
 	const size_t rs = (size_t) IQ_RS(dp);
 
-	return rs * IQ_BM + 2 * rs * IQ_BN +
-		sizeof(int32_t) * (2 * IQ_BN + 3 * IQ_BM + (size_t) IQ_BM * hbins / 2);
+	return rs * IQ_BM + 2 * IQ_COUNT_SPAN * rs * IQ_BN +
+		sizeof(int32_t) * (2 * IQ_COUNT_SPAN * IQ_BN + 3 * IQ_BM + (size_t) IQ_BM * hbins / 2);
 }
 
 /*
@@ -809,26 +881,28 @@ IqKth(const uint32_t *bins, int rows, int64_t stride, int lim, int k, int *below
 
 /*
  * Count sweep: queries [64 b, 64 b + 64) against candidate range
- * blockIdx.y, counting each query's distances in bins [0, hbins) under a
+ * blockIdx.y, IQ_COUNT_SPAN tiles between barriers (DP > 0: dp known at
+ * compile time, so the products' addresses are constants), counting each query's distances in bins [0, hbins) under a
  * limit that falls to the k-th smallest counted value as counts come in
  * (a value that ties it adds nothing to the k smallest values).  Each warp
- * keeps the limits of 8 queries, after its own tile, while the others go
+ * keeps the limits of 8 queries, after its own span, while the others go
  * on, and only once max(k, 16) counts came in since the last time: a late
- * limit only lets more through, and no bin passes k + 16 + two tiles of
+ * limit only lets more through, and no bin passes k + 16 + two spans of
  * counts before a limit falls below it, far from 2^16.  Writes the limits
  * and bins.
  */
-template <int KS>
+template <int KS, bool FOLD, int DP>
 static __global__ void __launch_bounds__(IQ_THREADS)
 IqCountKernel(const __grid_constant__ IqArgs a)
 {
 	extern __shared__ __align__(16) unsigned char iq_smem[];
-	const int	rs = IQ_RS(a.dp);
+	const int	dp = DP > 0 ? DP : a.dp;
+	const int	rs = IQ_RS(dp);
 	const int	hw = a.hbins / 2;
 	int8_t	   *sq = (int8_t *) iq_smem;
 	int8_t	   *sc = sq + rs * IQ_BM;
-	int32_t    *cn = (int32_t *) (sc + 2 * rs * IQ_BN);
-	int32_t    *qn = cn + 2 * IQ_BN;
+	int32_t    *cn = (int32_t *) (sc + 2 * IQ_COUNT_SPAN * rs * IQ_BN);
+	int32_t    *qn = cn + 2 * IQ_COUNT_SPAN * IQ_BN;
 	int32_t    *lim = qn + IQ_BM;
 	int32_t    *added = lim + IQ_BM;
 	uint32_t   *bins = (uint32_t *) (added + IQ_BM);
@@ -850,21 +924,30 @@ IqCountKernel(const __grid_constant__ IqArgs a)
 		lim[threadIdx.x] = qrow0 + threadIdx.x < a.nq ? a.hbins : IQ_NONE;
 		added[threadIdx.x] = 0;
 	}
-	if (t0 < t1)
-		IqIssueTile(a, io, 0, t0);
+	IqIssueSpan(a, sc, cn, rs, dp, t0, !FOLD);
 
-	for (int64_t t = t0; t < t1; t++)
+	/* IQ_COUNT_SPAN tiles between barriers, the next span loading meanwhile */
+	for (int64_t t = t0; t < t1; t += IQ_COUNT_SPAN)
 	{
-		const int	buf = (int) ((t - t0) & 1);
-		int32_t		acc[2][4][4];
+		const int	buf = (int) (((t - t0) / IQ_COUNT_SPAN) & 1) * IQ_COUNT_SPAN;
 
-		/* this tile landed, and every thread is done with the other buffer */
+		/* this span landed, and every thread is done with the other one */
 		__pipeline_wait_prior(0);
 		__syncthreads();
-		if (t + 1 < t1)
-			IqIssueTile(a, io, buf ^ 1, t + 1);
-		IqProducts<KS>(sq, sc + buf * IQ_BN * rs, rs, a.dp, acc);
-		IqPassers<true>(a, qn, lim, acc, cn + buf * IQ_BN, t, 0, 4, qrow0, io, bins, added);
+		if (t + IQ_COUNT_SPAN < t1)
+			IqIssueSpan(a, sc + (IQ_COUNT_SPAN - buf) * IQ_BN * rs,
+						cn + (IQ_COUNT_SPAN - buf) * IQ_BN, rs, dp, t + IQ_COUNT_SPAN, !FOLD);
+#pragma unroll
+		for (int h = 0; h < IQ_COUNT_SPAN; h++)
+		{
+			int32_t		acc[2][4][4];
+
+			if (t + h >= t1)
+				break;
+			IqProducts<KS, DP>(sq, sc + (buf + h) * IQ_BN * rs, rs, dp, acc);
+			IqPassers<true, FOLD>(a, qn, lim, acc, cn + (buf + h) * IQ_BN, t + h, 0, 4,
+								  qrow0, io, bins, added);
+		}
 		__syncwarp();
 		{
 			const int4	c0 = *(const int4 *) (added + 8 * warp);
@@ -1070,6 +1153,23 @@ IqMergeKernel(const int32_t *in_d, const int32_t *in_c, const int32_t *in_n,
 		} \
 	} while (0)
 
+/* The count kernel for dp padded dimensions: the common ones compiled for. */
+template <bool FOLD>
+static void (*IqCounter(int dp)) (const IqArgs)
+{
+	switch (dp)
+	{
+		case 16:
+			return IqCountKernel<16, FOLD, 16>;
+		case 32:
+			return IqCountKernel<32, FOLD, 32>;
+		case 64:
+			return IqCountKernel<32, FOLD, 64>;
+		default:
+			return IqCountKernel<32, FOLD, 0>;
+	}
+}
+
 /* Launches IqRangeKernel over rows x dims. */
 static void
 IqLaunchRange(cudaStream_t stream, const float *x, int64_t rows, int dims,
@@ -1117,17 +1217,19 @@ OdpKnnIntSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 	const int	dims = p->dims;
 	const int	k = state->k;
 	const bool	euclid = p->metric == ODP_METRIC_EUCLIDEAN;
-	const int	ks = dims <= 16 ? 16 : 32;
-	const int	dp = (dims + ks - 1) / ks * ks;
+	int			ks,
+				dp;
+	bool		fold = dims + 2 <= IQ_MAX_DIMS;
+	int64_t		fold_norm = 0;
 	const int64_t ctiles = (p->nc + IQ_BN - 1) / IQ_BN;
 	const int64_t nc_pad = ctiles * IQ_BN;
 	const int64_t qchunk = p->nq < IQ_QUERY_CHUNK ? p->nq : IQ_QUERY_CHUNK;
 	const int64_t qchunk_pad = (qchunk + IQ_BM - 1) / IQ_BM * IQ_BM;
 	const bool	q_in_c = p->queries >= p->cands &&
 		p->queries + p->nq * dims <= p->cands + p->nc * dims;
-	const size_t smem = IqSharedBytes(dp, k);
-	void		(*sweep) (const IqArgs) = ks == 16 ? IqSweepKernel<16> : IqSweepKernel<32>;
-	void		(*counter) (const IqArgs) = ks == 16 ? IqCountKernel<16> : IqCountKernel<32>;
+	size_t		smem;
+	void		(*sweep) (const IqArgs);
+	void		(*counter) (const IqArgs);
 	int		   *d_mm = NULL,
 			   *d_shift = NULL;
 	int			mm[2 * IQ_MAX_DIMS + 1];
@@ -1186,6 +1288,23 @@ OdpKnnIntSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 			goto cleanup;
 		sum += range * range;
 		shift[d] = mm[d] + (int) ((range + 1) / 2);
+		/* shifted values lie in [-(range + 1) / 2, range / 2] */
+		fold_norm += ((range + 1) / 2) * ((range + 1) / 2);
+		fold &= (range + 1) / 2 <= IQ_FOLD_MAX_V;
+	}
+	fold &= fold_norm <= IQ_FOLD_MAX_NORM;
+	ks = dims + (fold ? 2 : 0) <= 16 ? 16 : 32;
+	dp = (dims + (fold ? 2 : 0) + ks - 1) / ks * ks;
+	smem = IqSharedBytes(dp, k);
+	if (fold)
+	{
+		sweep = ks == 16 ? IqSweepKernel<16, true> : IqSweepKernel<32, true>;
+		counter = IqCounter<true>(dp);
+	}
+	else
+	{
+		sweep = ks == 16 ? IqSweepKernel<16, false> : IqSweepKernel<32, false>;
+		counter = IqCounter<false>(dp);
 	}
 	if (sum >= (euclid ? IQ_MAX_EU_SUM : IQ_MAX_SQ_SUM) ||
 		(!p->values_only && sum >= IQ_MAX_BINS && !odp_gpu_knn_int_all_lists))
@@ -1218,7 +1337,8 @@ OdpKnnIntSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(d_shift, shift, dims * sizeof(int), cudaMemcpyHostToDevice, stream),
 				 "uploading integer shifts");
 	IqRowsKernel<<<(unsigned) ((nc_pad + 7) / 8), 256, 0, stream>>>(
-		p->cands, p->nc, nc_pad, dims, dp, d_shift, d_c, d_cn, IQ_PAD_NORM);
+		p->cands, p->nc, nc_pad, dims, dp, d_shift, fold ? IQ_FOLD_CAND : IQ_FOLD_NONE,
+		d_c, d_cn, IQ_PAD_NORM);
 	ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the int8 row kernel");
 
 	IQ_MARK("prepare");
@@ -1235,7 +1355,8 @@ OdpKnnIntSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 
 		per_launch = per_launch < 1 ? 1 : (per_launch > 65535 ? 65535 : per_launch);
 		IqRowsKernel<<<(unsigned) ((qblocks * IQ_BM + 7) / 8), 256, 0, stream>>>(
-			p->queries + qf * dims, nq, qblocks * IQ_BM, dims, dp, d_shift, d_q, d_qn, 0);
+			p->queries + qf * dims, nq, qblocks * IQ_BM, dims, dp, d_shift,
+			fold ? IQ_FOLD_QUERY : IQ_FOLD_NONE, d_q, d_qn, 0);
 		ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the int8 row kernel");
 		memset(&ia, 0, sizeof(ia));
 		ia.q = d_q;
@@ -1244,6 +1365,7 @@ OdpKnnIntSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 		ia.cn = d_cn;
 		ia.nq = nq;
 		ia.nq_pad = qchunk_pad;
+		ia.nc = p->nc;
 		ia.ctiles = ctiles;
 		ia.range_tiles = range_tiles;
 		ia.dp = dp;
@@ -1274,8 +1396,9 @@ OdpKnnIntSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 				cudaMemcpy(lim, d_init, nq * sizeof(int32_t), cudaMemcpyDeviceToHost) == cudaSuccess)
 				for (int64_t i = 0; i < nq; i++)
 					open += lim[i] != IQ_NONE;
-			fprintf(stderr, "int: %lld of %lld queries to the list sweep, %d bins, %d ranges\n",
-					(long long) open, (long long) nq, hbins, rg);
+			fprintf(stderr, "int: %lld of %lld queries to the list sweep, %d bins, %d ranges, "
+					"%d dimensions%s\n", (long long) open, (long long) nq, hbins, rg, dp,
+					fold ? ", norms folded" : "");
 			free(lim);
 			trace_t = odp_now_ms();
 		}
