@@ -882,9 +882,10 @@ IqKth(const uint32_t *bins, int rows, int64_t stride, int lim, int k, int *below
 /*
  * Count sweep: queries [64 b, 64 b + 64) against candidate range
  * blockIdx.y, IQ_COUNT_SPAN tiles between barriers (DP > 0: dp known at
- * compile time, so the products' addresses are constants), counting each query's distances in bins [0, hbins) under a
- * limit that falls to the k-th smallest counted value as counts come in
- * (a value that ties it adds nothing to the k smallest values).  Each warp
+ * compile time, so the products' addresses are constants), counting each
+ * query's distances in bins [0, hbins) under a limit that falls to the
+ * k-th smallest counted value as counts come in (a value that ties it
+ * adds nothing to the k smallest values).  Each warp
  * keeps the limits of 8 queries, after its own span, while the others go
  * on, and only once max(k, 16) counts came in since the last time: a late
  * limit only lets more through, and no bin passes k + 16 + two spans of
