@@ -2,7 +2,9 @@
  *
  * knn_gpu_int.cu
  *	  Exact k-NN of integer-valued rows (card ranks, counts, codes, 0/1
- *	  attributes) on the integer tensor cores, for the euclidean metrics.
+ *	  attributes) on the integer tensor cores, for the euclidean metrics,
+ *	  and for manhattan where no dimension spans more than 1 (0/1
+ *	  attributes: there |a - b| = (a - b)^2).
  *
  * Such data ties massively: thousands of candidates share a query's k-th
  * distance.  The half-precision filter (knn_gpu_tc.cu) then lets them all
@@ -1253,7 +1255,8 @@ OdpKnnIntSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 	double		trace_t = t_start;
 
 	*done = false;
-	if ((p->metric != ODP_METRIC_EUCLIDEAN && p->metric != ODP_METRIC_SQEUCLIDEAN) ||
+	if ((p->metric != ODP_METRIC_EUCLIDEAN && p->metric != ODP_METRIC_SQEUCLIDEAN &&
+		 p->metric != ODP_METRIC_MANHATTAN) ||
 		k > IQ_MAX_K || dims > IQ_MAX_DIMS || p->cand_bound != NULL ||
 		p->cand_split != 0 || state->rows != p->nq || p->nq < 1 || p->nc < 1 ||
 		(double) p->nq * (double) p->nc < (double) odp_gpu_knn_int_min_pairs ||
@@ -1285,7 +1288,8 @@ OdpKnnIntSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 	{
 		const int64_t range = (int64_t) mm[IQ_MAX_DIMS + d] - mm[d];
 
-		if (range < 0 || range > 255)
+		/* manhattan is the squared distance where no dimension spans more than 1 */
+		if (range < 0 || range > (p->metric == ODP_METRIC_MANHATTAN ? 1 : 255))
 			goto cleanup;
 		sum += range * range;
 		shift[d] = mm[d] + (int) ((range + 1) / 2);

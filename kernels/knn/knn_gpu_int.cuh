@@ -2,9 +2,9 @@
  *
  * knn_gpu_int.cuh
  *	  Exact k-NN of integer-valued rows on the integer tensor cores: the
- *	  euclidean metrics computed exactly in int8 products and 32-bit sums,
- *	  with a selection whose cost does not grow with equal distances (see
- *	  knn_gpu_int.cu).
+ *	  euclidean metrics (and manhattan on 0/1 data) computed exactly in
+ *	  int8 products and 32-bit sums, with a selection whose cost does not
+ *	  grow with equal distances (see knn_gpu_int.cu).
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -22,8 +22,10 @@
  * Fills state (fresh: the same result as OdpKnnReset + OdpKnnAccumulate
  * of p, bit for bit) with every query's k nearest candidates when the
  * problem's rows are integers that the integer path computes exactly:
- * euclidean or squared euclidean, k <= 64, at most 256 dimensions, every
- * value an integer of magnitude at most 2^24, every dimension's values
+ * euclidean, squared euclidean, or manhattan on data whose every
+ * dimension spans at most 1 (0/1 attributes, where it equals the squared
+ * distance), k <= 64, at most 256 dimensions, every value an integer of
+ * magnitude at most 2^24, every dimension's values
  * (queries and candidates together) within 255 of each other, and the
  * largest possible distance small enough that the canonical float32 sum
  * is exact too (squared: below 2^24; euclidean: below 2^22, so that the

@@ -17,7 +17,8 @@
  * same order.
  *
  * The integer path runs on the GPU where the metric is euclidean or
- * sqeuclidean, k <= 64, D <= 256, every value is an integer of magnitude
+ * sqeuclidean (or manhattan, where every dimension's range is at most 1),
+ * k <= 64, D <= 256, every value is an integer of magnitude
  * at most 2^24, every dimension's range (over queries and candidates
  * together) is at most 255, and the sum of the squared ranges is below
  * 2^24 (sqeuclidean) or 2^22 (euclidean); int_eligible() below writes
@@ -75,6 +76,7 @@ extern int64_t odp_gpu_knn_int_min_pairs __attribute__((weak));
 #define M_EUCLID	(1 << ODP_METRIC_EUCLIDEAN)
 #define M_SQ		(1 << ODP_METRIC_SQEUCLIDEAN)
 #define M_BOTH		(M_EUCLID | M_SQ)
+#define M_MAN		(1 << ODP_METRIC_MANHATTAN)
 #define M_OTHER		((1 << ODP_METRIC_MANHATTAN) | (1 << ODP_METRIC_CHEBYSHEV) | \
 					 (1 << ODP_METRIC_COSINE))
 
@@ -94,6 +96,8 @@ typedef enum IntKind
 	IK_RANGE128,				/* 0 .. 128: sum of range^2 = D * 2^14 */
 	IK_RANGE128_LAST127,		/* the same, the last column 0 .. 127 */
 	IK_RANGE255,				/* 0 .. 255 */
+	IK_RANGE126,				/* 0 .. 126: the widest range whose norms fold */
+	IK_RANGE127,				/* 0 .. 127 */
 	IK_GRID						/* 1 .. 13 (Poker's ranks) */
 } IntKind;
 
@@ -164,6 +168,12 @@ kind_bounds(IntKind kind, int d, int dims, int64_t *lo, int64_t *hi)
 			return true;
 		case IK_RANGE255:
 			*lo = 0, *hi = 255;
+			return true;
+		case IK_RANGE126:
+			*lo = 0, *hi = 126;
+			return true;
+		case IK_RANGE127:
+			*lo = 0, *hi = 127;
 			return true;
 		default:
 			return false;
@@ -248,7 +258,8 @@ int_eligible(const OdpMatrix *q, const OdpMatrix *c, OdpMetric metric, int k)
 	const OdpMatrix *both[2] = {q, c};
 	int64_t		sum = 0;
 
-	if (metric != ODP_METRIC_EUCLIDEAN && metric != ODP_METRIC_SQEUCLIDEAN)
+	if (metric != ODP_METRIC_EUCLIDEAN && metric != ODP_METRIC_SQEUCLIDEAN &&
+		metric != ODP_METRIC_MANHATTAN)
 		return false;
 	if (k > INT_MAX_K || c->dims > INT_MAX_DIMS)
 		return false;
@@ -267,7 +278,7 @@ int_eligible(const OdpMatrix *q, const OdpMatrix *c, OdpMetric metric, int k)
 				lo = v < lo ? v : lo;
 				hi = v > hi ? v : hi;
 			}
-		if (hi - lo > INT_MAX_RANGE)
+		if (hi - lo > (metric == ODP_METRIC_MANHATTAN ? 1 : INT_MAX_RANGE))
 			return false;
 		sum += (int64_t) ((hi - lo) * (hi - lo));
 	}
@@ -754,6 +765,7 @@ big_case(void)
 	}
 	big_metric(x, bits, ODP_METRIC_EUCLIDEAN);
 	big_metric(x, bits, ODP_METRIC_SQEUCLIDEAN);
+	big_metric(x, bits, ODP_METRIC_MANHATTAN);
 	free(x);
 	free(bits);
 }
@@ -780,7 +792,14 @@ run_integer_tests(void)
 		{"0/1 at 0.5, few queries", IK_BINARY, 0.5, 7, 4099, 39, 64, M_BOTH, M_BOTH},
 		{"0/1 at 0.5, many queries", IK_BINARY, 0.5, 3001, 1001, 17, 10, M_BOTH, M_BOTH},
 		{"0/1 at 0.1, whole blocks", IK_BINARY, 0.1, 128, 2048, 16, 10, M_BOTH, M_BOTH},
-		{"0/1 at 0.5, other metrics", IK_BINARY, 0.5, 0, 1001, 39, 10, M_OTHER & ~(1 << ODP_METRIC_COSINE), 0},
+		{"0/1 at 0.5, other metrics", IK_BINARY, 0.5, 0, 1001, 39, 10, M_OTHER & ~(1 << ODP_METRIC_COSINE), M_MAN},
+		{"0/1 at 0.3, manhattan, few queries", IK_BINARY, 0.3, 7, 4099, 39, 64, M_MAN, M_MAN},
+		{"0/1 at 0.05, manhattan, D = 256", IK_BINARY, 0.05, 0, 1300, 256, 50, M_MAN | M_BOTH, M_MAN | M_BOTH},
+		{"range 126, D = 4: norms fold", IK_RANGE126, 0, 130, 2001, 4, 10, M_BOTH | M_MAN, M_BOTH},
+		{"range 126, D = 5: norms too large to fold", IK_RANGE126, 0, 0, 1001, 5, 10, M_BOTH, M_BOTH},
+		{"range 127: values too large to fold", IK_RANGE127, 0, 0, 1001, 3, 10, M_BOTH, M_BOTH},
+		{"grid 1 .. 13, D = 254: the last that folds", IK_GRID, 0, 130, 1001, 254, 10, M_BOTH, M_BOTH},
+		{"grid 1 .. 13, D = 255", IK_GRID, 0, 0, 1001, 255, 10, M_BOTH, M_BOTH},
 		{"negative integers", IK_NEGATIVE, 0, 0, 1000, 10, 10, M_BOTH, M_BOTH},
 		{"int8 edges, D = 64", IK_INT8, 0, 0, 700, 64, 10, M_BOTH, M_BOTH},
 		{"int8 edges, D = 65", IK_INT8, 0, 100, 900, 65, 10, M_BOTH, M_SQ},
