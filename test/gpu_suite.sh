@@ -184,15 +184,24 @@ odp_compare ties 20000 2 10 euclidean "floor(random() * 4)"
 odp_compare wide 4000 1000 20 euclidean "random()"
 odp_compare k1 5000 8 1 manhattan "random()"
 odp_compare bigk 5000 8 1000 euclidean "random()"
+# integer data: the exact integer path (kernels/knn/knn_gpu_int.cu), its
+# norms folded into the products or not, manhattan on 0/1 rows, and a
+# memory limit too small for it (the float paths take over)
+odp_compare poker-like 100000 10 50 euclidean "1 + floor(random() * 13)"
+odp_compare int-range200 30000 4 20 sqeuclidean "floor(random() * 201)"
+odp_compare binary 50000 39 10 manhattan "floor(random() * 2)"
+odp_compare binary 50000 39 10 sqeuclidean "floor(random() * 2)"
+odp_compare int-chunked 60000 10 50 euclidean "1 + floor(random() * 13)" 4
 
 fi
 
 if odp_wants knn; then
 odp_log "k-NN: GPU vs CPU"
-# odp_compare_knn NAME QUERIES ROWS DIMS K METRIC [MEMORY_LIMIT_MB]: QUERIES = 0
-# is a self join, 1 a single odp_knn query; rows and distances must be equal.
+# odp_compare_knn NAME QUERIES ROWS DIMS K METRIC [MEMORY_LIMIT_MB [GENERATOR]]:
+# QUERIES = 0 is a self join, 1 a single odp_knn query; rows and distances
+# must be equal.
 odp_compare_knn() {
-	local name=$1 nq=$2 rows=$3 dims=$4 k=$5 metric=$6 limit=${7:-0} out call
+	local name=$1 nq=$2 rows=$3 dims=$4 k=$5 metric=$6 limit=${7:-0} gen=${8:-"random() - 0.3"} out call
 	if [ "$nq" = 0 ]; then call="odp_knn_join('knn_src', 'knn_src', k => $k, metric => '$metric')"
 	elif [ "$nq" = 1 ]; then call="(SELECT 1::bigint AS query_id, * FROM odp_knn('knn_src', (SELECT f FROM knn_q), k => $k, metric => '$metric')) s"
 	else call="odp_knn_join('knn_q', 'knn_src', k => $k, metric => '$metric')"; fi
@@ -201,9 +210,9 @@ SET client_min_messages = warning;
 SELECT setseed(0.5);
 DROP TABLE IF EXISTS knn_src, knn_q, knn_cpu, knn_gpu;
 CREATE TABLE knn_src AS SELECT i::bigint AS id,
-	array(SELECT (random() - 0.3)::real FROM generate_series(1, $dims) WHERE i > 0) AS f FROM generate_series(1, $rows) i;
+	array(SELECT ($gen)::real FROM generate_series(1, $dims) WHERE i > 0) AS f FROM generate_series(1, $rows) i;
 CREATE TABLE knn_q AS SELECT i::bigint AS id,
-	array(SELECT (random() - 0.3)::real FROM generate_series(1, $dims) WHERE i > 0) AS f FROM generate_series(1, greatest($nq, 1)) i;
+	array(SELECT ($gen)::real FROM generate_series(1, $dims) WHERE i > 0) AS f FROM generate_series(1, greatest($nq, 1)) i;
 SET odp_gpu.device = cpu;
 SET odp_gpu.cpu_threads = 16;
 CREATE TABLE knn_cpu AS SELECT query_id, rank, id, distance FROM $call;
@@ -239,6 +248,41 @@ odp_compare_knn few-queries 40 200000 64 10 inner_product
 odp_compare_knn bigk 100 20000 8 1024 euclidean
 odp_compare_knn chunked 0 50000 8 10 euclidean 4
 odp_compare_knn chunked-join 3000 60000 8 7 manhattan 4
+# integer data (the integer path's lists: every distance below 256)
+odp_compare_knn binary-self 0 30000 39 10 euclidean 0 "floor(random() * 2)"
+odp_compare_knn binary-join 2000 50000 39 64 manhattan 0 "floor(random() * 2)"
+odp_compare_knn small-ints 0 30000 3 10 sqeuclidean 0 "floor(random() * 6)"
+
+odp_log "concurrent sessions on the GPU, integer data"
+# odp_int_sessions N: N sessions at once take the top 25 outliers and a
+# k-NN join of 0/1 rows (the integer path) on the GPU; each must print the
+# CPU path's rows.
+odp_int_sessions() {
+	local n=$1 ref i bad=0
+	psql -X -q -v ON_ERROR_STOP=1 >/dev/null <<'SQL'
+SET client_min_messages = warning;
+SELECT setseed(0.375);
+DROP TABLE IF EXISTS sess_int;
+CREATE TABLE sess_int AS SELECT i::bigint AS id,
+	array(SELECT floor(random() * 2)::real FROM generate_series(1, 39) WHERE i > 0) AS f
+	FROM generate_series(1, 20000) i;
+SQL
+	local q="SELECT (SELECT string_agg(id || ':' || score, ',' ORDER BY rank) FROM odp_top_outliers('sess_int', k => 10, n => 25))
+		|| ' ' || (SELECT sum(id * rank) || ':' || sum(distance) FROM odp_knn_join('(SELECT * FROM sess_int WHERE id <= 3000)', 'sess_int', k => 10))"
+	ref=$(psql -X -At -q -c "SET odp_gpu.device = cpu" -c "SET odp_gpu.cpu_threads = 16" -c "$q" 2>&1)
+	for i in $(seq 1 "$n"); do
+		psql -X -At -q -c "SET odp_gpu.device = gpu" -c "$q" >"$log/sess_int.$i" 2>&1 &
+	done
+	wait
+	for i in $(seq 1 "$n"); do
+		[ "$(cat "$log/sess_int.$i")" = "$ref" ] || bad=$((bad + 1))
+	done
+	[ -n "$ref" ] && [ "$bad" = 0 ]
+	odp_check "$n concurrent GPU sessions on 0/1 rows get the CPU path's top outliers and k-NN join" $? \
+		"$bad of $n differ; $(head -c 120 "$log/sess_int.1" | tr '\n' ' ')"
+	psql -X -q -c "DROP TABLE sess_int" >/dev/null
+}
+odp_int_sessions 24
 
 fi
 
@@ -522,6 +566,18 @@ CREATE TABLE odp_cancel_gpu AS
 SQL
 odp_cancel_checks gpu odp_cancel_gpu 50
 psql -X -q -c "DROP TABLE odp_cancel_gpu" >/dev/null
+# integer rows: the integer path's count sweep (5,000,000 x 10 values
+# 1 .. 13, k = 50: about 6 s on an H100)
+psql -X -q -v ON_ERROR_STOP=1 >/dev/null <<'SQL'
+SET client_min_messages = warning;
+SELECT setseed(0.625);
+DROP TABLE IF EXISTS odp_cancel_int;
+CREATE TABLE odp_cancel_int AS
+	SELECT i::bigint AS id, array(SELECT 1 + floor(random() * 13)::real FROM generate_series(1, 10) WHERE i > 0) AS features
+	FROM generate_series(1, 5000000) i;
+SQL
+odp_cancel_checks gpu odp_cancel_int 50
+psql -X -q -c "DROP TABLE odp_cancel_int" >/dev/null
 fi
 if odp_wants pearson; then
 odp_cancel_series_checks gpu 100000 32

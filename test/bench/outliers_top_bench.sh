@@ -96,10 +96,12 @@ for s in $sets; do
 	done
 	if grep -qw "$s" <<<"$cpu_sets"; then odp_run "$s" cpu solvingset 50; fi
 	for k in $ks; do
+		# brute force is the reference; without it, auto
 		ref="$work/ids.$s.$k.$path.bruteforce"
+		[ -f "$ref" ] || ref="$work/ids.$s.$k.$path.auto"
 		for f in "$work"/ids."$s".$k.*; do
 			[ -f "$ref" ] && [ "$f" != "$ref" ] && { cmp -s "$f" "$ref" && r=same || r=DIFFERENT; \
-				echo "k=$k $(basename "$f" | cut -d. -f4,5): top $n ids $r as $path bruteforce"; }
+				echo "k=$k $(basename "$f" | cut -d. -f4,5): top $n ids $r as $path $(basename "$ref" | cut -d. -f5)"; }
 		done
 		grep "^peer $s [a-z]* $k " "$work/peers.txt" 2>/dev/null | while read -r _ _ peer _ ms ids; do
 			if [ "$ms" = "-" ]; then echo "k=$k peer $peer: unavailable"; continue; fi
