@@ -914,10 +914,8 @@ IqCountKernel(const __grid_constant__ IqArgs a)
 	const int64_t t0 = (int64_t) blockIdx.y * a.range_tiles;
 	const int64_t t1 = t0 + a.range_tiles < a.ctiles ? t0 + a.range_tiles : a.ctiles;
 	const int	warp = threadIdx.x / 32;
-	IqShared	io;
+	IqShared	io;				/* the list sweep's; unused by counts */
 
-	io.c = sc;
-	io.cn = cn;
 	IqLoadQueries(a, sq, rs, qrow0);
 	for (int i = threadIdx.x; i < IQ_BM * hw; i += IQ_THREADS)
 		bins[i] = 0;
