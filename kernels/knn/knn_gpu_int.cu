@@ -73,7 +73,7 @@
  *	- IqMergeKernel (the ranges' lists, as floats);
  *	- host side: the trace (IQ_MARK), IqCounter (the count kernel compiled
  *	  for the padded dimensions), IqLaunchRange, IqLaunchSweep and the
- *	  entry point OdpKnnIntSearch.
+ *	  entry points OdpKnnIntEligible and OdpKnnIntSearch.
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -1208,6 +1208,17 @@ IqLaunchSweep(OdpContext *ctx, cudaStream_t stream, void (*fn) (const IqArgs),
 }
 
 /* See knn_gpu_int.cuh. */
+bool
+OdpKnnIntEligible(const OdpKnnProblem *p, int k)
+{
+	return (p->metric == ODP_METRIC_EUCLIDEAN || p->metric == ODP_METRIC_SQEUCLIDEAN ||
+			p->metric == ODP_METRIC_MANHATTAN) &&
+		k >= 1 && k <= IQ_MAX_K && p->dims >= 1 && p->dims <= IQ_MAX_DIMS &&
+		p->nq >= 1 && p->nc >= 1 && p->nc <= INT32_MAX - IQ_BN &&
+		(double) p->nq * (double) p->nc >= (double) odp_gpu_knn_int_min_pairs;
+}
+
+/* See knn_gpu_int.cuh. */
 OdpStatus
 OdpKnnIntSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 				const OdpKnnProblem *p, OdpKnnState *state, size_t budget,
@@ -1253,12 +1264,8 @@ OdpKnnIntSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 	double		trace_t = t_start;
 
 	*done = false;
-	if ((p->metric != ODP_METRIC_EUCLIDEAN && p->metric != ODP_METRIC_SQEUCLIDEAN &&
-		 p->metric != ODP_METRIC_MANHATTAN) ||
-		k > IQ_MAX_K || dims > IQ_MAX_DIMS || p->cand_bound != NULL ||
-		p->cand_split != 0 || state->rows != p->nq || p->nq < 1 || p->nc < 1 ||
-		(double) p->nq * (double) p->nc < (double) odp_gpu_knn_int_min_pairs ||
-		p->nc > INT32_MAX - IQ_BN)
+	if (!OdpKnnIntEligible(p, k) || p->cand_bound != NULL || p->cand_split != 0 ||
+		state->rows != p->nq)
 		return ODP_OK;
 	OdpGpuArenaInit(&arena, budget);
 

@@ -39,4 +39,11 @@ extern OdpStatus OdpKnnIntSearch(OdpContext *ctx, const OdpGpuDevice *dev,
 								 OdpKnnState *state, size_t budget,
 								 bool *done, double *compute_ms);
 
+/*
+ * Whether the integer path may take problem p with k neighbours: its
+ * metric, k, dimensions and size; whether its rows are integers that fit
+ * is the data's to say (OdpKnnIntSearch finds out on the device).
+ */
+extern bool OdpKnnIntEligible(const OdpKnnProblem *p, int k);
+
 #endif							/* ODP_GPU_KNN_INT_CUH */

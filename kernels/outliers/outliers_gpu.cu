@@ -25,6 +25,7 @@
 #include "common/engine_internal.h"
 #include "gpu/gpu_check.cuh"
 #include "include/odp_distance.h"
+#include "knn/knn_gpu_int.cuh"
 #include "knn/knn_gpu_run.cuh"
 #include "knn/knn_gpu_tc.cuh"
 #include "outliers/outliers_internal.h"
@@ -184,5 +185,5 @@ odp_gpu_outliers_filter_eligible(OdpMetric metric, int64_t rows, int32_t dims,
 	p.dims = dims;
 	p.metric = metric;
 	p.exclude_self = true;
-	return OdpKnnTcEligible(&p, k);
+	return OdpKnnTcEligible(&p, k) || OdpKnnIntEligible(&p, k);
 }

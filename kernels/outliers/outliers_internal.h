@@ -68,7 +68,11 @@ extern OdpStatus odp_gpu_outlier_scores_rows(OdpContext *ctx,
 											 int64_t first, int64_t count,
 											 double *scores);
 
-/* Whether the filter serves outlier scores of this shape (false without CUDA). */
+/*
+ * Whether a filter-only run (odp_gpu_outlier_scores_filtered) may serve
+ * outlier scores of this shape: the tensor-core filter or the exact
+ * integer path, whichever the data allows (false without CUDA).
+ */
 extern bool odp_gpu_outliers_filter_eligible(OdpMetric metric, int64_t rows,
 											 int32_t dims, int32_t k);
 

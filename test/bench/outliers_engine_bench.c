@@ -14,6 +14,8 @@
  *	--rows N (1000000)  --k K (50)  --n N (10)  --reps R (1)  --dims D
  *	--metric M	euclidean (default), sqeuclidean, manhattan, chebyshev, cosine
  *	--bf		also run GPU brute force and compare rows, order and bits
+ *	--auto		also run the GPU's auto (the method it picks, printed) and
+ *				compare rows, order and bits
  *	--cpu		also run CPU SolvingSet and compare result and solving set
  *				(with --scores: the CPU path's scores, compared)
  *	--scores	time odp_compute_outlier_scores (every row's score, brute
@@ -304,6 +306,7 @@ main(int argc, char **argv)
 	int			reps = 1;
 	int			threads = 16;
 	bool		bf = false;
+	bool		autorun = false;
 	bool		cpu = false;
 	bool		scores = false;
 	int			unif_dims = 10;
@@ -317,7 +320,7 @@ main(int argc, char **argv)
 
 	if (argc < 2)
 	{
-		fprintf(stderr, "usage: outliers_engine_bench poker|g2d|unif10|unif|binary [--rows N] [--dims D] [--k K] [--n N] [--reps R] [--bf] [--cpu] [--scores] [--split S] [--threads T] [--batch M] [--device cpu|gpu]\n");
+		fprintf(stderr, "usage: outliers_engine_bench poker|g2d|unif10|unif|binary [--rows N] [--dims D] [--k K] [--n N] [--reps R] [--bf] [--auto] [--cpu] [--scores] [--split S] [--threads T] [--batch M] [--device cpu|gpu]\n");
 		return 2;
 	}
 	name = argv[1];
@@ -370,6 +373,8 @@ main(int argc, char **argv)
 		}
 		else if (strcmp(argv[i], "--bf") == 0)
 			bf = true;
+		else if (strcmp(argv[i], "--auto") == 0)
+			autorun = true;
 		else if (strcmp(argv[i], "--no-int") == 0)
 		{
 			if (&odp_gpu_knn_int_min_pairs != NULL)
@@ -448,6 +453,19 @@ main(int argc, char **argv)
 			for (int64_t i = 0; i < other.count; i++)
 				printf("  bf %2lld: row %8lld score %.17g\n", (long long) i + 1,
 					   (long long) other.order[i], other.scores[i]);
+			failures++;
+		}
+	}
+	if (autorun)
+	{
+		run_top(ODP_DEVICE_GPU, threads, &m, k, n, ODP_METHOD_AUTO, false, &other);
+		report(other.st.method == ODP_METHOD_BRUTEFORCE ? "gpu-auto-bf" : "gpu-auto-ss",
+			   &other, rows);
+		if (same_top(&gs, &other))
+			printf("CHECK gpu-ss == gpu-auto: rows, order, score bits equal\n");
+		else
+		{
+			printf("CHECK FAILED gpu-ss != gpu-auto\n");
 			failures++;
 		}
 	}

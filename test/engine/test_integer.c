@@ -358,6 +358,7 @@ typedef struct IntOutliers
 	int64_t		auto_order[INT_TOP_N];	/* auto's top n */
 	double		auto_scores[INT_TOP_N];
 	int64_t		auto_count;
+	OdpOutlierMethod auto_method;	/* the method auto ran */
 	int64_t		scores_searches;	/* integer searches of each call */
 	int64_t		bf_searches;
 } IntOutliers;
@@ -384,10 +385,13 @@ int_outliers_run(OdpDevice dev, const OdpMatrix *m, OdpMetric metric, int k,
 	}
 	if (r->status == ODP_OK)
 	{
+		OdpTopOutliersStats st;
+
 		ctx = make_ctx(dev);
 		r->status = odp_compute_top_outliers(&ctx, m, metric, k, INT_TOP_N,
 											 ODP_METHOD_AUTO, 0, r->auto_order,
-											 r->auto_scores, &r->auto_count, NULL, NULL, NULL);
+											 r->auto_scores, &r->auto_count, NULL, NULL, &st);
+		r->auto_method = st.method;
 	}
 	if (r->status != ODP_OK)
 		printf("# outliers %s: %s: %s\n", dev == ODP_DEVICE_GPU ? "gpu" : "cpu",
@@ -592,8 +596,10 @@ int_case(const IntCase *t)
  * probability 0.1 (0.9 in every 9973rd row, the planted outliers).  A
  * row's bits in one word: the squared distance of two rows is the count
  * of their differing bits, so the reference of one row against all is a
- * pass of popcounts.  From 262,144 rows on, auto's top outliers go
- * another way than brute force (the filter, then SolvingSet).
+ * pass of popcounts.  From 262,144 rows on, auto's top outliers take the
+ * GPU's filter-only brute force where the filter or the integer path
+ * applies, SolvingSet where neither does: here the integer path, under
+ * each metric (manhattan too: every column spans 1).
  */
 #define BIG_ROWS		300000
 #define BIG_DIMS		39
@@ -735,6 +741,9 @@ big_metric(const float *x, const uint64_t *bits, OdpMetric metric)
 	check(same_top(gpu.auto_order, gpu.auto_scores, gpu.auto_count,
 				   gpu.bf_order, gpu.bf_scores, gpu.bf_count),
 		  "integer gpu 0/1 %s: auto's top %d are brute force's (rows, order, scores)", mn, INT_TOP_N);
+	check(gpu.auto_method == ODP_METHOD_BRUTEFORCE,
+		  "integer gpu 0/1 %s: auto ran brute force on the integer path (ran %s)", mn,
+		  gpu.auto_method == ODP_METHOD_BRUTEFORCE ? "brute force" : "SolvingSet");
 done:
 	free(sd);
 	free(si);
@@ -768,6 +777,41 @@ big_case(void)
 	big_metric(x, bits, ODP_METRIC_MANHATTAN);
 	free(x);
 	free(bits);
+}
+
+/*
+ * Manhattan on integers that span more than 1 from 262,144 rows on: auto
+ * tries the filter-only brute force, which neither the filter nor the
+ * integer path takes, so it gives up and SolvingSet runs; its top rows
+ * must be brute force's (GPU only: brute force on the CPU would take
+ * minutes).
+ */
+static void
+big_manhattan_gives_up(void)
+{
+	const int64_t rows = 280000;
+	const int	dims = 4;
+	float	   *x = xmalloc(sizeof(float) * (size_t) rows * dims);
+	OdpMatrix	m = {x, rows, dims, NULL};
+	IntOutliers gpu = {0};
+
+	for (int64_t i = 0; i < rows * dims; i++)
+		x[i] = rng_int(1, 13);
+	gpu.scores = xmalloc(sizeof(double) * (size_t) rows);
+	int_outliers_run(ODP_DEVICE_GPU, &m, ODP_METRIC_MANHATTAN, BIG_K, &gpu);
+	check(gpu.status == ODP_OK, "integer gpu manhattan 1 .. 13, %lld x %d k=%d: scores, "
+		  "brute force and auto ran", (long long) rows, dims, BIG_K);
+	if (gpu.status == ODP_OK)
+	{
+		check(gpu.auto_method == ODP_METHOD_SOLVINGSET,
+			  "integer gpu manhattan 1 .. 13: auto gave the filter-only run up and ran SolvingSet");
+		check(same_top(gpu.auto_order, gpu.auto_scores, gpu.auto_count,
+					   gpu.bf_order, gpu.bf_scores, gpu.bf_count),
+			  "integer gpu manhattan 1 .. 13: auto's top %d are brute force's (rows, order, scores)",
+			  INT_TOP_N);
+	}
+	free(gpu.scores);
+	free(x);
 }
 
 /* Every integer test. */
@@ -830,7 +874,10 @@ run_integer_tests(void)
 	for (size_t t = 0; t < sizeof(cases) / sizeof(cases[0]); t++)
 		int_case(&cases[t]);
 	if (gpu_ok)
+	{
 		big_case();
+		big_manhattan_gives_up();
+	}
 	else
 		printf("integer GPU tests skipped: %s\n", gpu_reason);
 }
