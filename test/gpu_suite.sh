@@ -4,8 +4,10 @@
 # suite against the real pgvector, test/pgvector, where its source is at
 # hand: test/checks/pgvector.sh), GPU-vs-CPU
 # comparisons on random and adversarial data of several sizes (one split
-# into many chunks by a small odp_gpu.gpu_memory_limit), the cancellation
-# checks on the GPU, and the benchmark; ends with "N passed, N failed".
+# into many chunks by a small odp_gpu.gpu_memory_limit; integer data for
+# the exact integer path), concurrent sessions on integer data, the
+# cancellation checks on the GPU, and the benchmark; ends with "N passed,
+# N failed".
 #
 # Needs a running server: PGHOST etc. set (e.g. source .devpg/start.sh),
 # or none, and then it starts a throwaway one like test/run_tests.sh.
