@@ -590,6 +590,9 @@ ss_bruteforce_test(void)
  * AUTO on data SolvingSet cannot prune (one-hot rows: every weight is the
  * same) above its row threshold: it must hand over to brute force after
  * half of brute force's distances, and still return brute force's answer.
+ * On the GPU, AUTO's first try, brute force on the exact integer path,
+ * would take these 0/1 rows at once: it is kept off for the hand-over,
+ * then checked on its own (brute force's distances only).
  */
 static void
 ss_give_up_test(OdpDevice device)
@@ -602,7 +605,9 @@ ss_give_up_test(OdpDevice device)
 	SsResult	a;
 
 	odp_ss_test_batch_size = 256;
+	gpu_integer_path(false);
 	a = ss_run(device, x, rows, dims, ODP_METRIC_EUCLIDEAN, 10, 10, ODP_METHOD_AUTO);
+	gpu_integer_path(true);
 	odp_ss_test_batch_size = 0;
 	char		why[ODP_MESSAGE_LEN + 100] = "";
 	bool		ok;
@@ -615,6 +620,20 @@ ss_give_up_test(OdpDevice device)
 		  ok ? "same answer" : (why[0] ? why : "method or distance count wrong"),
 		  (double) a.stats.distances, a.ms, b.ms);
 	ss_free(&a);
+	if (device == ODP_DEVICE_GPU)
+	{
+		why[0] = '\0';
+		odp_ss_test_batch_size = 256;
+		a = ss_run(device, x, rows, dims, ODP_METRIC_EUCLIDEAN, 10, 10, ODP_METHOD_AUTO);
+		odp_ss_test_batch_size = 0;
+		ok = b.status == ODP_OK && ss_same(&a, &b, why, sizeof(why)) &&
+			a.stats.method == ODP_METHOD_BRUTEFORCE &&
+			a.stats.distances == rows * (rows - 1);
+		check(ok, "gpu auto on %lld unprunable 0/1 rows runs brute force on the integer path at once: %s; %.3g distances",
+			  (long long) rows, ok ? "same answer" : (why[0] ? why : "method or distance count wrong"),
+			  (double) a.stats.distances);
+		ss_free(&a);
+	}
 	ss_free(&b);
 	free(x);
 }
