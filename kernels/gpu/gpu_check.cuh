@@ -64,6 +64,14 @@ extern OdpStatus OdpGpuFail(OdpContext *ctx, cudaError_t err,
 		} \
 	} while (0)
 
+/* Runs a step that returns an OdpStatus; on failure sets "status" and jumps to cleanup. */
+#define ODP_TRY(expr) \
+	do { \
+		status = (expr); \
+		if (status != ODP_OK) \
+			goto cleanup; \
+	} while (0)
+
 /* Runs a CUDA/CUB call; on failure returns its status. */
 #define ODP_CUDA_RETURN(ctx, call, what) \
 	do { \

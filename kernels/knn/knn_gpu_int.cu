@@ -61,10 +61,10 @@
  *	  norms);
  *	- the sweeps' shared parts: IqArgs, the list sweep's shared memory
  *	  (IqShared, IqSharedBytes, IqCarve), the tile copies (IqIssueTile,
- *	  and the count sweep's IqIssueSpan), the
- *	  products (IqLd, IqMma, IqProducts), the list merge (IqMerge), the
- *	  test of a tile's products against the limits (IqPassers) and the
- *	  query copy (IqLoadQueries);
+ *	  and the count sweep's IqIssueSpan), the products (IqLd, IqMma,
+ *	  IqPlace, IqProducts), the list merge (IqMerge), the test of a tile's
+ *	  products against the limits (IqPassers) and the query copy
+ *	  (IqLoadQueries);
  *	- the list sweep: IqSweepKernel;
  *	- the count sweep: IqCountSharedBytes, IqWordCounts, IqCanonical, IqKth,
  *	  IqCountKernel, and IqSettleKernel, which turns counts into each
@@ -392,10 +392,37 @@ IqMma(int32_t (&acc)[4], const uint32_t (&a)[KS / 8], const uint32_t (&b)[KS / 1
 }
 
 /*
+ * Where a thread's products lie in the block's 64 x 128 tile: warp (wm,
+ * wn) gets queries 32 wm + [0, 32) and, in n-subtile r, candidates 32 r +
+ * 8 wn + [0, 8), so that round r of the test covers columns [32 r, 32 r +
+ * 32); lane (g, t4) holds the m16n8 fragments' rows g and g + 8, columns
+ * 2 t4 and 2 t4 + 1.  IqProducts fills them, IqPassers reads them.
+ */
+typedef struct IqPlace
+{
+	int			g,
+				t4,
+				wm,
+				wn;
+} IqPlace;
+
+static __device__ __forceinline__ IqPlace
+IqPlaceOf(void)
+{
+	const int	lane = threadIdx.x % 32,
+				warp = threadIdx.x / 32;
+	IqPlace		p;
+
+	p.g = lane / 4;
+	p.t4 = lane % 4;
+	p.wm = warp % 2;
+	p.wn = warp / 2;
+	return p;
+}
+
+/*
  * The exact products of the block's 64 query rows (sq) with one tile of
- * 128 candidate rows (sc), both at row stride rs: warp (wm, wn) gets
- * queries 32 wm + [0, 32) and, in n-subtile r, candidates 32 r + 8 wn +
- * [0, 8), so that round r of the test covers columns [32 r, 32 r + 32).
+ * 128 candidate rows (sc), both at row stride rs, placed as IqPlace says.
  */
 template <int KS, int DP = 0>
 static __device__ __forceinline__ void
@@ -404,12 +431,11 @@ IqProducts(const int8_t *sq, const int8_t *sc, int rs_, int dp_, int32_t (&acc)[
 	/* DP > 0: the padded dimensions known at compile time */
 	const int	dp = DP > 0 ? DP : dp_,
 				rs = DP > 0 ? IQ_RS(DP) : rs_;
-	const int	lane = threadIdx.x % 32,
-				warp = threadIdx.x / 32;
-	const int	g = lane / 4,
-				t4 = lane % 4,
-				wm = warp % 2,
-				wn = warp / 2;
+	const IqPlace pl = IqPlaceOf();
+	const int	g = pl.g,
+				t4 = pl.t4,
+				wm = pl.wm,
+				wn = pl.wn;
 
 	for (int kk = 0; kk < dp; kk += KS)
 	{
@@ -568,12 +594,11 @@ IqPassers(const IqArgs &a, const int32_t *qn_s, const int32_t *lim,
 		  int r0, int r1, int64_t qrow0, const IqShared &s, uint32_t *bins,
 		  int32_t *added)
 {
-	const int	lane = threadIdx.x % 32,
-				warp = threadIdx.x / 32;
-	const int	g = lane / 4,
-				t4 = lane % 4,
-				wm = warp % 2,
-				wn = warp / 2;
+	const IqPlace pl = IqPlaceOf();
+	const int	g = pl.g,
+				t4 = pl.t4,
+				wm = pl.wm,
+				wn = pl.wn;
 	int32_t		tq[2][2],
 				top[2][2];
 	bool		any = false,
@@ -1136,14 +1161,6 @@ IqMergeKernel(const int32_t *in_d, const int32_t *in_c, const int32_t *in_n,
 		} \
 	} while (0)
 
-/* Runs a step that returns a status; on failure jumps to cleanup. */
-#define IQ_TRY(expr) \
-	do { \
-		status = (expr); \
-		if (status != ODP_OK) \
-			goto cleanup; \
-	} while (0)
-
 /* An allocation the search can do without: the caller's paths run. */
 #define IQ_ALLOC(ptr, bytes, what) \
 	do { \
@@ -1389,7 +1406,7 @@ OdpKnnIntSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 		ia.out_lim = d_lims;
 		ia.out_bins = d_bins;
 		/* counts: each query's k-th distance, or with values its k smallest */
-		IQ_TRY(IqLaunchSweep(ctx, stream, counter, IqCountSharedBytes(dp, hbins), &ia,
+		ODP_TRY(IqLaunchSweep(ctx, stream, counter, IqCountSharedBytes(dp, hbins), &ia,
 							 qblocks, per_launch, rg, "the integer count kernel"));
 		IqSettleKernel<<<(unsigned) ((nq + 7) / 8), 256, 0, stream>>>(
 			d_bins, d_lims, rg, nq, qchunk_pad, hbins, k, p->values_only ? 1 : 0,
@@ -1414,7 +1431,7 @@ OdpKnnIntSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 		}
 		/* lists: every query's neighbours, or those the counts left open */
 		ia.init_lim = d_init;
-		IQ_TRY(IqLaunchSweep(ctx, stream, sweep, smem, &ia, qblocks, per_launch, rg,
+		ODP_TRY(IqLaunchSweep(ctx, stream, sweep, smem, &ia, qblocks, per_launch, rg,
 							 "the integer k-NN kernel"));
 		IqMergeKernel<<<(unsigned) ((nq + 127) / 128), 128, 0, stream>>>(
 			d_ld, d_lc, d_ln, d_init, rg, nq, qchunk_pad, k, euclid ? 1 : 0, p->cand_base,

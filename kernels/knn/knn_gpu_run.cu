@@ -283,14 +283,6 @@ cleanup:
 	return status;
 }
 
-/* Runs a step that returns a status; on failure jumps to cleanup. */
-#define RUN_TRY(expr) \
-	do { \
-		status = (expr); \
-		if (status != ODP_OK) \
-			goto cleanup; \
-	} while (0)
-
 /* See knn_gpu_run.cuh. */
 OdpStatus
 OdpKnnRunAll(OdpContext *ctx, const OdpKnnRun *run)
@@ -338,41 +330,41 @@ OdpKnnRunAll(OdpContext *ctx, const OdpKnnRun *run)
 
 	ODP_CUDA_TRY(ctx, cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
 				 "creating a CUDA stream");
-	RUN_TRY(OdpGpuArenaAlloc(ctx, &arena,
+	ODP_TRY(OdpGpuArenaAlloc(ctx, &arena,
 							 (size_t) plan.cand_chunk * dims * sizeof(float),
 							 "the candidate rows", (void **) &d_cand));
 	if (cosine)
-		RUN_TRY(OdpGpuArenaAlloc(ctx, &arena,
+		ODP_TRY(OdpGpuArenaAlloc(ctx, &arena,
 								 (size_t) plan.cand_chunk * sizeof(float),
 								 "the candidate norms", (void **) &d_cnorm));
 	if (plan.separate_queries)
 	{
-		RUN_TRY(OdpGpuArenaAlloc(ctx, &arena,
+		ODP_TRY(OdpGpuArenaAlloc(ctx, &arena,
 								 (size_t) plan.pad * plan.copies * dims * sizeof(float),
 								 "the query rows", (void **) &d_query));
 		if (cosine)
-			RUN_TRY(OdpGpuArenaAlloc(ctx, &arena,
+			ODP_TRY(OdpGpuArenaAlloc(ctx, &arena,
 									 (size_t) plan.pad * plan.copies * sizeof(float),
 									 "the query norms", (void **) &d_qnorm));
 	}
-	RUN_TRY(OdpKnnStateAlloc(ctx, &arena, plan.pad * plan.copies, k, &state));
+	ODP_TRY(OdpKnnStateAlloc(ctx, &arena, plan.pad * plan.copies, k, &state));
 	if (plan.copies > 1)
 	{
-		RUN_TRY(OdpGpuArenaAlloc(ctx, &arena, (size_t) (q_end - q_first) * k * sizeof(float),
+		ODP_TRY(OdpGpuArenaAlloc(ctx, &arena, (size_t) (q_end - q_first) * k * sizeof(float),
 								 "the merged k-NN distances", (void **) &d_md));
-		RUN_TRY(OdpGpuArenaAlloc(ctx, &arena, (size_t) (q_end - q_first) * k * sizeof(int64_t),
+		ODP_TRY(OdpGpuArenaAlloc(ctx, &arena, (size_t) (q_end - q_first) * k * sizeof(int64_t),
 								 "the merged k-NN indices", (void **) &d_mi));
-		RUN_TRY(OdpGpuArenaAlloc(ctx, &arena, (size_t) (q_end - q_first) * sizeof(int32_t),
+		ODP_TRY(OdpGpuArenaAlloc(ctx, &arena, (size_t) (q_end - q_first) * sizeof(int32_t),
 								 "the merged k-NN counts", (void **) &d_mn));
 	}
 	if (run->finish_bytes_per_row > 0)
-		RUN_TRY(OdpGpuArenaAlloc(ctx, &arena,
+		ODP_TRY(OdpGpuArenaAlloc(ctx, &arena,
 								 (size_t) plan.query_chunk * run->finish_bytes_per_row,
 								 "the k-NN results", &d_scratch));
 
 	/* resident candidates are uploaded once (and serve as self-join queries) */
 	if (plan.cand_chunk == cm->rows)
-		RUN_TRY(RunUpload(ctx, stream, cm, run->cand_norms, 0, cm->rows,
+		ODP_TRY(RunUpload(ctx, stream, cm, run->cand_norms, 0, cm->rows,
 						  d_cand, d_cnorm));
 
 	for (int64_t q0 = q_first; q0 < q_end; q0 += plan.query_chunk)
@@ -395,7 +387,7 @@ OdpKnnRunAll(OdpContext *ctx, const OdpKnnRun *run)
 		prob.values_only = run->values_only;
 		if (plan.separate_queries)
 		{
-			RUN_TRY(RunUpload(ctx, stream, qm, run->query_norms, q0, nq,
+			ODP_TRY(RunUpload(ctx, stream, qm, run->query_norms, q0, nq,
 							  d_query, d_qnorm));
 			prob.queries = d_query;
 			prob.query_norms = d_qnorm;
@@ -420,15 +412,15 @@ OdpKnnRunAll(OdpContext *ctx, const OdpKnnRun *run)
 			prob.cand_base = 0;
 			prob.nc = cm->rows;
 			state.rows = nq;
-			RUN_TRY(OdpKnnIntSearch(ctx, &dev, stream, &prob, &state, left,
+			ODP_TRY(OdpKnnIntSearch(ctx, &dev, stream, &prob, &state, left,
 									&done, &ctx->compute_ms));
 			if (!done)
-				RUN_TRY(OdpKnnTcSearch(ctx, &dev, stream, &prob, &state, left,
+				ODP_TRY(OdpKnnTcSearch(ctx, &dev, stream, &prob, &state, left,
 									   &done, &ctx->compute_ms));
 			if (done)
 			{
 				ctx->chunks++;
-				RUN_TRY(run->finish(run->finish_arg, ctx, stream, q0, nq, state.dist,
+				ODP_TRY(run->finish(run->finish_arg, ctx, stream, q0, nq, state.dist,
 									state.index, state.count, d_scratch));
 				continue;
 			}
@@ -443,7 +435,7 @@ OdpKnnRunAll(OdpContext *ctx, const OdpKnnRun *run)
 		{
 			if (plan.copies > 1)
 			{
-				RUN_TRY(RunReplicateQueries(ctx, stream, dims, nq, plan.pad,
+				ODP_TRY(RunReplicateQueries(ctx, stream, dims, nq, plan.pad,
 											plan.copies, d_query, d_qnorm));
 				prob.nq = plan.pad * plan.copies;
 				prob.cand_split = (cm->rows + plan.copies - 1) / plan.copies;
@@ -451,19 +443,19 @@ OdpKnnRunAll(OdpContext *ctx, const OdpKnnRun *run)
 			}
 		}
 		state.rows = prob.nq;
-		RUN_TRY(OdpKnnStateReset(ctx, stream, &state));
+		ODP_TRY(OdpKnnStateReset(ctx, stream, &state));
 		for (int64_t c0 = 0; c0 < cm->rows; c0 += plan.cand_chunk)
 		{
 			const int64_t nc = cm->rows - c0 < plan.cand_chunk ? cm->rows - c0 : plan.cand_chunk;
 
 			if (plan.cand_chunk != cm->rows)
-				RUN_TRY(RunUpload(ctx, stream, cm, run->cand_norms, c0, nc,
+				ODP_TRY(RunUpload(ctx, stream, cm, run->cand_norms, c0, nc,
 								  d_cand, d_cnorm));
 			prob.cands = d_cand;
 			prob.cand_norms = d_cnorm;
 			prob.cand_base = c0;
 			prob.nc = nc;
-			RUN_TRY(OdpKnnAccumulate(ctx, &dev, stream, &prob, &state,
+			ODP_TRY(OdpKnnAccumulate(ctx, &dev, stream, &prob, &state,
 									 &ctx->compute_ms));
 			ctx->chunks++;
 		}
@@ -474,11 +466,11 @@ OdpKnnRunAll(OdpContext *ctx, const OdpKnnRun *run)
 			ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the k-NN merge kernel");
 			ODP_CUDA_TRY(ctx, cudaStreamSynchronize(stream), "merging k-NN lists");
 			ctx->compute_ms += odp_now_ms() - t0;
-			RUN_TRY(run->finish(run->finish_arg, ctx, stream, q0, nq, d_md, d_mi,
+			ODP_TRY(run->finish(run->finish_arg, ctx, stream, q0, nq, d_md, d_mi,
 								d_mn, d_scratch));
 		}
 		else
-			RUN_TRY(run->finish(run->finish_arg, ctx, stream, q0, nq, state.dist,
+			ODP_TRY(run->finish(run->finish_arg, ctx, stream, q0, nq, state.dist,
 								state.index, state.count, d_scratch));
 	}
 

@@ -1197,14 +1197,6 @@ TcSampleSize(int64_t nc, int ks)
 #define TC_MARK(name) ((void) 0)
 #endif
 
-/* Runs a step that returns a status; on failure jumps to cleanup. */
-#define TC_TRY(expr) \
-	do { \
-		status = (expr); \
-		if (status != ODP_OK) \
-			goto cleanup; \
-	} while (0)
-
 /*
  * The launches of one metric; see OdpKnnTcSearch.  depth 0 is the
  * caller's problem; at depth 1 it finds the thresholds of depth 0 (the
@@ -1410,8 +1402,8 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 			{
 				double		ignored = 0.0;
 
-				TC_TRY(OdpKnnStateReset(ctx, stream, &sst));
-				TC_TRY(OdpKnnAccumulate(ctx, dev, stream, &sp, &sst, &ignored));
+				ODP_TRY(OdpKnnStateReset(ctx, stream, &sst));
+				ODP_TRY(OdpKnnAccumulate(ctx, dev, stream, &sp, &sst, &ignored));
 			}
 		}
 		TC_MARK("threshold");

@@ -58,7 +58,7 @@
  *
  * Map of this file.  From top to bottom:
  *	- declarations: the tuning knobs and counters of the tests and the
- *	  harness (odp_gpu_ss_*), the backend's state GpuSs, SS_TRACE, SS_TRY
+ *	  harness (odp_gpu_ss_*), the backend's state GpuSs, SS_TRACE
  *	  and SsPad;
  *	- kernels: SsGatherKernel, the exact weights (SsWeightKernel), the
  *	  upper bounds (SsUpperKernel), the single pass' bounds
@@ -223,14 +223,6 @@ typedef struct GpuSs
 #else
 #define SS_TRACE(...) ((void) 0)
 #endif
-
-/* Runs a step that returns a status; on failure jumps to cleanup. */
-#define SS_TRY(expr) \
-	do { \
-		status = (expr); \
-		if (status != ODP_OK) \
-			goto cleanup; \
-	} while (0)
 
 /* Rounds n up to whole thread blocks of queries of the primitive. */
 static int64_t
@@ -666,9 +658,9 @@ SsExactFrom(GpuSs *ss, const float *src, const float *src_norms,
 		OdpKnnProblem prob;
 		double		t0;
 
-		SS_TRY(SsGather(ss, src, src_norms, cand + c0, nc, pad, copies));
+		ODP_TRY(SsGather(ss, src, src_norms, cand + c0, nc, pad, copies));
 		ss->exact_state.rows = pad * copies;
-		SS_TRY(OdpKnnStateReset(ctx, ss->stream, &ss->exact_state));
+		ODP_TRY(OdpKnnStateReset(ctx, ss->stream, &ss->exact_state));
 
 		memset(&prob, 0, sizeof(prob));
 		prob.queries = ss->d_gather;
@@ -688,7 +680,7 @@ SsExactFrom(GpuSs *ss, const float *src, const float *src_norms,
 			prob.cand_split = range;
 			prob.split_queries = pad;
 		}
-		SS_TRY(OdpKnnAccumulate(ctx, &ss->dev, ss->stream, &prob,
+		ODP_TRY(OdpKnnAccumulate(ctx, &ss->dev, ss->stream, &prob,
 								&ss->exact_state, &ctx->compute_ms));
 		ctx->chunks++;
 		*distances += nc * ss->rows;
@@ -806,7 +798,7 @@ SsUpdateFrom(GpuSs *ss, const float *src, const float *src_norms,
 	ODP_CUDA_TRY(ctx, cudaSetDevice(ss->dev.id), "selecting the GPU");
 	if (!ss->upd_ready)
 	{
-		SS_TRY(OdpKnnStateReset(ctx, ss->stream, &ss->upd_state));
+		ODP_TRY(OdpKnnStateReset(ctx, ss->stream, &ss->upd_state));
 		ss->upd_ready = true;
 	}
 	else if (odp_gpu_ss_compact > 0.0 && !ss->fused)
@@ -817,7 +809,7 @@ SsUpdateFrom(GpuSs *ss, const float *src, const float *src_norms,
 		for (int64_t j = 0; j < ss->nq; j++)
 			nact += active[ss->compacted ? ss->h_qrow[j] : j] != 0;
 		if ((double) nact <= odp_gpu_ss_compact * (double) ss->nq)
-			SS_TRY(SsCompact(ss, active));
+			ODP_TRY(SsCompact(ss, active));
 	}
 	if (ss->nq == 0)
 		return ODP_OK;			/* no active row is left to update */
@@ -827,10 +819,10 @@ SsUpdateFrom(GpuSs *ss, const float *src, const float *src_norms,
 		const int64_t nc = nc_all - c0 < ss->cap ? nc_all - c0 : ss->cap;
 		OdpKnnProblem prob;
 
-		SS_TRY(SsGather(ss, src, src_norms, cand + c0, nc, nc, 1));
+		ODP_TRY(SsGather(ss, src, src_norms, cand + c0, nc, nc, 1));
 		SsBatchProblem(ss, ss->compacted ? ss->d_q : ss->d_data,
 					   ss->compacted ? ss->d_qnorm : ss->d_norms, ss->nq, nc, &prob);
-		SS_TRY(OdpKnnAccumulate(ctx, &ss->dev, ss->stream, &prob,
+		ODP_TRY(OdpKnnAccumulate(ctx, &ss->dev, ss->stream, &prob,
 								&ss->upd_state, &ctx->compute_ms));
 		ctx->chunks++;
 		ss->cand_seen += nc;
@@ -961,7 +953,7 @@ SsExternalFused(GpuSs *ss, const float *vectors, const int64_t *own,
 	double		t0;
 
 	odp_gpu_ss_fused_batches++;
-	SS_TRY(SsExternalUpload(ss, vectors, own, nc));
+	ODP_TRY(SsExternalUpload(ss, vectors, own, nc));
 	t0 = odp_now_ms();
 	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(ss->d_bound, bounds, (size_t) nc * sizeof(float),
 									  cudaMemcpyHostToDevice, ss->stream),
@@ -970,7 +962,7 @@ SsExternalFused(GpuSs *ss, const float *vectors, const int64_t *own,
 									  cudaMemcpyHostToDevice, ss->stream),
 				 "copying SolvingSet active rows to the GPU");
 	ctx->transfer_ms += odp_now_ms() - t0;
-	SS_TRY(SsGather(ss, ss->d_ext, ss->d_ext_norms, ss->h_iota, nc, nc, 1));
+	ODP_TRY(SsGather(ss, ss->d_ext, ss->d_ext_norms, ss->h_iota, nc, nc, 1));
 	ODP_CUDA_TRY(ctx, cudaMemsetAsync(ss->d_fcount, 0, (size_t) nc * sizeof(int32_t),
 									  ss->stream),
 				 "clearing the SolvingSet candidate buffers");
@@ -982,7 +974,7 @@ SsExternalFused(GpuSs *ss, const float *vectors, const int64_t *own,
 	prob.cand_buf = ss->d_fbuf;
 	prob.cand_cap = ss->fcap;
 	prob.query_active = ss->d_active;
-	SS_TRY(OdpKnnAccumulate(ctx, &ss->dev, ss->stream, &prob, &ss->upd_state,
+	ODP_TRY(OdpKnnAccumulate(ctx, &ss->dev, ss->stream, &prob, &ss->upd_state,
 							&ctx->compute_ms));
 	ctx->chunks++;
 	ss->cand_seen += nc;
@@ -1024,7 +1016,7 @@ SsExternalFused(GpuSs *ss, const float *vectors, const int64_t *own,
 										  (size_t) nover * sizeof(int64_t),
 										  cudaMemcpyHostToDevice, ss->stream),
 					 "copying candidates to the GPU");
-		SS_TRY(SsExactFrom(ss, ss->d_ext, ss->d_ext_norms, ss->h_over, ss->d_own2,
+		ODP_TRY(SsExactFrom(ss, ss->d_ext, ss->d_ext_norms, ss->h_over, ss->d_own2,
 						   (int32_t) nover, NULL, over_lists, distances));
 		for (int64_t j = 0; j < nover; j++)
 			memcpy(lists + (size_t) ss->h_over[j] * ss->k, over_lists + (size_t) j * ss->k,
@@ -1053,7 +1045,7 @@ SsRowBounds(void *self, const int64_t *rows, int64_t n, float *out)
 	if (!ss->fused || !ss->upd_ready || ss->compacted || n > ss->cap)
 		return;
 	ODP_CUDA_TRY(ctx, cudaSetDevice(ss->dev.id), "selecting the GPU");
-	SS_TRY(SsExternalReserve(ss, n));
+	ODP_TRY(SsExternalReserve(ss, n));
 	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(ss->d_cand, rows, (size_t) n * sizeof(int64_t),
 									  cudaMemcpyHostToDevice, ss->stream),
 				 "copying SolvingSet rows to the GPU");
@@ -1090,14 +1082,14 @@ SsExternal(void *self, const float *vectors, const int64_t *own, const float *bo
 	if (nc <= 0)
 		return ODP_OK;
 	ODP_CUDA_RETURN(ctx, cudaSetDevice(ss->dev.id), "selecting the GPU");
-	SS_TRY(SsExternalReserve(ss, nc));
+	ODP_TRY(SsExternalReserve(ss, nc));
 	for (int32_t i = 0; i < nc && fused; i++)
 		fused = isfinite(bounds[i]);
 	if (fused)
 		return SsExternalFused(ss, vectors, own, bounds, nc, active, lists, upper,
 							   distances);
-	SS_TRY(SsExternalUpload(ss, vectors, own, nc));
-	SS_TRY(SsExactFrom(ss, ss->d_ext, ss->d_ext_norms, ss->h_iota, ss->d_own, nc, NULL,
+	ODP_TRY(SsExternalUpload(ss, vectors, own, nc));
+	ODP_TRY(SsExactFrom(ss, ss->d_ext, ss->d_ext_norms, ss->h_iota, ss->d_own, nc, NULL,
 					   lists, distances));
 	if (odp_cancel_requested(ctx))
 		return odp_fail(ctx, ODP_ERR_CANCELLED, "canceled");
@@ -1144,7 +1136,7 @@ SsExactUpdate(void *self, const int64_t *cand, int32_t nc_all,
 		int			unbounded = 0;
 
 		ODP_CUDA_TRY(ctx, cudaSetDevice(ss->dev.id), "selecting the GPU");
-		SS_TRY(SsGather(ss, ss->d_data, ss->d_norms, cand, nc_all, nc_all, 1));
+		ODP_TRY(SsGather(ss, ss->d_data, ss->d_norms, cand, nc_all, nc_all, 1));
 		t0 = odp_now_ms();
 		ODP_CUDA_TRY(ctx, cudaMemsetAsync(ss->d_unbounded, 0, sizeof(int), ss->stream),
 					 "clearing a SolvingSet flag");
@@ -1202,7 +1194,7 @@ SsExactUpdate(void *self, const int64_t *cand, int32_t nc_all,
 		prob.query_active = ss->d_active;
 		SS_TRACE("ss fused: %lld candidates, prepared in %.2f ms\n", (long long) nc, odp_now_ms() - t0);
 		t0 = odp_now_ms();
-		SS_TRY(OdpKnnAccumulate(ctx, &ss->dev, ss->stream, &prob,
+		ODP_TRY(OdpKnnAccumulate(ctx, &ss->dev, ss->stream, &prob,
 								&ss->upd_state, &ctx->compute_ms));
 		SS_TRACE("ss fused: single pass %.2f ms\n", odp_now_ms() - t0);
 		ctx->chunks++;
@@ -1242,7 +1234,7 @@ SsExactUpdate(void *self, const int64_t *cand, int32_t nc_all,
 		if (nover > 0)
 		{
 			t0 = odp_now_ms();
-			SS_TRY(SsExact(self, ss->h_over, (int32_t) nover, ss->h_overw, distances));
+			ODP_TRY(SsExact(self, ss->h_over, (int32_t) nover, ss->h_overw, distances));
 			SS_TRACE("ss fused: %lld overflowed, exact in %.2f ms\n", (long long) nover, odp_now_ms() - t0);
 			for (int64_t j = 0; j < nover; j++)
 				weight[ss->h_overpos[j]] = ss->h_overw[j];
@@ -1446,36 +1438,36 @@ odp_gpu_ss_backend(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 
 	ODP_CUDA_TRY(ctx, cudaStreamCreateWithFlags(&ss->stream, cudaStreamNonBlocking),
 				 "creating a CUDA stream");
-	SS_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, (size_t) m->rows * m->dims * sizeof(float),
+	ODP_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, (size_t) m->rows * m->dims * sizeof(float),
 							"the input rows", (void **) &ss->d_data));
 	if (ss->cosine)
-		SS_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, (size_t) m->rows * sizeof(float),
+		ODP_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, (size_t) m->rows * sizeof(float),
 								"the row norms", (void **) &ss->d_norms));
-	SS_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, (size_t) ss->cap * sizeof(int64_t),
+	ODP_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, (size_t) ss->cap * sizeof(int64_t),
 							"the SolvingSet candidates", (void **) &ss->d_cand));
-	SS_TRY(OdpGpuArenaAlloc(ctx, &ss->arena,
+	ODP_TRY(OdpGpuArenaAlloc(ctx, &ss->arena,
 							(size_t) ss->qcap * m->dims * sizeof(float),
 							"the SolvingSet candidate rows", (void **) &ss->d_gather));
 	if (ss->cosine)
-		SS_TRY(OdpGpuArenaAlloc(ctx, &ss->arena,
+		ODP_TRY(OdpGpuArenaAlloc(ctx, &ss->arena,
 								(size_t) ss->qcap * sizeof(float),
 								"the SolvingSet candidate norms", (void **) &ss->d_gnorm));
-	SS_TRY(OdpKnnStateAlloc(ctx, &ss->arena, ss->qcap, k + 1,
+	ODP_TRY(OdpKnnStateAlloc(ctx, &ss->arena, ss->qcap, k + 1,
 							&ss->exact_state));
-	SS_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, (size_t) ss->cap * sizeof(double),
+	ODP_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, (size_t) ss->cap * sizeof(double),
 							"the SolvingSet weights", (void **) &ss->d_weight));
-	SS_TRY(OdpKnnStateAlloc(ctx, &ss->arena, m->rows, k, &ss->upd_state));
-	SS_TRY(OdpKnnStateAlloc(ctx, &ss->arena, m->rows, k, &ss->alt_state));
-	SS_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, (size_t) m->rows * sizeof(int64_t),
+	ODP_TRY(OdpKnnStateAlloc(ctx, &ss->arena, m->rows, k, &ss->upd_state));
+	ODP_TRY(OdpKnnStateAlloc(ctx, &ss->arena, m->rows, k, &ss->alt_state));
+	ODP_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, (size_t) m->rows * sizeof(int64_t),
 							"the SolvingSet active rows", (void **) &ss->d_qrow));
-	SS_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, (size_t) m->rows * m->dims * sizeof(float),
+	ODP_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, (size_t) m->rows * m->dims * sizeof(float),
 							"the SolvingSet active row data", (void **) &ss->d_q));
 	if (ss->cosine)
-		SS_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, (size_t) m->rows * sizeof(float),
+		ODP_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, (size_t) m->rows * sizeof(float),
 								"the SolvingSet active row norms", (void **) &ss->d_qnorm));
-	SS_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, (size_t) m->rows * sizeof(double),
+	ODP_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, (size_t) m->rows * sizeof(double),
 							"the SolvingSet upper bounds", (void **) &ss->d_upper));
-	SS_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, sizeof(int), "an error flag",
+	ODP_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, sizeof(int), "an error flag",
 							(void **) &ss->d_bad));
 	if (ss->fused)
 	{
@@ -1489,26 +1481,26 @@ odp_gpu_ss_backend(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 							  "out of host memory for the GPU SolvingSet backend");
 			goto cleanup;
 		}
-		SS_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, (size_t) m->rows,
+		ODP_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, (size_t) m->rows,
 								"the SolvingSet active flags", (void **) &ss->d_active));
-		SS_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, (size_t) ss->fbatch * sizeof(float),
+		ODP_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, (size_t) ss->fbatch * sizeof(float),
 								"the SolvingSet candidate bounds", (void **) &ss->d_bound));
-		SS_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, (size_t) ss->fbatch * sizeof(float),
+		ODP_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, (size_t) ss->fbatch * sizeof(float),
 								"the SolvingSet candidate limits", (void **) &ss->d_limit));
-		SS_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, (size_t) ss->fbatch * sizeof(int32_t),
+		ODP_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, (size_t) ss->fbatch * sizeof(int32_t),
 								"the SolvingSet candidate counts", (void **) &ss->d_fcount));
-		SS_TRY(OdpGpuArenaAlloc(ctx, &ss->arena,
+		ODP_TRY(OdpGpuArenaAlloc(ctx, &ss->arena,
 								(size_t) ss->fbatch * ss->fcap * sizeof(float),
 								"the SolvingSet candidate buffers", (void **) &ss->d_fbuf));
-		SS_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, sizeof(int), "a SolvingSet flag",
+		ODP_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, sizeof(int), "a SolvingSet flag",
 								(void **) &ss->d_unbounded));
-		SS_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, sizeof(int32_t), "a SolvingSet counter",
+		ODP_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, sizeof(int32_t), "a SolvingSet counter",
 								(void **) &ss->d_nact));
-		SS_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, (size_t) m->rows * 2 * sizeof(double),
+		ODP_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, (size_t) m->rows * 2 * sizeof(double),
 								"the SolvingSet selection keys", (void **) &ss->d_keys));
-		SS_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, (size_t) m->rows * 2 * sizeof(int64_t),
+		ODP_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, (size_t) m->rows * 2 * sizeof(int64_t),
 								"the SolvingSet selection rows", (void **) &ss->d_rowid));
-		SS_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, ss->sort_tmp_bytes > 0 ? ss->sort_tmp_bytes : 1,
+		ODP_TRY(OdpGpuArenaAlloc(ctx, &ss->arena, ss->sort_tmp_bytes > 0 ? ss->sort_tmp_bytes : 1,
 								"the SolvingSet selection sort", &ss->d_sort_tmp));
 		SsIotaKernel<<<(unsigned) ((m->rows + 255) / 256), 256, 0, ss->stream>>>(ss->d_rowid, m->rows);
 		ODP_CUDA_TRY_LAUNCH(ctx, ss->stream, "launching the SolvingSet selection setup");
