@@ -86,6 +86,7 @@ else
 fi
 tail -60 "$log/engine_test.log"
 grep -E '^FAIL' "$log/engine_test.log" | head -20
+grep '^FAIL - ' "$log/engine_test.log" | while read -r _ _ line; do odp_note_failure "engine: $line"; done
 line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log/engine_test.log" | tail -1)
 if [ -n "$line" ]; then
 	ODP_PASSED=$((ODP_PASSED + $(cut -d' ' -f1 <<<"$line")))
@@ -116,6 +117,7 @@ for pass in regress regress_parallel; do
 	grep -E '\.\.\. ' "$log/$pass.log"
 	ok=$(grep -cE '\.\.\. ok' "$log/$pass.log"); bad=$(grep -cE '\.\.\. (FAILED|failed)' "$log/$pass.log")
 	ODP_PASSED=$((ODP_PASSED + ok)); ODP_FAILED=$((ODP_FAILED + bad))
+	grep -E '\.\.\. (FAILED|failed)' "$log/$pass.log" | while read -r line; do odp_note_failure "$pass: $line"; done
 	[ "$bad" -gt 0 ] && head -150 "$log/$pass/regression.diffs"
 done
 odp_log "parallel read checks on the GPU"
@@ -638,6 +640,7 @@ if [ -n "$service_opts" ] && [ "${ODP_USE_RUNNING_SERVER:-0}" = 1 ]; then
 	odp_server_restart "" >>"$log/restart.log" || tail -3 "$log/restart.log"
 fi
 odp_stop_server
+odp_failure_recap
 odp_run_dir_end "$ODP_FAILED"
 echo "$ODP_PASSED passed, $ODP_FAILED failed"
 [ "$ODP_FAILED" -eq 0 ]

@@ -13,7 +13,9 @@ ODP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 ODP_PORT=${ODP_TEST_PORT:-54329}
 ODP_OS_USER=${ODP_TEST_OS_USER:-odptest}
 
-odp_log() { printf '== %s\n' "$*"; }
+# A section's title, with the seconds since the script started (where
+# the run's time goes).
+odp_log() { printf '== %s (at %d s)\n' "$*" "$SECONDS"; }
 
 # Records one check: name, exit status of its condition, detail; prints
 # "ok"/"FAILED" and adds to ODP_PASSED or ODP_FAILED.
@@ -22,7 +24,27 @@ odp_check() {
 		ODP_PASSED=$((ODP_PASSED + 1)); echo "ok     $1 ($3)"
 	else
 		ODP_FAILED=$((ODP_FAILED + 1)); echo "FAILED $1 ($3)"
+		odp_note_failure "$1 ($3)"
 	fi
+}
+
+# Keeps a failure's line for the recap at the end of the run (a long
+# run's first failures scroll far out of a log's tail).
+odp_note_failure() {
+	[ -n "${ODP_RUN_DIR:-}" ] || return 0
+	{ printf '%s' "${1:0:400}" | tr '\n' ' '; echo; } >>"$ODP_RUN_DIR/failures.txt"
+}
+
+# Prints the failures noted in this run, if any, before its summary line.
+odp_failure_recap() {
+	[ -s "$ODP_RUN_DIR/failures.txt" ] || return 0
+	local diffs
+	echo "== what failed in this run"
+	sed 's/^/FAILED /' "$ODP_RUN_DIR/failures.txt"
+	find "$ODP_RUN_DIR" -name regression.diffs -size +0 2>/dev/null | head -3 | while read -r diffs; do
+		echo "-- the start of $diffs"
+		head -60 "$diffs" | cut -c1-300
+	done
 }
 
 # Makes this run's directory, ODP_RUN_DIR, for every log and scratch file

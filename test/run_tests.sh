@@ -40,6 +40,7 @@ bash "$ODP_ROOT/test/checks/layout.sh" >"$log/layout.out" 2>&1
 cat "$log/layout.out"
 ODP_PASSED=$((ODP_PASSED + $(grep -c '^ok ' "$log/layout.out")))
 ODP_FAILED=$((ODP_FAILED + $(grep -c '^FAILED ' "$log/layout.out")))
+grep '^FAILED ' "$log/layout.out" | while read -r _ line; do odp_note_failure "layout: $line"; done
 mkdir "$log/nocuda"
 (cd "$ODP_ROOT" && { git ls-files -z --cached --others --exclude-standard 2>/dev/null ||
 	find . -path ./.git -prune -o -type f -print0; }) |
@@ -53,7 +54,8 @@ rm -rf "$log/nocuda"
 odp_log "engine unit tests"
 make -C "$ODP_ROOT" -s engine-test PG_CONFIG="$PG_CONFIG" >"$log/engine_test.log" 2>&1
 rc=$?
-grep -E '^(FAILED|GPU tests)' "$log/engine_test.log"
+grep -E '^(FAIL|GPU tests)' "$log/engine_test.log"
+grep '^FAIL - ' "$log/engine_test.log" | while read -r _ _ line; do odp_note_failure "engine: $line"; done
 line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log/engine_test.log" | tail -1)
 if [ -n "$line" ]; then
 	ODP_PASSED=$((ODP_PASSED + $(cut -d' ' -f1 <<<"$line")))
@@ -82,8 +84,12 @@ odp_regress_pass() {
 	bad=$(grep -cE '\.\.\. (FAILED|failed)' "$log/$2.log")
 	ODP_PASSED=$((ODP_PASSED + ok))
 	ODP_FAILED=$((ODP_FAILED + bad))
+	grep -E '\.\.\. (FAILED|failed)' "$log/$2.log" | while read -r line; do
+		odp_note_failure "pg_regress suites$1: $line (diffs: $log/$2/regression.diffs)"
+	done
 	if [ "$bad" -gt 0 ] || [ "$ok" -eq 0 ]; then
-		[ "$ok" -eq 0 ] && [ "$bad" -eq 0 ] && ODP_FAILED=$((ODP_FAILED + 1))
+		[ "$ok" -eq 0 ] && [ "$bad" -eq 0 ] && ODP_FAILED=$((ODP_FAILED + 1)) &&
+			odp_note_failure "pg_regress suites$1: none ran ($(tail -2 "$log/$2.log" | tr '\n' ' '))"
 		tail -30 "$log/$2.log"
 		[ -f "$log/$2/regression.diffs" ] && head -200 "$log/$2/regression.diffs"
 		odp_server_log_tail 30
@@ -146,6 +152,7 @@ odp_log "sharded tables (postgres_fdw nodes)"
 odp_distributed_checks
 
 odp_stop_server
+odp_failure_recap
 odp_run_dir_end "$ODP_FAILED"
 echo "$ODP_PASSED passed, $ODP_FAILED failed"
 [ "$ODP_FAILED" -eq 0 ]
