@@ -23,7 +23,9 @@
  *	   the canonical value, and a candidate whose L reaches the threshold
  *	   is appended to the query's list (TC_CAP entries).  Every term of L
  *	   but the product is a per-query or per-candidate constant, so the
- *	   test is one FMA and one comparison per pair.
+ *	   test is one FMA and one comparison per pair; where the products
+ *	   start from the candidate's term (TcFilterRegKernel, rows of up to
+ *	   32 padded dimensions), one maximum per pair.
  *	3. Refine (TcRefineKernel): one warp per query computes the canonical
  *	   distance of every listed candidate and keeps the k smallest by
  *	   (distance, index), exactly what the SIMT primitive keeps, through
@@ -59,7 +61,8 @@
  *	  sample (TcSampleKernel);
  *	- the filter (step 2): device helpers (TcMma, TcStageQueries,
  *	  TcTestValue, TcLdm4, TcLoadLimits, TcTestFragments, TcStep,
- *	  TcIssueStage), then TcFilterKernel and TcFilterSmallKernel;
+ *	  TcIssueStage, TcTestFolded), then TcFilterKernel and
+ *	  TcFilterRegKernel;
  *	- the refinement (step 3): TcRefineArgs, the distance keys (TcKeyOf,
  *	  TcCandKey, TcFloatOf, TcCountBelow), TcRefineKernel and TcScanKernel
  *	  for the lists that overflowed;
@@ -98,9 +101,7 @@
 #define TC_SMEM_TWO_BLOCKS	(110 * 1024)	/* shared bytes a block may take so
 											 * that two fit an SM */
 #define TC_THREADS		256
-#define TC_SMALL_BM		512		/* queries per block of the small-row filter */
-#define TC_SMALL_DP		16		/* padded dimensions up to which it runs (32:
-								 * its registers spill) */
+#define TC_REG_BM		512		/* queries per block of the register-resident filter */
 #define TC_MAX_TILES	32		/* candidate tiles one filter block sweeps */
 #define TC_CAP			2048	/* list entries per query */
 #define TC_MAX_K		64		/* larger k: lists would need larger samples
@@ -158,7 +159,7 @@ struct TcArgs
 	int64_t		group0;			/* first candidate group of this launch */
 	int			tiles;			/* candidate tiles per group */
 	int			ctiles;			/* candidate tiles in all */
-	int			dp;				/* padded dimensions: TC_SMALL_DP or a multiple
+	int			dp;				/* padded dimensions: 16 or a multiple
 								 * of TC_BK */
 	int32_t    *count;			/* per query: candidates appended */
 	int32_t    *list;			/* per query: TC_CAP local candidate indexes */
@@ -458,10 +459,10 @@ TcLoadLimits(const TcArgs &a, int64_t qw, float (&thr)[4][2], float (&alpha)[4][
 }
 
 /*
- * Tests a warp's 64 x 32 block of pairs (queries from qw, candidates from
- * c0; acc in m16n8 fragment layout) and appends the passers to their
- * queries' lists: a row of 8 pairs at a time through its minimum, as
- * nearly every row fails.
+ * Tests a warp's 64 x (8 NJ) block of pairs (queries from qw, candidates
+ * from c0; acc in m16n8 fragment layout) and appends the passers to
+ * their queries' lists: a row of 2 NJ pairs at a time through its
+ * minimum, as nearly every row fails.
  *
  * full has a bit per row of the lane ((i, h) -> 2 i + h), kept by the
  * caller across its tiles: set once an append found that row's list past
@@ -470,9 +471,9 @@ TcLoadLimits(const TcArgs &a, int64_t qw, float (&thr)[4][2], float (&alpha)[4][
  * passing) dominate the filter's time.  Learnt from the atomic's own
  * result, it costs no extra memory round trip.
  */
-template <OdpMetric M>
+template <OdpMetric M, int NJ>
 static __device__ __forceinline__ void
-TcTestFragments(const float (&acc)[4][4][4], const float (&cw)[4][2],
+TcTestFragments(const float (&acc)[4][NJ][4], const float (&cw)[NJ][2],
 				const float (&thr)[4][2], const float (&alpha)[4][2],
 				int64_t qw, int64_t c0, int32_t *count, int32_t *list,
 				uint32_t &full)
@@ -488,7 +489,7 @@ TcTestFragments(const float (&acc)[4][4][4], const float (&cw)[4][2],
 			float		m = INFINITY;
 
 #pragma unroll
-			for (int j = 0; j < 4; j++)
+			for (int j = 0; j < NJ; j++)
 #pragma unroll
 				for (int e = 0; e < 2; e++)
 					m = fminf(m, TcTestValue<M>(acc[i][j][h * 2 + e], cw[j][e], alpha[i][h]));
@@ -497,10 +498,55 @@ TcTestFragments(const float (&acc)[4][4][4], const float (&cw)[4][2],
 				const int64_t q = qw + i * 16 + g + h * 8;
 
 #pragma unroll
-				for (int j = 0; j < 4; j++)
+				for (int j = 0; j < NJ; j++)
 #pragma unroll
 					for (int e = 0; e < 2; e++)
 						if (TcTestValue<M>(acc[i][j][h * 2 + e], cw[j][e], alpha[i][h]) <= thr[i][h])
+						{
+							const int	pos = atomicAdd(count + q, 1);
+
+							if (pos < TC_CAP)
+								list[q * TC_CAP + pos] = (int32_t) (c0 + j * 8 + 2 * t + e);
+							else
+								full |= 1u << (i * 2 + h);
+						}
+			}
+		}
+}
+
+/*
+ * TcTestFragments for products that started from -cw / 2 (the MMA's C
+ * operand), so that acc = q.c - cw / 2 and a pair passes when
+ * acc >= -thr / 2 (half, per row): one maximum per pair.  Not for the
+ * inner product, whose weight has a per-query factor.
+ */
+template <int NJ>
+static __device__ __forceinline__ void
+TcTestFolded(const float (&acc)[4][NJ][4], const float (&half)[4][2],
+			 int64_t qw, int64_t c0, int32_t *count, int32_t *list, uint32_t &full)
+{
+	const int	g = (threadIdx.x & 31) >> 2;
+	const int	t = threadIdx.x & 3;
+
+#pragma unroll
+	for (int i = 0; i < 4; i++)
+#pragma unroll
+		for (int h = 0; h < 2; h++)
+		{
+			float		m = -INFINITY;
+
+#pragma unroll
+			for (int j = 0; j < NJ; j++)
+				m = fmaxf(m, fmaxf(acc[i][j][h * 2], acc[i][j][h * 2 + 1]));
+			if (m >= half[i][h] && (full & (1u << (i * 2 + h))) == 0)
+			{
+				const int64_t q = qw + i * 16 + g + h * 8;
+
+#pragma unroll
+				for (int j = 0; j < NJ; j++)
+#pragma unroll
+					for (int e = 0; e < 2; e++)
+						if (acc[i][j][h * 2 + e] >= half[i][h])
 						{
 							const int	pos = atomicAdd(count + q, 1);
 
@@ -686,48 +732,56 @@ TcFilterKernel(const __grid_constant__ TcArgs a)
 				cw[j][0] = w.x;
 				cw[j][1] = w.y;
 			}
-			TcTestFragments<M>(acc, cw, thr, alpha, q0 + wm * 64, c0, a.count, a.list, full);
+			TcTestFragments<M, 4>(acc, cw, thr, alpha, q0 + wm * 64, c0, a.count, a.list, full);
 		}
 	}
 }
 
 /*
- * The filter for rows of DP = 16 padded dimensions, where a tile's
+ * The filter for rows of DP = 16 or 32 padded dimensions, where a tile's
  * products are too few to hide the staging of the query tile: each warp
  * keeps the A fragments of its 64 queries in registers for the whole
- * sweep, so a block covers TC_SMALL_BM = 8 x 64 queries and its warps
- * share every candidate tile.  The ring holds whole candidate tiles (all
- * DP dimensions) with their weights; a warp takes a tile 32 candidates
- * at a time.  Grid and padding as TcFilterKernel, with TC_SMALL_BM-query
- * tiles.
+ * sweep, so a block covers TC_REG_BM = 8 x 64 queries and its warps share
+ * every candidate tile.  The ring holds whole candidate tiles (all DP
+ * dimensions) with their weights; a warp takes a tile CPS candidates at a
+ * time (32 at DP = 16; 16 at DP = 32, whose A fragments take twice the
+ * registers).  FOLD: the products start from -cw / 2 (TcTestFolded).
+ * Grid and padding as TcFilterKernel, with TC_REG_BM-query tiles.
  */
-template <OdpMetric M>
+template <OdpMetric M, int DP, bool FOLD>
 static __global__ void __launch_bounds__(TC_THREADS, 2)
-TcFilterSmallKernel(const __grid_constant__ TcArgs a)
+TcFilterRegKernel(const __grid_constant__ TcArgs a)
 {
 	extern __shared__ __align__(16) __half tsm[];
-	constexpr int DP = TC_SMALL_DP;
 	constexpr int SLD = DP + 8;		/* conflict-free ldmatrix */
 	constexpr int ROW_BYTES = TC_BN * SLD * (int) sizeof(__half);
 	constexpr int SLOT_BYTES = ROW_BYTES + TC_BN * (int) sizeof(float);
 	constexpr int COPIES = TC_BN * DP / 8 / TC_THREADS;
 	constexpr int KS = DP / 16;
+	constexpr int CPS = DP == 16 ? 32 : 16;	/* candidates per step */
+	constexpr int NJ = CPS / 8;
 	const int	lane = threadIdx.x & 31;
 	const int	warp = threadIdx.x >> 5;
 	const int	g = lane >> 2;
 	const int	t = lane & 3;
-	const int64_t qw = (int64_t) blockIdx.x * TC_SMALL_BM + warp * 64;
+	const int64_t qw = (int64_t) blockIdx.x * TC_REG_BM + warp * 64;
 	const int	tile0 = (int) ((a.group0 + blockIdx.y) * a.tiles);
 	const int	tiles = min(a.tiles, a.ctiles - tile0);
 	const int64_t cbase = (int64_t) tile0 * TC_BN;
 	char	   *ring = (char *) tsm;
 	const uint32_t ring_addr = (uint32_t) __cvta_generic_to_shared(ring);
 	uint32_t	af[4][KS][4];
-	uint32_t	b_off[2];
+	uint32_t	b_off[NJ / 2];
 	float		thr[4][2];
 	float		alpha[4][2];
 
 	TcLoadLimits<M>(a, qw, thr, alpha);
+	if (FOLD)
+#pragma unroll
+		for (int i = 0; i < 4; i++)
+#pragma unroll
+			for (int h = 0; h < 2; h++)
+				thr[i][h] *= -0.5f;
 #pragma unroll
 	for (int i = 0; i < 4; i++)
 	{
@@ -745,11 +799,11 @@ TcFilterSmallKernel(const __grid_constant__ TcArgs a)
 	}
 	/* this lane's ldmatrix row of 16 candidates jp, relative to a slot */
 #pragma unroll
-	for (int jp = 0; jp < 2; jp++)
+	for (int jp = 0; jp < NJ / 2; jp++)
 		b_off[jp] = (uint32_t) (((jp * 16 + (lane & 7) + (lane >> 4) * 8) * SLD +
 								 ((lane >> 3) & 1) * 8) * sizeof(__half));
 
-#define TC_SMALL_ISSUE(s_) \
+#define TC_REG_ISSUE(s_) \
 	do { \
 		char	   *slot_ = ring + ((s_) % TC_STAGES) * SLOT_BYTES; \
 		const int64_t first_ = cbase + (int64_t) (s_) * TC_BN; \
@@ -772,7 +826,7 @@ TcFilterSmallKernel(const __grid_constant__ TcArgs a)
 	for (int s = 0; s < TC_STAGES - 1; s++)
 	{
 		if (s < tiles)
-			TC_SMALL_ISSUE(s);
+			TC_REG_ISSUE(s);
 		__pipeline_commit();
 	}
 	for (int s = 0; s < tiles; s++)
@@ -785,46 +839,59 @@ TcFilterSmallKernel(const __grid_constant__ TcArgs a)
 		/* tile s has landed; everyone is done with tile s - 1's slot */
 		__syncthreads();
 		if (s + TC_STAGES - 1 < tiles)
-			TC_SMALL_ISSUE(s + TC_STAGES - 1);
+			TC_REG_ISSUE(s + TC_STAGES - 1);
 		__pipeline_commit();
 #pragma unroll 1
-		for (int sc = 0; sc < TC_BN / 32; sc++)
+		for (int sc = 0; sc < TC_BN / CPS; sc++)
 		{
-			float		acc[4][4][4];
-			float		cw[4][2];
+			float		acc[4][NJ][4];
+			float		cw[NJ][2];
 
 #pragma unroll
-			for (int kk = 0; kk < KS; kk++)
+			for (int j = 0; j < NJ; j++)
 			{
-				uint32_t	bf[2][4];
+				const float2 v = *(const float2 *) (w + sc * CPS + j * 8 + 2 * t);
 
-#pragma unroll
-				for (int jp = 0; jp < 2; jp++)
-					TcLdm4(bf[jp], rows + b_off[jp] + (uint32_t) ((sc * 32 * SLD + kk * 16) * sizeof(__half)));
+				cw[j][0] = v.x;
+				cw[j][1] = v.y;
+			}
+			if (FOLD)
 #pragma unroll
 				for (int i = 0; i < 4; i++)
 #pragma unroll
-					for (int j = 0; j < 4; j++)
+					for (int j = 0; j < NJ; j++)
 					{
-						if (kk == 0)
+						acc[i][j][0] = acc[i][j][2] = -0.5f * cw[j][0];
+						acc[i][j][1] = acc[i][j][3] = -0.5f * cw[j][1];
+					}
+#pragma unroll
+			for (int kk = 0; kk < KS; kk++)
+			{
+				uint32_t	bf[NJ / 2][4];
+
+#pragma unroll
+				for (int jp = 0; jp < NJ / 2; jp++)
+					TcLdm4(bf[jp], rows + b_off[jp] + (uint32_t) ((sc * CPS * SLD + kk * 16) * sizeof(__half)));
+#pragma unroll
+				for (int i = 0; i < 4; i++)
+#pragma unroll
+					for (int j = 0; j < NJ; j++)
+					{
+						if (kk == 0 && !FOLD)
 							TcMma<true>(acc[i][j], af[i][kk], bf[j >> 1][(j & 1) * 2], bf[j >> 1][(j & 1) * 2 + 1]);
 						else
 							TcMma<false>(acc[i][j], af[i][kk], bf[j >> 1][(j & 1) * 2], bf[j >> 1][(j & 1) * 2 + 1]);
 					}
 			}
-#pragma unroll
-			for (int j = 0; j < 4; j++)
-			{
-				const float2 v = *(const float2 *) (w + sc * 32 + j * 8 + 2 * t);
-
-				cw[j][0] = v.x;
-				cw[j][1] = v.y;
-			}
-			TcTestFragments<M>(acc, cw, thr, alpha, qw, cbase + (int64_t) s * TC_BN + sc * 32,
-							   a.count, a.list, full);
+			if (FOLD)
+				TcTestFolded<NJ>(acc, thr, qw, cbase + (int64_t) s * TC_BN + sc * CPS,
+								 a.count, a.list, full);
+			else
+				TcTestFragments<M, NJ>(acc, cw, thr, alpha, qw, cbase + (int64_t) s * TC_BN + sc * CPS,
+									   a.count, a.list, full);
 		}
 	}
-#undef TC_SMALL_ISSUE
+#undef TC_REG_ISSUE
 }
 
 /* Arguments of the refine kernel. */
@@ -1179,6 +1246,27 @@ TcSampleSize(int64_t nc, int ks)
 }
 
 /*
+ * The register-resident filter for dp: the euclidean metrics and cosine
+ * fold their weights into the products (at 16 and 32 padded dimensions);
+ * the inner product, whose weight has a per-query factor, runs it at 16
+ * only and keeps TcFilterKernel at 32 (the register-resident filter was
+ * measured there with the fold alone).  NULL: TcFilterKernel.
+ */
+typedef void (*TcFilterFn) (const TcArgs);
+
+template <OdpMetric M>
+static TcFilterFn
+TcRegFilter(int dp)
+{
+	constexpr bool FOLD = M != ODP_METRIC_INNER_PRODUCT;
+	constexpr int DP_MAX = FOLD ? 32 : 16;
+
+	if (dp == 16)
+		return TcFilterRegKernel<M, 16, FOLD>;
+	return dp == DP_MAX ? TcFilterRegKernel<M, DP_MAX, FOLD> : NULL;
+}
+
+/*
  * Phase timings and list fill on stderr, for benchmark builds
  * (-DODP_TC_TRACE): each mark waits for the stream.
  */
@@ -1214,8 +1302,14 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 	const int	dims = p->dims;
 	/* rows of up to 16 dimensions take one k-step of the products */
 	const int	dp = dims <= 16 ? 16 : (dims + TC_BK - 1) / TC_BK * TC_BK;
-	const bool	small = dp <= TC_SMALL_DP;
-	const int	qbm = small ? TC_SMALL_BM : TC_BM;	/* queries per block */
+	/* benchmark builds compare with the tile filter: ODP_TC_FILTER=old */
+	const TcFilterFn reg_filter =
+#ifdef ODP_TC_TRACE
+		getenv("ODP_TC_FILTER") && strcmp(getenv("ODP_TC_FILTER"), "old") == 0 && dp > 16 ? NULL :
+#endif
+		TcRegFilter<M>(dp);
+	const bool	reg = reg_filter != NULL;
+	const int	qbm = reg ? TC_REG_BM : TC_BM;	/* queries per block */
 	const bool	qres = dp <= TC_QRES_MAX;
 	const int	ks = state->k + (p->exclude_self ? 1 : 0);
 	const int64_t s = TcSampleSize(p->nc, ks);
@@ -1226,12 +1320,12 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 	/* 64-dimension stages (half the barriers) where two blocks still fit an SM */
 	const int	bk = qres && dp % 64 == 0 &&
 		TC_BM * (dp + 8) + TC_STAGES * TC_BN * (64 + 8) <= TC_SMEM_TWO_BLOCKS / 2 ? 64 : 32;
-	const size_t smem = small
+	const size_t smem = reg
 		? TC_STAGES * (sizeof(__half) * TC_BN * (dp + 8) + sizeof(float) * TC_BN)
 		: sizeof(__half) * ((qres ? (size_t) TC_BM * (dp + 8) : 0) +
 							(size_t) TC_STAGES * (qres ? 1 : 2) * TC_BN * (bk + 8));
-	void		(*filter) (const TcArgs) = small
-		? TcFilterSmallKernel<M>
+	void		(*filter) (const TcArgs) = reg
+		? reg_filter
 		: (!qres ? TcFilterKernel<M, false, 32>
 		   : (bk == 64 ? TcFilterKernel<M, true, 64> : TcFilterKernel<M, true, 32>));
 	double	   *d_sum = NULL;
