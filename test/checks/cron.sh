@@ -3,27 +3,29 @@
 # odp_cron_checks: restarts the server with pg_cron loaded, schedules the
 # README's nightly job (the top outliers of a table into a results table
 # with the run's date and time) to run every minute, the finest schedule of
-# Debian 12's pg_cron 1.4, and checks that
-#   - its run succeeds and the results table holds exactly what
-#     odp_top_outliers returns;
+# Debian 12's pg_cron 1.4, beside a second job of the same recipe whose
+# source table is dropped after a first run by hand, and checks that
+#   - the first job's run succeeds and the results table holds exactly
+#     what odp_top_outliers returns;
 #   - the job is idempotent: run twice more the same day, it adds nothing;
-#   - once the source table is dropped the next run is recorded as failed in
-#     cron.job_run_details with odp_gpu's error, and the results table is
-#     untouched (not a row written, changed or removed).
+#   - the second job's run is recorded as failed in cron.job_run_details
+#     with odp_gpu's error, and its results table is untouched (not a row
+#     written, changed or removed).
 # With the argument "service" it runs with pg_cron and odp_gpu both
 # preloaded and odp_gpu.service_engine = cpu, its database set to run every
 # call on the GPU path (so in the GPU service, on its CPU engine), and
 # checks too that the job's call ran there (its timing report, logged).
-# It waits for two minute boundaries: one to two minutes in all.
+# Both jobs run at the same minute boundary: it waits up to a minute.
 
 ODP_CRON_DB=odp_cron
 
-# The nightly job's statement, as the README's recipe gives it.
+# The nightly job's statement, as the README's recipe gives it (source
+# table $1, results table $2: points and outlier_runs by default).
 odp_cron_job_sql() {
-	cat <<'SQL'
-INSERT INTO outlier_runs (run_date, ran_at, rank, id, score)
+	cat <<SQL
+INSERT INTO ${2:-outlier_runs} (run_date, ran_at, rank, id, score)
 SELECT current_date, now(), rank, id, score
-FROM odp_top_outliers('points', k => 5, n => 10)
+FROM odp_top_outliers('${1:-points}', k => 5, n => 10)
 ON CONFLICT (run_date, rank) DO NOTHING
 SQL
 }
@@ -44,7 +46,7 @@ odp_cron_wait_run() {
 }
 
 odp_cron_checks() {	# [service]
-	local out job run status msg snapshot before after direct pos
+	local out job job_b run status msg snapshot before after direct pos
 	local preload=pg_cron opts="" label=pg_cron db_settings=""
 
 	if [ "${1:-}" = service ]; then
@@ -84,14 +86,24 @@ CREATE TABLE outlier_runs (
 	id bigint NOT NULL,
 	score double precision NOT NULL,
 	PRIMARY KEY (run_date, rank));
+CREATE TABLE points_gone AS SELECT * FROM points;
+CREATE TABLE outlier_runs_gone (LIKE outlier_runs INCLUDING ALL);
 SQL
 		echo "$db_settings"
+		echo "$(odp_cron_job_sql points_gone outlier_runs_gone);"
 		echo "SELECT 'job=' || cron.schedule('nightly-outliers', '* * * * *', \$job\$$(odp_cron_job_sql)\$job\$);"
 	} | psql -X -At -d $ODP_CRON_DB -v ON_ERROR_STOP=1 2>&1)
 	job=$(sed -n 's/^job=//p' <<<"$out")
 	[ -n "$job" ]
 	odp_check "$label: the nightly job is scheduled every minute" $? "$(tr '\n' ' ' <<<"$out" | head -c 300)"
 	[ -n "$job" ] || return 0
+
+	# the second job: its source dropped after a first run by hand
+	snapshot="SELECT md5(string_agg(ctid::text || xmin::text || (o.*)::text, ',' ORDER BY run_date, rank)) FROM outlier_runs_gone o"
+	before=$(psql -X -At -d $ODP_CRON_DB -c "$snapshot" -c "DROP TABLE points_gone" \
+		-c "SELECT 'job=' || cron.schedule('nightly-outliers-gone', '* * * * *', \$job\$$(odp_cron_job_sql points_gone outlier_runs_gone)\$job\$)" 2>&1)
+	job_b=$(sed -n 's/^job=//p' <<<"$before")
+	before=$(head -1 <<<"$before")
 
 	# a run that succeeds: the results table holds the top 10
 	out=$(odp_cron_wait_run "$job" 0)
@@ -122,20 +134,19 @@ SQL
 	grep -q '^today=10$' <<<"$out"
 	odp_check "$label: the job run twice the same day adds nothing" $? "$(grep -v '^NOTICE' <<<"$out" | tr '\n' ' ')"
 
-	# the source dropped: the next run fails with odp_gpu's error, results untouched
-	snapshot="SELECT md5(string_agg(ctid::text || xmin::text || (o.*)::text, ',' ORDER BY run_date, rank)) FROM outlier_runs o"
-	before=$(psql -X -At -d $ODP_CRON_DB -c "$snapshot" -c "DROP TABLE points" 2>&1 | head -1)
-	out=$(odp_cron_wait_run "$job" "$run")
+	# the second job, its source dropped: its run fails with odp_gpu's
+	# error, its results untouched
+	out=$(odp_cron_wait_run "${job_b:-0}" 0)
 	IFS='|' read -r run status msg <<<"$out"
-	direct=$(psql -X -At -d $ODP_CRON_DB -c "$(odp_cron_job_sql)" 2>&1 | sed -n 's/^ERROR: *//p' | head -1)
+	direct=$(psql -X -At -d $ODP_CRON_DB -c "$(odp_cron_job_sql points_gone outlier_runs_gone)" 2>&1 | sed -n 's/^ERROR: *//p' | head -1)
 	[ "$status" = failed ] && [ -n "$direct" ] && [ "$(sed 's/^ERROR: *//' <<<"$msg")" = "$direct" ]
 	odp_check "$label: with the table dropped the run is recorded failed, with the error odp_top_outliers raises" $? \
 		"run $run: $status: $msg; run by hand: $direct"
 	after=$(psql -X -At -d $ODP_CRON_DB -c "$snapshot" 2>&1)
-	[ -n "$before" ] && [ "$before" = "$after" ]
+	[ -n "$before" ] && [ "$before" = "$after" ] && [ "$(psql -X -At -d $ODP_CRON_DB -c "SELECT count(*) FROM outlier_runs_gone")" = 10 ]
 	odp_check "$label: the failed run leaves the results table untouched" $? "$before / $after"
 
-	psql -X -q -d $ODP_CRON_DB -c "SELECT cron.unschedule($job)" >/dev/null 2>&1
+	psql -X -q -d $ODP_CRON_DB -c "SELECT cron.unschedule($job)" -c "SELECT cron.unschedule(${job_b:-0})" >/dev/null 2>&1
 	odp_restart_server ""
 	psql -X -q -c "DROP DATABASE IF EXISTS $ODP_CRON_DB" >/dev/null 2>&1
 }
