@@ -99,7 +99,7 @@ CREATE TABLE pr_grown (id bigint PRIMARY KEY, f real[], pad text);
 INSERT INTO pr_grown SELECT i, ARRAY[i % 13, i % 17]::real[], repeat('x', 1500) FROM generate_series(1, 200) i;
 ANALYZE pr_grown;
 ALTER TABLE pr_grown SET (autovacuum_enabled = off);
-INSERT INTO pr_grown SELECT i, ARRAY[i % 13, i % 17]::real[], NULL FROM generate_series(201, 30000) i;
+INSERT INTO pr_grown SELECT i, ARRAY[i % 13, i % 17]::real[], NULL FROM generate_series(201, 8000) i;
 SELECT odp_diff($$SELECT * FROM odp_outlier_scores('pr_grown', k => 2)$$) AS grown,
 	   (SELECT count(*) FROM odp_outlier_scores('pr_grown', k => 2)) AS rows;
 DROP TABLE pr_grown;
