@@ -205,10 +205,10 @@ run_knn_tests(void)
 	for (size_t t = 0; t < sizeof(cases) / sizeof(cases[0]); t++)
 	{
 		/*
-		 * A filter's self join is sized for the GPU (a list of 33,000 rows
-		 * costs the naive reference 15 to 25 s a metric on one core):
-		 * without a GPU the CPU path takes its shape on a quarter of the
-		 * rows, already dozens of candidate blocks.  The GPU host runs it
+		 * A filter's self join is sized for the GPU (its 33,000 rows cost
+		 * the naive reference 15 to 25 s a metric on one core): without a
+		 * GPU the CPU path takes its shape on a quarter of the rows,
+		 * already eight or more candidate blocks.  The GPU host runs it
 		 * whole, on both paths.
 		 */
 		const int64_t nc = !gpu_ok && cases[t].self_join && cases[t].filter != 0
