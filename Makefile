@@ -39,7 +39,7 @@ COMMON_C_OBJS = kernels/common/engine_common.o kernels/common/host_threads.o \
 GPU_CU_OBJS = kernels/gpu/gpu_runtime.o kernels/gpu/gpu_blas.o
 GPU_NOCUDA_OBJS = kernels/gpu/gpu_disabled.o
 DEVICES_C_OBJS = kernels/devices/device_set.o kernels/devices/pair_relay.o
-KNN_C_OBJS = kernels/knn/knn.o kernels/knn/knn_cpu.o kernels/knn/knn_split.o \
+KNN_C_OBJS = kernels/knn/knn.o kernels/knn/knn_cpu.o kernels/knn/knn_cpu_bits.o kernels/knn/knn_split.o \
 	kernels/knn/knn_distributed.o
 KNN_CU_OBJS = kernels/knn/knn_gpu.o kernels/knn/knn_gpu_run.o \
 	kernels/knn/knn_gpu_search.o kernels/knn/knn_gpu_tc.o \

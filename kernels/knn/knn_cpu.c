@@ -38,6 +38,7 @@
 #include "common/engine_internal.h"
 #include "common/host_threads.h"
 #include "include/odp_distance.h"
+#include "knn/knn_cpu_bits.h"
 #include "knn/knn_internal.h"
 #include "knn/knn_merge.h"
 
@@ -82,6 +83,7 @@ typedef struct CpuKnnJob
 	atomic_llong next_block;
 	atomic_int	stop;
 	OdpStatus	worker_status;	/* first worker failure, under stop */
+	OdpKnnBits	bits;			/* 0/1 rows as bits, or words = 0 */
 } CpuKnnJob;
 
 /* heap_offer and heap_sort_ascending over float distances */
@@ -105,6 +107,7 @@ knn_query_block(CpuKnnJob *job, OdpMetric metric, int64_t q0, int64_t q1,
 				int range, CpuKnnScratch *sc, bool poll)
 {
 	const OdpCpuKnnArgs *a = job->args;
+	const OdpKnnBits *bits = &job->bits;
 	const int	dims = a->queries->dims;
 	const int32_t k = a->k;
 	const int64_t cfirst = (int64_t) range * job->range_rows;
@@ -119,7 +122,7 @@ knn_query_block(CpuKnnJob *job, OdpMetric metric, int64_t q0, int64_t q1,
 	{
 		int			nc = (int) (c0 + cb < ncand ? cb : ncand - c0);
 
-		for (int c = 0; c < nc; c++)
+		for (int c = 0; c < nc && bits->words == 0; c++)
 		{
 			const float *crow = a->candidates->data + (c0 + c) * dims;
 
@@ -139,18 +142,24 @@ knn_query_block(CpuKnnJob *job, OdpMetric metric, int64_t q0, int64_t q1,
 			int32_t    *size = &sc->sizes[q - q0];
 			float	   *acc = sc->acc;
 
-			for (int c = 0; c < nc; c++)
-				acc[c] = 0.0f;
-			for (int d = 0; d < dims; d++)
+			if (bits->words > 0)
+				bits->block(bits->queries + q * bits->words, bits->cands + c0 * bits->words,
+							bits->words, nc, bits->distance, acc);
+			else
 			{
-				const float qv = qrow[d];
-				const float *col = sc->ct + (size_t) d * cb;
-
 				for (int c = 0; c < nc; c++)
-					acc[c] = odp_dist_step(metric, acc[c], qv, col[c]);
+					acc[c] = 0.0f;
+				for (int d = 0; d < dims; d++)
+				{
+					const float qv = qrow[d];
+					const float *col = sc->ct + (size_t) d * cb;
+
+					for (int c = 0; c < nc; c++)
+						acc[c] = odp_dist_step(metric, acc[c], qv, col[c]);
+				}
+				for (int c = 0; c < nc; c++)
+					acc[c] = odp_dist_finish(metric, acc[c], qnorm, sc->cnorm[c]);
 			}
-			for (int c = 0; c < nc; c++)
-				acc[c] = odp_dist_finish(metric, acc[c], qnorm, sc->cnorm[c]);
 
 			for (int c = 0; c < nc; c++)
 			{
@@ -367,6 +376,7 @@ odp_cpu_knn(const OdpCpuKnnArgs *args)
 	atomic_init(&job.next_block, 0);
 	atomic_init(&job.stop, 0);
 	job.worker_status = ODP_OK;
+	odp_knn_bits_prepare(args->metric, args->queries, args->candidates, &job.bits);
 
 	started = odp_cpu_workers_start(threads, nthreads, knn_thread_main, &job);
 	status = knn_worker_loop(&job, true);
@@ -390,6 +400,7 @@ odp_cpu_knn(const OdpCpuKnnArgs *args)
 	free(job.part_d);
 	free(job.part_i);
 	free(job.part_n);
+	odp_knn_bits_free(&job.bits);
 	if (status == ODP_ERR_HOST_OOM)
 		return odp_fail(ctx, status, "out of host memory for %lld neighbour lists of k = %d",
 						(long long) job.query_block, (int) args->k);

@@ -31,6 +31,12 @@
  * for the others.  Both symbols are weak: absent from a build without
  * the integer path (or without CUDA), where those checks are skipped.
  *
+ * On the CPU, rows whose every value is 0 or 1 are compared as bits
+ * under euclidean, squared euclidean, manhattan and chebyshev: each
+ * case's CPU run must (its counter, odp_cpu_knn_bits_runs, grows) exactly
+ * when its data is such, and bits_edges() puts one other value (2, 0.5,
+ * -1) or -0 among 0/1 rows.
+ *
  * One larger case runs on the GPU only: 300,000 rows of 39 0/1 values,
  * k = 10, its k-NN lists and scores checked on a sample of rows against
  * a reference that counts differing bits, every score against its own
@@ -54,6 +60,8 @@
 #include "include/odp_outliers.h"
 #include "test_util.h"
 
+/* CPU k-NN runs that compared 0/1 rows as bits (knn_cpu_bits.c). */
+extern int64_t odp_cpu_knn_bits_runs;
 /* Query chunks the GPU's integer path finished; weak for builds without it. */
 extern int64_t odp_gpu_knn_int_searches __attribute__((weak));
 /* Lets k-NN lists take the integer path on all eligible data. */
@@ -77,6 +85,9 @@ extern int64_t odp_gpu_knn_int_min_pairs __attribute__((weak));
 #define M_SQ		(1 << ODP_METRIC_SQEUCLIDEAN)
 #define M_BOTH		(M_EUCLID | M_SQ)
 #define M_MAN		(1 << ODP_METRIC_MANHATTAN)
+#define M_CHEB		(1 << ODP_METRIC_CHEBYSHEV)
+/* The metrics whose CPU path compares 0/1 rows as bits (knn_cpu_bits.c). */
+#define M_BITS		(M_BOTH | M_MAN | M_CHEB)
 #define M_OTHER		((1 << ODP_METRIC_MANHATTAN) | (1 << ODP_METRIC_CHEBYSHEV) | \
 					 (1 << ODP_METRIC_COSINE))
 
@@ -494,6 +505,95 @@ int_outliers_case(const IntCase *t, const OdpMatrix *m, OdpMetric metric,
 	free(ref);
 }
 
+/* Whether every value of the n floats is 0 or 1. */
+static bool
+all_binary(const float *x, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (x[i] != 0.0f && x[i] != 1.0f)
+			return false;
+	return true;
+}
+
+/*
+ * The edges of the CPU's bits: 0/1 rows with one other value (2, 0.5, -1)
+ * among the candidates or the queries take the float path; -0 counts as
+ * 0.  Each against the reference.
+ */
+static void
+bits_edges(void)
+{
+	const int64_t rows = 900;
+	const int	dims = 70;
+	const int	k = 7;			/* 40 queries, k each: the arrays below */
+	static const struct
+	{
+		bool		in_queries;	/* the odd value among the queries, else the candidates */
+		float		value;
+		bool		bits;		/* expected: compared as bits */
+		const char *what;
+	}			edges[] = {
+		{false, 2.0f, false, "a 2 among the candidates"},
+		{false, 0.5f, false, "a 0.5 among the candidates"},
+		{true, -1.0f, false, "a -1 among the queries"},
+		{false, -0.0f, true, "-0 among the candidates"},
+		{true, -0.0f, true, "-0 among the queries"},
+	};
+
+	for (size_t e = 0; e < sizeof(edges) / sizeof(edges[0]); e++)
+		for (int m = 0; m < ODP_METRIC_COUNT; m++)
+		{
+			const OdpMetric metric = (OdpMetric) m;
+			float	   *cx;
+			float	   *qx;
+			OdpMatrix	c = {0};
+			OdpMatrix	q = {0};
+			float		rd[40 * 7];
+			int64_t		ri[40 * 7];
+			float		cd[40 * 7];
+			int64_t		ci[40 * 7];
+			int64_t		before = odp_cpu_knn_bits_runs;
+			OdpStatus	st;
+			int64_t		bad;
+
+			if (!((M_BITS >> m) & 1))
+				continue;
+			cx = xmalloc(sizeof(float) * (size_t) rows * dims);
+			qx = xmalloc(sizeof(float) * (size_t) 40 * dims);
+			c.data = cx;
+			c.rows = rows;
+			c.dims = dims;
+			q.data = qx;
+			q.rows = 40;
+			q.dims = dims;
+			for (int64_t i = 0; i < rows * dims; i++)
+				cx[i] = (float) (rng_next() % 3 == 0);
+			for (int64_t i = 0; i < 40 * dims; i++)
+				qx[i] = (float) (rng_next() % 3 == 0);
+			/* the odd value, at a zero, in a few rows */
+			for (int r = 3; r < 40; r += 11)
+			{
+				float	   *row = (edges[e].in_queries ? qx : cx) + (int64_t) r * dims;
+
+				for (int d = 0; d < dims; d++)
+					if (row[d] == 0.0f)
+					{
+						row[d] = edges[e].value;
+						break;
+					}
+			}
+			reference_knn(&q, &c, metric, k, false, rd, ri);
+			st = int_knn_run(ODP_DEVICE_CPU, &q, &c, metric, k, false, cd, ci);
+			bad = st == ODP_OK ? knn_differences(cd, ci, rd, ri, 40 * k) : -1;
+			check(bad == 0 && edges[e].bits == (odp_cpu_knn_bits_runs > before),
+				  "knn cpu, 0/1 rows with %s, %s: %lld entries differ from the reference, %s",
+				  edges[e].what, odp_metric_name(metric), (long long) bad,
+				  odp_cpu_knn_bits_runs > before ? "compared as bits" : "the float path");
+			free(cx);
+			free(qx);
+		}
+}
+
 /* One case, every metric of its mask. */
 static void
 int_case(const IntCase *t)
@@ -548,7 +648,17 @@ int_case(const IntCase *t)
 
 		/* the entries that differ; -1 where the call failed */
 		reference_knn(&q, &c, metric, t->k, self_join, rd, ri);
-		st = int_knn_run(ODP_DEVICE_CPU, &q, &c, metric, t->k, self_join, cd, ci);
+		{
+			const int64_t bits_before = odp_cpu_knn_bits_runs;
+			const bool	bits_want = ((M_BITS >> m) & 1) &&
+				all_binary(cx, (size_t) c.rows * c.dims) &&
+				all_binary(qx, (size_t) q.rows * q.dims);
+
+			st = int_knn_run(ODP_DEVICE_CPU, &q, &c, metric, t->k, self_join, cd, ci);
+			check(bits_want == (odp_cpu_knn_bits_runs > bits_before),
+				  "integer knn cpu %s: %s", name,
+				  bits_want ? "0/1 rows compared as bits" : "no rows compared as bits");
+		}
 		bad = st == ODP_OK ? knn_differences(cd, ci, rd, ri, (int64_t) n) : -1;
 		check(bad == 0, "integer knn cpu %s: %lld entries differ from the reference",
 			  name, (long long) bad);
@@ -839,6 +949,10 @@ run_integer_tests(void)
 		{"0/1 at 0.5, other metrics", IK_BINARY, 0.5, 0, 1001, 39, 10, M_OTHER & ~(1 << ODP_METRIC_COSINE), M_MAN},
 		{"0/1 at 0.3, manhattan, few queries", IK_BINARY, 0.3, 7, 4099, 39, 64, M_MAN, M_MAN},
 		{"0/1 at 0.05, manhattan, D = 256", IK_BINARY, 0.05, 0, 1300, 256, 50, M_MAN | M_BOTH, M_MAN | M_BOTH},
+		{"0/1 at 0.5, D = 1", IK_BINARY, 0.5, 0, 700, 1, 10, M_BITS, M_MAN | M_BOTH},
+		{"0/1 at 0.5, D = 64", IK_BINARY, 0.5, 130, 1001, 64, 10, M_BITS, M_MAN | M_BOTH},
+		{"0/1 at 0.3, D = 65", IK_BINARY, 0.3, 0, 1001, 65, 10, M_BITS, M_MAN | M_BOTH},
+		{"0/1 at 0.2, D = 130", IK_BINARY, 0.2, 130, 1001, 130, 20, M_BITS, M_MAN | M_BOTH},
 		{"range 126, D = 4: norms fold", IK_RANGE126, 0, 130, 2001, 4, 10, M_BOTH | M_MAN, M_BOTH},
 		{"range 126, D = 5: norms too large to fold", IK_RANGE126, 0, 0, 1001, 5, 10, M_BOTH, M_BOTH},
 		{"range 127: values too large to fold", IK_RANGE127, 0, 0, 1001, 3, 10, M_BOTH, M_BOTH},
@@ -873,6 +987,7 @@ run_integer_tests(void)
 
 	for (size_t t = 0; t < sizeof(cases) / sizeof(cases[0]); t++)
 		int_case(&cases[t]);
+	bits_edges();
 	if (gpu_ok)
 	{
 		big_case();

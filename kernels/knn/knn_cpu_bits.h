@@ -1,0 +1,54 @@
+/*-------------------------------------------------------------------------
+ *
+ * knn_cpu_bits.h
+ *	  The CPU path's rows of 0/1 values as bits (knn_cpu_bits.c).
+ *
+ * Copyright (c) 2026, odp_gpu developers
+ *
+ * IDENTIFICATION
+ *	  kernels/knn/knn_cpu_bits.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef ODP_KNN_CPU_BITS_H
+#define ODP_KNN_CPU_BITS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "include/odp_engine.h"
+
+/*
+ * Queries and candidates whose every value is 0 or 1, packed 64 to a word,
+ * with the canonical distance of a pair by the number of positions where
+ * they differ.  words = 0: not in use.
+ */
+typedef struct OdpKnnBits
+{
+	int			words;			/* 64-bit words per row */
+	uint64_t   *queries;		/* query rows x words */
+	uint64_t   *cands;			/* candidate rows x words (may be queries) */
+	float	   *distance;		/* dims + 1 canonical distances, by count */
+
+	/*
+	 * out[c] = distance[differing positions of q and row c of cands], for
+	 * n rows of cands.
+	 */
+	void		(*block) (const uint64_t *q, const uint64_t *cands, int words,
+						  int n, const float *distance, float *out);
+} OdpKnnBits;
+
+/*
+ * Packs queries and candidates (one matrix for both where they are the
+ * same) when metric is euclidean, squared euclidean, manhattan or
+ * chebyshev and every value of both is 0 or 1; otherwise, or without the
+ * memory, leaves bits unused (words = 0) and the float path runs.
+ */
+extern void odp_knn_bits_prepare(OdpMetric metric, const OdpMatrix *queries,
+								 const OdpMatrix *cands, OdpKnnBits *bits);
+extern void odp_knn_bits_free(OdpKnnBits *bits);
+
+/* Test counter: CPU k-NN runs that compared bits. */
+extern int64_t odp_cpu_knn_bits_runs;
+
+#endif							/* ODP_KNN_CPU_BITS_H */
