@@ -147,6 +147,7 @@ odp_knn_bits_prepare(OdpMetric metric, const OdpMatrix *queries,
 	free(ones);
 	bits->block = bits_block;
 #if defined(__x86_64__) && defined(__GNUC__)
+	__builtin_cpu_init();		/* cheap, and safe however the library was loaded */
 	if (__builtin_cpu_supports("popcnt"))
 		bits->block = bits_block_popcnt;
 #endif
