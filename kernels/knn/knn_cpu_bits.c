@@ -12,7 +12,9 @@
  * odp_distance itself, and a pair costs an XOR and a population count
  * per 64 dimensions instead of three float operations per dimension.
  * Ties are no concern here: knn_cpu.c's heaps already keep the smaller
- * index among equal distances at no cost.
+ * index among equal distances at no cost.  knn_cpu.c compares its query
+ * and candidate blocks this way, and SolvingSet's update pass
+ * (solvingset_cpu.c) its rows against each batch.
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -72,6 +74,21 @@ bits_block_popcnt(const uint64_t *q, const uint64_t *cands, int words, int n,
 	bits_block_body(q, cands, words, n, distance, out);
 }
 #endif
+
+/* See knn_cpu_bits.h. */
+bool
+odp_knn_bits_pack_row(const float *row, int dims, uint64_t *out)
+{
+	memset(out, 0, sizeof(uint64_t) * (size_t) ((dims + 63) / 64));
+	for (int d = 0; d < dims; d++)
+	{
+		if (row[d] == 1.0f)
+			out[d >> 6] |= (uint64_t) 1 << (d & 63);
+		else if (row[d] != 0.0f)
+			return false;
+	}
+	return true;
+}
 
 /* Whether every value of m is 0 or 1 (-0 counts as 0). */
 static bool

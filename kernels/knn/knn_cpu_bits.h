@@ -48,6 +48,12 @@ extern void odp_knn_bits_prepare(OdpMetric metric, const OdpMatrix *queries,
 								 const OdpMatrix *cands, OdpKnnBits *bits);
 extern void odp_knn_bits_free(OdpKnnBits *bits);
 
+/*
+ * Packs one row of dims values into words 64-bit words at out; false, out
+ * undefined, when a value is neither 0 nor 1.
+ */
+extern bool odp_knn_bits_pack_row(const float *row, int dims, uint64_t *out);
+
 /* Test counter: CPU k-NN runs that compared bits. */
 extern int64_t odp_cpu_knn_bits_runs;
 

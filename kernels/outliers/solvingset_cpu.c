@@ -53,6 +53,7 @@
 #include "common/engine_internal.h"
 #include "common/host_threads.h"
 #include "include/odp_distance.h"
+#include "knn/knn_cpu_bits.h"
 #include "knn/knn_internal.h"
 #include "outliers/solvingset_internal.h"
 
@@ -92,6 +93,8 @@ typedef struct CpuSs
 	float	   *gnorm;			/* cap gathered norms (cosine) */
 	float	   *ct;				/* blocks of dims x cand_block, transposed */
 	float	   *ctnorm;			/* cap norms in block order (cosine) */
+	OdpKnnBits	bits;			/* the matrix's 0/1 rows as bits, or words = 0 */
+	uint64_t   *cbits;			/* cap x bits.words: the batch as bits */
 
 	/* the single pass (exact_update) */
 	int32_t    *cand_pos;		/* rows: position in the batch, if is_cand */
@@ -111,6 +114,7 @@ typedef struct CpuSsJob
 	double	   *upper;
 	int64_t		nblocks;
 	bool		fused;			/* single pass: every row, candidate heaps */
+	bool		bits;			/* the batch compared as bits (cbits) */
 	atomic_int	next_tid;
 	atomic_llong next_block;
 	atomic_llong distances;
@@ -155,6 +159,14 @@ ss_reserve(CpuSs *ss, int64_t nc)
 	if ((p = realloc(ss->ctnorm, sizeof(float) * (size_t) nblk * ss->cand_block)) == NULL)
 		goto oom;
 	ss->ctnorm = p;
+	if (ss->bits.words > 0)
+	{
+		uint64_t   *b = realloc(ss->cbits, sizeof(uint64_t) * (size_t) nc * ss->bits.words);
+
+		if (b == NULL)
+			goto oom;
+		ss->cbits = b;
+	}
 	ss->cap = nc;
 	return ODP_OK;
 oom:
@@ -321,18 +333,25 @@ ss_update_rows(CpuSsJob *job, OdpMetric metric, int64_t r0, int64_t r1,
 			const float *ct = ss->ct + (size_t) c0 * dims;
 			const float *cn = ss->ctnorm + c0;
 
-			for (int c = 0; c < n; c++)
-				acc[c] = 0.0f;
-			for (int d = 0; d < dims; d++)
+			if (job->bits)
+				ss->bits.block(ss->bits.queries + p * ss->bits.words,
+							   ss->cbits + (size_t) c0 * ss->bits.words, ss->bits.words,
+							   n, ss->bits.distance, acc);
+			else
 			{
-				const float pv = prow[d];
-				const float *col = ct + (size_t) d * cb;
-
 				for (int c = 0; c < n; c++)
-					acc[c] = odp_dist_step(metric, acc[c], pv, col[c]);
+					acc[c] = 0.0f;
+				for (int d = 0; d < dims; d++)
+				{
+					const float pv = prow[d];
+					const float *col = ct + (size_t) d * cb;
+
+					for (int c = 0; c < n; c++)
+						acc[c] = odp_dist_step(metric, acc[c], pv, col[c]);
+				}
+				for (int c = 0; c < n; c++)
+					acc[c] = odp_dist_finish(metric, acc[c], pnorm, cn[c]);
 			}
-			for (int c = 0; c < n; c++)
-				acc[c] = odp_dist_finish(metric, acc[c], pnorm, cn[c]);
 			if (row_side)
 				for (int c = 0; c < n; c++)
 					if (*size < k || acc[c] < h[0])
@@ -466,6 +485,19 @@ ss_pass(CpuSs *ss, const int64_t *cand, const float *vectors, int32_t nc,
 			continue;
 		ss->is_cand[cand[i]] = 1;
 		ss->cand_pos[cand[i]] = i;
+	}
+
+	/* the batch as bits where the matrix is 0/1 and so is every vector given */
+	job.bits = ss->bits.words > 0;
+	for (int32_t i = 0; job.bits && i < nc; i++)
+	{
+		uint64_t   *dst = ss->cbits + (size_t) i * ss->bits.words;
+
+		if (vectors)
+			job.bits = odp_knn_bits_pack_row(vectors + (size_t) i * dims, dims, dst);
+		else
+			memcpy(dst, ss->bits.cands + cand[i] * ss->bits.words,
+				   sizeof(uint64_t) * ss->bits.words);
 	}
 
 	job.ss = ss;
@@ -742,6 +774,8 @@ ss_release(void *self)
 	free(ss->gnorm);
 	free(ss->ct);
 	free(ss->ctnorm);
+	free(ss->cbits);
+	odp_knn_bits_free(&ss->bits);
 	free(ss->cand_pos);
 	free(ss->bound);
 	free(ss->th);
@@ -786,6 +820,8 @@ odp_cpu_ss_backend(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 						"out of host memory for %lld x %d SolvingSet neighbour distances",
 						(long long) m->rows, (int) k);
 	}
+	/* 0/1 rows: distances by bits (knn_cpu_bits.c); none where it fails */
+	odp_knn_bits_prepare(metric, m, m, &ss->bits);
 	backend->self = ss;
 	backend->exact = ss_exact;
 	backend->update = ss_update;

@@ -52,6 +52,8 @@ typedef enum SsGen
 	SS_CLUSTERS,				/* gaussian clusters plus planted outliers */
 	SS_ONE_HOT,					/* one-hot rows: all pairs equidistant */
 	SS_ONE_CLUSTER,				/* one tight cluster, nothing else */
+	SS_BINARY,					/* 0/1 attributes, a 1 with probability 0.3
+								 * (the CPU compares them as bits) */
 	SS_BASE						/* + Gen: make_data() */
 } SsGen;
 
@@ -115,6 +117,11 @@ ss_make(int g, int64_t rows, int dims)
 		for (int64_t i = 0; i < rows; i++)
 			x[i * dims + i % dims] = 1.0f;
 	}
+	else if (g == SS_BINARY)
+	{
+		for (int64_t i = 0; i < rows * dims; i++)
+			x[i] = rng_unit() < 0.3f ? 1.0f : 0.0f;
+	}
 	else
 	{
 		for (int64_t i = 0; i < rows; i++)
@@ -128,7 +135,7 @@ ss_make(int g, int64_t rows, int dims)
 static const char *
 ss_gen_name(int g)
 {
-	static const char *const names[] = {"clusters", "one-hot", "one-cluster"};
+	static const char *const names[] = {"clusters", "one-hot", "one-cluster", "0/1"};
 
 	return g >= SS_BASE ? gen_names[g - SS_BASE] : names[g];
 }
@@ -753,6 +760,8 @@ run_solvingset_tests(void)
 		{SS_CLUSTERS, 3000, 8, 20, 15, 100},
 		{SS_BASE + GEN_UNIT, 1500, 10, 5, 5, 50},	/* hypercube, 10-d */
 		{SS_ONE_HOT, 400, 400, 5, 10, 32},	/* every pair equidistant */
+		{SS_BINARY, 2000, 39, 10, 10, 64},	/* a word of bits a row */
+		{SS_BINARY, 1500, 70, 5, 10, 50},	/* two words */
 		{SS_BASE + GEN_DUPLICATES, 2000, 4, 10, 10, 64},	/* ~100 copies each */
 		{SS_BASE + GEN_DUPLICATES, 2000, 4, 150, 10, 64},	/* k > copies */
 		{SS_ONE_CLUSTER, 1500, 3, 8, 10, 64},
