@@ -51,6 +51,7 @@
 #define CPU_BLOCK_FLOATS	16384
 #define CPU_MAX_THREADS 256
 
+
 /* One thread's buffers. */
 typedef struct CpuKnnScratch
 {
@@ -376,7 +377,8 @@ odp_cpu_knn(const OdpCpuKnnArgs *args)
 	atomic_init(&job.next_block, 0);
 	atomic_init(&job.stop, 0);
 	job.worker_status = ODP_OK;
-	odp_knn_bits_prepare(args->metric, args->queries, args->candidates, &job.bits);
+	if (nq >= odp_cpu_knn_bits_min_queries)
+		odp_knn_bits_prepare(args->metric, args->queries, args->candidates, &job.bits);
 
 	started = odp_cpu_workers_start(threads, nthreads, knn_thread_main, &job);
 	status = knn_worker_loop(&job, true);

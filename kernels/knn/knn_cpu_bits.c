@@ -30,6 +30,7 @@
 #include "knn/knn_cpu_bits.h"
 
 int64_t		odp_cpu_knn_bits_runs = 0;
+int64_t		odp_cpu_knn_bits_min_queries = 16;
 
 /* One block's distances; inlined into each instruction set's copy. */
 static inline __attribute__((always_inline)) void
@@ -79,46 +80,42 @@ bits_block_popcnt(const uint64_t *q, const uint64_t *cands, int words, int n,
 bool
 odp_knn_bits_pack_row(const float *row, int dims, uint64_t *out)
 {
-	memset(out, 0, sizeof(uint64_t) * (size_t) ((dims + 63) / 64));
-	for (int d = 0; d < dims; d++)
+	bool		other = false;
+
+	/* no branch per value: on 0/1 data it would be mispredicted half the time */
+	for (int w = 0; w * 64 < dims; w++)
 	{
-		if (row[d] == 1.0f)
-			out[d >> 6] |= (uint64_t) 1 << (d & 63);
-		else if (row[d] != 0.0f)
-			return false;
+		const int	end = dims - w * 64 < 64 ? dims - w * 64 : 64;
+		const float *v = row + w * 64;
+		uint64_t	word = 0;
+
+		for (int d = 0; d < end; d++)
+		{
+			word |= (uint64_t) (v[d] == 1.0f) << d;
+			other |= (v[d] != 0.0f) & (v[d] != 1.0f);
+		}
+		out[w] = word;
 	}
-	return true;
+	return !other;
 }
 
-/* Whether every value of m is 0 or 1 (-0 counts as 0). */
-static bool
-bits_binary(const OdpMatrix *m)
-{
-	const size_t n = (size_t) m->rows * m->dims;
-
-	for (size_t i = 0; i < n; i++)
-		if (m->data[i] != 0.0f && m->data[i] != 1.0f)
-			return false;
-	return true;
-}
-
-/* m's rows packed, words per row; NULL without the memory. */
+/*
+ * m's rows packed, words per row, in one pass; NULL where a value is
+ * neither 0 nor 1, or without the memory.
+ */
 static uint64_t *
 bits_pack(const OdpMatrix *m, int words)
 {
-	uint64_t   *out = calloc((size_t) (m->rows > 0 ? m->rows : 1) * words, sizeof(uint64_t));
+	uint64_t   *out = malloc(sizeof(uint64_t) * (size_t) (m->rows > 0 ? m->rows : 1) * words);
 
 	if (out == NULL)
 		return NULL;
 	for (int64_t r = 0; r < m->rows; r++)
-	{
-		const float *row = m->data + r * m->dims;
-		uint64_t   *dst = out + r * words;
-
-		for (int d = 0; d < m->dims; d++)
-			if (row[d] == 1.0f)
-				dst[d >> 6] |= (uint64_t) 1 << (d & 63);
-	}
+		if (!odp_knn_bits_pack_row(m->data + r * m->dims, m->dims, out + r * words))
+		{
+			free(out);
+			return NULL;
+		}
 	return out;
 }
 
@@ -136,12 +133,11 @@ odp_knn_bits_prepare(OdpMetric metric, const OdpMatrix *queries,
 	if (metric != ODP_METRIC_EUCLIDEAN && metric != ODP_METRIC_SQEUCLIDEAN &&
 		metric != ODP_METRIC_MANHATTAN && metric != ODP_METRIC_CHEBYSHEV)
 		return;
-	if (dims <= 0 || queries->dims != dims || !bits_binary(cands) ||
-		(!same && !bits_binary(queries)))
+	if (dims <= 0 || queries->dims != dims)
 		return;
 	bits->words = (dims + 63) / 64;
 	bits->cands = bits_pack(cands, bits->words);
-	bits->queries = same ? bits->cands : bits_pack(queries, bits->words);
+	bits->queries = same || bits->cands == NULL ? bits->cands : bits_pack(queries, bits->words);
 	bits->distance = malloc(sizeof(float) * (size_t) (dims + 1));
 	zeros = calloc((size_t) dims, sizeof(float));
 	ones = calloc((size_t) dims, sizeof(float));

@@ -57,4 +57,11 @@ extern bool odp_knn_bits_pack_row(const float *row, int dims, uint64_t *out);
 /* Test counter: CPU k-NN runs that compared bits. */
 extern int64_t odp_cpu_knn_bits_runs;
 
+/*
+ * Queries from which odp_cpu_knn compares 0/1 rows as bits: packing the
+ * candidates costs about what eight queries' float distances do, so a
+ * single query (odp_knn) keeps the float path.  A variable for the tests.
+ */
+extern int64_t odp_cpu_knn_bits_min_queries;
+
 #endif							/* ODP_KNN_CPU_BITS_H */

@@ -32,10 +32,11 @@
  * the integer path (or without CUDA), where those checks are skipped.
  *
  * On the CPU, rows whose every value is 0 or 1 are compared as bits
- * under euclidean, squared euclidean, manhattan and chebyshev: each
- * case's CPU run must (its counter, odp_cpu_knn_bits_runs, grows) exactly
- * when its data is such, and bits_edges() puts one other value (2, 0.5,
- * -1) or -0 among 0/1 rows.
+ * under euclidean, squared euclidean, manhattan and chebyshev from
+ * odp_cpu_knn_bits_min_queries queries on: each case's CPU run must (its
+ * counter, odp_cpu_knn_bits_runs, grows) exactly when its data and query
+ * count are such, and bits_edges() puts one other value (2, 0.5, -1) or
+ * -0 among 0/1 rows.
  *
  * One larger case runs on the GPU only: 300,000 rows of 39 0/1 values,
  * k = 10, its k-NN lists and scores checked on a sample of rows against
@@ -60,8 +61,9 @@
 #include "include/odp_outliers.h"
 #include "test_util.h"
 
-/* CPU k-NN runs that compared 0/1 rows as bits (knn_cpu_bits.c). */
+/* CPU k-NN runs that compared 0/1 rows as bits, and from how many queries. */
 extern int64_t odp_cpu_knn_bits_runs;
+extern int64_t odp_cpu_knn_bits_min_queries;
 /* Query chunks the GPU's integer path finished; weak for builds without it. */
 extern int64_t odp_gpu_knn_int_searches __attribute__((weak));
 /* Lets k-NN lists take the integer path on all eligible data. */
@@ -650,7 +652,7 @@ int_case(const IntCase *t)
 		reference_knn(&q, &c, metric, t->k, self_join, rd, ri);
 		{
 			const int64_t bits_before = odp_cpu_knn_bits_runs;
-			const bool	bits_want = ((M_BITS >> m) & 1) &&
+			const bool	bits_want = ((M_BITS >> m) & 1) && q.rows >= odp_cpu_knn_bits_min_queries &&
 				all_binary(cx, (size_t) c.rows * c.dims) &&
 				all_binary(qx, (size_t) q.rows * q.dims);
 
