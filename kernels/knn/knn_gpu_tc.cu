@@ -60,8 +60,8 @@
  *	  (TcValue, TcRowCopy, TcCandRowsKernel, TcQueryRowsKernel) and the
  *	  sample (TcSampleKernel);
  *	- the filter (step 2): device helpers (TcMma, TcStageQueries,
- *	  TcTestValue, TcLdm4, TcLoadLimits, TcTestFragments, TcStep,
- *	  TcIssueStage, TcTestFolded), then TcFilterKernel and
+ *	  TcTestValue, TcLdm4, TcLoadLimits, TcAppend, TcTestFragments,
+ *	  TcTestFolded, TcStep, TcIssueStage), then TcFilterKernel and
  *	  TcFilterRegKernel;
  *	- the refinement (step 3): TcRefineArgs, the distance keys (TcKeyOf,
  *	  TcCandKey, TcFloatOf, TcCountBelow), TcRefineKernel and TcScanKernel
@@ -459,6 +459,21 @@ TcLoadLimits(const TcArgs &a, int64_t qw, float (&thr)[4][2], float (&alpha)[4][
 }
 
 /*
+ * Appends candidate c to query q's list; past TC_CAP entries sets the
+ * row's bit of full instead (see TcTestFragments).
+ */
+static __device__ __forceinline__ void
+TcAppend(int32_t *count, int32_t *list, int64_t q, int64_t c, uint32_t &full, int row)
+{
+	const int	pos = atomicAdd(count + q, 1);
+
+	if (pos < TC_CAP)
+		list[q * TC_CAP + pos] = (int32_t) c;
+	else
+		full |= 1u << row;
+}
+
+/*
  * Tests a warp's 64 x (8 NJ) block of pairs (queries from qw, candidates
  * from c0; acc in m16n8 fragment layout) and appends the passers to
  * their queries' lists: a row of 2 NJ pairs at a time through its
@@ -502,14 +517,7 @@ TcTestFragments(const float (&acc)[4][NJ][4], const float (&cw)[NJ][2],
 #pragma unroll
 					for (int e = 0; e < 2; e++)
 						if (TcTestValue<M>(acc[i][j][h * 2 + e], cw[j][e], alpha[i][h]) <= thr[i][h])
-						{
-							const int	pos = atomicAdd(count + q, 1);
-
-							if (pos < TC_CAP)
-								list[q * TC_CAP + pos] = (int32_t) (c0 + j * 8 + 2 * t + e);
-							else
-								full |= 1u << (i * 2 + h);
-						}
+							TcAppend(count, list, q, c0 + j * 8 + 2 * t + e, full, i * 2 + h);
 			}
 		}
 }
@@ -547,14 +555,7 @@ TcTestFolded(const float (&acc)[4][NJ][4], const float (&half)[4][2],
 #pragma unroll
 					for (int e = 0; e < 2; e++)
 						if (acc[i][j][h * 2 + e] >= half[i][h])
-						{
-							const int	pos = atomicAdd(count + q, 1);
-
-							if (pos < TC_CAP)
-								list[q * TC_CAP + pos] = (int32_t) (c0 + j * 8 + 2 * t + e);
-							else
-								full |= 1u << (i * 2 + h);
-						}
+							TcAppend(count, list, q, c0 + j * 8 + 2 * t + e, full, i * 2 + h);
 			}
 		}
 }
