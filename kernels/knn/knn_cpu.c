@@ -123,14 +123,16 @@ knn_query_block(CpuKnnJob *job, OdpMetric metric, int64_t q0, int64_t q1,
 	{
 		int			nc = (int) (c0 + cb < ncand ? cb : ncand - c0);
 
-		for (int c = 0; c < nc && bits->words == 0; c++)
-		{
-			const float *crow = a->candidates->data + (c0 + c) * dims;
+		/* the float path's transposed block; bits are packed already */
+		if (bits->words == 0)
+			for (int c = 0; c < nc; c++)
+			{
+				const float *crow = a->candidates->data + (c0 + c) * dims;
 
-			for (int d = 0; d < dims; d++)
-				sc->ct[(size_t) d * cb + c] = crow[d];
-			sc->cnorm[c] = a->cand_norms ? a->cand_norms[c0 + c] : 0.0f;
-		}
+				for (int d = 0; d < dims; d++)
+					sc->ct[(size_t) d * cb + c] = crow[d];
+				sc->cnorm[c] = a->cand_norms ? a->cand_norms[c0 + c] : 0.0f;
+			}
 
 		for (int64_t q = q0; q < q1; q++)
 		{

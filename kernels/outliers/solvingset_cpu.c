@@ -467,26 +467,6 @@ ss_pass(CpuSs *ss, const int64_t *cand, const float *vectors, int32_t nc,
 	if ((status = ss_reserve(ss, nc)) != ODP_OK)
 		return status;
 
-	/*
-	 * transpose the batch: block b is dims x cb, candidates contiguous;
-	 * given by value (vectors, norms in gnorm), a candidate's row may be
-	 * -1: not in this matrix
-	 */
-	for (int32_t i = 0; i < nc; i++)
-	{
-		const float *row = vectors ? vectors + (size_t) i * dims : ss->m->data + cand[i] * dims;
-		float	   *blk = ss->ct + (size_t) (i / cb) * cb * dims;
-		int			c = i % cb;
-
-		for (int d = 0; d < dims; d++)
-			blk[(size_t) d * cb + c] = row[d];
-		ss->ctnorm[i] = !ss->norms ? 0.0f : (vectors ? ss->gnorm[i] : ss->norms[cand[i]]);
-		if (cand[i] < 0)
-			continue;
-		ss->is_cand[cand[i]] = 1;
-		ss->cand_pos[cand[i]] = i;
-	}
-
 	/* the batch as bits where the matrix is 0/1 and so is every vector given */
 	job.bits = ss->bits.words > 0;
 	for (int32_t i = 0; job.bits && i < nc; i++)
@@ -498,6 +478,29 @@ ss_pass(CpuSs *ss, const int64_t *cand, const float *vectors, int32_t nc,
 		else
 			memcpy(dst, ss->bits.cands + cand[i] * ss->bits.words,
 				   sizeof(uint64_t) * ss->bits.words);
+	}
+
+	/*
+	 * otherwise transpose the batch: block b is dims x cb, candidates
+	 * contiguous; given by value (vectors, norms in gnorm), a candidate's
+	 * row may be -1: not in this matrix
+	 */
+	for (int32_t i = 0; i < nc; i++)
+	{
+		if (!job.bits)
+		{
+			const float *row = vectors ? vectors + (size_t) i * dims : ss->m->data + cand[i] * dims;
+			float	   *blk = ss->ct + (size_t) (i / cb) * cb * dims;
+			int			c = i % cb;
+
+			for (int d = 0; d < dims; d++)
+				blk[(size_t) d * cb + c] = row[d];
+			ss->ctnorm[i] = !ss->norms ? 0.0f : (vectors ? ss->gnorm[i] : ss->norms[cand[i]]);
+		}
+		if (cand[i] < 0)
+			continue;
+		ss->is_cand[cand[i]] = 1;
+		ss->cand_pos[cand[i]] = i;
 	}
 
 	job.ss = ss;
