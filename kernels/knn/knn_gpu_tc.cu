@@ -79,6 +79,7 @@
  */
 #include <float.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cuda_fp16.h>
@@ -132,10 +133,12 @@ extern "C" int64_t odp_gpu_knn_tc_chunks;
 extern "C" int64_t odp_gpu_knn_tc_samples;
 extern "C" int64_t odp_gpu_knn_tc_scans;
 extern "C" int64_t odp_gpu_knn_tc_give_ups;
+extern "C" int64_t odp_gpu_knn_tc_symmetric;
 int64_t		odp_gpu_knn_tc_chunks = 0;
 int64_t		odp_gpu_knn_tc_samples = 0;
 int64_t		odp_gpu_knn_tc_scans = 0;	/* queries whose list overflowed */
 int64_t		odp_gpu_knn_tc_give_ups = 0;	/* searches past tc_max_overflow */
+int64_t		odp_gpu_knn_tc_symmetric = 0;	/* self joins filtered symmetrically */
 
 /* Relative error bound of the filter for D dimensions (see the header). */
 #define TC_REL(D)		(0x1p-8f + (float) (D) * 0x1p-20f)
@@ -163,6 +166,9 @@ struct TcArgs
 								 * of TC_BK */
 	int32_t    *count;			/* per query: candidates appended */
 	int32_t    *list;			/* per query: TC_CAP local candidate indexes */
+	/* the symmetric filter of a self join (TcTestMirrored) */
+	const float *rw;			/* per query row: half its candidate weight */
+	const float *cv;			/* per candidate: its mirrored threshold */
 };
 
 /* Column sums of rows x dims into sum (zeroed), in double. */
@@ -561,6 +567,56 @@ TcTestFolded(const float (&acc)[4][NJ][4], const float (&half)[4][2],
 }
 
 /*
+ * The mirrored test of a self join's symmetric filter: the pair of row r
+ * and candidate c read the other way round, c as the query and r as its
+ * candidate, appended to c's list.  acc = q.c - cw / 2 (TcTestFolded)
+ * gives c's test value q.c - (w_r + w_c) / 2 as acc - rw, rw = w_r / 2,
+ * against cv = -thr_c / 2 - w_c / 2 (TcMirrorKernel).  As nearly every
+ * column fails, a column first meets a weaker test, one maximum per
+ * pair: its largest acc against cv + rw_min, rw_min the smallest rw of
+ * the lane's rows (acc - rw <= max acc - rw_min).
+ */
+template <int NJ>
+static __device__ __forceinline__ void
+TcTestMirrored(const float (&acc)[4][NJ][4], const float (&rw)[4][2], float rw_min,
+			   const float *cv, int64_t qw, int64_t c0, int32_t *count, int32_t *list)
+{
+	const int	g = (threadIdx.x & 31) >> 2;
+	const int	t = threadIdx.x & 3;
+
+#pragma unroll
+	for (int j = 0; j < NJ; j++)
+#pragma unroll
+		for (int e = 0; e < 2; e++)
+		{
+			const float v = cv[j * 8 + 2 * t + e];
+			float		m = -INFINITY;
+
+#pragma unroll
+			for (int i = 0; i < 4; i++)
+#pragma unroll
+				for (int h = 0; h < 2; h++)
+					m = fmaxf(m, acc[i][j][h * 2 + e]);
+			if (__fsub_rn(m, rw_min) >= v)
+			{
+				const int64_t c = c0 + j * 8 + 2 * t + e;
+
+#pragma unroll
+				for (int i = 0; i < 4; i++)
+#pragma unroll
+					for (int h = 0; h < 2; h++)
+						if (__fsub_rn(acc[i][j][h * 2 + e], rw[i][h]) >= v)
+						{
+							const int	pos = atomicAdd(count + c, 1);
+
+							if (pos < TC_CAP)
+								list[c * TC_CAP + pos] = (int32_t) (qw + i * 16 + g + h * 8);
+						}
+			}
+		}
+}
+
+/*
  * One k-step of 16 dimensions for a warp's 64 x 32 block: A fragments
  * from the shared addresses a_addr[i] (+ koff bytes), B from b_addr[jp].
  */
@@ -748,15 +804,21 @@ TcFilterKernel(const __grid_constant__ TcArgs a)
  * time (32 at DP = 16; 16 at DP = 32, whose A fragments take twice the
  * registers).  FOLD: the products start from -cw / 2 (TcTestFolded).
  * Grid and padding as TcFilterKernel, with TC_REG_BM-query tiles.
+ *
+ * SYM (a self join, FOLD): each pair of rows is tested once for both
+ * queries.  A block takes only the candidate tiles from its own rows on:
+ * those of its own rows get the usual test; every later one also the
+ * mirrored test (TcTestMirrored), its slot holding the candidates'
+ * mirrored thresholds after their weights.  Half the products.
  */
-template <OdpMetric M, int DP, bool FOLD>
+template <OdpMetric M, int DP, bool FOLD, bool SYM>
 static __global__ void __launch_bounds__(TC_THREADS, 2)
 TcFilterRegKernel(const __grid_constant__ TcArgs a)
 {
 	extern __shared__ __align__(16) __half tsm[];
 	constexpr int SLD = DP + 8;		/* conflict-free ldmatrix */
 	constexpr int ROW_BYTES = TC_BN * SLD * (int) sizeof(__half);
-	constexpr int SLOT_BYTES = ROW_BYTES + TC_BN * (int) sizeof(float);
+	constexpr int SLOT_BYTES = ROW_BYTES + (SYM ? 2 : 1) * TC_BN * (int) sizeof(float);
 	constexpr int COPIES = TC_BN * DP / 8 / TC_THREADS;
 	constexpr int KS = DP / 16;
 	constexpr int CPS = DP == 16 ? 32 : 16;	/* candidates per step */
@@ -766,8 +828,11 @@ TcFilterRegKernel(const __grid_constant__ TcArgs a)
 	const int	g = lane >> 2;
 	const int	t = lane & 3;
 	const int64_t qw = (int64_t) blockIdx.x * TC_REG_BM + warp * 64;
-	const int	tile0 = (int) ((a.group0 + blockIdx.y) * a.tiles);
-	const int	tiles = min(a.tiles, a.ctiles - tile0);
+	/* SYM: the first candidate tile of the block's own rows */
+	const int	diag = (int) blockIdx.x * (TC_REG_BM / TC_BN);
+	const int	group_tile0 = (int) ((a.group0 + blockIdx.y) * a.tiles);
+	const int	tile0 = SYM ? max(group_tile0, diag) : group_tile0;
+	const int	tiles = min(a.tiles - (tile0 - group_tile0), a.ctiles - tile0);
 	const int64_t cbase = (int64_t) tile0 * TC_BN;
 	char	   *ring = (char *) tsm;
 	const uint32_t ring_addr = (uint32_t) __cvta_generic_to_shared(ring);
@@ -775,8 +840,21 @@ TcFilterRegKernel(const __grid_constant__ TcArgs a)
 	uint32_t	b_off[NJ / 2];
 	float		thr[4][2];
 	float		alpha[4][2];
+	float		rw[4][2];
+	float		rw_min = INFINITY;
 
+	if (SYM && tiles <= 0)
+		return;					/* the whole block: all its tiles precede its rows */
 	TcLoadLimits<M>(a, qw, thr, alpha);
+	if (SYM)
+#pragma unroll
+		for (int i = 0; i < 4; i++)
+#pragma unroll
+			for (int h = 0; h < 2; h++)
+			{
+				rw[i][h] = a.rw[qw + i * 16 + g + h * 8];
+				rw_min = fminf(rw_min, rw[i][h]);
+			}
 	if (FOLD)
 #pragma unroll
 		for (int i = 0; i < 4; i++)
@@ -819,6 +897,9 @@ TcFilterRegKernel(const __grid_constant__ TcArgs a)
 		if (threadIdx.x < TC_BN / 4) \
 			__pipeline_memcpy_async(slot_ + ROW_BYTES + threadIdx.x * 16, \
 									a.cw + first_ + threadIdx.x * 4, 16); \
+		else if (SYM && threadIdx.x < TC_BN / 2) \
+			__pipeline_memcpy_async(slot_ + ROW_BYTES + threadIdx.x * 16, \
+									a.cv + first_ + (threadIdx.x - TC_BN / 4) * 4, 16); \
 	} while (0)
 
 	uint32_t	full = 0;		/* see TcTestFragments */
@@ -890,6 +971,9 @@ TcFilterRegKernel(const __grid_constant__ TcArgs a)
 			else
 				TcTestFragments<M, NJ>(acc, cw, thr, alpha, qw, cbase + (int64_t) s * TC_BN + sc * CPS,
 									   a.count, a.list, full);
+			if (SYM && tile0 + s >= diag + TC_REG_BM / TC_BN)
+				TcTestMirrored<NJ>(acc, rw, rw_min, w + TC_BN + sc * CPS, qw,
+								   cbase + (int64_t) s * TC_BN + sc * CPS, a.count, a.list);
 		}
 	}
 #undef TC_REG_ISSUE
@@ -1241,6 +1325,10 @@ TcSampleSize(int64_t nc, int ks)
 {
 	int64_t		s = (int64_t) 4 * ks * nc / TC_CAP;
 
+#ifdef ODP_TC_TRACE
+	if (getenv("ODP_TC_SAMPLE"))	/* benchmark builds: times the default */
+		s = (int64_t) (atof(getenv("ODP_TC_SAMPLE")) * (double) s);
+#endif
 	if (s < 4096)
 		s = 4096;
 	return s < nc ? s : nc;
@@ -1257,14 +1345,60 @@ typedef void (*TcFilterFn) (const TcArgs);
 
 template <OdpMetric M>
 static TcFilterFn
-TcRegFilter(int dp)
+TcRegFilter(int dp, bool sym)
 {
 	constexpr bool FOLD = M != ODP_METRIC_INNER_PRODUCT;
 	constexpr int DP_MAX = FOLD ? 32 : 16;
 
+	if (sym && FOLD)
+		return dp == 16 ? TcFilterRegKernel<M, 16, FOLD, FOLD> :
+			(dp == 32 ? TcFilterRegKernel<M, 32, FOLD, FOLD> : NULL);
 	if (dp == 16)
-		return TcFilterRegKernel<M, 16, FOLD>;
-	return dp == DP_MAX ? TcFilterRegKernel<M, DP_MAX, FOLD> : NULL;
+		return TcFilterRegKernel<M, 16, FOLD, false>;
+	return dp == DP_MAX ? TcFilterRegKernel<M, DP_MAX, FOLD, false> : NULL;
+}
+
+/*
+ * Whether the caller's self join gets the symmetric filter (SYM of
+ * TcFilterRegKernel): one pass over the pairs of rows i < j instead of
+ * two, for the metrics whose weights fold into the products and rows
+ * the register-resident filter takes.  Every query's list is then held
+ * at once, so only where they take at most half of the memory left; and
+ * not where the search may give up, whose probe is one small chunk.
+ */
+template <OdpMetric M>
+static bool
+TcSymmetric(const OdpKnnProblem *p, const OdpGpuArena *arena, int dp, int depth)
+{
+	const size_t lists = (size_t) p->nq * (TC_CAP + 4) * sizeof(int32_t);
+	const size_t left = arena->budget > arena->used ? arena->budget - arena->used : 0;
+
+#ifdef ODP_TC_TRACE
+	if (getenv("ODP_TC_SYM") && strcmp(getenv("ODP_TC_SYM"), "0") == 0)
+		return false;			/* benchmark builds compare with the chunked filter */
+#endif
+	return M != ODP_METRIC_INNER_PRODUCT && (dp == 16 || dp == 32) && depth == 0 &&
+		p->exclude_self && p->queries == p->cands && p->query_base == p->cand_base &&
+		p->nq == p->nc && p->tc_max_overflow <= 0.0 &&
+		(arena->budget == 0 || lists <= left / 2);
+}
+
+/*
+ * The symmetric filter's row and candidate terms (see TcTestMirrored):
+ * rw = cw / 2 for rows < padded_rows, cv = -thr / 2 - cw / 2 for
+ * candidates < padded_cands; padding (from rows on) gets +inf, which
+ * never passes.
+ */
+static __global__ void
+TcMirrorKernel(const float *thr, const float *cw, int64_t rows, int64_t padded_rows,
+			   int64_t padded_cands, float *rw, float *cv)
+{
+	const int64_t r = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (r < padded_rows)
+		rw[r] = r < rows ? 0.5f * cw[r] : INFINITY;
+	if (r < padded_cands)
+		cv[r] = r < rows ? __fsub_rn(-0.5f * thr[r], 0.5f * cw[r]) : INFINITY;
 }
 
 /*
@@ -1304,17 +1438,19 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 	/* rows of up to 16 dimensions take one k-step of the products */
 	const int	dp = dims <= 16 ? 16 : (dims + TC_BK - 1) / TC_BK * TC_BK;
 	/* benchmark builds compare with the tile filter: ODP_TC_FILTER=old */
+	const bool	sym = TcSymmetric<M>(p, arena, dp, depth);
 	const TcFilterFn reg_filter =
 #ifdef ODP_TC_TRACE
-		getenv("ODP_TC_FILTER") && strcmp(getenv("ODP_TC_FILTER"), "old") == 0 && dp > 16 ? NULL :
+		getenv("ODP_TC_FILTER") && strcmp(getenv("ODP_TC_FILTER"), "old") == 0 && dp > 16 && !sym ? NULL :
 #endif
-		TcRegFilter<M>(dp);
+		TcRegFilter<M>(dp, sym);
 	const bool	reg = reg_filter != NULL;
 	const int	qbm = reg ? TC_REG_BM : TC_BM;	/* queries per block */
 	const bool	qres = dp <= TC_QRES_MAX;
 	const int	ks = state->k + (p->exclude_self ? 1 : 0);
 	const int64_t s = TcSampleSize(p->nc, ks);
-	const int64_t qchunk = p->nq < TC_QUERY_CHUNK ? p->nq : TC_QUERY_CHUNK;
+	/* the symmetric filter appends to any query's list: all are held */
+	const int64_t qchunk = p->nq < TC_QUERY_CHUNK || sym ? p->nq : TC_QUERY_CHUNK;
 	const int64_t qchunk_pad = (qchunk + qbm - 1) / qbm * qbm;
 	const int	ctiles = (int) ((p->nc + TC_BN - 1) / TC_BN);
 	const int64_t nc_pad = (int64_t) ctiles * TC_BN;
@@ -1322,7 +1458,7 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 	const int	bk = qres && dp % 64 == 0 &&
 		TC_BM * (dp + 8) + TC_STAGES * TC_BN * (64 + 8) <= TC_SMEM_TWO_BLOCKS / 2 ? 64 : 32;
 	const size_t smem = reg
-		? TC_STAGES * (sizeof(__half) * TC_BN * (dp + 8) + sizeof(float) * TC_BN)
+		? TC_STAGES * (sizeof(__half) * TC_BN * (dp + 8) + (sym ? 2 : 1) * sizeof(float) * TC_BN)
 		: sizeof(__half) * ((qres ? (size_t) TC_BM * (dp + 8) : 0) +
 							(size_t) TC_STAGES * (qres ? 1 : 2) * TC_BN * (bk + 8));
 	void		(*filter) (const TcArgs) = reg
@@ -1335,7 +1471,9 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 			   *d_thr = NULL,
 			   *d_alpha = NULL,
 			   *d_sample = NULL,
-			   *d_snorm = NULL;
+			   *d_snorm = NULL,
+			   *d_rw = NULL,
+			   *d_cv = NULL;
 	__half	   *d_ct = NULL,
 			   *d_qt = NULL;
 	unsigned int *d_max = NULL;
@@ -1376,6 +1514,11 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 	TC_ALLOC(d_sample, (size_t) s * dims * sizeof(float), "sample rows");
 	if (M == ODP_METRIC_COSINE)
 		TC_ALLOC(d_snorm, (size_t) s * sizeof(float), "sample norms");
+	if (sym)
+	{
+		TC_ALLOC(d_rw, (size_t) qchunk_pad * sizeof(float), "row weights");
+		TC_ALLOC(d_cv, (size_t) nc_pad * sizeof(float), "mirrored thresholds");
+	}
 	TC_ALLOC(d_sum, (size_t) dims * sizeof(double), "column sums");
 	TC_ALLOC(d_mean, (size_t) dims * sizeof(float), "column means");
 	TC_ALLOC(d_max, sizeof(unsigned int), "largest magnitude");
@@ -1524,6 +1667,14 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 		ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the query copy kernel");
 		ODP_CUDA_TRY(ctx, cudaMemsetAsync(d_count, 0, (size_t) nq * sizeof(int32_t), stream),
 					 "clearing filter counts");
+		if (sym)
+		{
+			const int64_t n = qa.padded > nc_pad ? qa.padded : nc_pad;
+
+			TcMirrorKernel<<<(unsigned) ((n + 255) / 256), 256, 0, stream>>>(
+				d_thr, d_cw, nq, qa.padded, nc_pad, d_rw, d_cv);
+			ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the mirror kernel");
+		}
 		TC_MARK("q-prepare");
 		memset(&fa, 0, sizeof(fa));
 		fa.q = d_qt;
@@ -1536,6 +1687,8 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 		fa.dp = dp;
 		fa.count = d_count;
 		fa.list = d_list;
+		fa.rw = d_rw;
+		fa.cv = d_cv;
 		for (int64_t g0 = 0; g0 < groups; g0 += per_launch)
 		{
 			const int64_t ng = groups - g0 < per_launch ? groups - g0 : per_launch;
@@ -1646,6 +1799,8 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 							"the tensor-core filter kept fewer than k = %d candidates", state->k);
 	}
 	*done = true;
+	if (sym)
+		odp_gpu_knn_tc_symmetric++;
 	if (depth == 0)
 		odp_gpu_knn_tc_chunks++;
 	else

@@ -32,6 +32,8 @@ extern int64_t odp_gpu_knn_tc_chunks __attribute__((weak));
 extern int64_t odp_gpu_knn_tc_samples __attribute__((weak));
 /* Queries whose filter list overflowed and that scanned every candidate. */
 extern int64_t odp_gpu_knn_tc_scans __attribute__((weak));
+/* Self joins the filter tested symmetrically (each pair of rows once). */
+extern int64_t odp_gpu_knn_tc_symmetric __attribute__((weak));
 
 /* Runs one case on dev and compares with the reference; returns mismatches. */
 static int64_t
@@ -84,6 +86,10 @@ knn_case(Gen gen, int64_t nq, int64_t nc, int dims, int k, bool self_join,
 	if (gpu_ok)
 	{
 		const int64_t filtered = gpu_counter(&odp_gpu_knn_tc_chunks);
+		const int64_t symmetric = gpu_counter(&odp_gpu_knn_tc_symmetric);
+		/* self joins of rows of up to 32 dimensions, but for the inner product */
+		const bool	want_symmetric = expect_filter && self_join && dims <= 32 &&
+			metric != ODP_METRIC_INNER_PRODUCT;
 
 		/* the filter's cases include integer grids, which the integer path would take */
 		gpu_integer_path(!expect_filter);
@@ -96,6 +102,11 @@ knn_case(Gen gen, int64_t nq, int64_t nc, int dims, int k, bool self_join,
 			check(odp_gpu_knn_tc_chunks > filtered,
 				  "knn gpu %s %s (%s): the tensor-core filter finished it",
 				  gen_names[gen], odp_metric_name(metric), what);
+		if (expect_filter && &odp_gpu_knn_tc_symmetric != NULL)
+			check((odp_gpu_knn_tc_symmetric > symmetric) == want_symmetric,
+				  "knn gpu %s %s (%s): the filter %s symmetric",
+				  gen_names[gen], odp_metric_name(metric), what,
+				  want_symmetric ? "was" : "was not");
 		if (gpu_limit > 0)
 		{
 			bad = knn_compare(ODP_DEVICE_GPU, &q, &c, metric, k, self_join,
@@ -198,6 +209,8 @@ run_knn_tests(void)
 		{GEN_DUPLICATES, 150, 35000, 12, 32, false, 0, TC_ALL, "filter, duplicates"},
 		{GEN_WIDE, 130, 33000, 10, 6, false, 0, TC_EUCLID, "filter, magnitudes 2^-30 and 2^30"},
 		{GEN_WIDE, 0, 33000, 18, 3, true, 0, TC_EUCLID, "filter, self join, magnitudes 2^-30 and 2^30"},
+		{GEN_UNIFORM, 0, 40000, 24, 10, true, 0, TC_ALL, "filter, self join"},
+		{GEN_DUPLICATES, 0, 36000, 12, 20, true, 0, TC_ALL, "filter, self join, duplicates"},
 		{GEN_UNIFORM, 130, 33000, 8, 64, false, 0, TC_ALL, "filter, k = 64"},
 		{GEN_GRID, 300, 40000, 10, 50, false, 0, TC_EUCLID, "filter, ties at the k-th (integer grid)"},
 	};
