@@ -471,17 +471,17 @@ TcLoadLimits(const TcArgs &a, int64_t qw, float (&thr)[4][2], float (&alpha)[4][
 
 /*
  * Appends candidate c to query q's list; past TC_CAP entries sets the
- * row's bit of full instead (see TcTestFragments).
+ * row's limit to never, which no pair passes (see TcTestFragments).
  */
 static __device__ __forceinline__ void
-TcAppend(int32_t *count, int32_t *list, int64_t q, int64_t c, uint32_t &full, int row)
+TcAppend(int32_t *count, int32_t *list, int64_t q, int64_t c, float &limit, float never)
 {
 	const int	pos = atomicAdd(count + q, 1);
 
 	if (pos < TC_CAP)
 		list[q * TC_CAP + pos] = (int32_t) c;
 	else
-		full |= 1u << row;
+		limit = never;
 }
 
 /*
@@ -490,19 +490,18 @@ TcAppend(int32_t *count, int32_t *list, int64_t q, int64_t c, uint32_t &full, in
  * their queries' lists: a row of 2 NJ pairs at a time through its
  * minimum, as nearly every row fails.
  *
- * full has a bit per row of the lane ((i, h) -> 2 i + h), kept by the
- * caller across its tiles: set once an append found that row's list past
- * its capacity.  Such a list is scanned whole later, so further appends
- * would only cost atomics, which on rows in tight clusters (every pair
- * passing) dominate the filter's time.  Learnt from the atomic's own
- * result, it costs no extra memory round trip.
+ * thr is the caller's, kept across its tiles: once an append finds a
+ * row's list past its capacity, the row's threshold becomes -inf.  Such
+ * a list is scanned whole later, so further appends would only cost
+ * atomics, which on rows in tight clusters (every pair passing) dominate
+ * the filter's time.  Learnt from the atomic's own result, it costs no
+ * extra memory round trip, nor any test.
  */
 template <OdpMetric M, int NJ>
 static __device__ __forceinline__ void
 TcTestFragments(const float (&acc)[4][NJ][4], const float (&cw)[NJ][2],
-				const float (&thr)[4][2], const float (&alpha)[4][2],
-				int64_t qw, int64_t c0, int32_t *count, int32_t *list,
-				uint32_t &full)
+				float (&thr)[4][2], const float (&alpha)[4][2],
+				int64_t qw, int64_t c0, int32_t *count, int32_t *list)
 {
 	const int	g = (threadIdx.x & 31) >> 2;
 	const int	t = threadIdx.x & 3;
@@ -519,7 +518,7 @@ TcTestFragments(const float (&acc)[4][NJ][4], const float (&cw)[NJ][2],
 #pragma unroll
 				for (int e = 0; e < 2; e++)
 					m = fminf(m, TcTestValue<M>(acc[i][j][h * 2 + e], cw[j][e], alpha[i][h]));
-			if (m <= thr[i][h] && (full & (1u << (i * 2 + h))) == 0)
+			if (m <= thr[i][h])
 			{
 				const int64_t q = qw + i * 16 + g + h * 8;
 
@@ -528,7 +527,7 @@ TcTestFragments(const float (&acc)[4][NJ][4], const float (&cw)[NJ][2],
 #pragma unroll
 					for (int e = 0; e < 2; e++)
 						if (TcTestValue<M>(acc[i][j][h * 2 + e], cw[j][e], alpha[i][h]) <= thr[i][h])
-							TcAppend(count, list, q, c0 + j * 8 + 2 * t + e, full, i * 2 + h);
+							TcAppend(count, list, q, c0 + j * 8 + 2 * t + e, thr[i][h], -INFINITY);
 			}
 		}
 }
@@ -536,13 +535,15 @@ TcTestFragments(const float (&acc)[4][NJ][4], const float (&cw)[NJ][2],
 /*
  * TcTestFragments for products that started from -cw / 2 (the MMA's C
  * operand), so that acc = q.c - cw / 2 and a pair passes when
- * acc >= -thr / 2 (half, per row): one maximum per pair.  Not for the
- * inner product, whose weight has a per-query factor.
+ * acc >= -thr / 2 (half, per row; +inf once the row's list is full):
+ * one maximum per pair.  Not for the inner product, whose weight has a
+ * per-query factor.  The symmetric filter's products also start from
+ * -rw (TcTestMirrored), and half is then -thr / 2 - rw.
  */
 template <int NJ>
 static __device__ __forceinline__ void
-TcTestFolded(const float (&acc)[4][NJ][4], const float (&half)[4][2],
-			 int64_t qw, int64_t c0, int32_t *count, int32_t *list, uint32_t &full)
+TcTestFolded(const float (&acc)[4][NJ][4], float (&half)[4][2],
+			 int64_t qw, int64_t c0, int32_t *count, int32_t *list)
 {
 	const int	g = (threadIdx.x & 31) >> 2;
 	const int	t = threadIdx.x & 3;
@@ -557,7 +558,7 @@ TcTestFolded(const float (&acc)[4][NJ][4], const float (&half)[4][2],
 #pragma unroll
 			for (int j = 0; j < NJ; j++)
 				m = fmaxf(m, fmaxf(acc[i][j][h * 2], acc[i][j][h * 2 + 1]));
-			if (m >= half[i][h] && (full & (1u << (i * 2 + h))) == 0)
+			if (m >= half[i][h])
 			{
 				const int64_t q = qw + i * 16 + g + h * 8;
 
@@ -566,7 +567,7 @@ TcTestFolded(const float (&acc)[4][NJ][4], const float (&half)[4][2],
 #pragma unroll
 					for (int e = 0; e < 2; e++)
 						if (acc[i][j][h * 2 + e] >= half[i][h])
-							TcAppend(count, list, q, c0 + j * 8 + 2 * t + e, full, i * 2 + h);
+							TcAppend(count, list, q, c0 + j * 8 + 2 * t + e, half[i][h], INFINITY);
 			}
 		}
 }
@@ -574,16 +575,18 @@ TcTestFolded(const float (&acc)[4][NJ][4], const float (&half)[4][2],
 /*
  * The mirrored test of a self join's symmetric filter: the pair of row r
  * and candidate c read the other way round, c as the query and r as its
- * candidate, appended to c's list.  acc = q.c - cw / 2 (TcTestFolded)
- * gives c's test value q.c - (w_r + w_c) / 2 as acc - rw, rw = w_r / 2,
- * against cv = -thr_c / 2 - w_c / 2 (TcMirrorKernel): one subtraction
- * and one maximum per pair, a column's maximum first.  (A weaker first
- * test without the subtraction, max acc - min rw, passed so often on
- * 1e6 x 32 Gaussian rows that the filter took 46% longer.)
+ * candidate, appended to c's list.  The products start from -(rw + cw /
+ * 2), rw = w_r / 2 (TcMirrorKernel), so that acc = q.c - (w_r + w_c) / 2
+ * serves both tests: r's against -thr_r / 2 - rw (TcTestFolded), c's
+ * against cv = -thr_c / 2 - w_c / 2: one maximum per pair, a column's
+ * maximum first.  (Subtracting rw in the test instead cost as much; a
+ * weaker first test, max acc against cv + min rw over products from -cw
+ * / 2 alone, passed so often on 1e6 x 32 Gaussian rows that the filter
+ * took 46% longer.)
  */
 template <int NJ>
 static __device__ __forceinline__ void
-TcTestMirrored(const float (&acc)[4][NJ][4], const float (&rw)[4][2], const float *cv,
+TcTestMirrored(const float (&acc)[4][NJ][4], const float *cv,
 			   int64_t qw, int64_t c0, int32_t *count, int32_t *list)
 {
 	const int	g = (threadIdx.x & 31) >> 2;
@@ -601,7 +604,7 @@ TcTestMirrored(const float (&acc)[4][NJ][4], const float (&rw)[4][2], const floa
 			for (int i = 0; i < 4; i++)
 #pragma unroll
 				for (int h = 0; h < 2; h++)
-					m = fmaxf(m, __fsub_rn(acc[i][j][h * 2 + e], rw[i][h]));
+					m = fmaxf(m, acc[i][j][h * 2 + e]);
 			if (m >= v)
 			{
 				const int64_t c = c0 + j * 8 + 2 * t + e;
@@ -610,7 +613,7 @@ TcTestMirrored(const float (&acc)[4][NJ][4], const float (&rw)[4][2], const floa
 				for (int i = 0; i < 4; i++)
 #pragma unroll
 					for (int h = 0; h < 2; h++)
-						if (__fsub_rn(acc[i][j][h * 2 + e], rw[i][h]) >= v)
+						if (acc[i][j][h * 2 + e] >= v)
 						{
 							const int	pos = atomicAdd(count + c, 1);
 
@@ -744,8 +747,6 @@ TcFilterKernel(const __grid_constant__ TcArgs a)
 		b_addr[jp] = (uint32_t) __cvta_generic_to_shared(ring + row * SLD + ((lane >> 3) & 1) * 8);
 	}
 
-	uint32_t	full = 0;		/* see TcTestFragments */
-
 	/* prologue: the query tile (QRES) and the first TC_STAGES - 1 stages */
 	if (QRES)
 		TcStageQueries(qtile, a.dp, tsm);
@@ -794,7 +795,7 @@ TcFilterKernel(const __grid_constant__ TcArgs a)
 				cw[j][0] = w.x;
 				cw[j][1] = w.y;
 			}
-			TcTestFragments<M, 4>(acc, cw, thr, alpha, q0 + wm * 64, c0, a.count, a.list, full);
+			TcTestFragments<M, 4>(acc, cw, thr, alpha, q0 + wm * 64, c0, a.count, a.list);
 		}
 	}
 }
@@ -861,7 +862,11 @@ TcFilterRegKernel(const __grid_constant__ TcArgs a)
 		for (int i = 0; i < 4; i++)
 #pragma unroll
 			for (int h = 0; h < 2; h++)
+			{
 				thr[i][h] *= -0.5f;
+				if (SYM)
+					thr[i][h] = __fsub_rn(thr[i][h], rw[i][h]);
+			}
 #pragma unroll
 	for (int i = 0; i < 4; i++)
 	{
@@ -903,8 +908,6 @@ TcFilterRegKernel(const __grid_constant__ TcArgs a)
 									a.cv + first_ + (threadIdx.x - TC_BN / 4) * 4, 16); \
 	} while (0)
 
-	uint32_t	full = 0;		/* see TcTestFragments */
-
 #pragma unroll
 	for (int s = 0; s < TC_STAGES - 1; s++)
 	{
@@ -938,7 +941,17 @@ TcFilterRegKernel(const __grid_constant__ TcArgs a)
 				cw[j][0] = v.x;
 				cw[j][1] = v.y;
 			}
-			if (FOLD)
+			if (SYM)
+#pragma unroll
+				for (int i = 0; i < 4; i++)
+#pragma unroll
+					for (int j = 0; j < NJ; j++)
+#pragma unroll
+						for (int h = 0; h < 2; h++)
+#pragma unroll
+							for (int e = 0; e < 2; e++)
+								acc[i][j][h * 2 + e] = __fsub_rn(-0.5f * cw[j][e], rw[i][h]);
+			else if (FOLD)
 #pragma unroll
 				for (int i = 0; i < 4; i++)
 #pragma unroll
@@ -968,12 +981,12 @@ TcFilterRegKernel(const __grid_constant__ TcArgs a)
 			}
 			if (FOLD)
 				TcTestFolded<NJ>(acc, thr, qw, cbase + (int64_t) s * TC_BN + sc * CPS,
-								 a.count, a.list, full);
+								 a.count, a.list);
 			else
 				TcTestFragments<M, NJ>(acc, cw, thr, alpha, qw, cbase + (int64_t) s * TC_BN + sc * CPS,
-									   a.count, a.list, full);
+									   a.count, a.list);
 			if (SYM && tile0 + s >= diag + TC_REG_BM / TC_BN)
-				TcTestMirrored<NJ>(acc, rw, w + TC_BN + sc * CPS, qw,
+				TcTestMirrored<NJ>(acc, w + TC_BN + sc * CPS, qw,
 								   cbase + (int64_t) s * TC_BN + sc * CPS, a.count, a.list);
 		}
 	}
@@ -1696,17 +1709,39 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 		fa.list = d_list;
 		fa.rw = d_rw;
 		fa.cv = d_cv;
-		for (int64_t g0 = 0; g0 < groups; g0 += per_launch)
+		for (int64_t g0 = 0, ng = 0; g0 < groups; g0 += ng)
 		{
-			const int64_t ng = groups - g0 < per_launch ? groups - g0 : per_launch;
+			int64_t		gx = qtiles;	/* query blocks of the launch */
 
+			ng = groups - g0 < per_launch ? groups - g0 : per_launch;
+			if (sym)
+			{
+				/*
+				 * The symmetric filter's group g has work for the query
+				 * blocks up to its last tile only: a launch takes groups
+				 * until that work reaches a full launch's, and only those
+				 * blocks (else its early launches would leave most SMs
+				 * idle, and every launch end on a partial wave).
+				 */
+				const int64_t per_block = (int64_t) qbm * tiles * TC_BN * dp;
+				int64_t		work = 0;
+
+				for (ng = 0; g0 + ng < groups && ng < 65535 &&
+					 (ng == 0 || work < TC_LAUNCH_WORK); ng++)
+				{
+					const int64_t end = (g0 + ng + 1) * tiles * TC_BN;	/* first row after the group */
+
+					gx = (end + qbm - 1) / qbm < qtiles ? (end + qbm - 1) / qbm : qtiles;
+					work += gx * per_block;
+				}
+			}
 			if (odp_cancel_requested(ctx))
 			{
 				status = odp_fail(ctx, ODP_ERR_CANCELLED, "k-NN computation cancelled by request");
 				goto cleanup;
 			}
 			fa.group0 = g0;
-			filter<<<dim3((unsigned) qtiles, (unsigned) ng), TC_THREADS, smem, stream>>>(fa);
+			filter<<<dim3((unsigned) gx, (unsigned) ng), TC_THREADS, smem, stream>>>(fa);
 			ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the tensor-core filter kernel");
 			ODP_CUDA_TRY(ctx, cudaStreamSynchronize(stream), "running the tensor-core filter kernel");
 		}
