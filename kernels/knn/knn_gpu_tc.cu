@@ -815,7 +815,9 @@ TcFilterKernel(const __grid_constant__ TcArgs a)
  * queries.  A block takes only the candidate tiles from its own rows on:
  * those of its own rows get the usual test; every later one also the
  * mirrored test (TcTestMirrored), its slot holding the candidates'
- * mirrored thresholds after their weights.  Half the products.
+ * mirrored thresholds after their weights.  The products then start
+ * from -(rw + cw / 2) and the rows' thresholds are -thr / 2 - rw.  Half
+ * the products.
  */
 template <OdpMetric M, int DP, bool FOLD, bool SYM>
 static __global__ void __launch_bounds__(TC_THREADS, 2)
