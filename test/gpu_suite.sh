@@ -86,14 +86,8 @@ else
 fi
 tail -60 "$log/engine_test.log"
 grep -E '^FAIL' "$log/engine_test.log" | head -20
-grep '^FAIL - ' "$log/engine_test.log" | while read -r _ _ line; do odp_note_failure "engine: $line"; done
-line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log/engine_test.log" | tail -1)
-if [ -n "$line" ]; then
-	ODP_PASSED=$((ODP_PASSED + $(cut -d' ' -f1 <<<"$line")))
-	ODP_FAILED=$((ODP_FAILED + $(cut -d' ' -f3 <<<"$line")))
-else
-	ODP_FAILED=$((ODP_FAILED + 1))
-fi
+odp_engine_log_counts "$log/engine_test.log"
+[ -n "$ODP_ENGINE_LINE" ] || ODP_FAILED=$((ODP_FAILED + 1))
 fi
 
 if [ "${ODP_SKIP_REGRESS:-0}" != 1 ]; then

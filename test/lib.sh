@@ -35,6 +35,17 @@ odp_note_failure() {
 	{ printf '%s' "${1:0:400}" | tr '\n' ' '; echo; } >>"$ODP_RUN_DIR/failures.txt"
 }
 
+# Adds an engine test log's "N passed, M failed" line to ODP_PASSED and
+# ODP_FAILED and notes its failed checks; sets ODP_ENGINE_LINE to that
+# line, empty when the log has none (the binary did not build or crashed).
+odp_engine_log_counts() {
+	grep '^FAIL - ' "$1" | while read -r _ _ line; do odp_note_failure "engine: $line"; done
+	ODP_ENGINE_LINE=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$1" | tail -1)
+	[ -n "$ODP_ENGINE_LINE" ] || return 0
+	ODP_PASSED=$((ODP_PASSED + $(cut -d' ' -f1 <<<"$ODP_ENGINE_LINE")))
+	ODP_FAILED=$((ODP_FAILED + $(cut -d' ' -f3 <<<"$ODP_ENGINE_LINE")))
+}
+
 # Prints the failures noted in this run, if any, before its summary line.
 odp_failure_recap() {
 	[ -s "$ODP_RUN_DIR/failures.txt" ] || return 0

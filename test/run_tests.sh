@@ -55,13 +55,9 @@ odp_log "engine unit tests"
 make -C "$ODP_ROOT" -s engine-test PG_CONFIG="$PG_CONFIG" >"$log/engine_test.log" 2>&1
 rc=$?
 grep -E '^(FAIL|GPU tests)' "$log/engine_test.log"
-grep '^FAIL - ' "$log/engine_test.log" | while read -r _ _ line; do odp_note_failure "engine: $line"; done
-line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log/engine_test.log" | tail -1)
-if [ -n "$line" ]; then
-	ODP_PASSED=$((ODP_PASSED + $(cut -d' ' -f1 <<<"$line")))
-	ODP_FAILED=$((ODP_FAILED + $(cut -d' ' -f3 <<<"$line")))
-	echo "engine: $line"
-fi
+odp_engine_log_counts "$log/engine_test.log"
+line=$ODP_ENGINE_LINE
+[ -n "$line" ] && echo "engine: $line"
 if [ $rc -ne 0 ] && { [ -z "$line" ] || [ "$(cut -d' ' -f3 <<<"$line")" = 0 ]; }; then
 	tail -20 "$log/engine_test.log"
 	ODP_FAILED=$((ODP_FAILED + 1))
