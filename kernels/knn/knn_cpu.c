@@ -51,7 +51,6 @@
 #define CPU_BLOCK_FLOATS	16384
 #define CPU_MAX_THREADS 256
 
-
 /* One thread's buffers. */
 typedef struct CpuKnnScratch
 {
@@ -109,6 +108,7 @@ knn_query_block(CpuKnnJob *job, OdpMetric metric, int64_t q0, int64_t q1,
 {
 	const OdpCpuKnnArgs *a = job->args;
 	const OdpKnnBits *bits = &job->bits;
+	const bool	by_bits = bits->words > 0;
 	const int	dims = a->queries->dims;
 	const int32_t k = a->k;
 	const int64_t cfirst = (int64_t) range * job->range_rows;
@@ -124,7 +124,7 @@ knn_query_block(CpuKnnJob *job, OdpMetric metric, int64_t q0, int64_t q1,
 		int			nc = (int) (c0 + cb < ncand ? cb : ncand - c0);
 
 		/* the float path's transposed block; bits are packed already */
-		if (bits->words == 0)
+		if (!by_bits)
 			for (int c = 0; c < nc; c++)
 			{
 				const float *crow = a->candidates->data + (c0 + c) * dims;
@@ -145,24 +145,9 @@ knn_query_block(CpuKnnJob *job, OdpMetric metric, int64_t q0, int64_t q1,
 			int32_t    *size = &sc->sizes[q - q0];
 			float	   *acc = sc->acc;
 
-			if (bits->words > 0)
-				bits->block(bits->queries + q * bits->words, bits->cands + c0 * bits->words,
-							bits->words, nc, bits->distance, acc);
-			else
-			{
-				for (int c = 0; c < nc; c++)
-					acc[c] = 0.0f;
-				for (int d = 0; d < dims; d++)
-				{
-					const float qv = qrow[d];
-					const float *col = sc->ct + (size_t) d * cb;
-
-					for (int c = 0; c < nc; c++)
-						acc[c] = odp_dist_step(metric, acc[c], qv, col[c]);
-				}
-				for (int c = 0; c < nc; c++)
-					acc[c] = odp_dist_finish(metric, acc[c], qnorm, sc->cnorm[c]);
-			}
+			odp_cpu_block_distances(metric, bits, by_bits ? bits->queries + q * bits->words : NULL,
+									by_bits ? bits->cands + c0 * bits->words : NULL,
+									qrow, qnorm, sc->ct, cb, sc->cnorm, dims, nc, acc);
 
 			for (int c = 0; c < nc; c++)
 			{

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "include/odp_distance.h"
 #include "include/odp_engine.h"
 
 /*
@@ -63,5 +64,39 @@ extern int64_t odp_cpu_knn_bits_runs;
  * single query (odp_knn) keeps the float path.  A variable for the tests.
  */
 extern int64_t odp_cpu_knn_bits_min_queries;
+
+/*
+ * The canonical distances from one row to n candidates of a block, into
+ * acc: by bits where cbits is given (the block's first candidate of
+ * bits->cands or a copy; qbits the row), else over the block ct
+ * transposed (dims x cb, candidates contiguous, norms cn) from the row
+ * qrow of norm qnorm.  Shared by the k-NN primitive and SolvingSet's
+ * update pass; inlined where metric is a constant, so that the float
+ * loop vectorises for it.
+ */
+static inline __attribute__((always_inline)) void
+odp_cpu_block_distances(OdpMetric metric, const OdpKnnBits *bits,
+						const uint64_t *qbits, const uint64_t *cbits,
+						const float *qrow, float qnorm, const float *ct,
+						int cb, const float *cn, int dims, int n, float *acc)
+{
+	if (cbits != NULL)
+	{
+		bits->block(qbits, cbits, bits->words, n, bits->distance, acc);
+		return;
+	}
+	for (int c = 0; c < n; c++)
+		acc[c] = 0.0f;
+	for (int d = 0; d < dims; d++)
+	{
+		const float qv = qrow[d];
+		const float *col = ct + (size_t) d * cb;
+
+		for (int c = 0; c < n; c++)
+			acc[c] = odp_dist_step(metric, acc[c], qv, col[c]);
+	}
+	for (int c = 0; c < n; c++)
+		acc[c] = odp_dist_finish(metric, acc[c], qnorm, cn[c]);
+}
 
 #endif							/* ODP_KNN_CPU_BITS_H */

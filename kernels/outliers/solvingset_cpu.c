@@ -333,25 +333,10 @@ ss_update_rows(CpuSsJob *job, OdpMetric metric, int64_t r0, int64_t r1,
 			const float *ct = ss->ct + (size_t) c0 * dims;
 			const float *cn = ss->ctnorm + c0;
 
-			if (job->bits)
-				ss->bits.block(ss->bits.queries + p * ss->bits.words,
-							   ss->cbits + (size_t) c0 * ss->bits.words, ss->bits.words,
-							   n, ss->bits.distance, acc);
-			else
-			{
-				for (int c = 0; c < n; c++)
-					acc[c] = 0.0f;
-				for (int d = 0; d < dims; d++)
-				{
-					const float pv = prow[d];
-					const float *col = ct + (size_t) d * cb;
-
-					for (int c = 0; c < n; c++)
-						acc[c] = odp_dist_step(metric, acc[c], pv, col[c]);
-				}
-				for (int c = 0; c < n; c++)
-					acc[c] = odp_dist_finish(metric, acc[c], pnorm, cn[c]);
-			}
+			odp_cpu_block_distances(metric, &ss->bits,
+									job->bits ? ss->bits.queries + p * ss->bits.words : NULL,
+									job->bits ? ss->cbits + (size_t) c0 * ss->bits.words : NULL,
+									prow, pnorm, ct, cb, cn, dims, n, acc);
 			if (row_side)
 				for (int c = 0; c < n; c++)
 					if (*size < k || acc[c] < h[0])
