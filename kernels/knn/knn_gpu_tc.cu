@@ -1459,8 +1459,8 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 	const int	dims = p->dims;
 	/* rows of up to 16 dimensions take one k-step of the products */
 	const int	dp = dims <= 16 ? 16 : (dims + TC_BK - 1) / TC_BK * TC_BK;
-	/* benchmark builds compare with the tile filter: ODP_TC_FILTER=old */
 	const bool	sym = TcSymmetric<M>(p, arena, dp, depth);
+	/* benchmark builds compare with the tile filter: ODP_TC_FILTER=old */
 	const TcFilterFn reg_filter =
 #ifdef ODP_TC_TRACE
 		getenv("ODP_TC_FILTER") && strcmp(getenv("ODP_TC_FILTER"), "old") == 0 && dp > 16 && !sym ? NULL :
