@@ -112,10 +112,15 @@ OdpRelayPush(OdpPairRelay *relay, int part, const int64_t *a, const int64_t *b,
 
 /* See pair_relay.h. */
 void
-OdpRelayFinish(OdpPairRelay *relay, int part)
+OdpRelayFinish(OdpPairRelay *relay, int part, OdpStatus status)
 {
 	pthread_mutex_lock(&relay->lock);
 	relay->part[part].finished = true;
+	if (status != ODP_OK)
+	{
+		relay->stop = true;
+		pthread_cond_broadcast(&relay->turn);
+	}
 	pthread_mutex_unlock(&relay->lock);
 }
 

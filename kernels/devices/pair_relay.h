@@ -82,8 +82,12 @@ extern bool OdpRelayPush(OdpPairRelay *relay, int part, const int64_t *a,
 						 const int64_t *b, const double *r, int64_t count,
 						 int64_t a_off, int64_t b_off, bool upper);
 
-/* Part part's thread: the part has pushed all it will (on every path). */
-extern void OdpRelayFinish(OdpPairRelay *relay, int part);
+/*
+ * Part part's thread: the part has pushed all it will (on every path), with
+ * its status.  A part that failed stops the relay at once, so that no later
+ * part's pairs reach the receiver past the gap it leaves.
+ */
+extern void OdpRelayFinish(OdpPairRelay *relay, int part, OdpStatus status);
 
 /*
  * The caller's thread: hands over what the current part holds, moving on

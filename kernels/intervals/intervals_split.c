@@ -127,7 +127,7 @@ IvSplitRun(void *arg, int part, OdpContext *pctx)
 	if (s->self)
 		sp->pairs = sp->kept;
 	if (!s->count_only)
-		OdpRelayFinish(&s->relay, part);
+		OdpRelayFinish(&s->relay, part, status);
 	return status;
 }
 

@@ -84,7 +84,7 @@ PearsonSplitRun(void *arg, int part, OdpContext *pctx)
 	if (job.row_end > job.row_begin)
 		status = odp_gpu_pearson(pctx, &job);
 	if (!job.top)
-		OdpRelayFinish(&s->relay, part);
+		OdpRelayFinish(&s->relay, part, status);
 	return status;
 }
 

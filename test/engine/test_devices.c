@@ -100,7 +100,7 @@ relay_part(void *arg, int part, OdpContext *pctx)
 			odp_cancel_requested(pctx))
 			status = odp_fail(pctx, ODP_ERR_CANCELLED, "stopped");
 	}
-	OdpRelayFinish(&t->relay, part);
+	OdpRelayFinish(&t->relay, part, status);
 	return status;
 }
 
@@ -112,8 +112,11 @@ relay_part_failing(void *arg, int part, OdpContext *pctx)
 
 	if (part == 2)
 	{
-		OdpRelayFinish(&t->relay, part);
-		return odp_fail(pctx, ODP_ERR_GPU_OOM, "no memory left on this part");
+		OdpStatus	status = odp_fail(pctx, ODP_ERR_GPU_OOM,
+									  "no memory left on this part");
+
+		OdpRelayFinish(&t->relay, part, status);
+		return status;
 	}
 	return relay_part(arg, part, pctx);
 }
@@ -182,6 +185,44 @@ relay_tests(void)
 			check(st == ODP_ERR_CANCELLED && t.ordered && t.got < 4 * t.per_part,
 				  "relay: a receiver that stops ends the call: status \"%s\" after %lld pairs",
 				  odp_status_name(st), (long long) t.got);
+		OdpRelayRelease(&t.relay);
+	}
+
+	/*
+	 * The order a two-core machine can give the threads: the pump has
+	 * moved past part 0 when part 1 fails and part 2 has pushed all its
+	 * pairs.  Part 2's pairs must not reach the receiver past the gap.
+	 */
+	{
+		RelayTest	t;
+		int64_t		a[100],
+					b[100];
+		double		r[100];
+		bool		pumped;		/* part 0 out, then the pump refused */
+
+		memset(&t, 0, sizeof(t));
+		t.ordered = true;
+		t.last_a = -1;
+		t.per_part = 100;
+		for (int i = 0; i < 100; i++)
+		{
+			a[i] = i;
+			b[i] = i;
+			r[i] = (double) i;
+		}
+		OdpRelayInit(&t.relay, 3, true, relay_receive, &t);
+		(void) OdpRelayPush(&t.relay, 0, a, b, r, 100, 0, 0, false);
+		OdpRelayFinish(&t.relay, 0, ODP_OK);
+		pumped = OdpRelayPump(&t.relay, false);
+		OdpRelayFinish(&t.relay, 1, ODP_ERR_GPU_OOM);
+		for (int i = 0; i < 100; i++)
+			a[i] = 200 + i;
+		(void) OdpRelayPush(&t.relay, 2, a, b, r, 100, 0, 0, false);
+		OdpRelayFinish(&t.relay, 2, ODP_OK);
+		pumped = pumped && t.got == 100 && !OdpRelayPump(&t.relay, false);
+		check(pumped && t.got == 100 && t.ordered && !OdpRelayComplete(&t.relay),
+			  "relay: a failed part stops the hand-over: %lld pairs received (100), ordered %s",
+			  (long long) t.got, t.ordered ? "yes" : "NO");
 		OdpRelayRelease(&t.relay);
 	}
 
