@@ -27,6 +27,14 @@ struct OdpRelayBatch
 	double	   *r;				/* or NULL */
 };
 
+/* With the lock held: stops the relay and wakes every part waiting for its turn. */
+static void
+RelayStopLocked(OdpPairRelay *relay)
+{
+	relay->stop = true;
+	pthread_cond_broadcast(&relay->turn);
+}
+
 /* See pair_relay.h. */
 void
 OdpRelayInit(OdpPairRelay *relay, int parts, bool with_r, OdpRelayEmitFn emit,
@@ -65,8 +73,7 @@ OdpRelayPush(OdpPairRelay *relay, int part, const int64_t *a, const int64_t *b,
 	{
 		pthread_mutex_lock(&relay->lock);
 		relay->out_of_memory = true;
-		relay->stop = true;
-		pthread_cond_broadcast(&relay->turn);
+		RelayStopLocked(relay);
 		pthread_mutex_unlock(&relay->lock);
 		return false;
 	}
@@ -117,10 +124,7 @@ OdpRelayFinish(OdpPairRelay *relay, int part, OdpStatus status)
 	pthread_mutex_lock(&relay->lock);
 	relay->part[part].finished = true;
 	if (status != ODP_OK)
-	{
-		relay->stop = true;
-		pthread_cond_broadcast(&relay->turn);
-	}
+		RelayStopLocked(relay);
 	pthread_mutex_unlock(&relay->lock);
 }
 
@@ -133,8 +137,7 @@ OdpRelayPump(void *arg, bool stop)
 	if (stop)
 	{
 		pthread_mutex_lock(&relay->lock);
-		relay->stop = true;
-		pthread_cond_broadcast(&relay->turn);
+		RelayStopLocked(relay);
 		pthread_mutex_unlock(&relay->lock);
 		return false;
 	}

@@ -198,7 +198,9 @@ relay_tests(void)
 		int64_t		a[100],
 					b[100];
 		double		r[100];
-		bool		pumped;		/* part 0 out, then the pump refused */
+		bool		first_pump,
+					second_pump;
+		int64_t		got_first;
 
 		memset(&t, 0, sizeof(t));
 		t.ordered = true;
@@ -213,16 +215,19 @@ relay_tests(void)
 		OdpRelayInit(&t.relay, 3, true, relay_receive, &t);
 		(void) OdpRelayPush(&t.relay, 0, a, b, r, 100, 0, 0, false);
 		OdpRelayFinish(&t.relay, 0, ODP_OK);
-		pumped = OdpRelayPump(&t.relay, false);
+		first_pump = OdpRelayPump(&t.relay, false);
+		got_first = t.got;
 		OdpRelayFinish(&t.relay, 1, ODP_ERR_GPU_OOM);
 		for (int i = 0; i < 100; i++)
 			a[i] = 200 + i;
 		(void) OdpRelayPush(&t.relay, 2, a, b, r, 100, 0, 0, false);
 		OdpRelayFinish(&t.relay, 2, ODP_OK);
-		pumped = pumped && t.got == 100 && !OdpRelayPump(&t.relay, false);
-		check(pumped && t.got == 100 && t.ordered && !OdpRelayComplete(&t.relay),
-			  "relay: a failed part stops the hand-over: %lld pairs received (100), ordered %s",
-			  (long long) t.got, t.ordered ? "yes" : "NO");
+		second_pump = OdpRelayPump(&t.relay, false);
+		check(first_pump && got_first == 100 && !second_pump && t.got == 100 &&
+			  t.ordered && !OdpRelayComplete(&t.relay),
+			  "relay: a failed part stops the hand-over: %lld pairs, then %lld (100, 100), second pump refused %s, ordered %s",
+			  (long long) got_first, (long long) t.got, second_pump ? "NO" : "yes",
+			  t.ordered ? "yes" : "NO");
 		OdpRelayRelease(&t.relay);
 	}
 
