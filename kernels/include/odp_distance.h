@@ -34,9 +34,13 @@
 #define ODP_FSUB(a, b) ((a) - (b))
 #endif
 
-/* Adds dimension (a, b) to the running accumulator of metric m. */
+/*
+ * A dimension's term of metric m, before it joins the accumulator: split
+ * from odp_dist_step so that a kernel may compute the terms of many
+ * dimensions at once (in parallel) and still add them in index order.
+ */
 ODP_HD float
-odp_dist_step(OdpMetric m, float acc, float a, float b)
+odp_dist_term(OdpMetric m, float a, float b)
 {
 	float		t;
 
@@ -45,17 +49,31 @@ odp_dist_step(OdpMetric m, float acc, float a, float b)
 		case ODP_METRIC_EUCLIDEAN:
 		case ODP_METRIC_SQEUCLIDEAN:
 			t = ODP_FSUB(a, b);
-			return ODP_FADD(acc, ODP_FMUL(t, t));
+			return ODP_FMUL(t, t);
 		case ODP_METRIC_MANHATTAN:
-			return ODP_FADD(acc, fabsf(ODP_FSUB(a, b)));
 		case ODP_METRIC_CHEBYSHEV:
-			t = fabsf(ODP_FSUB(a, b));
-			return t > acc ? t : acc;
+			return fabsf(ODP_FSUB(a, b));
 		case ODP_METRIC_COSINE:
 		case ODP_METRIC_INNER_PRODUCT:
-			return ODP_FADD(acc, ODP_FMUL(a, b));
+			return ODP_FMUL(a, b);
 	}
-	return acc;
+	return 0.0f;
+}
+
+/* Adds a dimension's term (odp_dist_term) to the accumulator of metric m. */
+ODP_HD float
+odp_dist_add(OdpMetric m, float acc, float t)
+{
+	if (m == ODP_METRIC_CHEBYSHEV)
+		return t > acc ? t : acc;
+	return ODP_FADD(acc, t);
+}
+
+/* Adds dimension (a, b) to the running accumulator of metric m. */
+ODP_HD float
+odp_dist_step(OdpMetric m, float acc, float a, float b)
+{
+	return odp_dist_add(m, acc, odp_dist_term(m, a, b));
 }
 
 /*

@@ -66,8 +66,8 @@
  *	  TcTestFolded, TcTestMirrored, TcStep, TcIssueStage), then
  *	  TcFilterKernel and TcFilterRegKernel;
  *	- the refinement (step 3): TcRefineArgs, the distance keys (TcKeyOf,
- *	  TcCandKey, TcFloatOf, TcCountBelow), TcRefineKernel and TcScanKernel
- *	  for the lists that overflowed;
+ *	  TcCandKey, TcFloatOf, TcListKeys, TcCountBelow), TcRefineKernel
+ *	  and TcScanKernel for the lists that overflowed;
  *	- host side: OdpKnnTcEligible, TcSampleSize, TcRegFilter,
  *	  TcSymmetric and TcMirrorKernel (the symmetric filter's terms),
  *	  TcSearch (one metric's
@@ -121,7 +121,7 @@
 #define TC_PROBE_QUERIES 16384	/* first chunk when giving up is allowed */
 #define TC_NEST_MIN_SAMPLE	16384	/* a sample this large gets its thresholds
 									 * through the filter too */
-#define TC_REFINE_WARPS	4
+#define TC_REFINE_WARPS	3		/* with their keys and terms: 39 KB, five blocks an SM */
 #define TC_SCAN_QUERIES	1024	/* overflowed queries per launch of the scan */
 #define TC_SCAN_WARPS	16		/* warps sharing one overflowed query's scan */
 #define TC_REFINE_SEL	(TC_MAX_K + 1)	/* k of a sample search: k + 1 */
@@ -1058,6 +1058,103 @@ TcFloatOf(uint32_t key)
 	return __uint_as_float((key & 0x80000000u) ? (key & 0x7fffffffu) : ~key);
 }
 
+/*
+ * Keys of the canonical distances from query ql (row qrow, norm qn) to
+ * the n listed candidates, into rk; returns how many take part (every
+ * lane gets it).  32 entries at a time, a 32-dimension slice at a time:
+ * the warp reads the slice of each entry's row together (one line per
+ * row, where a lane per entry touches 32 lines at each load, which made
+ * the refinement wait on the L1 for three quarters of its time), each
+ * lane leaves its terms (odp_dist_term) in terms, and each lane then
+ * adds its own entry's terms in index order: the canonical distance,
+ * bit for bit.  Slices narrower than 32 dimensions (the last, or rows
+ * of fewer) spread an entry x dimension grid over the lanes.
+ */
+#define TC_REFINE_BATCH	32		/* rows whose slices a lane loads at once */
+
+template <OdpMetric M>
+static __device__ __forceinline__ int
+TcListKeys(const TcRefineArgs &a, int64_t ql, const float *qrow, float qn,
+		   const int32_t *list, int n, uint32_t *rk, float (*terms)[33])
+{
+	const int	lane = threadIdx.x & 31;
+	const int	dims = a.dims;
+	int			valid = 0;
+
+	for (int e0 = 0; e0 < n; e0 += 32)
+	{
+		const int	m = n - e0 < 32 ? n - e0 : 32;
+		const int32_t mine = lane < m ? list[e0 + lane] : 0;
+		float		acc = 0.0f;
+
+		for (int b = 0; b < dims; b += 32)
+		{
+			const int	w = dims - b < 32 ? dims - b : 32;
+
+			if (w == 32)
+			{
+				const float qv = qrow[b + lane];
+
+				for (int i0 = 0; i0 < m; i0 += TC_REFINE_BATCH)
+				{
+					float		v[TC_REFINE_BATCH];
+
+#pragma unroll
+					for (int u = 0; u < TC_REFINE_BATCH; u++)
+					{
+						const int32_t c = __shfl_sync(0xffffffffu, mine, (i0 + u) & 31);
+
+						v[u] = i0 + u < m ? __ldg(a.c + (int64_t) c * dims + b + lane) : 0.0f;
+					}
+#pragma unroll
+					for (int u = 0; u < TC_REFINE_BATCH; u++)
+						if (i0 + u < m)
+							terms[i0 + u][lane] = odp_dist_term(M, qv, v[u]);
+				}
+			}
+			else
+			{
+				/* lane takes grid cells lane, lane + 32, ...: entry i, dimension j */
+				const int	di = 32 / w,
+							dj = 32 - di * w;
+				int			i = lane / w,
+							j = lane - i * w;
+
+				for (int t0 = 0; t0 < m * w; t0 += 32)
+				{
+					const int32_t c = __shfl_sync(0xffffffffu, mine, i & 31);
+
+					if (t0 + lane < m * w)
+						terms[i][j] = odp_dist_term(M, __ldg(qrow + b + j),
+													__ldg(a.c + (int64_t) c * dims + b + j));
+					i += di;
+					j += dj;
+					if (j >= w)
+					{
+						j -= w;
+						i++;
+					}
+				}
+			}
+			__syncwarp();
+			if (lane < m)
+				for (int j = 0; j < w; j++)
+					acc = odp_dist_add(M, acc, terms[lane][j]);
+			__syncwarp();
+		}
+		if (lane < m)
+		{
+			uint32_t	key = TC_KEY_NONE;
+
+			if (!(a.exclude_self && a.c_base + mine == a.q_base + ql))
+				key = TcKeyOf(odp_dist_finish(M, acc, qn, M == ODP_METRIC_COSINE ? a.cn[mine] : 1.0f));
+			rk[e0 + lane] = key;
+			valid += key != TC_KEY_NONE;
+		}
+	}
+	return (int) __reduce_add_sync(0xffffffffu, (unsigned) valid);
+}
+
 /* How many of the warp's n keys in rk lie below t (every lane gets it). */
 static __device__ __forceinline__ int
 TcCountBelow(const uint32_t *rk, int n, uint32_t t)
@@ -1085,6 +1182,7 @@ TcRefineKernel(const __grid_constant__ TcRefineArgs a)
 	__shared__ uint32_t keys[TC_REFINE_WARPS][TC_CAP];
 	__shared__ uint32_t sel_key[TC_REFINE_WARPS][TC_REFINE_SEL];
 	__shared__ int32_t sel_idx[TC_REFINE_WARPS][TC_REFINE_SEL];
+	__shared__ float terms[TC_REFINE_WARPS][32][33];
 	const int	lane = threadIdx.x & 31;
 	const int	warp = threadIdx.x >> 5;
 	const int64_t ql = (int64_t) blockIdx.x * TC_REFINE_WARPS + warp;
@@ -1115,15 +1213,7 @@ TcRefineKernel(const __grid_constant__ TcRefineArgs a)
 	qrow = a.q + q * a.dims;
 	if (M == ODP_METRIC_COSINE)
 		qn = a.qn[q];
-	valid = 0;
-	for (int e = lane; e < n; e += 32)
-	{
-		const uint32_t key = TcCandKey<M>(a, ql, qrow, qn, list[e]);
-
-		rk[e] = key;
-		valid += key != TC_KEY_NONE;
-	}
-	valid = (int) __reduce_add_sync(0xffffffffu, (unsigned) valid);
+	valid = TcListKeys<M>(a, ql, qrow, qn, list, n, rk, terms[warp]);
 	__syncwarp();
 	kk = valid < a.k ? valid : a.k;
 	if (kk > 0)
@@ -1340,12 +1430,17 @@ OdpKnnTcEligible(const OdpKnnProblem *p, int32_t k)
  * Measured on the H100, 1e6 x 32 all-kNN k = 10 (per 262,144 queries:
  * thresholds, filter, refine): a quarter full 20, 100, 21 ms; an eighth
  * 27, 88, 10 ms (fewer appends, half the exact distances); a twelfth
- * 34, 84, 7 ms.  Batch 1e4 x 1e6 x 128: 18.8 ms against 16.1.
+ * 34, 84, 7 ms.  Batch 1e4 x 1e6 x 128: 18.8 ms against 16.1.  The
+ * symmetric filter (sym), whose appends scatter over every list, gains
+ * from lists an eleventh full at k = 10 (2026-11-27, all 1e6 queries at
+ * once: thresholds 105-108, filter 247, refine 19.7 ms against 90-91,
+ * 262 and 24.7); a sample grows with k and its savings do not, so from
+ * 16 sample neighbours on the eighth stays.
  */
 static int64_t
-TcSampleSize(int64_t nc, int ks)
+TcSampleSize(int64_t nc, int ks, bool sym)
 {
-	int64_t		s = (int64_t) 8 * ks * nc / TC_CAP;
+	int64_t		s = (int64_t) (sym && ks < 16 ? 11 : 8) * ks * nc / TC_CAP;
 
 #ifdef ODP_TC_TRACE
 	if (getenv("ODP_TC_SAMPLE"))	/* benchmark builds: times the default */
@@ -1470,7 +1565,7 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 	const int	qbm = reg ? TC_REG_BM : TC_BM;	/* queries per block */
 	const bool	qres = dp <= TC_QRES_MAX;
 	const int	ks = state->k + (p->exclude_self ? 1 : 0);
-	const int64_t s = TcSampleSize(p->nc, ks);
+	const int64_t s = TcSampleSize(p->nc, ks, sym);
 	/* the symmetric filter appends to any query's list: all are held */
 	const int64_t qchunk = p->nq < TC_QUERY_CHUNK || sym ? p->nq : TC_QUERY_CHUNK;
 	const int64_t qchunk_pad = (qchunk + qbm - 1) / qbm * qbm;

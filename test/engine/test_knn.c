@@ -213,6 +213,7 @@ run_knn_tests(void)
 		{GEN_DUPLICATES, 0, 36000, 12, 20, true, 0, TC_ALL, "filter, self join, duplicates"},
 		{GEN_UNIFORM, 130, 33000, 8, 64, false, 0, TC_ALL, "filter, k = 64"},
 		{GEN_GRID, 300, 40000, 10, 50, false, 0, TC_EUCLID, "filter, ties at the k-th (integer grid)"},
+		{GEN_UNIFORM, 140, 33000, 45, 7, false, 0, TC_ALL, "filter, D = 45 (refined in a full and a partial slice)"},
 	};
 
 	for (size_t t = 0; t < sizeof(cases) / sizeof(cases[0]); t++)
