@@ -1064,11 +1064,15 @@ TcFloatOf(uint32_t key)
  * lane gets it).  32 entries at a time, a 32-dimension slice at a time:
  * the warp reads the slice of each entry's row together (one line per
  * row, where a lane per entry touches 32 lines at each load, which made
- * the refinement wait on the L1 for three quarters of its time), each
- * lane leaves its terms (odp_dist_term) in terms, and each lane then
- * adds its own entry's terms in index order: the canonical distance,
- * bit for bit.  Slices narrower than 32 dimensions (the last, or rows
- * of fewer) spread an entry x dimension grid over the lanes.
+ * the refinement wait on the L1 for three quarters of its time at 32
+ * dimensions), each lane leaves its terms (odp_dist_term) in terms, and
+ * each lane then adds its own entry's terms in index order: the
+ * canonical distance, bit for bit.  The dimensions past the last whole
+ * slice (all of them in rows of fewer than 32) each lane reads from its
+ * own entry's row: spread over the lanes too they cost more, one load
+ * in flight per lane where a lane's own row has them all (H100,
+ * 2026-11-27, same samples: 1e6 x 10 all-kNN 370-374 ms against
+ * 343-349; 1e6 x 16, k = 30: 510 against 461-465).
  */
 #define TC_REFINE_BATCH	32		/* rows whose slices a lane loads at once */
 
@@ -1079,6 +1083,7 @@ TcListKeys(const TcRefineArgs &a, int64_t ql, const float *qrow, float qn,
 {
 	const int	lane = threadIdx.x & 31;
 	const int	dims = a.dims;
+	const int	whole = dims / 32 * 32;	/* dimensions in whole slices */
 	int			valid = 0;
 
 	for (int e0 = 0; e0 < n; e0 += 32)
@@ -1087,65 +1092,39 @@ TcListKeys(const TcRefineArgs &a, int64_t ql, const float *qrow, float qn,
 		const int32_t mine = lane < m ? list[e0 + lane] : 0;
 		float		acc = 0.0f;
 
-		for (int b = 0; b < dims; b += 32)
+		for (int b = 0; b < whole; b += 32)
 		{
-			const int	w = dims - b < 32 ? dims - b : 32;
+			const float qv = qrow[b + lane];
 
-			if (w == 32)
+			for (int i0 = 0; i0 < m; i0 += TC_REFINE_BATCH)
 			{
-				const float qv = qrow[b + lane];
-
-				for (int i0 = 0; i0 < m; i0 += TC_REFINE_BATCH)
-				{
-					float		v[TC_REFINE_BATCH];
+				float		v[TC_REFINE_BATCH];
 
 #pragma unroll
-					for (int u = 0; u < TC_REFINE_BATCH; u++)
-					{
-						const int32_t c = __shfl_sync(0xffffffffu, mine, (i0 + u) & 31);
-
-						v[u] = i0 + u < m ? __ldg(a.c + (int64_t) c * dims + b + lane) : 0.0f;
-					}
-#pragma unroll
-					for (int u = 0; u < TC_REFINE_BATCH; u++)
-						if (i0 + u < m)
-							terms[i0 + u][lane] = odp_dist_term(M, qv, v[u]);
-				}
-			}
-			else
-			{
-				/* lane takes grid cells lane, lane + 32, ...: entry i, dimension j */
-				const int	di = 32 / w,
-							dj = 32 - di * w;
-				int			i = lane / w,
-							j = lane - i * w;
-
-				for (int t0 = 0; t0 < m * w; t0 += 32)
+				for (int u = 0; u < TC_REFINE_BATCH; u++)
 				{
-					const int32_t c = __shfl_sync(0xffffffffu, mine, i & 31);
+					const int32_t c = __shfl_sync(0xffffffffu, mine, (i0 + u) & 31);
 
-					if (t0 + lane < m * w)
-						terms[i][j] = odp_dist_term(M, __ldg(qrow + b + j),
-													__ldg(a.c + (int64_t) c * dims + b + j));
-					i += di;
-					j += dj;
-					if (j >= w)
-					{
-						j -= w;
-						i++;
-					}
+					v[u] = i0 + u < m ? __ldg(a.c + (int64_t) c * dims + b + lane) : 0.0f;
 				}
+#pragma unroll
+				for (int u = 0; u < TC_REFINE_BATCH; u++)
+					if (i0 + u < m)
+						terms[i0 + u][lane] = odp_dist_term(M, qv, v[u]);
 			}
 			__syncwarp();
 			if (lane < m)
-				for (int j = 0; j < w; j++)
+				for (int j = 0; j < 32; j++)
 					acc = odp_dist_add(M, acc, terms[lane][j]);
 			__syncwarp();
 		}
 		if (lane < m)
 		{
+			const float *crow = a.c + (int64_t) mine * dims;
 			uint32_t	key = TC_KEY_NONE;
 
+			for (int d = whole; d < dims; d++)
+				acc = odp_dist_step(M, acc, qrow[d], crow[d]);
 			if (!(a.exclude_self && a.c_base + mine == a.q_base + ql))
 				key = TcKeyOf(odp_dist_finish(M, acc, qn, M == ODP_METRIC_COSINE ? a.cn[mine] : 1.0f));
 			rk[e0 + lane] = key;
