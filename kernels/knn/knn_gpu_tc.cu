@@ -121,7 +121,9 @@
 #define TC_PROBE_QUERIES 16384	/* first chunk when giving up is allowed */
 #define TC_NEST_MIN_SAMPLE	16384	/* a sample this large gets its thresholds
 									 * through the filter too */
-#define TC_REFINE_WARPS	3		/* with their keys and terms: 39 KB, five blocks an SM */
+#define TC_REFINE_WARPS	3		/* with their keys and terms 39 KB of shared
+								 * memory (five blocks an SM; registers, 146
+								 * a thread, allow four) */
 #define TC_SCAN_QUERIES	1024	/* overflowed queries per launch of the scan */
 #define TC_SCAN_WARPS	16		/* warps sharing one overflowed query's scan */
 #define TC_REFINE_SEL	(TC_MAX_K + 1)	/* k of a sample search: k + 1 */
@@ -1038,6 +1040,13 @@ TcKeyOf(float d)
 	return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
 }
 
+/* Whether local candidate c is query ql of the chunk itself, left out. */
+static __device__ __forceinline__ bool
+TcIsSelf(const TcRefineArgs &a, int64_t ql, int64_t c)
+{
+	return a.exclude_self && a.c_base + c == a.q_base + ql;
+}
+
 /*
  * Key of the canonical distance from query ql of the chunk (row qrow,
  * norm qn) to local candidate c; TC_KEY_NONE for the query itself.
@@ -1046,7 +1055,7 @@ template <OdpMetric M>
 static __device__ __forceinline__ uint32_t
 TcCandKey(const TcRefineArgs &a, int64_t ql, const float *qrow, float qn, int64_t c)
 {
-	if (a.exclude_self && a.c_base + c == a.q_base + ql)
+	if (TcIsSelf(a, ql, c))
 		return TC_KEY_NONE;
 	return TcKeyOf(odp_distance(M, qrow, a.c + c * a.dims, a.dims, qn,
 								M == ODP_METRIC_COSINE ? a.cn[c] : 1.0f));
@@ -1125,7 +1134,7 @@ TcListKeys(const TcRefineArgs &a, int64_t ql, const float *qrow, float qn,
 
 			for (int d = whole; d < dims; d++)
 				acc = odp_dist_step(M, acc, qrow[d], crow[d]);
-			if (!(a.exclude_self && a.c_base + mine == a.q_base + ql))
+			if (!TcIsSelf(a, ql, mine))
 				key = TcKeyOf(odp_dist_finish(M, acc, qn, M == ODP_METRIC_COSINE ? a.cn[mine] : 1.0f));
 			rk[e0 + lane] = key;
 			valid += key != TC_KEY_NONE;
