@@ -86,8 +86,9 @@ REGRESS_OPTS = --inputdir=.
 CUDA_HOME ?= /usr/local/cuda
 NVCC ?= $(CUDA_HOME)/bin/nvcc
 # Machine code for Ampere and Hopper plus PTX so newer GPUs JIT-compile it.
+# Hopper's is sm_90a, which has the warpgroup products (gpu/gpu_wgmma.cuh).
 CUDA_ARCH_FLAGS ?= -gencode=arch=compute_80,code=sm_80 \
-	-gencode=arch=compute_90,code=sm_90 \
+	-gencode=arch=compute_90a,code=sm_90a \
 	-gencode=arch=compute_90,code=compute_90
 NVCC_OPTFLAGS ?= -O3
 # -fmad=false: distances must not use fused multiply-add, so that the GPU

@@ -14,7 +14,8 @@
  *	   S candidates (the shared SIMT primitive, k + 1 for a self join).  It
  *	   bounds the final k-th distance from above.
  *	2. Filter (TcFilterKernel): FP16 mma.sync tiles of 128 queries x 128
- *	   candidates give the dot products q.c of copies of the rows scaled
+ *	   candidates (on the H100, TcFilterWgKernel: warpgroup products of
+ *	   256 queries x 128) give the dot products q.c of copies of the rows scaled
  *	   by a power of two 2^e and rounded to half precision (centred on the
  *	   candidates' mean for the euclidean metrics, which changes no
  *	   distance; divided by their norms for cosine).  With a rigorous
@@ -62,13 +63,16 @@
  *	  (TcValue, TcRowCopy, TcCandRowsKernel, TcQueryRowsKernel) and the
  *	  sample (TcSampleKernel);
  *	- the filter (step 2): device helpers (TcMma, TcStageQueries,
- *	  TcTestValue, TcLdm4, TcLoadLimits, TcAppend, TcTestFragments,
- *	  TcTestFolded, TcTestMirrored, TcStep, TcIssueStage), then
- *	  TcFilterKernel and TcFilterRegKernel;
+ *	  TcTestValue, TcLdm4, TcLoadLimits, TcAppend, the warpgroup
+ *	  filter's deferred appends TcWarpBuf, TcWgFlush and TcWgTest,
+ *	  TcTestFragments, TcTestFolded, TcTestMirrored, TcStep,
+ *	  TcIssueStage), then TcFilterKernel and TcFilterRegKernel, the
+ *	  warpgroup filter's stages (TcWgIssue), TcFilterWgKernel,
+ *	  TcWgSharedBytes and its probe (TcWgmmaProbeKernel);
  *	- the refinement (step 3): TcRefineArgs, the distance keys (TcKeyOf,
  *	  TcCandKey, TcFloatOf, TcListKeys, TcCountBelow), TcRefineKernel
  *	  and TcScanKernel for the lists that overflowed;
- *	- host side: OdpKnnTcEligible, TcSampleSize, TcRegFilter,
+ *	- host side: OdpKnnTcEligible, TcSampleSize, TcRegFilter, TcWgmmaUsable,
  *	  TcSymmetric and TcMirrorKernel (the symmetric filter's terms),
  *	  TcSearch (one metric's
  *	  launches, query chunk by query chunk) and the entry point
@@ -93,6 +97,7 @@
 #include "common/engine_internal.h"
 #include "gpu/gpu_check.cuh"
 #include "gpu/gpu_runtime.cuh"
+#include "gpu/gpu_wgmma.cuh"
 #include "include/odp_distance.h"
 #include "knn/knn_gpu_tc.cuh"
 
@@ -107,6 +112,9 @@
 											 * that two fit an SM */
 #define TC_THREADS		256
 #define TC_REG_BM		512		/* queries per block of the register-resident filter */
+#define TC_WG_BM		256		/* queries per block of the warpgroup filter */
+#define TC_WG_THREADS	512		/* its four warpgroups */
+#define TC_WG_BUF		64		/* deferred appends per warp (TcWarpBuf) */
 #define TC_MAX_TILES	32		/* candidate tiles one filter block sweeps */
 #define TC_CAP			2048	/* list entries per query */
 #define TC_MAX_K		64		/* larger k: lists would need larger samples
@@ -141,11 +149,16 @@ extern "C" int64_t odp_gpu_knn_tc_samples;
 extern "C" int64_t odp_gpu_knn_tc_scans;
 extern "C" int64_t odp_gpu_knn_tc_give_ups;
 extern "C" int64_t odp_gpu_knn_tc_symmetric;
+extern "C" int64_t odp_gpu_knn_tc_warpgroup;
 int64_t		odp_gpu_knn_tc_chunks = 0;
 int64_t		odp_gpu_knn_tc_samples = 0;
 int64_t		odp_gpu_knn_tc_scans = 0;	/* queries whose list overflowed */
 int64_t		odp_gpu_knn_tc_give_ups = 0;	/* searches past tc_max_overflow */
 int64_t		odp_gpu_knn_tc_symmetric = 0;	/* self joins filtered symmetrically */
+int64_t		odp_gpu_knn_tc_warpgroup = 0;	/* searches through TcFilterWgKernel */
+/* Tests: candidate tiles per filter block when > 0 (the ring wraps many times). */
+extern "C" int odp_gpu_knn_tc_block_tiles;
+int			odp_gpu_knn_tc_block_tiles = 0;
 
 /* Relative error bound of the filter for D dimensions (see the header). */
 #define TC_REL(D)		(0x1p-8f + (float) (D) * 0x1p-20f)
@@ -239,14 +252,38 @@ TcMaxAbsKernel(const float *x, int64_t rows, int dims, const float *mean,
 }
 
 /*
+ * Index of dimension d of row r in a half copy of dp padded dimensions:
+ * row after row (tr = 0), or, for TcFilterWgKernel's bulk copies, in
+ * blocks of tr rows x bk dimensions (a tile's stage; block after block
+ * along the row, then tile after tile), each block in core-matrix order
+ * (gpu_wgmma.cuh: 8 rows x 8 dimensions in 128 contiguous bytes, a row
+ * group's bk / 8 of them after one another).
+ */
+static __device__ __forceinline__ int64_t
+TcHalfIndex(int64_t r, int d, int dp, int tr, int bk)
+{
+	int64_t		block;
+	int			rr,
+				dd;
+
+	if (tr == 0)
+		return r * dp + d;
+	block = (r / tr) * (dp / bk) + d / bk;
+	rr = (int) (r % tr);
+	dd = d % bk;
+	return block * tr * bk + ((rr >> 3) * (bk >> 3) + (dd >> 3)) * 64 + (rr & 7) * 8 + (dd & 7);
+}
+
+/*
  * One warp per row r < padded: writes the row's half-precision copy
- * (zero beyond dims and for padded rows) into out, and returns in *sq
+ * (zero beyond dims and for padded rows) into out (layout tr, bk: see
+ * TcHalfIndex), and returns in *sq
  * (every lane) the float32 squared norm of the scaled, unrounded row.
  * Returns whether row r is a real one.
  */
 static __device__ __forceinline__ bool
-TcRowCopy(const float *x, int64_t rows, int dims, int dp, const float *mean,
-		  const float *norms, int e, int64_t r, __half *out, float *sq)
+TcRowCopy(const float *x, int64_t rows, int dims, int dp, int tr, int bk,
+		  const float *mean, const float *norms, int e, int64_t r, __half *out, float *sq)
 {
 	const int	lane = threadIdx.x & 31;
 	const bool	real = r < rows;
@@ -262,7 +299,7 @@ TcRowCopy(const float *x, int64_t rows, int dims, int dp, const float *mean,
 			v = TcValue(row, d, mean, norms != NULL ? norms[r] : 0.0f, e);
 			acc = __fadd_rn(acc, __fmul_rn(v, v));
 		}
-		out[r * dp + d] = __float2half_rn(v);
+		out[TcHalfIndex(r, d, dp, tr, bk)] = __float2half_rn(v);
 	}
 	for (int o = 16; o > 0; o >>= 1)
 		acc = __fadd_rn(acc, __shfl_xor_sync(0xffffffffu, acc, o));
@@ -280,7 +317,7 @@ TcRowCopy(const float *x, int64_t rows, int dims, int dp, const float *mean,
 template <OdpMetric M>
 static __global__ void
 TcCandRowsKernel(const float *x, const float *norms, int64_t rows, int64_t padded,
-				 int dims, int dp, const float *mean, int e, __half *out, float *cw)
+				 int dims, int dp, int tr, int bk, const float *mean, int e, __half *out, float *cw)
 {
 	const int64_t r = (int64_t) blockIdx.x * TC_ROW_WARPS + (threadIdx.x >> 5);
 	const float rel = TC_REL(dims);
@@ -288,7 +325,7 @@ TcCandRowsKernel(const float *x, const float *norms, int64_t rows, int64_t padde
 
 	if (r >= padded)
 		return;
-	if (!TcRowCopy(x, rows, dims, dp, mean, M == ODP_METRIC_COSINE ? norms : NULL, e, r, out, &sq))
+	if (!TcRowCopy(x, rows, dims, dp, tr, bk, mean, M == ODP_METRIC_COSINE ? norms : NULL, e, r, out, &sq))
 	{
 		if ((threadIdx.x & 31) == 0)
 			cw[r] = M == ODP_METRIC_INNER_PRODUCT ? -INFINITY : INFINITY;
@@ -313,6 +350,8 @@ struct TcQueryRowsArgs
 	int64_t		padded;
 	int			dims;
 	int			dp;
+	int			tr;				/* layout of out (TcHalfIndex) */
+	int			bk;
 	const float *mean;
 	int			e;
 	const float *dist;			/* sample state: rows x ks */
@@ -347,7 +386,7 @@ TcQueryRowsKernel(const __grid_constant__ TcQueryRowsArgs a)
 
 	if (r >= a.padded)
 		return;
-	if (!TcRowCopy(a.x, a.rows, a.dims, a.dp, a.mean,
+	if (!TcRowCopy(a.x, a.rows, a.dims, a.dp, a.tr, a.bk, a.mean,
 				   M == ODP_METRIC_COSINE ? a.norms : NULL, a.e, r, a.out, &sq))
 	{
 		if ((threadIdx.x & 31) == 0)
@@ -487,8 +526,139 @@ TcAppend(int32_t *count, int32_t *list, int64_t q, int64_t c, float &limit, floa
 }
 
 /*
- * Tests a warp's 64 x (8 NJ) block of pairs (queries from qw, candidates
- * from c0; acc in m16n8 fragment layout) and appends the passers to
+ * The warpgroup filter's deferred appends (TcFilterWgKernel): a warp's
+ * passers wait in shared memory, as entry (candidate - c_first) << 4 |
+ * (query - qw), until TcWgFlush moves them to their lists, 32 at a time.
+ * A global atomic per passer, whose result the warp (and with it its
+ * warpgroup's next products) would wait for, becomes one shared-memory
+ * atomic per warp and tile.
+ */
+struct TcWarpBuf
+{
+	uint32_t   *entry;			/* TC_WG_BUF entries */
+	int		   *n;				/* entries taken (may pass TC_WG_BUF) */
+	int64_t		qw;				/* the warp's first query (16 rows) */
+	int64_t		c_first;		/* the block's first candidate */
+};
+
+/*
+ * Moves a warp's buffered passers to their lists (all lanes); a row whose
+ * list fills up gets the limit never, as with TcAppend (lane's rows: g and
+ * g + 8 of the warp's 16).
+ */
+static __device__ __forceinline__ void
+TcWgFlush(const TcWarpBuf &wb, int32_t *count, int32_t *list, float (&limit)[1][2], float never)
+{
+	const int	lane = threadIdx.x & 31;
+	unsigned	full = 0;
+	int			n;
+
+	__syncwarp();
+	n = min(*wb.n, TC_WG_BUF);
+	for (int i = lane; i < n; i += 32)
+	{
+		const uint32_t e = wb.entry[i];
+		const int64_t q = wb.qw + (e & 15);
+		const int	pos = atomicAdd(count + q, 1);
+
+		if (pos < TC_CAP)
+			list[q * TC_CAP + pos] = (int32_t) (wb.c_first + (e >> 4));
+		else
+			full |= 1u << (e & 15);
+	}
+	full = __reduce_or_sync(0xffffffffu, full);
+#pragma unroll
+	for (int h = 0; h < 2; h++)
+		if ((full >> ((lane >> 2) + h * 8)) & 1)
+			limit[0][h] = never;
+	__syncwarp();
+	if (lane == 0)
+		*wb.n = 0;
+	__syncwarp();
+}
+
+/*
+ * TcFilterWgKernel's test of a warp's 16 x 128 block of pairs (queries
+ * from wb.qw, candidates from c0; acc in OdpWgMma64x128's layout): the
+ * test of TcTestFolded (FOLD: thr holds -thr / 2) or TcTestFragments.  A
+ * lane with a passer in a row takes its row's bit mask; then the whole
+ * warp, with one shared-memory atomic, reserves room in its buffer and
+ * writes every lane's passers there, with no wait on memory.  Entries
+ * past the buffer's end go straight to the lists (TcAppend).
+ */
+template <OdpMetric M, bool FOLD>
+static __device__ __forceinline__ void
+TcWgTest(const float (&acc)[1][16][4], const float (&cw)[16][2], float (&thr)[1][2],
+		 const float (&alpha)[1][2], int64_t c0, const TcWarpBuf &wb,
+		 int32_t *count, int32_t *list)
+{
+	const int	lane = threadIdx.x & 31;
+	const int	g = lane >> 2;
+	const int	t = lane & 3;
+	uint32_t	pass[2] = {0, 0};
+	int			n,
+				before,
+				base;
+
+#pragma unroll
+	for (int h = 0; h < 2; h++)
+	{
+		float		m = FOLD ? -INFINITY : INFINITY;
+
+#pragma unroll
+		for (int j = 0; j < 16; j++)
+#pragma unroll
+			for (int e = 0; e < 2; e++)
+				m = FOLD ? fmaxf(m, acc[0][j][h * 2 + e])
+					: fminf(m, TcTestValue<M>(acc[0][j][h * 2 + e], cw[j][e], alpha[0][h]));
+		if (FOLD ? m >= thr[0][h] : m <= thr[0][h])
+#pragma unroll
+			for (int j = 0; j < 16; j++)
+#pragma unroll
+				for (int e = 0; e < 2; e++)
+					if (FOLD ? acc[0][j][h * 2 + e] >= thr[0][h]
+						: TcTestValue<M>(acc[0][j][h * 2 + e], cw[j][e], alpha[0][h]) <= thr[0][h])
+						pass[h] |= 1u << (j * 2 + e);
+	}
+	if (!__any_sync(0xffffffffu, (pass[0] | pass[1]) != 0))
+		return;
+	n = __popc(pass[0]) + __popc(pass[1]);
+	before = n;
+	for (int o = 1; o < 32; o <<= 1)
+	{
+		const int	v = __shfl_up_sync(0xffffffffu, before, o);
+
+		if (lane >= o)
+			before += v;
+	}
+	/* before: this lane's passers and those of the lanes below it */
+	base = 0;
+	if (lane == 31)
+		base = atomicAdd(wb.n, before);
+	base = __shfl_sync(0xffffffffu, base, 31) + before - n;
+#pragma unroll
+	for (int h = 0; h < 2; h++)
+	{
+		const int64_t q = wb.qw + g + h * 8;
+
+		while (pass[h] != 0)
+		{
+			const int	b = __ffs(pass[h]) - 1;
+			const int64_t c = c0 + (b >> 1) * 8 + 2 * t + (b & 1);
+
+			pass[h] &= pass[h] - 1;
+			if (base < TC_WG_BUF)
+				wb.entry[base] = (uint32_t) ((c - wb.c_first) << 4) | (uint32_t) (q - wb.qw);
+			else
+				TcAppend(count, list, q, c, thr[0][h], FOLD ? INFINITY : -INFINITY);
+			base++;
+		}
+	}
+}
+
+/*
+ * Tests a warp's (16 MI) x (8 NJ) block of pairs (queries from qw,
+ * candidates from c0; acc in m16n8 fragment layout) and appends the passers to
  * their queries' lists: a row of 2 NJ pairs at a time through its
  * minimum, as nearly every row fails.
  *
@@ -499,17 +669,17 @@ TcAppend(int32_t *count, int32_t *list, int64_t q, int64_t c, float &limit, floa
  * the filter's time.  Learnt from the atomic's own result, it costs no
  * extra memory round trip, nor any test.
  */
-template <OdpMetric M, int NJ>
+template <OdpMetric M, int MI, int NJ>
 static __device__ __forceinline__ void
-TcTestFragments(const float (&acc)[4][NJ][4], const float (&cw)[NJ][2],
-				float (&thr)[4][2], const float (&alpha)[4][2],
+TcTestFragments(const float (&acc)[MI][NJ][4], const float (&cw)[NJ][2],
+				float (&thr)[MI][2], const float (&alpha)[MI][2],
 				int64_t qw, int64_t c0, int32_t *count, int32_t *list)
 {
 	const int	g = (threadIdx.x & 31) >> 2;
 	const int	t = threadIdx.x & 3;
 
 #pragma unroll
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < MI; i++)
 #pragma unroll
 		for (int h = 0; h < 2; h++)
 		{
@@ -542,16 +712,16 @@ TcTestFragments(const float (&acc)[4][NJ][4], const float (&cw)[NJ][2],
  * per-query factor.  The symmetric filter's products also start from
  * -rw (TcTestMirrored), and half is then -thr / 2 - rw.
  */
-template <int NJ>
+template <int MI, int NJ>
 static __device__ __forceinline__ void
-TcTestFolded(const float (&acc)[4][NJ][4], float (&half)[4][2],
+TcTestFolded(const float (&acc)[MI][NJ][4], float (&half)[MI][2],
 			 int64_t qw, int64_t c0, int32_t *count, int32_t *list)
 {
 	const int	g = (threadIdx.x & 31) >> 2;
 	const int	t = threadIdx.x & 3;
 
 #pragma unroll
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < MI; i++)
 #pragma unroll
 		for (int h = 0; h < 2; h++)
 		{
@@ -797,7 +967,7 @@ TcFilterKernel(const __grid_constant__ TcArgs a)
 				cw[j][0] = w.x;
 				cw[j][1] = w.y;
 			}
-			TcTestFragments<M, 4>(acc, cw, thr, alpha, q0 + wm * 64, c0, a.count, a.list);
+			TcTestFragments<M, 4, 4>(acc, cw, thr, alpha, q0 + wm * 64, c0, a.count, a.list);
 		}
 	}
 }
@@ -984,10 +1154,10 @@ TcFilterRegKernel(const __grid_constant__ TcArgs a)
 					}
 			}
 			if (FOLD)
-				TcTestFolded<NJ>(acc, thr, qw, cbase + (int64_t) s * TC_BN + sc * CPS,
+				TcTestFolded<4, NJ>(acc, thr, qw, cbase + (int64_t) s * TC_BN + sc * CPS,
 								 a.count, a.list);
 			else
-				TcTestFragments<M, NJ>(acc, cw, thr, alpha, qw, cbase + (int64_t) s * TC_BN + sc * CPS,
+				TcTestFragments<M, 4, NJ>(acc, cw, thr, alpha, qw, cbase + (int64_t) s * TC_BN + sc * CPS,
 									   a.count, a.list);
 			if (SYM && tile0 + s >= diag + TC_REG_BM / TC_BN)
 				TcTestMirrored<NJ>(acc, w + TC_BN + sc * CPS, qw,
@@ -995,6 +1165,224 @@ TcFilterRegKernel(const __grid_constant__ TcArgs a)
 		}
 	}
 #undef TC_REG_ISSUE
+}
+
+/*
+ * Issues stage p of a TcFilterWgKernel block (candidate tile tile0 +
+ * p / kc, dimensions (p % kc) BK ..) into its slot p % S: one bulk copy
+ * of the stage (laid out by TcHalfIndex, 128 x BK) and, with the tile's
+ * first stage (FOLD) or last, one of the tile's weights.
+ */
+template <int BK, bool FOLD>
+static __device__ __forceinline__ void
+TcWgIssue(const TcArgs &a, int tile0, int kc, int p, int S, uint32_t ring,
+		  uint32_t weights, uint32_t full)
+{
+	const uint32_t bytes = TC_BN * BK * sizeof(__half);
+	const int	tile = tile0 + p / kc;
+	const int	k = p % kc;
+	const int	slot = p % S;
+	const bool	with_w = FOLD ? k == 0 : k == kc - 1;
+
+	OdpMbarArrive(full + 8 * slot, bytes + (with_w ? TC_BN * sizeof(float) : 0));
+	OdpBulkCopy(ring + slot * bytes, a.c + ((int64_t) tile * kc + k) * TC_BN * BK, bytes,
+				full + 8 * slot);
+	if (with_w)
+		OdpBulkCopy(weights + slot * TC_BN * sizeof(float), a.cw + (int64_t) tile * TC_BN,
+					TC_BN * sizeof(float), full + 8 * slot);
+}
+
+/*
+ * The filter on Hopper's warpgroup products (sm_90a: run only where
+ * TcWgmmaUsable).  Grid and arguments as TcFilterKernel, with tiles of
+ * TC_WG_BM = 256 queries: four warpgroups of 64 queries share each
+ * candidate tile, and warp w tests queries w * 16 .. + 16 against all 128
+ * candidates (OdpWgMma64x128's layout).
+ *
+ * Why: TcFilterKernel's 128-query tiles were bound by the copies of
+ * candidates into shared memory (H100, 2026-11-27, 1e4 x 1e6 x 128: 8.7
+ * ms; without the copies 4.8).  Here twice the queries share a copy, and
+ * the copies are bulk copies of whole stages by the copy unit: the host
+ * writes both half copies in the operands' order (TcHalfIndex), the
+ * query tile in one block, a candidate tile in stages of BK dimensions.
+ * Measured in the same runs: 7.4 ms against 8.7 (the batch above), all-kNN
+ * 1e6 x 45 681 ms against 732.  What is left: without passers the same
+ * launch takes 5.4 ms; a tile's test stalls its warpgroup's products,
+ * which a second set of accumulators (more registers than four
+ * warpgroups of 512 threads have) would overlap.
+ *
+ * Pipeline: a ring of S slots, each with a barrier "full" (the copy has
+ * landed) and "empty" (all 16 warps are done with it).  Thread 0 issues
+ * stage s + S - 2 before the block's products of stage s, once every warp
+ * has released stage s - 2; a warpgroup releases a stage when its
+ * products are known complete (one group left in flight), a tile's last
+ * stage after the tile's test.  No block-wide barrier after the start.
+ *
+ * FOLD (all metrics but the inner product): the products start from
+ * -cw / 2, read from the tile's first stage, and the test is one maximum
+ * per pair (as TcTestFolded's); the inner product reads the weights from
+ * the last stage for TcTestFragments' test.  Passers go to the warp's
+ * buffer (TcWgTest), flushed when half full and at the end.
+ */
+template <OdpMetric M, int BK, int S>
+static __global__ void __launch_bounds__(TC_WG_THREADS, 1)
+TcFilterWgKernel(const __grid_constant__ TcArgs a)
+{
+	constexpr bool FOLD = M != ODP_METRIC_INNER_PRODUCT;
+	constexpr uint32_t SLOT = TC_BN * BK * sizeof(__half);
+	extern __shared__ __align__(128) unsigned char wsm[];
+	const int	lane = threadIdx.x & 31;
+	const int	warp = threadIdx.x >> 5;
+	const int	g = lane >> 2;
+	const int	t = lane & 3;
+	const int64_t q0 = (int64_t) blockIdx.x * TC_WG_BM;
+	const int64_t qw = q0 + warp * 16;
+	const int	tile0 = (int) ((a.group0 + blockIdx.y) * a.tiles);
+	const int	tiles = min(a.tiles, a.ctiles - tile0);
+	const int	kc = a.dp / BK;
+	const int	steps = tiles * kc;
+	const uint32_t qbytes = (uint32_t) (TC_WG_BM * a.dp * sizeof(__half));
+	const uint32_t base = (uint32_t) __cvta_generic_to_shared(wsm);
+	const uint32_t ring = base + qbytes;
+	const uint32_t weights = ring + S * SLOT;
+	const uint32_t full = weights + S * TC_BN * sizeof(float);
+	const uint32_t empty = full + 8 * S;
+	const uint32_t qbar = empty + 8 * S;
+	/* this warp's deferred appends: after the barriers (8-byte aligned) */
+	uint32_t   *bufs = (uint32_t *) (wsm + (qbar + 8 - base));
+	const TcWarpBuf wb = {bufs + warp * TC_WG_BUF,
+						  (int *) (bufs + TC_WG_THREADS / 32 * TC_WG_BUF) + warp,
+						  qw, (int64_t) tile0 * TC_BN};
+	/* this warpgroup's 64 query rows: row groups of dp / 8 core matrices */
+	const uint32_t qdesc = base + (warp >> 2) * 8 * (a.dp * 16);
+	float		acc[1][16][4];
+	float		thr[1][2];
+	float		alpha[1][2];
+
+#pragma unroll
+	for (int h = 0; h < 2; h++)
+	{
+		thr[0][h] = a.thr[qw + g + h * 8];
+		alpha[0][h] = M == ODP_METRIC_INNER_PRODUCT ? a.alpha[qw + g + h * 8] : 0.0f;
+		if (FOLD)
+			thr[0][h] *= -0.5f;
+	}
+	if (lane == 0)
+		*wb.n = 0;
+	if (threadIdx.x == 0)
+	{
+		OdpMbarInit(full, S, 1);
+		OdpMbarInit(empty, S, TC_WG_THREADS / 32);
+		OdpMbarInit(qbar, 1, 1);
+		OdpMbarInitFence();
+	}
+	__syncthreads();
+	if (threadIdx.x == 0)
+	{
+		OdpMbarArrive(qbar, qbytes);
+		OdpBulkCopy(base, a.q + q0 * a.dp, qbytes, qbar);
+		for (int p = 0; p < S - 2 && p < steps; p++)
+			TcWgIssue<BK, FOLD>(a, tile0, kc, p, S, ring, weights, full);
+	}
+	__syncwarp();
+	OdpMbarWait(qbar, 0);
+	for (int tile = tile0, s = 0; tile < tile0 + tiles; tile++)
+	{
+		const int	s_last = s + kc - 1;	/* the tile's last stage */
+
+		/*
+		 * FOLD: the weights come with the tile's first stage.  Read here,
+		 * where no product is in flight (inside the stage loop the
+		 * compiler would serialise the products on the write).
+		 */
+		if (FOLD)
+		{
+			const float *w = (const float *) (wsm + qbytes + S * SLOT) + (s % S) * TC_BN;
+
+			OdpMbarWait(full + 8 * (s % S), (s / S) & 1);
+#pragma unroll
+			for (int j = 0; j < 16; j++)
+			{
+				const float2 v = *(const float2 *) (w + j * 8 + 2 * t);
+
+				acc[0][j][0] = acc[0][j][2] = -0.5f * v.x;
+				acc[0][j][1] = acc[0][j][3] = -0.5f * v.y;
+			}
+		}
+		for (int kchunk = 0; kchunk < kc; kchunk++, s++)
+		{
+			const int	slot = s % S;
+
+			if (threadIdx.x == 0 && s + S - 2 < steps)
+			{
+				const int	p = s + S - 2;
+
+				/* its slot's previous stage, p - S, is released by every warp */
+				if (p >= S)
+					OdpMbarWait(empty + 8 * (p % S), (p / S - 1) & 1);
+				TcWgIssue<BK, FOLD>(a, tile0, kc, p, S, ring, weights, full);
+			}
+			__syncwarp();
+			OdpMbarWait(full + 8 * slot, (s / S) & 1);
+			OdpWgFence();
+#pragma unroll
+			for (int kk = 0; kk < BK; kk += 16)
+				OdpWgMma64x128(acc[0], OdpWgDesc(qdesc + (kchunk * BK + kk) / 8 * 128, a.dp * 16),
+							   OdpWgDesc(ring + slot * SLOT + kk / 8 * 128, BK * 16),
+							   FOLD || kchunk > 0 || kk > 0);
+			if (kchunk < kc - 1)
+			{
+				/* stage s - 1's products are complete */
+				OdpWgCommitWait<1>();
+				if (kchunk > 0 && lane == 0)
+					OdpMbarArrive(empty + 8 * ((s - 1) % S), 0);
+			}
+		}
+		OdpWgCommitWait<0>();
+		if (kc > 1 && lane == 0)
+			OdpMbarArrive(empty + 8 * ((s_last - 1) % S), 0);
+		{
+			const float *w = (const float *) (wsm + qbytes + S * SLOT) + (s_last % S) * TC_BN;
+			float		cw[16][2];
+
+			if (!FOLD)
+#pragma unroll
+				for (int j = 0; j < 16; j++)
+				{
+					const float2 v = *(const float2 *) (w + j * 8 + 2 * t);
+
+					cw[j][0] = v.x;
+					cw[j][1] = v.y;
+				}
+			TcWgTest<M, FOLD>(acc, cw, thr, alpha, (int64_t) tile * TC_BN, wb, a.count, a.list);
+		}
+		__syncwarp();
+		if (lane == 0)
+			OdpMbarArrive(empty + 8 * (s_last % S), 0);
+		/* half full: flush before the next tile could overflow it */
+		if (*(volatile int *) wb.n >= TC_WG_BUF / 2)
+			TcWgFlush(wb, a.count, a.list, thr, FOLD ? INFINITY : -INFINITY);
+	}
+	TcWgFlush(wb, a.count, a.list, thr, FOLD ? INFINITY : -INFINITY);
+}
+
+/* Shared memory of TcFilterWgKernel<M, BK, S> for dp padded dimensions. */
+static size_t
+TcWgSharedBytes(int dp, int bk, int slots)
+{
+	return (size_t) TC_WG_BM * dp * sizeof(__half) +
+		(size_t) slots * (TC_BN * bk * sizeof(__half) + TC_BN * sizeof(float)) +
+		(size_t) 8 * (2 * slots + 1) +
+		(size_t) TC_WG_THREADS / 32 * (TC_WG_BUF + 1) * sizeof(uint32_t);
+}
+
+/* Whether the code this device runs has the sm_90a kernels: see TcWgmmaUsable. */
+static __device__ int tc_wgmma_probe;
+
+static __global__ void
+TcWgmmaProbeKernel(void)
+{
+	tc_wgmma_probe = ODP_GPU_HAVE_WGMMA;
 }
 
 /* Arguments of the refine kernel. */
@@ -1448,6 +1836,39 @@ TcSampleSize(int64_t nc, int ks, bool sym)
  */
 typedef void (*TcFilterFn) (const TcArgs);
 
+/*
+ * Whether dev runs TcFilterWgKernel: a device of compute capability 9.0
+ * (H100, H200) whose code from this build is sm_90a's; a build without it
+ * runs its compute_90 code there, which lacks the warpgroup instructions.
+ * Probed once per device and process.
+ */
+#define TC_WGMMA_DEVICES 64
+static int	tc_wgmma_known[TC_WGMMA_DEVICES];	/* 0 unknown, 1 no, 2 yes */
+
+static bool
+TcWgmmaUsable(const OdpGpuDevice *dev, cudaStream_t stream)
+{
+	const bool	cached = dev->id >= 0 && dev->id < TC_WGMMA_DEVICES;
+	int			have = 0;
+
+	if (dev->cc_major != 9 || dev->cc_minor != 0)
+		return false;
+	if (cached && __atomic_load_n(&tc_wgmma_known[dev->id], __ATOMIC_RELAXED) != 0)
+		return __atomic_load_n(&tc_wgmma_known[dev->id], __ATOMIC_RELAXED) == 2;
+	TcWgmmaProbeKernel<<<1, 1, 0, stream>>>();
+	if (cudaGetLastError() != cudaSuccess ||
+		cudaMemcpyFromSymbolAsync(&have, tc_wgmma_probe, sizeof(int), 0,
+								  cudaMemcpyDeviceToHost, stream) != cudaSuccess ||
+		cudaStreamSynchronize(stream) != cudaSuccess)
+	{
+		(void) cudaGetLastError();
+		return false;			/* the tile filter runs */
+	}
+	if (cached)
+		__atomic_store_n(&tc_wgmma_known[dev->id], have == 1 ? 2 : 1, __ATOMIC_RELAXED);
+	return have == 1;
+}
+
 template <OdpMetric M>
 static TcFilterFn
 TcRegFilter(int dp, bool sym)
@@ -1550,8 +1971,17 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 #endif
 		TcRegFilter<M>(dp, sym);
 	const bool	reg = reg_filter != NULL;
-	const int	qbm = reg ? TC_REG_BM : TC_BM;	/* queries per block */
 	const bool	qres = dp <= TC_QRES_MAX;
+	/* the warpgroup filter: stages of 64 dimensions where they divide dp */
+	const int	wbk = dp % 64 == 0 ? 64 : 32;
+	const int	wslots = dp <= 128 || wbk == 32 ? 8 : 5;
+	const bool	wg = !reg && qres &&
+#ifdef ODP_TC_TRACE
+		!(getenv("ODP_TC_FILTER") && strcmp(getenv("ODP_TC_FILTER"), "mma") == 0) &&
+#endif
+		TcWgSharedBytes(dp, wbk, wslots) <= dev->smem_per_block &&
+		TcWgmmaUsable(dev, stream);
+	const int	qbm = reg ? TC_REG_BM : (wg ? TC_WG_BM : TC_BM);	/* queries per block */
 	const int	ks = state->k + (p->exclude_self ? 1 : 0);
 	const int64_t s = TcSampleSize(p->nc, ks, sym);
 	/* the symmetric filter appends to any query's list: all are held */
@@ -1564,12 +1994,15 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 		TC_BM * (dp + 8) + TC_STAGES * TC_BN * (64 + 8) <= TC_SMEM_TWO_BLOCKS / 2 ? 64 : 32;
 	const size_t smem = reg
 		? TC_STAGES * (sizeof(__half) * TC_BN * (dp + 8) + (sym ? 2 : 1) * sizeof(float) * TC_BN)
-		: sizeof(__half) * ((qres ? (size_t) TC_BM * (dp + 8) : 0) +
-							(size_t) TC_STAGES * (qres ? 1 : 2) * TC_BN * (bk + 8));
+		: (wg ? TcWgSharedBytes(dp, wbk, wslots)
+		   : sizeof(__half) * ((qres ? (size_t) TC_BM * (dp + 8) : 0) +
+							   (size_t) TC_STAGES * (qres ? 1 : 2) * TC_BN * (bk + 8)));
 	void		(*filter) (const TcArgs) = reg
 		? reg_filter
-		: (!qres ? TcFilterKernel<M, false, 32>
-		   : (bk == 64 ? TcFilterKernel<M, true, 64> : TcFilterKernel<M, true, 32>));
+		: (wg ? (wbk == 32 ? TcFilterWgKernel<M, 32, 8>
+				 : (wslots == 8 ? TcFilterWgKernel<M, 64, 8> : TcFilterWgKernel<M, 64, 5>))
+		   : (!qres ? TcFilterKernel<M, false, 32>
+			  : (bk == 64 ? TcFilterKernel<M, true, 64> : TcFilterKernel<M, true, 32>)));
 	double	   *d_sum = NULL;
 	float	   *d_mean = NULL,
 			   *d_cw = NULL,
@@ -1678,7 +2111,8 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 
 	/* candidates: half copies and weights, padded to whole tiles; the sample */
 	TcCandRowsKernel<M><<<(unsigned) ((nc_pad + TC_ROW_WARPS - 1) / TC_ROW_WARPS), TC_ROW_WARPS * 32, 0, stream>>>(
-		p->cands, p->cand_norms, p->nc, nc_pad, dims, dp, euclid ? d_mean : NULL, e, d_ct, d_cw);
+		p->cands, p->cand_norms, p->nc, nc_pad, dims, dp, wg ? TC_BN : 0, wbk,
+		euclid ? d_mean : NULL, e, d_ct, d_cw);
 	ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the candidate copy kernel");
 	TcSampleKernel<<<(unsigned) ((s * dims + 255) / 256), 256, 0, stream>>>(p->cands, p->cand_norms, dims, p->nc, s, d_sample, d_snorm);
 	ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the sample kernel");
@@ -1700,6 +2134,8 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 
 		/* enough blocks to fill the GPU; more tiles per block, fewer query reloads */
 		tiles = qtiles * ctiles / (16 * (int64_t) dev->sm_count);
+		if (odp_gpu_knn_tc_block_tiles > 0)
+			tiles = odp_gpu_knn_tc_block_tiles;
 		tiles = tiles < 1 ? 1 : (tiles > TC_MAX_TILES ? TC_MAX_TILES : tiles);
 		groups = (ctiles + tiles - 1) / tiles;
 		per_launch = TC_LAUNCH_WORK / (qtiles * qbm * tiles * TC_BN * dp);
@@ -1759,6 +2195,8 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 		qa.padded = qtiles * qbm;
 		qa.dims = dims;
 		qa.dp = dp;
+		qa.tr = wg ? TC_WG_BM : 0;
+		qa.bk = dp;
 		qa.mean = euclid ? d_mean : NULL;
 		qa.e = e;
 		qa.dist = sst.dist;
@@ -1826,7 +2264,7 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 				goto cleanup;
 			}
 			fa.group0 = g0;
-			filter<<<dim3((unsigned) gx, (unsigned) ng), TC_THREADS, smem, stream>>>(fa);
+			filter<<<dim3((unsigned) gx, (unsigned) ng), wg ? TC_WG_THREADS : TC_THREADS, smem, stream>>>(fa);
 			ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the tensor-core filter kernel");
 			ODP_CUDA_TRY(ctx, cudaStreamSynchronize(stream), "running the tensor-core filter kernel");
 		}
@@ -1928,6 +2366,8 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 	*done = true;
 	if (sym)
 		odp_gpu_knn_tc_symmetric++;
+	if (wg)
+		odp_gpu_knn_tc_warpgroup++;
 	if (depth == 0)
 		odp_gpu_knn_tc_chunks++;
 	else

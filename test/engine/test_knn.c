@@ -34,6 +34,33 @@ extern int64_t odp_gpu_knn_tc_samples __attribute__((weak));
 extern int64_t odp_gpu_knn_tc_scans __attribute__((weak));
 /* Self joins the filter tested symmetrically (each pair of rows once). */
 extern int64_t odp_gpu_knn_tc_symmetric __attribute__((weak));
+/* Searches whose filter ran on Hopper's warpgroup products (sm_90a). */
+extern int64_t odp_gpu_knn_tc_warpgroup __attribute__((weak));
+/* Candidate tiles per filter block when > 0. */
+extern int	odp_gpu_knn_tc_block_tiles __attribute__((weak));
+
+/*
+ * Whether the filter of rows of dims dimensions runs on the warpgroup
+ * products on a device of compute capability 9.0: rows of 48 to 256
+ * padded dimensions, and of 32 for the inner product (the register
+ * filter takes the others).
+ */
+static bool
+want_warpgroup(int dims, OdpMetric metric)
+{
+	const int	dp = dims <= 16 ? 16 : (dims + 31) / 32 * 32;
+
+	return gpu_cc == 90 && dp <= 256 && dp != 16 &&
+		(dp != 32 || metric == ODP_METRIC_INNER_PRODUCT);
+}
+
+/* Candidate tiles per filter block (0: as sized for the GPU); no-op on CPU builds. */
+static void
+gpu_block_tiles(int tiles)
+{
+	if (&odp_gpu_knn_tc_block_tiles != NULL)
+		odp_gpu_knn_tc_block_tiles = tiles;
+}
 
 /* Runs one case on dev and compares with the reference; returns mismatches. */
 static int64_t
@@ -87,6 +114,7 @@ knn_case(Gen gen, int64_t nq, int64_t nc, int dims, int k, bool self_join,
 	{
 		const int64_t filtered = gpu_counter(&odp_gpu_knn_tc_chunks);
 		const int64_t symmetric = gpu_counter(&odp_gpu_knn_tc_symmetric);
+		const int64_t warpgroup = gpu_counter(&odp_gpu_knn_tc_warpgroup);
 		/* self joins of rows of up to 32 dimensions, but for the inner product */
 		const bool	want_symmetric = expect_filter && self_join && dims <= 32 &&
 			metric != ODP_METRIC_INNER_PRODUCT;
@@ -107,6 +135,11 @@ knn_case(Gen gen, int64_t nq, int64_t nc, int dims, int k, bool self_join,
 				  "knn gpu %s %s (%s): the filter %s symmetric",
 				  gen_names[gen], odp_metric_name(metric), what,
 				  want_symmetric ? "was" : "was not");
+		if (expect_filter && &odp_gpu_knn_tc_warpgroup != NULL)
+			check((odp_gpu_knn_tc_warpgroup > warpgroup) == want_warpgroup(dims, metric),
+				  "knn gpu %s %s D = %d (%s): the filter %s on warpgroup products",
+				  gen_names[gen], odp_metric_name(metric), dims, what,
+				  want_warpgroup(dims, metric) ? "ran" : "did not run");
 		if (gpu_limit > 0)
 		{
 			bad = knn_compare(ODP_DEVICE_GPU, &q, &c, metric, k, self_join,
@@ -233,6 +266,21 @@ run_knn_tests(void)
 					 cases[t].k, cases[t].self_join, (OdpMetric) m,
 					 cases[t].gpu_limit, (cases[t].filter >> m) & 1, cases[t].what);
 	}
+	/*
+	 * The warpgroup filter (H100: rows of 48 to 256 padded dimensions):
+	 * queries past a 256-row tile, a partial candidate tile, stages of 64
+	 * and 32 dimensions, the largest rows; 32 tiles a block, so that its
+	 * ring of slots wraps many times.
+	 */
+	gpu_block_tiles(32);
+	for (int m = 0; m < ODP_METRIC_COUNT; m++)
+		knn_case(GEN_UNIFORM, 300, 33000, 128, 10, false, (OdpMetric) m, 0,
+				 (TC_ALL >> m) & 1, "filter, D = 128, 32 tiles a block");
+	knn_case(GEN_OFFSET, 130, 33000, 200, 5, false, ODP_METRIC_EUCLIDEAN, 0, true,
+			 "filter, D = 200 (stages of 32), 32 tiles a block");
+	knn_case(GEN_UNIFORM, 130, 33000, 256, 5, false, ODP_METRIC_INNER_PRODUCT, 0, true,
+			 "filter, D = 256, 32 tiles a block");
+	gpu_block_tiles(0);
 	/* more dimensions than a block keeps in shared memory: streamed queries */
 	knn_case(GEN_UNIFORM, 128, 32768, 264, 5, false, ODP_METRIC_EUCLIDEAN, 0, true, "filter, D = 264");
 	knn_case(GEN_UNIFORM, 128, 32768, 264, 5, false, ODP_METRIC_INNER_PRODUCT, 0, true, "filter, D = 264");

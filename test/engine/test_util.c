@@ -35,6 +35,7 @@ const char *const gen_names[] = {
 static int	n_passed = 0;
 static int	n_failed = 0;
 bool		gpu_ok = false;
+int			gpu_cc = 0;
 
 /* The integer path's threshold (knn_gpu_int.cu); weak for CPU-only builds. */
 extern int64_t odp_gpu_knn_int_min_pairs __attribute__((weak));
@@ -375,6 +376,8 @@ probe_gpu(void)
 		OdpGpuInfo	info;
 
 		st = odp_gpu_device_info(&ctx, i, &info);
+		if (st == ODP_OK && i == 0)
+			gpu_cc = info.cc_major * 10 + info.cc_minor;
 		check(st == ODP_OK, "gpu %d: %s, cc %d.%d, %d SMs, %.1f of %.1f GiB free",
 			  i, st == ODP_OK ? info.name : ctx.message, info.cc_major,
 			  info.cc_minor, info.multiprocessors,

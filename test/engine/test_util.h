@@ -42,6 +42,8 @@ extern const char *const gen_names[];
 
 /* Whether odp_gpu_probe found a usable GPU, and why not otherwise. */
 extern bool gpu_ok;
+/* Compute capability of GPU 0 as major * 10 + minor (90: H100, H200); 0 without. */
+extern int gpu_cc;
 extern char gpu_reason[ODP_MESSAGE_LEN];
 
 /* Records one check and prints its line ("ok   - ..." or "FAIL - ..."). */
