@@ -140,20 +140,20 @@ OdpMbarArrive(uint32_t addr, uint32_t bytes)
 #endif
 }
 
-/* Waits until the barrier's phase of the given parity has completed. */
+/*
+ * Waits until the barrier's phase of the given parity has completed.  The
+ * loop stays inside the assembly: as C control flow the compiler takes it
+ * for a divergent path and serialises the warpgroup products after it.
+ */
 static __device__ __forceinline__ void
 OdpMbarWait(uint32_t addr, uint32_t parity)
 {
 #if ODP_GPU_HAVE_WGMMA
-	uint32_t	done;
-
-	do
-	{
-		asm volatile("{\n.reg .pred p;\n"
-					 "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-					 "selp.u32 %0, 1, 0, p;\n}\n"
-					 : "=r"(done) : "r"(addr), "r"(parity) : "memory");
-	} while (!done);
+	asm volatile("{\n.reg .pred p;\n"
+				 "ODP_MBAR_WAIT:\n"
+				 "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+				 "@!p bra ODP_MBAR_WAIT;\n}\n"
+				 :: "r"(addr), "r"(parity) : "memory");
 #endif
 }
 

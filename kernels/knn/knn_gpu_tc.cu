@@ -114,7 +114,7 @@
 #define TC_REG_BM		512		/* queries per block of the register-resident filter */
 #define TC_WG_BM		256		/* queries per block of the warpgroup filter */
 #define TC_WG_THREADS	512		/* its four warpgroups */
-#define TC_WG_BUF		64		/* deferred appends per warp (TcWarpBuf) */
+#define TC_WG_BUF		192		/* deferred appends per warp (TcWarpBuf) */
 #define TC_MAX_TILES	32		/* candidate tiles one filter block sweeps */
 #define TC_CAP			2048	/* list entries per query */
 #define TC_MAX_K		64		/* larger k: lists would need larger samples
@@ -536,7 +536,9 @@ TcAppend(int32_t *count, int32_t *list, int64_t q, int64_t c, float &limit, floa
 struct TcWarpBuf
 {
 	uint32_t   *entry;			/* TC_WG_BUF entries */
-	int		   *n;				/* entries taken (may pass TC_WG_BUF) */
+	int		   *n;				/* entries held */
+	unsigned   *over;			/* rows that lost entries: their lists
+								 * are marked full (TcWgFlush) */
 	int64_t		qw;				/* the warp's first query (16 rows) */
 	int64_t		c_first;		/* the block's first candidate */
 };
@@ -544,7 +546,11 @@ struct TcWarpBuf
 /*
  * Moves a warp's buffered passers to their lists (all lanes); a row whose
  * list fills up gets the limit never, as with TcAppend (lane's rows: g and
- * g + 8 of the warp's 16).
+ * g + 8 of the warp's 16), and so does a row marked in wb.over, whose list
+ * is marked full.  Every lane runs every atomic (adding 0 where it has no
+ * entry), on branches the compiler knows are uniform: a global atomic on a
+ * path it takes for divergent makes it serialise the warpgroup products
+ * of the whole kernel (ptxas C7520).
  */
 static __device__ __forceinline__ void
 TcWgFlush(const TcWarpBuf &wb, int32_t *count, int32_t *list, float (&limit)[1][2], float never)
@@ -554,26 +560,31 @@ TcWgFlush(const TcWarpBuf &wb, int32_t *count, int32_t *list, float (&limit)[1][
 	int			n;
 
 	__syncwarp();
-	n = min(*wb.n, TC_WG_BUF);
-	for (int i = lane; i < n; i += 32)
+	n = __shfl_sync(0xffffffffu, *wb.n, 0);
+	for (int i0 = 0; i0 < n; i0 += 32)
 	{
-		const uint32_t e = wb.entry[i];
+		const bool	mine = i0 + lane < n;
+		const uint32_t e = mine ? wb.entry[i0 + lane] : 0;
 		const int64_t q = wb.qw + (e & 15);
-		const int	pos = atomicAdd(count + q, 1);
+		const int	pos = atomicAdd(count + q, mine ? 1 : 0);
 
-		if (pos < TC_CAP)
+		if (mine && pos < TC_CAP)
 			list[q * TC_CAP + pos] = (int32_t) (wb.c_first + (e >> 4));
-		else
-			full |= 1u << (e & 15);
+		full |= (mine && pos >= TC_CAP ? 1u : 0u) << (e & 15);
 	}
-	full = __reduce_or_sync(0xffffffffu, full);
+	full = __reduce_or_sync(0xffffffffu, full | *wb.over);
+	if (full != 0)
+		atomicMax(count + wb.qw + (lane & 15), ((full >> (lane & 15)) & 1) ? TC_CAP + 1 : 0);
 #pragma unroll
 	for (int h = 0; h < 2; h++)
 		if ((full >> ((lane >> 2) + h * 8)) & 1)
 			limit[0][h] = never;
 	__syncwarp();
 	if (lane == 0)
+	{
 		*wb.n = 0;
+		*wb.over = 0;
+	}
 	__syncwarp();
 }
 
@@ -581,10 +592,11 @@ TcWgFlush(const TcWarpBuf &wb, int32_t *count, int32_t *list, float (&limit)[1][
  * TcFilterWgKernel's test of a warp's 16 x 128 block of pairs (queries
  * from wb.qw, candidates from c0; acc in OdpWgMma64x128's layout): the
  * test of TcTestFolded (FOLD: thr holds -thr / 2) or TcTestFragments.  A
- * lane with a passer in a row takes its row's bit mask; then the whole
- * warp, with one shared-memory atomic, reserves room in its buffer and
- * writes every lane's passers there, with no wait on memory.  Entries
- * past the buffer's end go straight to the lists (TcAppend).
+ * lane with a passer in a row takes its row's bit mask; then the warp
+ * finds each lane's place in its buffer (flushed first if it would
+ * overflow) and writes every lane's passers there, with no wait on
+ * memory.  A tile with more passers than a buffer marks their rows' lists
+ * full instead (they are scanned whole), as a list past its capacity.
  */
 template <OdpMetric M, bool FOLD>
 static __device__ __forceinline__ void
@@ -596,8 +608,10 @@ TcWgTest(const float (&acc)[1][16][4], const float (&cw)[16][2], float (&thr)[1]
 	const int	g = lane >> 2;
 	const int	t = lane & 3;
 	uint32_t	pass[2] = {0, 0};
+	unsigned	lost = 0;
 	int			n,
 				before,
+				total,
 				base;
 
 #pragma unroll
@@ -620,8 +634,6 @@ TcWgTest(const float (&acc)[1][16][4], const float (&cw)[16][2], float (&thr)[1]
 						: TcTestValue<M>(acc[0][j][h * 2 + e], cw[j][e], alpha[0][h]) <= thr[0][h])
 						pass[h] |= 1u << (j * 2 + e);
 	}
-	if (!__any_sync(0xffffffffu, (pass[0] | pass[1]) != 0))
-		return;
 	n = __popc(pass[0]) + __popc(pass[1]);
 	before = n;
 	for (int o = 1; o < 32; o <<= 1)
@@ -632,15 +644,16 @@ TcWgTest(const float (&acc)[1][16][4], const float (&cw)[16][2], float (&thr)[1]
 			before += v;
 	}
 	/* before: this lane's passers and those of the lanes below it */
-	base = 0;
-	if (lane == 31)
-		base = atomicAdd(wb.n, before);
-	base = __shfl_sync(0xffffffffu, base, 31) + before - n;
+	total = __shfl_sync(0xffffffffu, before, 31);
+	if (total == 0)
+		return;
+	__syncwarp();
+	/* the vote and the shuffles make branches the compiler knows are uniform */
+	if (__any_sync(0xffffffffu, *wb.n + total > TC_WG_BUF))
+		TcWgFlush(wb, count, list, thr, FOLD ? INFINITY : -INFINITY);
+	base = *wb.n + before - n;
 #pragma unroll
 	for (int h = 0; h < 2; h++)
-	{
-		const int64_t q = wb.qw + g + h * 8;
-
 		while (pass[h] != 0)
 		{
 			const int	b = __ffs(pass[h]) - 1;
@@ -648,12 +661,19 @@ TcWgTest(const float (&acc)[1][16][4], const float (&cw)[16][2], float (&thr)[1]
 
 			pass[h] &= pass[h] - 1;
 			if (base < TC_WG_BUF)
-				wb.entry[base] = (uint32_t) ((c - wb.c_first) << 4) | (uint32_t) (q - wb.qw);
+				wb.entry[base] = (uint32_t) ((c - wb.c_first) << 4) | (uint32_t) (g + h * 8);
 			else
-				TcAppend(count, list, q, c, thr[0][h], FOLD ? INFINITY : -INFINITY);
+				lost |= 1u << (g + h * 8);	/* more than a buffer in one tile */
 			base++;
 		}
+	lost = __reduce_or_sync(0xffffffffu, lost);
+	__syncwarp();
+	if (lane == 0)
+	{
+		*wb.n = min(*wb.n + total, TC_WG_BUF);
+		*wb.over |= lost;
 	}
+	__syncwarp();
 }
 
 /*
@@ -1252,6 +1272,7 @@ TcFilterWgKernel(const __grid_constant__ TcArgs a)
 	uint32_t   *bufs = (uint32_t *) (wsm + (qbar + 8 - base));
 	const TcWarpBuf wb = {bufs + warp * TC_WG_BUF,
 						  (int *) (bufs + TC_WG_THREADS / 32 * TC_WG_BUF) + warp,
+						  (unsigned *) (bufs + TC_WG_THREADS / 32 * (TC_WG_BUF + 1)) + warp,
 						  qw, (int64_t) tile0 * TC_BN};
 	/* this warpgroup's 64 query rows: row groups of dp / 8 core matrices */
 	const uint32_t qdesc = base + (warp >> 2) * 8 * (a.dp * 16);
@@ -1268,7 +1289,10 @@ TcFilterWgKernel(const __grid_constant__ TcArgs a)
 			thr[0][h] *= -0.5f;
 	}
 	if (lane == 0)
+	{
 		*wb.n = 0;
+		*wb.over = 0;
+	}
 	if (threadIdx.x == 0)
 	{
 		OdpMbarInit(full, S, 1);
@@ -1359,9 +1383,6 @@ TcFilterWgKernel(const __grid_constant__ TcArgs a)
 		__syncwarp();
 		if (lane == 0)
 			OdpMbarArrive(empty + 8 * (s_last % S), 0);
-		/* half full: flush before the next tile could overflow it */
-		if (*(volatile int *) wb.n >= TC_WG_BUF / 2)
-			TcWgFlush(wb, a.count, a.list, thr, FOLD ? INFINITY : -INFINITY);
 	}
 	TcWgFlush(wb, a.count, a.list, thr, FOLD ? INFINITY : -INFINITY);
 }
@@ -1373,7 +1394,7 @@ TcWgSharedBytes(int dp, int bk, int slots)
 	return (size_t) TC_WG_BM * dp * sizeof(__half) +
 		(size_t) slots * (TC_BN * bk * sizeof(__half) + TC_BN * sizeof(float)) +
 		(size_t) 8 * (2 * slots + 1) +
-		(size_t) TC_WG_THREADS / 32 * (TC_WG_BUF + 1) * sizeof(uint32_t);
+		(size_t) TC_WG_THREADS / 32 * (TC_WG_BUF + 2) * sizeof(uint32_t);
 }
 
 /* Whether the code this device runs has the sm_90a kernels: see TcWgmmaUsable. */
