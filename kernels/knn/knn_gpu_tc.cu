@@ -58,9 +58,10 @@
  *	- declarations: the constants (TC_*), the test counters
  *	  (odp_gpu_knn_tc_*), the bound's terms (TC_REL, TC_KAPPA, TC_K0) and
  *	  TcArgs, one filter launch's arguments;
- *	- preparation kernels: the centring (TcColumnSumKernel, TcMeanKernel),
+ *	- preparation kernels: the centring and its range (TcOrderedBits,
+ *	  TcOrderedFloat, TcColumnSumKernel, TcMeanKernel),
  *	  the scale (TcMaxAbsKernel), the half copies and test constants
- *	  (TcValue, TcRowCopy, TcCandRowsKernel, TcQueryRowsKernel) and the
+ *	  (TcValue, TcHalfIndex, TcRowCopy, TcCandRowsKernel, TcQueryRowsKernel) and the
  *	  sample (TcSampleKernel);
  *	- the filter (step 2): device helpers (TcMma, TcStageQueries,
  *	  TcTestValue, TcLdm4, TcLoadLimits, TcAppend, the warpgroup
@@ -138,6 +139,7 @@
 #define TC_LAUNCH_WORK	((int64_t) 1 << 38)	/* pair-dimensions per launch */
 #define TC_SUM_ROWS		512		/* rows per block of the column sums */
 #define TC_ROW_WARPS	8		/* rows per block of the row kernels */
+#define TC_ROW_STAGE	256		/* dimensions a warp of them stages at once */
 #define TC_TOP_EXP		14		/* largest scaled magnitude in [2^14, 2^15) */
 
 /*
@@ -192,29 +194,70 @@ struct TcArgs
 };
 
 /* Column sums of rows x dims into sum (zeroed), in double. */
+/* A float's bits made to order as the floats do (NaNs past the infinities). */
+static __device__ __forceinline__ unsigned int
+TcOrderedBits(float v)
+{
+	const unsigned int b = __float_as_uint(v);
+
+	return (b & 0x80000000u) ? ~b : b | 0x80000000u;
+}
+
+static __device__ __forceinline__ float
+TcOrderedFloat(unsigned int k)
+{
+	return __uint_as_float((k & 0x80000000u) ? k & 0x7fffffffu : ~k);
+}
+
+/*
+ * Column sums of rows x dims into sum (zeroed), in double, and each
+ * column's smallest and largest value into range[0, dims) and [dims,
+ * 2 dims) (TcOrderedBits; all ones and zero before).
+ */
 static __global__ void
-TcColumnSumKernel(const float *x, int64_t rows, int dims, double *sum)
+TcColumnSumKernel(const float *x, int64_t rows, int dims, double *sum, unsigned int *range)
 {
 	const int	d = blockIdx.x * blockDim.x + threadIdx.x;
 	const int64_t r0 = (int64_t) blockIdx.y * TC_SUM_ROWS;
 	const int64_t r1 = min(rows, r0 + TC_SUM_ROWS);
 	double		s = 0.0;
+	unsigned int lo = 0xffffffffu,
+				hi = 0;
 
 	if (d >= dims)
 		return;
 	for (int64_t r = r0; r < r1; r++)
-		s += x[r * dims + d];
+	{
+		const float v = x[r * dims + d];
+
+		s += v;
+		lo = min(lo, TcOrderedBits(v));
+		hi = max(hi, TcOrderedBits(v));
+	}
 	atomicAdd(sum + d, s);
+	atomicMin(range + d, lo);
+	atomicMax(range + dims + d, hi);
 }
 
-/* The candidates' column means, as the float32 each value is centred by. */
+/*
+ * The candidates' column means, as the float32 each value is centred by,
+ * and into *largest (as TcMaxAbsKernel) the largest |centred value|: as
+ * v - mean rounds monotonically in v, a column's is that of its smallest
+ * or largest value, the same float as over all its values.
+ */
 static __global__ void
-TcMeanKernel(const double *sum, int dims, int64_t rows, float *mean)
+TcMeanKernel(const double *sum, const unsigned int *range, int dims, int64_t rows,
+			 float *mean, unsigned int *largest)
 {
 	const int	d = blockIdx.x * blockDim.x + threadIdx.x;
+	float		m;
 
-	if (d < dims)
-		mean[d] = (float) (sum[d] / (double) rows);
+	if (d >= dims)
+		return;
+	m = (float) (sum[d] / (double) rows);
+	mean[d] = m;
+	atomicMax(largest, max(__float_as_uint(fabsf(__fsub_rn(TcOrderedFloat(range[d]), m))),
+						   __float_as_uint(fabsf(__fsub_rn(TcOrderedFloat(range[dims + d]), m)))));
 }
 
 /*
@@ -279,27 +322,48 @@ TcHalfIndex(int64_t r, int d, int dp, int tr, int bk)
  * (zero beyond dims and for padded rows) into out (layout tr, bk: see
  * TcHalfIndex), and returns in *sq
  * (every lane) the float32 squared norm of the scaled, unrounded row.
- * Returns whether row r is a real one.
+ * Returns whether row r is a real one.  The row is read a dimension a
+ * lane, through stage (the warp's TC_ROW_STAGE floats), and written 8
+ * halves (16 bytes, one piece of either layout) a lane.
  */
 static __device__ __forceinline__ bool
 TcRowCopy(const float *x, int64_t rows, int dims, int dp, int tr, int bk,
-		  const float *mean, const float *norms, int e, int64_t r, __half *out, float *sq)
+		  const float *mean, const float *norms, int e, int64_t r, __half *out, float *sq,
+		  float *stage)
 {
 	const int	lane = threadIdx.x & 31;
 	const bool	real = r < rows;
 	const float *row = x + r * dims;
 	float		acc = 0.0f;
 
-	for (int d = lane; d < dp; d += 32)
+	for (int d0 = 0; d0 < dp; d0 += TC_ROW_STAGE)
 	{
-		float		v = 0.0f;
-
-		if (real && d < dims)
+		for (int d = d0 + lane; d < d0 + TC_ROW_STAGE && d < dp; d += 32)
 		{
-			v = TcValue(row, d, mean, norms != NULL ? norms[r] : 0.0f, e);
-			acc = __fadd_rn(acc, __fmul_rn(v, v));
+			float		v = 0.0f;
+
+			if (real && d < dims)
+			{
+				v = TcValue(row, d, mean, norms != NULL ? norms[r] : 0.0f, e);
+				acc = __fadd_rn(acc, __fmul_rn(v, v));
+			}
+			stage[d - d0] = v;
 		}
-		out[TcHalfIndex(r, d, dp, tr, bk)] = __float2half_rn(v);
+		__syncwarp();
+		if (d0 + lane * 8 < dp)
+		{
+			const float *v = stage + lane * 8;
+			union
+			{
+				__half2		h[4];
+				uint4		u;
+			}			piece;
+
+			for (int k = 0; k < 4; k++)
+				piece.h[k] = __floats2half2_rn(v[2 * k], v[2 * k + 1]);
+			*(uint4 *) (out + TcHalfIndex(r, d0 + lane * 8, dp, tr, bk)) = piece.u;
+		}
+		__syncwarp();
 	}
 	for (int o = 16; o > 0; o >>= 1)
 		acc = __fadd_rn(acc, __shfl_xor_sync(0xffffffffu, acc, o));
@@ -322,10 +386,12 @@ TcCandRowsKernel(const float *x, const float *norms, int64_t rows, int64_t padde
 	const int64_t r = (int64_t) blockIdx.x * TC_ROW_WARPS + (threadIdx.x >> 5);
 	const float rel = TC_REL(dims);
 	float		sq;
+	__shared__ float stage[TC_ROW_WARPS][TC_ROW_STAGE];
 
 	if (r >= padded)
 		return;
-	if (!TcRowCopy(x, rows, dims, dp, tr, bk, mean, M == ODP_METRIC_COSINE ? norms : NULL, e, r, out, &sq))
+	if (!TcRowCopy(x, rows, dims, dp, tr, bk, mean, M == ODP_METRIC_COSINE ? norms : NULL, e, r, out, &sq,
+				   stage[threadIdx.x >> 5]))
 	{
 		if ((threadIdx.x & 31) == 0)
 			cw[r] = M == ODP_METRIC_INNER_PRODUCT ? -INFINITY : INFINITY;
@@ -383,11 +449,13 @@ TcQueryRowsKernel(const __grid_constant__ TcQueryRowsArgs a)
 				n,
 				lim,
 				thr;
+	__shared__ float stage[TC_ROW_WARPS][TC_ROW_STAGE];
 
 	if (r >= a.padded)
 		return;
 	if (!TcRowCopy(a.x, a.rows, a.dims, a.dp, a.tr, a.bk, a.mean,
-				   M == ODP_METRIC_COSINE ? a.norms : NULL, a.e, r, a.out, &sq))
+				   M == ODP_METRIC_COSINE ? a.norms : NULL, a.e, r, a.out, &sq,
+				   stage[threadIdx.x >> 5]))
 	{
 		if ((threadIdx.x & 31) == 0)
 		{
@@ -2035,7 +2103,8 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 			   *d_cv = NULL;
 	__half	   *d_ct = NULL,
 			   *d_qt = NULL;
-	unsigned int *d_max = NULL;
+	unsigned int *d_max = NULL,
+			   *d_range = NULL;
 	int32_t    *d_count = NULL,
 			   *d_list = NULL,
 			   *d_over = NULL;
@@ -2079,6 +2148,7 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 		TC_ALLOC(d_cv, (size_t) nc_pad * sizeof(float), "mirrored thresholds");
 	}
 	TC_ALLOC(d_sum, (size_t) dims * sizeof(double), "column sums");
+	TC_ALLOC(d_range, (size_t) 2 * dims * sizeof(unsigned int), "column ranges");
 	TC_ALLOC(d_mean, (size_t) dims * sizeof(float), "column means");
 	TC_ALLOC(d_max, sizeof(unsigned int), "largest magnitude");
 	TC_ALLOC(d_flags, 2 * sizeof(int), "flags");
@@ -2094,16 +2164,25 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 				 "setting the filter kernel's shared memory size");
 	ODP_CUDA_TRY(ctx, cudaMemsetAsync(d_flags, 0, 2 * sizeof(int), stream), "clearing flags");
 
-	/* the euclidean metrics centre every row on the candidates' mean */
+	/*
+	 * The euclidean metrics centre every row on the candidates' mean; the
+	 * same pass finds the candidates' largest centred magnitude.
+	 */
+	ODP_CUDA_TRY(ctx, cudaMemsetAsync(d_max, 0, sizeof(unsigned int), stream), "clearing the magnitude");
 	if (euclid)
 	{
 		dim3		grid((unsigned) ((dims + 127) / 128), (unsigned) ((p->nc + TC_SUM_ROWS - 1) / TC_SUM_ROWS));
 
 		ODP_CUDA_TRY(ctx, cudaMemsetAsync(d_sum, 0, (size_t) dims * sizeof(double), stream),
 					 "clearing column sums");
-		TcColumnSumKernel<<<grid, 128, 0, stream>>>(p->cands, p->nc, dims, d_sum);
+		ODP_CUDA_TRY(ctx, cudaMemsetAsync(d_range, 0xff, (size_t) dims * sizeof(unsigned int), stream),
+					 "clearing column ranges");
+		ODP_CUDA_TRY(ctx, cudaMemsetAsync(d_range + dims, 0, (size_t) dims * sizeof(unsigned int), stream),
+					 "clearing column ranges");
+		TcColumnSumKernel<<<grid, 128, 0, stream>>>(p->cands, p->nc, dims, d_sum, d_range);
 		ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the column sum kernel");
-		TcMeanKernel<<<(unsigned) ((dims + 127) / 128), 128, 0, stream>>>(d_sum, dims, p->nc, d_mean);
+		TcMeanKernel<<<(unsigned) ((dims + 127) / 128), 128, 0, stream>>>(d_sum, d_range, dims, p->nc,
+																			d_mean, d_max);
 		ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the column mean kernel");
 	}
 
@@ -2113,9 +2192,11 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 		unsigned int maxbits = 0;
 		float		maxabs;
 
-		ODP_CUDA_TRY(ctx, cudaMemsetAsync(d_max, 0, sizeof(unsigned int), stream), "clearing the magnitude");
-		TcMaxAbsKernel<<<4 * dev->sm_count, 256, 0, stream>>>(p->cands, p->nc, dims, euclid ? d_mean : NULL, d_max);
-		ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the magnitude kernel");
+		if (!euclid)
+		{
+			TcMaxAbsKernel<<<4 * dev->sm_count, 256, 0, stream>>>(p->cands, p->nc, dims, NULL, d_max);
+			ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the magnitude kernel");
+		}
 		if (p->queries != p->cands)
 		{
 			TcMaxAbsKernel<<<4 * dev->sm_count, 256, 0, stream>>>(p->queries, p->nq, dims, euclid ? d_mean : NULL, d_max);
