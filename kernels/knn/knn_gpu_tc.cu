@@ -1293,11 +1293,12 @@ TcWgIssue(const TcArgs &a, int tile0, int kc, int p, int S, uint32_t ring,
  * the copies are bulk copies of whole stages by the copy unit: the host
  * writes both half copies in the operands' order (TcHalfIndex), the
  * query tile in one block, a candidate tile in stages of BK dimensions.
- * Measured in the same runs: 7.4 ms against 8.7 (the batch above), all-kNN
- * 1e6 x 45 681 ms against 732.  What is left: without passers the same
- * launch takes 5.4 ms; a tile's test stalls its warpgroup's products,
- * which a second set of accumulators (more registers than four
- * warpgroups of 512 threads have) would overlap.
+ * Measured in one run: 6.0 ms against 8.7 (the batch above).  A tile's
+ * test stalls its warpgroup's products: testing one half of the tile
+ * while the other's products run makes ptxas serialise every product
+ * (C7514: accumulators read while any product is in flight), so that
+ * overlap would take warpgroups that take turns (a ping-pong of
+ * producer-fed consumers), not one warpgroup's two halves.
  *
  * Pipeline: a ring of S slots, each with a barrier "full" (the copy has
  * landed) and "empty" (all 16 warps are done with it).  Thread 0 issues
