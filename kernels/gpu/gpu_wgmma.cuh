@@ -141,9 +141,8 @@ OdpMbarArrive(uint32_t addr, uint32_t bytes)
 }
 
 /*
- * Waits until the barrier's phase of the given parity has completed.  The
- * loop stays inside the assembly: as C control flow the compiler takes it
- * for a divergent path and serialises the warpgroup products after it.
+ * Waits until the barrier's phase of the given parity has completed: the
+ * try-wait instruction retried, inside the assembly.
  */
 static __device__ __forceinline__ void
 OdpMbarWait(uint32_t addr, uint32_t parity)

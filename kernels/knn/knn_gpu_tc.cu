@@ -58,8 +58,8 @@
  *	- declarations: the constants (TC_*), the test counters
  *	  (odp_gpu_knn_tc_*), the bound's terms (TC_REL, TC_KAPPA, TC_K0) and
  *	  TcArgs, one filter launch's arguments;
- *	- preparation kernels: the centring and its range (TcOrderedBits,
- *	  TcOrderedFloat, TcColumnSumKernel, TcMeanKernel),
+ *	- preparation kernels: the float keys (TcKeyOf, TcFloatOf), the
+ *	  centring and its range (TcColumnSumKernel, TcMeanKernel),
  *	  the scale (TcMaxAbsKernel), the half copies and test constants
  *	  (TcValue, TcHalfIndex, TcRowCopy, TcCandRowsKernel, TcQueryRowsKernel) and the
  *	  sample (TcSampleKernel);
@@ -70,8 +70,8 @@
  *	  TcIssueStage), then TcFilterKernel and TcFilterRegKernel, the
  *	  warpgroup filter's stages (TcWgIssue), TcFilterWgKernel,
  *	  TcWgSharedBytes and its probe (TcWgmmaProbeKernel);
- *	- the refinement (step 3): TcRefineArgs, the distance keys (TcKeyOf,
- *	  TcCandKey, TcFloatOf, TcListKeys, TcCountBelow), TcRefineKernel
+ *	- the refinement (step 3): TcRefineArgs, the distance keys (TcCandKey,
+ *	  TcListKeys, TcCountBelow), TcRefineKernel
  *	  and TcScanKernel for the lists that overflowed;
  *	- host side: OdpKnnTcEligible, TcSampleSize, TcRegFilter, TcWgmmaUsable,
  *	  TcSymmetric and TcMirrorKernel (the symmetric filter's terms),
@@ -193,26 +193,37 @@ struct TcArgs
 	const float *cv;			/* per candidate: its mirrored threshold */
 };
 
-/* Column sums of rows x dims into sum (zeroed), in double. */
-/* A float's bits made to order as the floats do (NaNs past the infinities). */
-static __device__ __forceinline__ unsigned int
-TcOrderedBits(float v)
-{
-	const unsigned int b = __float_as_uint(v);
+/*
+ * Order-preserving unsigned keys of floats (the refinement's distances,
+ * the column ranges): a < b as floats iff key(a) < key(b), except that -0
+ * sorts below +0; no metric produces both (odp_distance.h: the inner
+ * product's zero is always -0, every other metric's +0).  TC_KEY_NONE
+ * marks an entry that takes no part (the query itself, a NaN distance),
+ * above every other key; TcFloatOf turns a key back into its float (NaN
+ * for TC_KEY_NONE).
+ */
+#define TC_KEY_NONE		0xffffffffu
 
-	return (b & 0x80000000u) ? ~b : b | 0x80000000u;
+static __device__ __forceinline__ uint32_t
+TcKeyOf(float d)
+{
+	const uint32_t b = __float_as_uint(d);
+
+	if (d != d)
+		return TC_KEY_NONE;
+	return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
 }
 
 static __device__ __forceinline__ float
-TcOrderedFloat(unsigned int k)
+TcFloatOf(uint32_t key)
 {
-	return __uint_as_float((k & 0x80000000u) ? k & 0x7fffffffu : ~k);
+	return __uint_as_float((key & 0x80000000u) ? (key & 0x7fffffffu) : ~key);
 }
 
 /*
  * Column sums of rows x dims into sum (zeroed), in double, and each
  * column's smallest and largest value into range[0, dims) and [dims,
- * 2 dims) (TcOrderedBits; all ones and zero before).
+ * 2 dims) (TcKeyOf; all ones and zero before).
  */
 static __global__ void
 TcColumnSumKernel(const float *x, int64_t rows, int dims, double *sum, unsigned int *range)
@@ -231,8 +242,8 @@ TcColumnSumKernel(const float *x, int64_t rows, int dims, double *sum, unsigned 
 		const float v = x[r * dims + d];
 
 		s += v;
-		lo = min(lo, TcOrderedBits(v));
-		hi = max(hi, TcOrderedBits(v));
+		lo = min(lo, TcKeyOf(v));
+		hi = max(hi, TcKeyOf(v));
 	}
 	atomicAdd(sum + d, s);
 	atomicMin(range + d, lo);
@@ -256,8 +267,8 @@ TcMeanKernel(const double *sum, const unsigned int *range, int dims, int64_t row
 		return;
 	m = (float) (sum[d] / (double) rows);
 	mean[d] = m;
-	atomicMax(largest, max(__float_as_uint(fabsf(__fsub_rn(TcOrderedFloat(range[d]), m))),
-						   __float_as_uint(fabsf(__fsub_rn(TcOrderedFloat(range[dims + d]), m)))));
+	atomicMax(largest, max(__float_as_uint(fabsf(__fsub_rn(TcFloatOf(range[d]), m))),
+						   __float_as_uint(fabsf(__fsub_rn(TcFloatOf(range[dims + d]), m)))));
 }
 
 /*
@@ -598,8 +609,8 @@ TcAppend(int32_t *count, int32_t *list, int64_t q, int64_t c, float &limit, floa
  * passers wait in shared memory, as entry (candidate - c_first) << 4 |
  * (query - qw), until TcWgFlush moves them to their lists, 32 at a time.
  * A global atomic per passer, whose result the warp (and with it its
- * warpgroup's next products) would wait for, becomes one shared-memory
- * atomic per warp and tile.
+ * warpgroup's next products) would wait for, becomes a store of the
+ * warp's own into shared memory.
  */
 struct TcWarpBuf
 {
@@ -1311,7 +1322,7 @@ TcWgIssue(const TcArgs &a, int tile0, int kc, int p, int S, uint32_t ring,
  * -cw / 2, read from the tile's first stage, and the test is one maximum
  * per pair (as TcTestFolded's); the inner product reads the weights from
  * the last stage for TcTestFragments' test.  Passers go to the warp's
- * buffer (TcWgTest), flushed when half full and at the end.
+ * buffer (TcWgTest), flushed before it would overflow and at the end.
  */
 template <OdpMetric M, int BK, int S>
 static __global__ void __launch_bounds__(TC_WG_THREADS, 1)
@@ -1345,6 +1356,7 @@ TcFilterWgKernel(const __grid_constant__ TcArgs a)
 						  qw, (int64_t) tile0 * TC_BN};
 	/* this warpgroup's 64 query rows: row groups of dp / 8 core matrices */
 	const uint32_t qdesc = base + (warp >> 2) * 8 * (a.dp * 16);
+	const float *wts = (const float *) (wsm + qbytes + S * SLOT);	/* at weights */
 	float		acc[1][16][4];
 	float		thr[1][2];
 	float		alpha[1][2];
@@ -1390,7 +1402,7 @@ TcFilterWgKernel(const __grid_constant__ TcArgs a)
 		 */
 		if (FOLD)
 		{
-			const float *w = (const float *) (wsm + qbytes + S * SLOT) + (s % S) * TC_BN;
+			const float *w = wts + (s % S) * TC_BN;
 
 			OdpMbarWait(full + 8 * (s % S), (s / S) & 1);
 #pragma unroll
@@ -1435,7 +1447,7 @@ TcFilterWgKernel(const __grid_constant__ TcArgs a)
 		if (kc > 1 && lane == 0)
 			OdpMbarArrive(empty + 8 * ((s_last - 1) % S), 0);
 		{
-			const float *w = (const float *) (wsm + qbytes + S * SLOT) + (s_last % S) * TC_BN;
+			const float *w = wts + (s_last % S) * TC_BN;
 			float		cw[16][2];
 
 			if (!FOLD)
@@ -1499,25 +1511,6 @@ struct TcRefineArgs
 	int		   *bad;			/* set when fewer than k remain */
 };
 
-/*
- * Order-preserving unsigned keys of float distances: a < b as floats iff
- * key(a) < key(b), except that -0 sorts below +0; no metric produces both
- * (odp_distance.h: the inner product's zero is always -0, every other
- * metric's +0).  TC_KEY_NONE marks an entry that takes no part (the query
- * itself, a NaN distance).
- */
-#define TC_KEY_NONE		0xffffffffu
-
-static __device__ __forceinline__ uint32_t
-TcKeyOf(float d)
-{
-	const uint32_t b = __float_as_uint(d);
-
-	if (d != d)
-		return TC_KEY_NONE;
-	return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
-}
-
 /* Whether local candidate c is query ql of the chunk itself, left out. */
 static __device__ __forceinline__ bool
 TcIsSelf(const TcRefineArgs &a, int64_t ql, int64_t c)
@@ -1537,12 +1530,6 @@ TcCandKey(const TcRefineArgs &a, int64_t ql, const float *qrow, float qn, int64_
 		return TC_KEY_NONE;
 	return TcKeyOf(odp_distance(M, qrow, a.c + c * a.dims, a.dims, qn,
 								M == ODP_METRIC_COSINE ? a.cn[c] : 1.0f));
-}
-
-static __device__ __forceinline__ float
-TcFloatOf(uint32_t key)
-{
-	return __uint_as_float((key & 0x80000000u) ? (key & 0x7fffffffu) : ~key);
 }
 
 /*
@@ -1939,12 +1926,13 @@ static bool
 TcWgmmaUsable(const OdpGpuDevice *dev, cudaStream_t stream)
 {
 	const bool	cached = dev->id >= 0 && dev->id < TC_WGMMA_DEVICES;
-	int			have = 0;
+	int			known = 0,
+				have = 0;
 
 	if (dev->cc_major != 9 || dev->cc_minor != 0)
 		return false;
-	if (cached && __atomic_load_n(&tc_wgmma_known[dev->id], __ATOMIC_RELAXED) != 0)
-		return __atomic_load_n(&tc_wgmma_known[dev->id], __ATOMIC_RELAXED) == 2;
+	if (cached && (known = __atomic_load_n(&tc_wgmma_known[dev->id], __ATOMIC_RELAXED)) != 0)
+		return known == 2;
 	TcWgmmaProbeKernel<<<1, 1, 0, stream>>>();
 	if (cudaGetLastError() != cudaSuccess ||
 		cudaMemcpyFromSymbolAsync(&have, tc_wgmma_probe, sizeof(int), 0,
