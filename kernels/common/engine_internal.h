@@ -38,6 +38,9 @@ extern OdpStatus odp_fail(OdpContext *ctx, OdpStatus status,
  */
 extern OdpStatus odp_matrix_norms(OdpContext *ctx, const OdpMatrix *m,
 								  const char *what, float **norms);
+/* odp_matrix_norms of float64 rows (m->data64): odp_row_norm64 each. */
+extern OdpStatus odp_matrix_norms64(OdpContext *ctx, const OdpMatrix *m,
+									const char *what, double **norms);
 
 /* Asks the caller's cancel callback; false when there is none. */
 extern bool odp_cancel_requested(OdpContext *ctx);

@@ -28,10 +28,16 @@
 #define ODP_FMUL(a, b) __fmul_rn((a), (b))
 #define ODP_FADD(a, b) __fadd_rn((a), (b))
 #define ODP_FSUB(a, b) __fsub_rn((a), (b))
+#define ODP_DMUL(a, b) __dmul_rn((a), (b))
+#define ODP_DADD(a, b) __dadd_rn((a), (b))
+#define ODP_DSUB(a, b) __dsub_rn((a), (b))
 #else
 #define ODP_FMUL(a, b) ((a) * (b))
 #define ODP_FADD(a, b) ((a) + (b))
 #define ODP_FSUB(a, b) ((a) - (b))
+#define ODP_DMUL(a, b) ((a) * (b))
+#define ODP_DADD(a, b) ((a) + (b))
+#define ODP_DSUB(a, b) ((a) - (b))
 #endif
 
 /*
@@ -141,6 +147,100 @@ odp_sum_ascending(const float *sorted, int k)
 
 	for (int i = 0; i < k; i++)
 		s += (double) sorted[i];
+	return s;
+}
+
+/*
+ * The same definitions in float64, for float64 rows (OdpMatrix.data64):
+ * each function is its float32 namesake with every operation in double,
+ * rounded explicitly on the device, so both paths give the same bits.
+ */
+ODP_HD double
+odp_dist_term64(OdpMetric m, double a, double b)
+{
+	double		t;
+
+	switch (m)
+	{
+		case ODP_METRIC_EUCLIDEAN:
+		case ODP_METRIC_SQEUCLIDEAN:
+			t = ODP_DSUB(a, b);
+			return ODP_DMUL(t, t);
+		case ODP_METRIC_MANHATTAN:
+		case ODP_METRIC_CHEBYSHEV:
+			return fabs(ODP_DSUB(a, b));
+		case ODP_METRIC_COSINE:
+		case ODP_METRIC_INNER_PRODUCT:
+			return ODP_DMUL(a, b);
+	}
+	return 0.0;
+}
+
+ODP_HD double
+odp_dist_add64(OdpMetric m, double acc, double t)
+{
+	if (m == ODP_METRIC_CHEBYSHEV)
+		return t > acc ? t : acc;
+	return ODP_DADD(acc, t);
+}
+
+ODP_HD double
+odp_dist_step64(OdpMetric m, double acc, double a, double b)
+{
+	return odp_dist_add64(m, acc, odp_dist_term64(m, a, b));
+}
+
+ODP_HD double
+odp_dist_finish64(OdpMetric m, double acc, double norm_a, double norm_b)
+{
+	double		d;
+
+	switch (m)
+	{
+		case ODP_METRIC_EUCLIDEAN:
+			return sqrt(acc);
+		case ODP_METRIC_SQEUCLIDEAN:
+		case ODP_METRIC_MANHATTAN:
+		case ODP_METRIC_CHEBYSHEV:
+			return acc;
+		case ODP_METRIC_COSINE:
+			d = ODP_DSUB(1.0, acc / ODP_DMUL(norm_a, norm_b));
+			return d < 0.0 ? 0.0 : (d > 2.0 ? 2.0 : d);
+		case ODP_METRIC_INNER_PRODUCT:
+			return -acc;
+	}
+	return acc;
+}
+
+ODP_HD double
+odp_row_norm64(const double *row, int dims)
+{
+	double		acc = 0.0;
+
+	for (int d = 0; d < dims; d++)
+		acc = ODP_DADD(acc, ODP_DMUL(row[d], row[d]));
+	return sqrt(acc);
+}
+
+ODP_HD double
+odp_distance64(OdpMetric m, const double *a, const double *b, int dims,
+			   double norm_a, double norm_b)
+{
+	double		acc = 0.0;
+
+	for (int d = 0; d < dims; d++)
+		acc = odp_dist_step64(m, acc, a[d], b[d]);
+	return odp_dist_finish64(m, acc, norm_a, norm_b);
+}
+
+/* odp_sum_ascending of float64 distances: the outlier weight of a list. */
+ODP_HD double
+odp_sum_ascending64(const double *sorted, int k)
+{
+	double		s = 0.0;
+
+	for (int i = 0; i < k; i++)
+		s += sorted[i];
 	return s;
 }
 

@@ -7,9 +7,11 @@
  *	  beside this one: odp_outliers.h, odp_knn.h, odp_pearson.h,
  *	  odp_skyline.h, odp_intervals.h and odp_distributed.h (sharded data).
  *
- * The engine knows nothing of PostgreSQL.  It takes an N x D float32
- * matrix in row-major order (float64, with optional flags of missing
- * values, for the correlations), returns results into buffers the caller
+ * The engine knows nothing of PostgreSQL.  It takes an N x D matrix in
+ * row-major order, float32 or float64 for the distance analytics (the
+ * precision the caller's data was stored in; OdpMatrix), float64 with
+ * optional flags of missing values for the correlations, returns results
+ * into buffers the caller
  * owns, and reports failure as a status code plus a message in the
  * context.  It never exits, aborts, longjmps or throws, and it frees all
  * host and device memory it allocated before returning, on every path.
@@ -21,11 +23,12 @@
  * the row with the smaller index.  Callers that want "ties by smaller id"
  * pass rows sorted by ascending id (src/ does).
  *
- * Distances are computed in float32, one dimension after the other in
- * index order and without fused multiply-add, on both paths, so the CPU
- * and the GPU produce bit-identical distances; scores sum the k smallest
- * distances in ascending order in float64.  Both paths therefore return
- * the same scores and the same ranking.
+ * Distances are computed in the matrix's precision (float32 for data,
+ * float64 for data64), one dimension after the other in index order and
+ * without fused multiply-add, on both paths, so the CPU and the GPU
+ * produce bit-identical distances; scores sum the k smallest distances in
+ * ascending order in float64.  Both paths therefore return the same
+ * scores and the same ranking.
  *
  * Layout of kernels/.  include/ holds this API, the only part of the
  * engine src/ may include.  common/ is the engine's plumbing (messages,
@@ -154,11 +157,16 @@ typedef struct OdpContext
 } OdpContext;
 
 /*
- * Dense input: rows x dims float32, row-major, finite values.  Rows are
- * addressed by index 0 .. rows-1.  ids, where given, are the rows' ids,
- * strictly ascending: SolvingSet draws its first candidates by id, so
- * that the same rows give the same run however they are split
- * (odp_distributed.h); NULL stands for ids equal to the indexes.
+ * Dense input of the distance analytics: rows x dims, row-major, finite
+ * values, in one of two precisions: float32 in data (data64 NULL), or
+ * float64 in data64 (data NULL), whose distances are then computed,
+ * compared and returned in float64 on every path.  The caller picks the
+ * precision its values were stored in: float64 values rounded to float32
+ * move neighbours past each other (epoch seconds hold only to 128 s in
+ * float32).  Rows are addressed by index 0 .. rows-1.  ids, where given,
+ * are the rows' ids, strictly ascending: SolvingSet draws its first
+ * candidates by id, so that the same rows give the same run however they
+ * are split (odp_distributed.h); NULL stands for ids equal to the indexes.
  */
 typedef struct OdpMatrix
 {
@@ -166,7 +174,15 @@ typedef struct OdpMatrix
 	int64_t		rows;
 	int32_t		dims;
 	const int64_t *ids;
+	const double *data64;
 } OdpMatrix;
+
+/* Whether m holds float64 rows (data64). */
+static inline bool
+odp_matrix_is64(const OdpMatrix *m)
+{
+	return m->data64 != NULL;
+}
 
 /* Whether a metric is a distance (every metric but the inner product). */
 extern bool odp_metric_is_distance(OdpMetric metric);

@@ -30,11 +30,13 @@ extern "C"
  *
  * Requires 1 <= k <= ODP_MAX_K and k <= cands->rows (minus one for a self
  * join): callers that want "all rows when k is larger" pass the smaller k.
- * Distances are the float32 values odp_distance defines, on both paths.
+ * Distances are the values odp_distance (float32 rows) or odp_distance64
+ * (float64 rows) defines, on both paths, returned as float64 (a float32
+ * distance exactly).  queries and cands must have the same precision.
  */
 extern OdpStatus odp_compute_knn(OdpContext *ctx, const OdpMatrix *queries,
 								 const OdpMatrix *cands, OdpMetric metric,
-								 int32_t k, bool self_join, float *dist,
+								 int32_t k, bool self_join, double *dist,
 								 int64_t *index);
 
 #ifdef __cplusplus

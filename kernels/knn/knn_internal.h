@@ -71,6 +71,25 @@ extern OdpStatus odp_gpu_knn_rows(OdpContext *ctx, const OdpMatrix *queries,
 								  int64_t count, float *dist, int64_t *index);
 
 /*
+ * GPU path of odp_compute_knn for float64 rows (queries->data64 and
+ * cands->data64; knn_gpu_wide.cu), arguments checked: distances by
+ * odp_distance64, in float64, bit-identical to the CPU path's; norms set
+ * exactly (odp_row_norm64) for cosine, qnorms == cnorms for a self join;
+ * dist receives the metric's ranking values (the inner product negated).
+ * first/count as for odp_gpu_knn_rows (count 0: every query row).
+ */
+extern OdpStatus odp_gpu_knn64_rows(OdpContext *ctx, const OdpMatrix *queries,
+									const OdpMatrix *cands, const double *qnorms,
+									const double *cnorms, OdpMetric metric,
+									int32_t k, bool self_join, int64_t first,
+									int64_t count, double *dist, int64_t *index);
+/* odp_gpu_knn64_rows over the call's device set, as odp_split_knn. */
+extern OdpStatus odp_split_knn64(OdpContext *ctx, const OdpMatrix *queries,
+								 const OdpMatrix *cands, const double *qnorms,
+								 const double *cnorms, OdpMetric metric,
+								 int32_t k, bool self_join, double *dist,
+								 int64_t *index);
+/*
  * k-NN over the call's device set (knn_split.c): the query rows split into
  * one contiguous range per part, every candidate row on every device;
  * with one part (or too few queries) odp_gpu_knn on the first device.

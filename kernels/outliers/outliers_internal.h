@@ -85,6 +85,24 @@ extern OdpStatus odp_split_outlier_scores(OdpContext *ctx, const OdpMatrix *m,
 										  OdpMetric metric, int32_t k,
 										  const float *norms, double *scores);
 
+/*
+ * Outlier scores of float64 rows (m->data64) on the GPU (outliers_gpu_wide.cu
+ * over knn_gpu_wide.cu's primitive): rows [first, first + count) (count 0:
+ * every row) against every row, distances by odp_distance64 summed with
+ * odp_sum_ascending64, bit-identical to the CPU path; norms as
+ * odp_row_norm64 for cosine, else NULL.  The split form spreads the rows
+ * over the call's device set as odp_split_outlier_scores does.
+ */
+extern OdpStatus odp_gpu_outlier_scores64_rows(OdpContext *ctx,
+											   const OdpMatrix *m,
+											   OdpMetric metric, int32_t k,
+											   const double *norms,
+											   int64_t first, int64_t count,
+											   double *scores);
+extern OdpStatus odp_split_outlier_scores64(OdpContext *ctx, const OdpMatrix *m,
+											OdpMetric metric, int32_t k,
+											const double *norms,
+											double *scores);
 /* Brute-force scores on ctx->device, after odp_outlier_prepare (outliers.c). */
 extern OdpStatus odp_outlier_scores_on_device(OdpContext *ctx,
 											  const OdpMatrix *m,
