@@ -48,7 +48,7 @@ KNN_NOCUDA_OBJS = kernels/knn/knn_gpu_disabled.o
 OUTLIERS_C_OBJS = kernels/outliers/outliers.o kernels/outliers/outliers_split.o \
 	kernels/outliers/solvingset.o kernels/outliers/solvingset_first.o \
 	kernels/outliers/solvingset_cpu.o kernels/outliers/solvingset_split.o \
-	kernels/outliers/solvingset_distributed.o
+	kernels/outliers/solvingset_distributed.o kernels/outliers/solvingset_wide.o
 OUTLIERS_CU_OBJS = kernels/outliers/outliers_gpu.o kernels/outliers/solvingset_gpu.o
 OUTLIERS_NOCUDA_OBJS = kernels/outliers/outliers_gpu_disabled.o
 PEARSON_C_OBJS = kernels/pearson/pearson.o kernels/pearson/pearson_pairs.o \

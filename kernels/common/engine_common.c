@@ -126,6 +126,40 @@ odp_matrix_norms(OdpContext *ctx, const OdpMatrix *m, const char *what,
 	return ODP_OK;
 }
 
+/* See engine_internal.h: odp_matrix_norms's checks, in float64. */
+OdpStatus
+odp_matrix_norms64(OdpContext *ctx, const OdpMatrix *m, const char *what,
+				   double **norms_out)
+{
+	double	   *norms;
+
+	*norms_out = NULL;
+	norms = malloc(sizeof(double) * (size_t) m->rows);
+	if (norms == NULL)
+		return odp_fail(ctx, ODP_ERR_HOST_OOM, "out of host memory for %lld row norms",
+						(long long) m->rows);
+	for (int64_t i = 0; i < m->rows; i++)
+	{
+		norms[i] = odp_row_norm64(m->data64 + i * m->dims, m->dims);
+		if (norms[i] == 0.0)
+		{
+			free(norms);
+			return odp_fail(ctx, ODP_ERR_DATA,
+							"%s %lld is a zero vector, for which cosine distance is undefined",
+							what, (long long) i);
+		}
+		if (isinf(norms[i]))
+		{
+			free(norms);
+			return odp_fail(ctx, ODP_ERR_DATA,
+							"the norm of %s %lld overflows double precision",
+							what, (long long) i);
+		}
+	}
+	*norms_out = norms;
+	return ODP_OK;
+}
+
 /* Returns a short English name for a status, for logs and tests. */
 const char *
 odp_status_name(OdpStatus status)

@@ -34,6 +34,10 @@
  * candidates, bounds, pruning and choices), so the top n, their scores
  * and the solving set are those of one run over all the rows.
  *
+ * The steps take float32 rows (OdpMatrix.data) only: given float64 rows
+ * (data64) they fail with ODP_ERR_INVALID_ARGUMENT, "float64 rows are not
+ * supported by the distributed steps".
+ *
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION

@@ -10,6 +10,10 @@
  * product is ranked as its negation (odp_dist_finish) and negated back
  * here, once both paths are done.
  *
+ * Float64 rows (OdpMatrix.data64) are compared in float64 on both paths;
+ * float32 rows in float32, their distances widened (exactly) into the
+ * caller's float64 lists.
+ *
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION
@@ -28,29 +32,65 @@
 typedef struct CpuKnnOut
 {
 	int32_t		k;
-	float	   *dist;
+	double	   *dist;
 	int64_t    *index;
 	int32_t    *short_lists;	/* set when a list came back short */
 } CpuKnnOut;
 
-/* Stores one query's list; emit callback of the CPU k-NN primitive. */
+/* Notes a short list; a race among writers of 1 is harmless. */
+static void
+cpu_knn_count(CpuKnnOut *out, int32_t count)
+{
+	if (count != out->k)
+		*out->short_lists = 1;
+}
+
+/*
+ * Stores one query's list of float32 distances, widened (exactly); emit
+ * callback of the CPU k-NN primitive over float32 rows.
+ */
 static void
 cpu_knn_emit(void *arg, int64_t query, const float *dist,
 			 const int64_t *index, int32_t count)
 {
 	CpuKnnOut  *out = (CpuKnnOut *) arg;
+	double	   *d = out->dist + query * out->k;
 
-	memcpy(out->dist + query * out->k, dist, sizeof(float) * count);
+	for (int32_t j = 0; j < count; j++)
+		d[j] = dist[j];
 	memcpy(out->index + query * out->k, index, sizeof(int64_t) * count);
-	if (count != out->k)
-		*out->short_lists = 1;	/* a race among writers of 1 is harmless */
+	cpu_knn_count(out, count);
 }
+
+/* The same for float64 rows: the distances as they are. */
+static void
+cpu_knn_emit64(void *arg, int64_t query, const double *dist,
+			   const int64_t *index, int32_t count)
+{
+	CpuKnnOut  *out = (CpuKnnOut *) arg;
+
+	memcpy(out->dist + query * out->k, dist, sizeof(double) * count);
+	memcpy(out->index + query * out->k, index, sizeof(int64_t) * count);
+	cpu_knn_count(out, count);
+}
+
+/*
+ * A call's row norms for cosine, in the rows' precision (the other
+ * pointer NULL); qnorms == cnorms for a self join.
+ */
+typedef struct KnnNorms
+{
+	float	   *q,
+			   *c;
+	double	   *q64,
+			   *c64;
+} KnnNorms;
 
 /* CPU path: blocked brute force through the shared k-NN primitive. */
 static OdpStatus
 cpu_knn(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
-		const float *qnorms, const float *cnorms, OdpMetric metric,
-		int32_t k, bool self_join, float *dist, int64_t *index)
+		const KnnNorms *norms, OdpMetric metric, int32_t k, bool self_join,
+		double *dist, int64_t *index)
 {
 	OdpCpuKnnArgs args = {0};
 	CpuKnnOut	out;
@@ -65,12 +105,15 @@ cpu_knn(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
 	args.ctx = ctx;
 	args.queries = queries;
 	args.candidates = cands;
-	args.query_norms = qnorms;
-	args.cand_norms = cnorms;
+	args.query_norms = norms->q;
+	args.cand_norms = norms->c;
+	args.query_norms64 = norms->q64;
+	args.cand_norms64 = norms->c64;
 	args.metric = metric;
 	args.k = k;
 	args.self_join = self_join;
 	args.emit = cpu_knn_emit;
+	args.emit64 = cpu_knn_emit64;
 	args.emit_arg = &out;
 	status = odp_cpu_knn(&args);
 	ctx->compute_ms = odp_now_ms() - start;
@@ -80,12 +123,45 @@ cpu_knn(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
 	return status;
 }
 
+/*
+ * GPU path: float64 rows straight into dist; float32 rows through the
+ * float32 lists of the GPU's search, widened (exactly) into dist.
+ */
+static OdpStatus
+gpu_knn(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
+		const KnnNorms *norms, OdpMetric metric, int32_t k, bool self_join,
+		double *dist, int64_t *index)
+{
+	const size_t n = (size_t) queries->rows * (size_t) k;
+	float	   *d32;
+	OdpStatus	status;
+
+	if (odp_matrix_is64(queries))
+		return odp_split_knn64(ctx, queries, cands, norms->q64, norms->c64, metric,
+							   k, self_join, dist, index);
+	d32 = malloc(sizeof(float) * n);
+	if (d32 == NULL)
+		return odp_fail(ctx, ODP_ERR_HOST_OOM,
+						"out of host memory for %lld neighbour lists of k = %d",
+						(long long) queries->rows, (int) k);
+	status = odp_split_knn(ctx, queries, cands, norms->q, norms->c, metric, k,
+						   self_join, d32, index);
+	if (status == ODP_OK)
+		for (size_t i = 0; i < n; i++)
+			dist[i] = d32[i];
+	free(d32);
+	return status;
+}
+
 /* Checks one input matrix of odp_compute_knn. */
 static OdpStatus
 knn_check_matrix(OdpContext *ctx, const OdpMatrix *m, const char *what)
 {
-	if (m == NULL || m->data == NULL)
+	if (m == NULL || (m->data == NULL && m->data64 == NULL))
 		return odp_fail(ctx, ODP_ERR_INVALID_ARGUMENT, "missing %s", what);
+	if (m->data != NULL && m->data64 != NULL)
+		return odp_fail(ctx, ODP_ERR_INVALID_ARGUMENT,
+						"the %s have both float32 and float64 values", what);
 	if (m->dims < 1 || m->dims > ODP_MAX_DIMS)
 		return odp_fail(ctx, ODP_ERR_LIMIT, "dimension %d of the %s is out of range 1 .. %d",
 						(int) m->dims, what, ODP_MAX_DIMS);
@@ -96,14 +172,53 @@ knn_check_matrix(OdpContext *ctx, const OdpMatrix *m, const char *what)
 	return ODP_OK;
 }
 
+/* Computes the cosine norms of the call into *norms, in the rows' precision. */
+static OdpStatus
+knn_norms(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
+		  bool self_join, KnnNorms *norms)
+{
+	OdpStatus	status;
+
+	if (odp_matrix_is64(cands))
+	{
+		status = odp_matrix_norms64(ctx, cands, "candidate row", &norms->c64);
+		if (status != ODP_OK)
+			return status;
+		if (self_join)
+			norms->q64 = norms->c64;
+		else
+			return odp_matrix_norms64(ctx, queries, "query row", &norms->q64);
+		return ODP_OK;
+	}
+	status = odp_matrix_norms(ctx, cands, "candidate row", &norms->c);
+	if (status != ODP_OK)
+		return status;
+	if (self_join)
+		norms->q = norms->c;
+	else
+		return odp_matrix_norms(ctx, queries, "query row", &norms->q);
+	return ODP_OK;
+}
+
+/* Frees what knn_norms allocated. */
+static void
+knn_norms_free(KnnNorms *norms)
+{
+	if (norms->q != norms->c)
+		free(norms->q);
+	free(norms->c);
+	if (norms->q64 != norms->c64)
+		free(norms->q64);
+	free(norms->c64);
+}
+
 /* See odp_knn.h. */
 OdpStatus
 odp_compute_knn(OdpContext *ctx, const OdpMatrix *queries,
 				const OdpMatrix *cands, OdpMetric metric, int32_t k,
-				bool self_join, float *dist, int64_t *index)
+				bool self_join, double *dist, int64_t *index)
 {
-	float	   *qnorms = NULL;
-	float	   *cnorms = NULL;
+	KnnNorms	norms = {0};
 	OdpStatus	status;
 	int64_t		avail;
 
@@ -121,7 +236,13 @@ odp_compute_knn(OdpContext *ctx, const OdpMatrix *queries,
 		return odp_fail(ctx, ODP_ERR_INVALID_ARGUMENT,
 						"queries have %d dimensions but candidates %d",
 						(int) queries->dims, (int) cands->dims);
-	if (self_join && (queries->data != cands->data || queries->rows != cands->rows))
+	if (odp_matrix_is64(queries) != odp_matrix_is64(cands))
+		return odp_fail(ctx, ODP_ERR_INVALID_ARGUMENT,
+						"queries are %s but candidates %s: both need the same precision",
+						odp_matrix_is64(queries) ? "float64" : "float32",
+						odp_matrix_is64(cands) ? "float64" : "float32");
+	if (self_join && (queries->data != cands->data || queries->data64 != cands->data64 ||
+					  queries->rows != cands->rows))
 		return odp_fail(ctx, ODP_ERR_INVALID_ARGUMENT,
 						"a self join needs the same matrix as queries and candidates");
 	if ((int) metric < 0 || (int) metric >= ODP_METRIC_COUNT)
@@ -132,30 +253,19 @@ odp_compute_knn(OdpContext *ctx, const OdpMatrix *queries,
 						"k = %d is out of range 1 .. %lld",
 						(int) k, (long long) (avail < ODP_MAX_K ? avail : ODP_MAX_K));
 
-	if (metric == ODP_METRIC_COSINE)
+	if (metric == ODP_METRIC_COSINE &&
+		(status = knn_norms(ctx, queries, cands, self_join, &norms)) != ODP_OK)
 	{
-		status = odp_matrix_norms(ctx, cands, "candidate row", &cnorms);
-		if (status != ODP_OK)
-			return status;
-		if (self_join)
-			qnorms = cnorms;
-		else if ((status = odp_matrix_norms(ctx, queries, "query row", &qnorms)) != ODP_OK)
-		{
-			free(cnorms);
-			return status;
-		}
+		knn_norms_free(&norms);
+		return status;
 	}
 
 	if (ctx->device == ODP_DEVICE_GPU)
-		status = odp_split_knn(ctx, queries, cands, qnorms, cnorms, metric, k,
-							 self_join, dist, index);
+		status = gpu_knn(ctx, queries, cands, &norms, metric, k, self_join, dist, index);
 	else
-		status = cpu_knn(ctx, queries, cands, qnorms, cnorms, metric, k,
-						 self_join, dist, index);
+		status = cpu_knn(ctx, queries, cands, &norms, metric, k, self_join, dist, index);
 
-	if (qnorms != cnorms)
-		free(qnorms);
-	free(cnorms);
+	knn_norms_free(&norms);
 	if (status == ODP_OK && metric == ODP_METRIC_INNER_PRODUCT)
 	{
 		const size_t n = (size_t) queries->rows * (size_t) k;

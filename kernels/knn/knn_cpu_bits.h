@@ -74,6 +74,12 @@ extern int64_t odp_cpu_knn_bits_min_queries;
  * update pass; inlined where metric is a constant, so that the float
  * loop vectorises for it.
  */
+#define ODP_BLOCK_NAME odp_cpu_float_distances
+#define ODP_BLOCK_T float
+#define ODP_BLOCK_STEP odp_dist_step
+#define ODP_BLOCK_FINISH odp_dist_finish
+#include "knn/knn_cpu_block.h"
+
 static inline __attribute__((always_inline)) void
 odp_cpu_block_distances(OdpMetric metric, const OdpKnnBits *bits,
 						const uint64_t *qbits, const uint64_t *cbits,
@@ -85,18 +91,7 @@ odp_cpu_block_distances(OdpMetric metric, const OdpKnnBits *bits,
 		bits->block(qbits, cbits, bits->words, n, bits->distance, acc);
 		return;
 	}
-	for (int c = 0; c < n; c++)
-		acc[c] = 0.0f;
-	for (int d = 0; d < dims; d++)
-	{
-		const float qv = qrow[d];
-		const float *col = ct + (size_t) d * cb;
-
-		for (int c = 0; c < n; c++)
-			acc[c] = odp_dist_step(metric, acc[c], qv, col[c]);
-	}
-	for (int c = 0; c < n; c++)
-		acc[c] = odp_dist_finish(metric, acc[c], qnorm, cn[c]);
+	odp_cpu_float_distances(metric, qrow, qnorm, ct, cb, cn, dims, n, acc);
 }
 
 #endif							/* ODP_KNN_CPU_BITS_H */

@@ -41,10 +41,12 @@ odp_knn_excluding(OdpContext *ctx, const OdpMatrix *queries, const int64_t *qids
 	const float pad = metric == ODP_METRIC_INNER_PRODUCT ? -INFINITY : INFINITY;
 	int64_t		want = (int64_t) k + (qids != NULL ? 1 : 0);
 	int32_t		kk;
-	float	   *d = NULL;
+	double	   *d = NULL;
 	int64_t    *idx = NULL;
 	OdpStatus	status = ODP_OK;
 
+	if (odp_matrix_is64(queries) || odp_matrix_is64(cands))
+		return odp_fail(ctx, ODP_ERR_INVALID_ARGUMENT, ODP_DISTRIBUTED_NO_FLOAT64);
 	if (k < 1 || k >= ODP_MAX_K || (cids == NULL && cands->rows > 0))
 		return odp_fail(ctx, ODP_ERR_INVALID_ARGUMENT,
 						"k = %d: a sharded search needs 1 .. %d and the rows' ids",
@@ -57,7 +59,7 @@ odp_knn_excluding(OdpContext *ctx, const OdpMatrix *queries, const int64_t *qids
 	if (cands->rows == 0 || queries->rows == 0)
 		return ODP_OK;
 	kk = (int32_t) (want < cands->rows ? want : cands->rows);
-	d = malloc(sizeof(float) * (size_t) queries->rows * (size_t) kk);
+	d = malloc(sizeof(double) * (size_t) queries->rows * (size_t) kk);
 	idx = malloc(sizeof(int64_t) * (size_t) queries->rows * (size_t) kk);
 	if (d == NULL || idx == NULL)
 		status = odp_fail(ctx, ODP_ERR_HOST_OOM,
@@ -77,7 +79,7 @@ odp_knn_excluding(OdpContext *ctx, const OdpMatrix *queries, const int64_t *qids
 
 				if (qids != NULL && id == qids[q])
 					continue;
-				dist[q * k + kept] = d[q * kk + j];
+				dist[q * k + kept] = (float) d[q * kk + j];	/* float32's, exactly */
 				out_ids[q * k + kept] = id;
 				kept++;
 			}

@@ -46,3 +46,25 @@ odp_gpu_knn_rows(OdpContext *ctx, const OdpMatrix *queries,
 	return odp_gpu_knn(ctx, queries, cands, qnorms, cnorms, metric, k,
 					   self_join, dist, index);
 }
+
+/* Cannot run; the dispatcher only gets here when the caller forced it. */
+OdpStatus
+odp_gpu_knn64_rows(OdpContext *ctx, const OdpMatrix *queries,
+				   const OdpMatrix *cands, const double *qnorms,
+				   const double *cnorms, OdpMetric metric, int32_t k,
+				   bool self_join, int64_t first, int64_t count, double *dist,
+				   int64_t *index)
+{
+	(void) queries;
+	(void) cands;
+	(void) qnorms;
+	(void) cnorms;
+	(void) metric;
+	(void) k;
+	(void) self_join;
+	(void) first;
+	(void) count;
+	(void) dist;
+	(void) index;
+	return odp_fail(ctx, ODP_ERR_NO_GPU, ODP_NO_CUDA_MESSAGE);
+}

@@ -30,8 +30,15 @@ extern "C"
  */
 typedef void (*OdpKnnEmitFn) (void *arg, int64_t query, const float *dist,
 							  const int64_t *index, int32_t count);
+/* The same for float64 rows, whose distances are float64. */
+typedef void (*OdpKnnEmit64Fn) (void *arg, int64_t query, const double *dist,
+								const int64_t *index, int32_t count);
 
-/* Arguments of the CPU k-nearest-neighbour primitive (knn_cpu.c). */
+/*
+ * Arguments of the CPU k-nearest-neighbour primitive (knn_cpu.c).  Float32
+ * matrices (data) take query_norms, cand_norms and emit; float64 ones
+ * (data64, both of them) take query_norms64, cand_norms64 and emit64.
+ */
 typedef struct OdpCpuKnnArgs
 {
 	OdpContext *ctx;
@@ -39,12 +46,15 @@ typedef struct OdpCpuKnnArgs
 	const OdpMatrix *candidates;
 	const float *query_norms;	/* cosine only, else NULL */
 	const float *cand_norms;	/* cosine only, else NULL */
+	const double *query_norms64;	/* float64 rows, cosine only, else NULL */
+	const double *cand_norms64; /* float64 rows, cosine only, else NULL */
 	OdpMetric	metric;
 	int32_t		k;
 	bool		self_join;		/* queries == candidates: skip the pair (i, i) */
 	const int64_t *query_rows;	/* or NULL; else query q is candidate row
 								 * query_rows[q], and that pair is skipped */
 	OdpKnnEmitFn emit;
+	OdpKnnEmit64Fn emit64;		/* float64 rows */
 	void	   *emit_arg;
 } OdpCpuKnnArgs;
 

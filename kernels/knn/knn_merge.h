@@ -23,32 +23,37 @@
  * Lists l = 0 .. nlists-1 hold len[l] entries, entry p of list l at
  * dist/index[l * stride + p].  Returns the list whose next entry (at
  * pos[l]) is smallest by (distance, index), or -1 once every list is used
- * up; the caller reads that entry and advances pos.
+ * up; the caller reads that entry and advances pos.  Defined for float
+ * distances (odp_merge_next) and float64 ones (odp_merge_next64).
  */
-ODP_HD int
-odp_merge_next(const float *dist, const int64_t *index, int64_t stride,
-			   int nlists, const int *pos, const int *len)
-{
-	int			best = -1;
-	float		bd = 0.0f;
-	int64_t		bi = 0;
-
-	for (int l = 0; l < nlists; l++)
-	{
-		if (pos[l] < len[l])
-		{
-			const float d = dist[l * stride + pos[l]];
-			const int64_t i = index[l * stride + pos[l]];
-
-			if (best < 0 || d < bd || (d == bd && i < bi))
-			{
-				best = l;
-				bd = d;
-				bi = i;
-			}
-		}
-	}
-	return best;
+#define ODP_MERGE_NEXT_DEFINE(name, T) \
+ODP_HD int \
+name(const T *dist, const int64_t *index, int64_t stride, int nlists, \
+	 const int *pos, const int *len) \
+{ \
+	int			best = -1; \
+	T			bd = 0; \
+	int64_t		bi = 0; \
+\
+	for (int l = 0; l < nlists; l++) \
+	{ \
+		if (pos[l] < len[l]) \
+		{ \
+			const T		d = dist[l * stride + pos[l]]; \
+			const int64_t i = index[l * stride + pos[l]]; \
+\
+			if (best < 0 || d < bd || (d == bd && i < bi)) \
+			{ \
+				best = l; \
+				bd = d; \
+				bi = i; \
+			} \
+		} \
+	} \
+	return best; \
 }
+
+ODP_MERGE_NEXT_DEFINE(odp_merge_next, float)
+ODP_MERGE_NEXT_DEFINE(odp_merge_next64, double)
 
 #endif							/* ODP_KNN_MERGE_H */

@@ -8,7 +8,9 @@
  * nearest neighbours in the data set, p itself excluded.  Both paths
  * produce each row's k smallest distances, sort them ascending and sum
  * them in float64 in that order (odp_sum_ascending), which together with
- * the shared distance definition makes their scores identical.
+ * the shared distance definition makes their scores identical.  Float64
+ * rows (OdpMatrix.data64) do the same in float64 throughout
+ * (odp_distance64, odp_sum_ascending64).
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -37,10 +39,22 @@ cpu_outlier_emit(void *arg, int64_t query, const float *dist,
 	scores[query] = odp_sum_ascending(dist, count);
 }
 
+/* The same over float64 rows: their float64 distances, summed ascending. */
+static void
+cpu_outlier_emit64(void *arg, int64_t query, const double *dist,
+				   const int64_t *index, int32_t count)
+{
+	double	   *scores = (double *) arg;
+
+	(void) index;
+	scores[query] = odp_sum_ascending64(dist, count);
+}
+
 /* CPU path: blocked brute force through the shared k-NN primitive. */
 OdpStatus
 odp_cpu_outlier_scores(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
-					   int32_t k, const float *norms, double *scores)
+					   int32_t k, const float *norms, const double *norms64,
+					   double *scores)
 {
 	OdpCpuKnnArgs args = {0};
 	double		start = odp_now_ms();
@@ -51,10 +65,13 @@ odp_cpu_outlier_scores(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 	args.candidates = m;
 	args.query_norms = norms;
 	args.cand_norms = norms;
+	args.query_norms64 = norms64;
+	args.cand_norms64 = norms64;
 	args.metric = metric;
 	args.k = k;
 	args.self_join = true;
 	args.emit = cpu_outlier_emit;
+	args.emit64 = cpu_outlier_emit64;
 	args.emit_arg = scores;
 	status = odp_cpu_knn(&args);
 	ctx->compute_ms = odp_now_ms() - start;
@@ -70,14 +87,18 @@ odp_cpu_outlier_scores(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
  */
 OdpStatus
 odp_outlier_prepare(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
-					int32_t k, float **norms_out)
+					int32_t k, float **norms_out, double **norms64_out)
 {
 	*norms_out = NULL;
+	*norms64_out = NULL;
 	ctx->message[0] = '\0';
 	ctx->transfer_ms = ctx->compute_ms = 0.0;
 	ctx->chunks = 0;
-	if (m == NULL || m->data == NULL)
+	if (m == NULL || (m->data == NULL && m->data64 == NULL))
 		return odp_fail(ctx, ODP_ERR_INVALID_ARGUMENT, "missing input or output buffer");
+	if (m->data != NULL && m->data64 != NULL)
+		return odp_fail(ctx, ODP_ERR_INVALID_ARGUMENT,
+						"the rows have both float32 and float64 values");
 	if (m->dims < 1 || m->dims > ODP_MAX_DIMS)
 		return odp_fail(ctx, ODP_ERR_LIMIT, "dimension %d is out of range 1 .. %d",
 						(int) m->dims, ODP_MAX_DIMS);
@@ -96,6 +117,8 @@ odp_outlier_prepare(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 		return odp_fail(ctx, ODP_ERR_INVALID_ARGUMENT,
 						"metric %s is not a distance: outlier scores need one",
 						odp_metric_name(metric));
+	if (metric == ODP_METRIC_COSINE && odp_matrix_is64(m))
+		return odp_matrix_norms64(ctx, m, "row", norms64_out);
 	if (metric == ODP_METRIC_COSINE)
 		return odp_matrix_norms(ctx, m, "row", norms_out);
 	return ODP_OK;
@@ -110,6 +133,7 @@ odp_compute_outlier_scores(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric
 				   int32_t k, double *scores)
 {
 	float	   *norms = NULL;
+	double	   *norms64 = NULL;
 	OdpStatus	status;
 
 	if (ctx == NULL)
@@ -121,12 +145,13 @@ odp_compute_outlier_scores(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric
 		ctx->chunks = 0;
 		return odp_fail(ctx, ODP_ERR_INVALID_ARGUMENT, "missing input or output buffer");
 	}
-	status = odp_outlier_prepare(ctx, m, metric, k, &norms);
+	status = odp_outlier_prepare(ctx, m, metric, k, &norms, &norms64);
 	if (status != ODP_OK)
 		return status;
 
-	status = odp_outlier_scores_on_device(ctx, m, metric, k, norms, scores);
+	status = odp_outlier_scores_on_device(ctx, m, metric, k, norms, norms64, scores);
 	free(norms);
+	free(norms64);
 	return status;
 }
 
@@ -137,9 +162,11 @@ odp_compute_outlier_scores(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric
 OdpStatus
 odp_outlier_scores_on_device(OdpContext *ctx, const OdpMatrix *m,
 							 OdpMetric metric, int32_t k, const float *norms,
-							 double *scores)
+							 const double *norms64, double *scores)
 {
+	if (ctx->device == ODP_DEVICE_GPU && odp_matrix_is64(m))
+		return odp_split_outlier_scores64(ctx, m, metric, k, norms64, scores);
 	if (ctx->device == ODP_DEVICE_GPU)
 		return odp_split_outlier_scores(ctx, m, metric, k, norms, scores);
-	return odp_cpu_outlier_scores(ctx, m, metric, k, norms, scores);
+	return odp_cpu_outlier_scores(ctx, m, metric, k, norms, norms64, scores);
 }

@@ -86,3 +86,19 @@ odp_gpu_ss_backend(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 	(void) backend;
 	return odp_fail(ctx, ODP_ERR_NO_GPU, ODP_NO_CUDA_MESSAGE);
 }
+
+/* Cannot run; the dispatcher only gets here when the caller forced it. */
+OdpStatus
+odp_gpu_outlier_scores64_rows(OdpContext *ctx, const OdpMatrix *m,
+							  OdpMetric metric, int32_t k, const double *norms,
+							  int64_t first, int64_t count, double *scores)
+{
+	(void) m;
+	(void) metric;
+	(void) k;
+	(void) norms;
+	(void) first;
+	(void) count;
+	(void) scores;
+	return odp_fail(ctx, ODP_ERR_NO_GPU, ODP_NO_CUDA_MESSAGE);
+}

@@ -24,20 +24,24 @@ extern "C"
 /*
  * Shared argument checks of the outlier analytics (outliers.c): resets
  * ctx's outputs, validates m, k and metric, and for cosine returns every
- * row's norm in a new array *norms (else NULL) that the caller frees.
+ * row's norm in a new array that the caller frees: *norms for float32
+ * rows, *norms64 for float64 ones (the other, and both for the other
+ * metrics, NULL).
  */
 extern OdpStatus odp_outlier_prepare(OdpContext *ctx, const OdpMatrix *m,
 									 OdpMetric metric, int32_t k,
-									 float **norms);
+									 float **norms, double **norms64);
 
 /*
  * Per-path implementations; arguments already validated by the dispatcher
  * (kernels/outliers/outliers.c).  norms is NULL unless metric is cosine, then it
- * holds odp_row_norm of every row, none of them zero.
+ * holds odp_row_norm of every row, none of them zero; for float64 rows
+ * the CPU path takes norms64 (odp_row_norm64) instead.
  */
 extern OdpStatus odp_cpu_outlier_scores(OdpContext *ctx, const OdpMatrix *m,
 										OdpMetric metric, int32_t k,
-										const float *norms, double *scores);
+										const float *norms,
+										const double *norms64, double *scores);
 extern OdpStatus odp_gpu_outlier_scores(OdpContext *ctx, const OdpMatrix *m,
 										OdpMetric metric, int32_t k,
 										const float *norms, double *scores);
@@ -103,11 +107,15 @@ extern OdpStatus odp_split_outlier_scores64(OdpContext *ctx, const OdpMatrix *m,
 											OdpMetric metric, int32_t k,
 											const double *norms,
 											double *scores);
-/* Brute-force scores on ctx->device, after odp_outlier_prepare (outliers.c). */
+/*
+ * Brute-force scores on ctx->device, after odp_outlier_prepare (outliers.c),
+ * with its norms.
+ */
 extern OdpStatus odp_outlier_scores_on_device(OdpContext *ctx,
 											  const OdpMatrix *m,
 											  OdpMetric metric, int32_t k,
 											  const float *norms,
+											  const double *norms64,
 											  double *scores);
 
 

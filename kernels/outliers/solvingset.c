@@ -28,6 +28,13 @@
  *
  * S is then a solving set (Definition 3.3) and Top the top-n outliers.
  *
+ * Float64 rows (OdpMatrix.data64) run the same driver over one backend for
+ * both paths (solvingset_wide.c, over the path's k-NN primitive), with
+ * float64 distances and bounds; AUTO chooses between brute force and
+ * SolvingSet by the same row rule (the GPU's float32 filters do not
+ * apply), and several devices share the backend's k-NN instead of
+ * running one node each.
+ *
  * Why the result equals brute force, rows, order and bits:
  *	- upper[p] >= weight(p) always: p's partial list holds real distances
  *	  from p to distinct other rows, so its i-th smallest is >= the i-th
@@ -185,7 +192,7 @@ ss_cmp_ranked(const void *a, const void *b)
  */
 static OdpStatus
 ss_run(OdpContext *ctx, const OdpMatrix *mat, OdpMetric metric, int32_t k,
-	   const float *norms, int64_t n, int64_t m, int64_t give_up_at,
+	   const float *norms, const double *norms64, int64_t n, int64_t m, int64_t give_up_at,
 	   int64_t *order, double *scores, int64_t *count, int64_t *solving_set,
 	   double *solving_scores, OdpTopOutliersStats *st, bool *gave_up)
 {
@@ -208,11 +215,14 @@ ss_run(OdpContext *ctx, const OdpMatrix *mat, OdpMetric metric, int32_t k,
 	OdpStatus	status;
 
 	memset(&be, 0, sizeof(be));
-	if (ctx->device == ODP_DEVICE_GPU)
+	if (ctx->device == ODP_DEVICE_GPU && !odp_matrix_is64(mat))
 	{
 		bool		split;
 
-		/* several devices: the distributed SolvingSet, one node each */
+		/*
+		 * several devices: the distributed SolvingSet, one node each (float64
+		 * rows stay here: their backend's k-NN spreads over the devices)
+		 */
 		status = odp_split_solvingset(ctx, mat, metric, k, n, m, give_up_at, order,
 									  scores, count, solving_set, solving_scores, st,
 									  &split, gave_up);
@@ -243,7 +253,9 @@ ss_run(OdpContext *ctx, const OdpMatrix *mat, OdpMetric metric, int32_t k,
 		goto done;
 	nc = m;
 
-	if (ctx->device == ODP_DEVICE_GPU)
+	if (odp_matrix_is64(mat))
+		status = odp_wide_ss_backend(ctx, mat, metric, k, norms64, &be);
+	else if (ctx->device == ODP_DEVICE_GPU)
 		status = odp_gpu_ss_backend(ctx, mat, metric, k, norms, &be);
 	else
 		status = odp_cpu_ss_backend(ctx, mat, metric, k, norms, &be);
@@ -430,7 +442,7 @@ done:
  */
 static OdpStatus
 bf_run(OdpContext *ctx, const OdpMatrix *mat, OdpMetric metric, int32_t k,
-	   const float *norms, int64_t n, int64_t *order, double *scores,
+	   const float *norms, const double *norms64, int64_t n, int64_t *order, double *scores,
 	   int64_t *count, int64_t *solving_set, double *solving_scores,
 	   OdpTopOutliersStats *st, bool *filter_gave_up)
 {
@@ -446,7 +458,7 @@ bf_run(OdpContext *ctx, const OdpMatrix *mat, OdpMetric metric, int32_t k,
 												 ODP_SS_AUTO_FILTER_MAX_OVERFLOW,
 												 all, filter_gave_up);
 	else
-		status = odp_outlier_scores_on_device(ctx, mat, metric, k, norms, all);
+		status = odp_outlier_scores_on_device(ctx, mat, metric, k, norms, norms64, all);
 	if (status == ODP_OK && (filter_gave_up == NULL || !*filter_gave_up))
 	{
 		*count = odp_top_n(all, NULL, rows, n, order);
@@ -483,6 +495,7 @@ odp_compute_top_outliers(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 	OdpTopOutliersStats local;
 	OdpTopOutliersStats *st = stats != NULL ? stats : &local;
 	float	   *norms = NULL;
+	double	   *norms64 = NULL;
 	int64_t		batch;
 	bool		chosen;
 	int64_t		wasted = 0;
@@ -495,7 +508,7 @@ odp_compute_top_outliers(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 	memset(st, 0, sizeof(*st));
 	if (count != NULL)
 		*count = 0;
-	status = odp_outlier_prepare(ctx, m, metric, k, &norms);
+	status = odp_outlier_prepare(ctx, m, metric, k, &norms, &norms64);
 	if (status != ODP_OK)
 		return status;
 	if (order == NULL || scores == NULL || count == NULL)
@@ -518,6 +531,7 @@ odp_compute_top_outliers(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 	if (status != ODP_OK)
 	{
 		free(norms);
+		free(norms64);
 		return status;
 	}
 
@@ -530,13 +544,13 @@ odp_compute_top_outliers(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 			? ODP_METHOD_SOLVINGSET : ODP_METHOD_BRUTEFORCE;
 	st->method = method;
 
-	if (chosen && method == ODP_METHOD_SOLVINGSET &&
+	if (chosen && method == ODP_METHOD_SOLVINGSET && !odp_matrix_is64(m) &&
 		ctx->device == ODP_DEVICE_GPU && m->rows <= ODP_SS_AUTO_FILTER_ROWS &&
 		odp_gpu_outliers_filter_eligible(metric, m->rows, m->dims, k))
 	{
 		bool		filter_gave_up = false;
 
-		status = bf_run(ctx, m, metric, k, norms, n, order, scores, count,
+		status = bf_run(ctx, m, metric, k, norms, norms64, n, order, scores, count,
 						solving_set, solving_scores, st, &filter_gave_up);
 		if (status == ODP_ERR_GPU_OOM)
 			filter_gave_up = true;
@@ -565,7 +579,7 @@ odp_compute_top_outliers(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 		 * much more than brute force, never several times it.
 		 */
 		st->batch_size = (int32_t) batch;
-		status = ss_run(ctx, m, metric, k, norms, n, batch,
+		status = ss_run(ctx, m, metric, k, norms, norms64, n, batch,
 						chosen ? m->rows * (m->rows - 1) / 2 : 0,
 						order, scores, count, solving_set, solving_scores,
 						st, &gave_up);
@@ -592,7 +606,7 @@ odp_compute_top_outliers(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 		double		ss_transfer = ctx->transfer_ms;
 		double		ss_compute = ctx->compute_ms;
 
-		status = bf_run(ctx, m, metric, k, norms, n, order, scores, count,
+		status = bf_run(ctx, m, metric, k, norms, norms64, n, order, scores, count,
 						solving_set, solving_scores, st, NULL);
 		/* what an abandoned SolvingSet spent counts too */
 		st->method = ODP_METHOD_BRUTEFORCE;
@@ -604,5 +618,6 @@ finish:
 	if (status != ODP_OK)
 		*count = 0;
 	free(norms);
+	free(norms64);
 	return status;
 }

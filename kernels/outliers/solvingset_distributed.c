@@ -300,6 +300,8 @@ odp_ss_node_create(OdpContext *ctx, const OdpMatrix *rows, OdpMetric metric,
 	OdpSsNode  *nd;
 
 	*node = NULL;
+	if (odp_matrix_is64(rows))
+		return odp_fail(ctx, ODP_ERR_INVALID_ARGUMENT, ODP_DISTRIBUTED_NO_FLOAT64);
 	if (k < 1 || k >= ODP_MAX_K)
 		return odp_fail(ctx, ODP_ERR_INVALID_ARGUMENT,
 						"k = %d: must be between 1 and %d", (int) k, ODP_MAX_K - 1);
@@ -417,7 +419,8 @@ ss_node_update_bounds(OdpContext *ctx, OdpSsNode *node, const OdpSsRows *cands,
 	int64_t		nact = 0;
 	int64_t		block;
 	float	   *q = NULL;
-	float	   *d = NULL;
+	double	   *d = NULL;
+	float	   *d32 = NULL;
 	int64_t    *idx = NULL;
 	OdpMatrix	cm = {0};
 	OdpStatus	status = ODP_OK;
@@ -428,16 +431,17 @@ ss_node_update_bounds(OdpContext *ctx, OdpSsNode *node, const OdpSsRows *cands,
 	if (nact == 0 || kk == 0)
 		return ODP_OK;
 	block = (int64_t) (SS_UPDATE_BLOCK_BYTES /
-					   ((sizeof(float) + sizeof(int64_t)) * (size_t) kk +
+					   ((sizeof(double) + sizeof(float) + sizeof(int64_t)) * (size_t) kk +
 						sizeof(float) * (size_t) dims));
 	if (block < 1024)
 		block = 1024;
 	if (block > nact)
 		block = nact;
 	q = malloc(sizeof(float) * (size_t) block * (size_t) dims);
-	d = malloc(sizeof(float) * (size_t) block * (size_t) kk);
+	d = malloc(sizeof(double) * (size_t) block * (size_t) kk);
+	d32 = malloc(sizeof(float) * (size_t) block * (size_t) kk);
 	idx = malloc(sizeof(int64_t) * (size_t) block * (size_t) kk);
-	if (q == NULL || d == NULL || idx == NULL)
+	if (q == NULL || d == NULL || d32 == NULL || idx == NULL)
 	{
 		status = odp_fail(ctx, ODP_ERR_HOST_OOM,
 						  "out of host memory for the bounds of %lld rows",
@@ -461,13 +465,17 @@ ss_node_update_bounds(OdpContext *ctx, OdpSsNode *node, const OdpSsRows *cands,
 		status = odp_compute_knn(ctx, &qm, &cm, node->metric, kk, false, d, idx);
 		if (status != ODP_OK)
 			break;
+		/* float32 rows: their distances narrowed back exactly */
+		for (int64_t i = 0; i < nb * kk; i++)
+			d32[i] = (float) d[i];
 		for (int64_t i = 0; i < nb; i++)
-			ss_node_merge_list(node, node->act_rows[b + i], d + i * kk, kk);
+			ss_node_merge_list(node, node->act_rows[b + i], d32 + i * kk, kk);
 		*distances += nb * cands->count;
 	}
 done:
 	free(q);
 	free(d);
+	free(d32);
 	free(idx);
 	return status;
 }

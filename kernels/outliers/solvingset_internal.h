@@ -158,6 +158,17 @@ extern OdpStatus odp_gpu_ss_backend(OdpContext *ctx, const OdpMatrix *m,
 									OdpMetric metric, int32_t k,
 									const float *norms, OdpSsBackend *backend);
 
+/*
+ * The backend of float64 rows (m->data64; solvingset_wide.c), on either
+ * path: exact and update over the k-NN primitive of ctx->device, norms64
+ * odp_row_norm64 of every row for cosine, else NULL.  It has neither the
+ * single pass nor the distributed node's entries (external, row_bounds).
+ */
+extern OdpStatus odp_wide_ss_backend(OdpContext *ctx, const OdpMatrix *m,
+									 OdpMetric metric, int32_t k,
+									 const double *norms64,
+									 OdpSsBackend *backend);
+
 
 #ifdef __cplusplus
 }
