@@ -153,18 +153,18 @@ OdpCheckKAgainstRows(int32 k, int64 rows, const char *source_desc)
  * signatures was called (double precision[], text or anynonarray): an
  * array of any numeric type, a value of pgvector's vector, halfvec or
  * sparsevec, or text read as float8[] (OdpVectorArgValues).  It must be
- * non-empty, one-dimensional and without nulls, with values that fit
- * float32, as the source's rows must.  Returns a palloc'd float array and
- * its length in *dims.
+ * non-empty, one-dimensional and without nulls, with finite values.
+ * Returns a palloc'd array of its values as float64 (numeric: the
+ * nearest) and its length in *dims; OdpQueryToFloat32 gives it to a
+ * source whose rows are float32.
  */
-float *
+double *
 OdpArgQueryVector(FunctionCallInfo fcinfo, int argno, int32 *dims)
 {
 	Oid			typid;
 	double	   *values;
 	bool	   *nulls;
 	int32		n;
-	float	   *v;
 
 	OdpArgNotNull(fcinfo, argno, "query");
 	typid = get_fn_expr_argtype(fcinfo->flinfo, argno);
@@ -172,27 +172,39 @@ OdpArgQueryVector(FunctionCallInfo fcinfo, int argno, int32 *dims)
 		elog(ERROR, "could not determine the type of the query argument");
 	values = OdpVectorArgValues(PG_GETARG_DATUM(argno), typid, "query", &n,
 								&nulls);
-	v = palloc(sizeof(float) * n);
 	for (int i = 0; i < n; i++)
 	{
-		double		x = values[i];
-
 		if (nulls != NULL && nulls[i])
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("query must not contain null elements"),
 					 errdetail("Element %d is null.", i + 1)));
-		if (!isfinite(x))
+		if (!isfinite(values[i]))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("query element %d is not finite", i + 1)));
-		if (fabs(x) > FLT_MAX)
+	}
+	*dims = n;
+	return values;
+}
+
+/*
+ * The query vector rounded to float32, for float32 rows; its values must
+ * fit float32, as the rows' must.
+ */
+float *
+OdpQueryToFloat32(const double *values, int32 n)
+{
+	float	   *v = palloc(sizeof(float) * Max(n, 1));
+
+	for (int i = 0; i < n; i++)
+	{
+		if (fabs(values[i]) > FLT_MAX)
 			ereport(ERROR,
 					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 					 errmsg("query element %d is out of range for type real", i + 1)));
-		v[i] = (float) x;
+		v[i] = (float) values[i];
 	}
-	*dims = n;
 	return v;
 }
 

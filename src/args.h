@@ -22,7 +22,8 @@ extern text *OdpArgOptText(FunctionCallInfo fcinfo, int argno);
 extern ArrayType *OdpArgOptArray(FunctionCallInfo fcinfo, int argno);
 extern OdpMetric OdpArgMetric(FunctionCallInfo fcinfo, int argno,
 							  bool allow_inner_product);
-extern float *OdpArgQueryVector(FunctionCallInfo fcinfo, int argno, int32 *dims);
+extern double *OdpArgQueryVector(FunctionCallInfo fcinfo, int argno, int32 *dims);
+extern float *OdpQueryToFloat32(const double *values, int32 n);
 extern OdpOutlierMethod OdpArgMethod(FunctionCallInfo fcinfo, int argno);
 extern int32 OdpArgK(FunctionCallInfo fcinfo, int argno);
 extern int32 OdpArgPositive(FunctionCallInfo fcinfo, int argno, const char *name);

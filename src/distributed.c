@@ -162,6 +162,8 @@ DistributedReadLocal(DistributedCall *c, int s, const OdpInputSpec *like, OdpMet
 	DistributedLocal  *l = &c->local[s];
 
 	OdpLocalShardSpec(c->set, &c->set->shards[s], like, &spec);
+	/* as the nodes read theirs: the distributed steps take float32 rows */
+	spec.values = ODP_VALUES_FLOAT4;
 	OdpReadInput(&spec, &l->in);
 	OdpCheckCosineRows(&l->in, metric);
 	l->m.data = l->in.data;

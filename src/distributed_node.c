@@ -167,6 +167,8 @@ odp_node_ss_open(PG_FUNCTION_ARGS)
 	spec.id_column = OdpArgOptText(fcinfo, 2);
 	spec.features = OdpArgOptArray(fcinfo, 3);
 	spec.empty_ok = true;
+	/* the distributed steps and their wire take float32 rows */
+	spec.values = ODP_VALUES_FLOAT4;
 
 	cxt = AllocSetContextCreate(TopMemoryContext, "odp_gpu node state",
 								ALLOCSET_DEFAULT_SIZES);
@@ -327,6 +329,7 @@ odp_node_knn(PG_FUNCTION_ARGS)
 	spec.id_column = OdpArgOptText(fcinfo, 3);
 	spec.features = OdpArgOptArray(fcinfo, 4);
 	spec.empty_ok = true;
+	spec.values = ODP_VALUES_FLOAT4;
 	OdpReadInput(&spec, &in);
 	OdpCheckCosineRows(&in, metric);
 	if (in.rows > 0 && w.count > 0 && w.dims != in.dims)

@@ -53,7 +53,8 @@ typedef struct OdpShardSet
  * leaves are postgres_fdw foreign tables or plain tables, at least one
  * foreign, every level partitioned by the id column alone (so that every
  * id lives in one shard), and no row-level security on it; or a single
- * postgres_fdw foreign table.  Checks the caller's privileges on the
+ * postgres_fdw foreign table; and, for the distances, features read as
+ * float32 (the nodes' steps take float32 rows: float64 ones are read).  Checks the caller's privileges on the
  * table and its columns as reading it would.  Fills *set when true.
  */
 extern bool OdpFindShards(const OdpInputSpec *spec, OdpShardSet *set);

@@ -63,7 +63,7 @@ odp_call_run(OdpContext *ctx, OdpCall *call)
 		case ODP_CALL_KNN_EXCLUDING:
 			return odp_knn_excluding(ctx, &call->m[0], call->m[0].ids, &call->m[1],
 									 call->m[1].ids, call->metric, call->k,
-									 call->dist, call->index);
+									 call->shard_dist, call->index);
 		case ODP_CALL_NODE_CREATE:
 			call->node = NULL;
 			return odp_ss_node_create(ctx, &call->m[0], call->metric, call->k,
@@ -170,6 +170,8 @@ CallInputsOf(OdpCall *call, int which, OdpCallArray *arrays, int n)
 			cells = (size_t) call->m[which].rows * call->m[which].dims;
 			n = CallAdd(arrays, n, (const void *const *) &call->m[which].data,
 						cells * sizeof(float));
+			n = CallAdd(arrays, n, (const void *const *) &call->m[which].data64,
+						cells * sizeof(double));
 			return CallAdd(arrays, n, (const void *const *) &call->m[which].ids,
 						   (size_t) call->m[which].rows * sizeof(int64_t));
 		case ODP_CALL_PEARSON_PAIRS:
@@ -248,6 +250,8 @@ odp_call_outputs(OdpCall *call, bool after_run, OdpCallArray *arrays)
 		case ODP_CALL_KNN:
 		case ODP_CALL_KNN_EXCLUDING:
 			n = CallAdd(arrays, n, (const void *const *) &call->dist,
+						(size_t) rows * call->k * sizeof(double));
+			n = CallAdd(arrays, n, (const void *const *) &call->shard_dist,
 						(size_t) rows * call->k * sizeof(float));
 			return CallAdd(arrays, n, (const void *const *) &call->index,
 						   (size_t) rows * call->k * sizeof(int64_t));

@@ -66,8 +66,9 @@ typedef struct OdpCall
 	 * none excluded) and m[1].ids the shard rows' ids.
 	 */
 	bool		two_inputs;
-	OdpMatrix	m[2];			/* float32 inputs */
-	OdpMatrix64 m64[2];			/* float64 inputs */
+	OdpMatrix	m[2];			/* the distances' inputs: float32 (data) or
+								 * float64 (data64) rows, both inputs alike */
+	OdpMatrix64 m64[2];			/* the correlations' and skyline's inputs */
 	OdpRegions	r[2];			/* region inputs */
 	const uint8_t *flags;		/* skyline: maximize; matching: compare;
 								 * dims bytes, or NULL */
@@ -98,7 +99,9 @@ typedef struct OdpCall
 	OdpSsRows	rows_in;		/* node exact: the candidates */
 
 	/* outputs: where they go, sized as odp_call_outputs says */
-	float	   *dist;			/* k-NN: queries x k */
+	double	   *dist;			/* k-NN: queries x k */
+	float	   *shard_dist;		/* k-NN over a shard: queries x k (the
+								 * distributed steps' float32) */
 	int64_t    *index;			/* k-NN: queries x k (over a shard: ids) */
 	double	   *scores;			/* outlier scores: rows; top: min(n, rows) */
 	int64_t    *order;			/* top: min(n, rows) */

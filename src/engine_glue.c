@@ -254,20 +254,41 @@ OdpChooseGpu(int64 queries, int64 rows)
 	return false;
 }
 
+/* The words of the overflow messages for in's precision. */
+static const char *
+GluePrecisionWords(bool float64)
+{
+	return float64 ? "double" : "single";
+}
+
+/* The detail of the overflow messages: the largest value of the precision. */
+static int
+GlueErrdetailPrecision(bool float64)
+{
+	return float64 ?
+		errdetail("odp_gpu computes these distances in float64, whose largest value is about 1.8e308.") :
+		errdetail("odp_gpu computes these distances in float32, whose largest value is about 3.4e38.");
+}
+
 /*
  * Ensures every row has a cosine distance when the metric is cosine: its
- * norm (computed as the engine computes it) is neither zero nor infinite.
+ * norm (computed as the engine computes it, in the rows' precision) is
+ * neither zero nor infinite.
  */
 void
 OdpCheckCosineRows(const OdpInput *in, OdpMetric metric)
 {
+	bool		wide = in->data64 != NULL;
+
 	if (metric != ODP_METRIC_COSINE)
 		return;
 	for (int64 i = 0; i < in->rows; i++)
 	{
-		float		norm = odp_row_norm(in->data + i * in->dims, in->dims);
+		double		norm = wide ?
+			odp_row_norm64(in->data64 + i * in->dims, in->dims) :
+			(double) odp_row_norm(in->data + i * in->dims, in->dims);
 
-		if (norm == 0.0f)
+		if (norm == 0.0)
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_EXCEPTION),
 					 errmsg("row with id " INT64_FORMAT " is a zero vector", in->ids[i]),
@@ -276,33 +297,73 @@ OdpCheckCosineRows(const OdpInput *in, OdpMetric metric)
 		if (isinf(norm))
 			ereport(ERROR,
 					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-					 errmsg("the norm of the row with id " INT64_FORMAT " overflows single precision",
-							in->ids[i]),
-					 errdetail("odp_gpu computes distances in float32, whose largest value is about 3.4e38."),
+					 errmsg("the norm of the row with id " INT64_FORMAT " overflows %s precision",
+							in->ids[i], GluePrecisionWords(wide)),
+					 GlueErrdetailPrecision(wide),
+					 errhint("Scale the features down, for example by dividing them by their standard deviation.")));
+	}
+}
+
+/* See engine_glue.h. */
+void
+OdpEnsureFiniteDistances(const double *dist, int64 count, int32 k,
+						 const int64 *qids, bool float64)
+{
+	for (int64 i = 0; i < count; i++)
+	{
+		if (!isfinite(dist[i]))
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 qids ?
+					 errmsg("distances from the query with id " INT64_FORMAT " overflow %s precision",
+							qids[i / k], GluePrecisionWords(float64)) :
+					 errmsg("distances from the query overflow %s precision",
+							GluePrecisionWords(float64)),
+					 GlueErrdetailPrecision(float64),
 					 errhint("Scale the features down, for example by dividing them by their standard deviation.")));
 	}
 }
 
 /*
- * Ensures no score overflowed: distances are float32, so features near
- * 1e19 and beyond make squared distances infinite, and an infinite score
- * ranks nothing.  scores has count entries, for the rows with the given
- * indexes (rows NULL: rows 0 .. count-1).
+ * Ensures no score overflowed: features near 1e19 and beyond make float32
+ * squared distances infinite (near 1e154 float64 ones), and an infinite
+ * score ranks nothing.  scores has count entries, for the rows with the
+ * given indexes (rows NULL: rows 0 .. count-1).
  */
 static void
 GlueEnsureFiniteScores(const OdpInput *in, const double *scores,
 					   const int64 *rows, int64 count)
 {
+	bool		wide = in->data64 != NULL;
+
 	for (int64 i = 0; i < count; i++)
 	{
 		if (!isfinite(scores[i]))
 			ereport(ERROR,
 					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-					 errmsg("distances from the row with id " INT64_FORMAT " overflow single precision",
-							in->ids[rows ? rows[i] : i]),
-					 errdetail("odp_gpu computes distances in float32, whose largest value is about 3.4e38."),
+					 errmsg("distances from the row with id " INT64_FORMAT " overflow %s precision",
+							in->ids[rows ? rows[i] : i], GluePrecisionWords(wide)),
+					 GlueErrdetailPrecision(wide),
 					 errhint("Scale the features down, for example by dividing them by their standard deviation.")));
 	}
+}
+
+/* The name of in's precision, for the timing report. */
+static const char *
+GluePrecisionName(const OdpInput *in)
+{
+	return in->data64 != NULL ? "float64" : "float32";
+}
+
+/* Points m at in's rows (either precision) and ids. */
+static void
+GlueMatrix(const OdpInput *in, OdpMatrix *m)
+{
+	m->data = in->data;
+	m->data64 = in->data64;
+	m->rows = in->rows;
+	m->dims = in->dims;
+	m->ids = in->ids;
 }
 
 /*
@@ -317,10 +378,8 @@ GlueBegin(const OdpInput *in, OdpContext *ctx, GlueCancelState *cancel,
 	info->on_gpu = OdpChooseGpu(in->rows, in->rows);
 	GlueInitContext(ctx, info->on_gpu, cancel);
 	memset(call, 0, sizeof(*call));
-	call->m[0].data = in->data;
-	call->m[0].rows = in->rows;
-	call->m[0].dims = in->dims;
-	call->m[0].ids = in->ids;
+	GlueMatrix(in, &call->m[0]);
+	info->precision = GluePrecisionName(in);
 }
 
 /*
@@ -383,27 +442,28 @@ OdpEngineCallEnd(OdpEngineCall *call, OdpStatus status)
  */
 void
 OdpComputeKnn(const OdpInput *queries, const OdpInput *source,
-			  OdpMetric metric, int32 k, bool self_join, float *dist,
+			  OdpMetric metric, int32 k, bool self_join, double *dist,
 			  int64 *index, OdpRunInfo *info)
 {
 	OdpContext	ctx;
 	GlueCancelState cancel;
 	OdpCall		call;
 
+	Assert((queries->data64 != NULL) == (source->data64 != NULL));
 	memset(info, 0, sizeof(*info));
 	info->on_gpu = OdpChooseGpu(queries->rows, source->rows);
+	info->precision = GluePrecisionName(source);
 	info->queries = queries->rows;
 	info->query_read_ms = self_join ? 0.0 : queries->read_ms;
 	GlueInitContext(&ctx, info->on_gpu, &cancel);
 	memset(&call, 0, sizeof(call));
 	call.op = ODP_CALL_KNN;
 	call.two_inputs = !self_join;
-	call.m[0].data = self_join ? source->data : queries->data;
-	call.m[0].rows = self_join ? source->rows : queries->rows;
-	call.m[0].dims = self_join ? source->dims : queries->dims;
-	call.m[1].data = source->data;
-	call.m[1].rows = source->rows;
-	call.m[1].dims = source->dims;
+	GlueMatrix(self_join ? source : queries, &call.m[0]);
+	GlueMatrix(source, &call.m[1]);
+	/* the engine takes the rows' indexes, not their ids */
+	call.m[0].ids = NULL;
+	call.m[1].ids = NULL;
 	call.metric = metric;
 	call.k = k;
 	call.self_join = self_join;
@@ -549,7 +609,7 @@ OdpComputeKnnExcluding(const OdpMatrix *queries, const int64 *qids,
 	call.m[1].ids = cids;
 	call.metric = metric;
 	call.k = k;
-	call.dist = dist;
+	call.shard_dist = dist;
 	call.index = ids;
 	GlueEnd(GlueRun(&ctx, &call, &info), &ctx, &cancel, &info);
 }
@@ -972,6 +1032,8 @@ OdpReportTiming(const char *what, const OdpInput *in, const OdpRunInfo *info,
 		info->transfer_ms + info->compute_ms + output_ms;
 	extra = psprintf("%s read_workers=%d total=%.1f ms other=%.1f ms", extra,
 					 in->read_workers, total, total - phases);
+	if (info->precision != NULL)
+		extra = psprintf("%s precision=%s", extra, info->precision);
 	ereport(NOTICE,
 			(errmsg("odp_gpu timing: %s path=%s rows=" INT64_FORMAT " dims=%d "
 					"read=%.1f ms (%s) transfer=%.1f ms compute=%.1f ms output=%.1f ms chunks=" INT64_FORMAT "%s",

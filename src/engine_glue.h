@@ -37,6 +37,9 @@ typedef struct OdpRunInfo
 	double		queued_ms;		/* of it, waiting for a slot and memory */
 	int			service_device; /* the first device it ran on there */
 
+	/* set by the distance analytics: "float32" or "float64"; else NULL */
+	const char *precision;
+
 	/* set by OdpComputeKnn only */
 	int64		queries;		/* query rows (0: not a k-NN call) */
 	double		query_read_ms;	/* reading them (0 for a self join) */
@@ -105,6 +108,14 @@ extern bool OdpGpuUsable(char **why);
 
 extern bool OdpChooseGpu(int64 queries, int64 rows);
 extern void OdpCheckCosineRows(const OdpInput *in, OdpMetric metric);
+
+/*
+ * Ensures k-NN distances (count of them, k per query; qids the queries'
+ * ids or NULL for one query) are finite, naming the query whose are not;
+ * float64 says the rows' precision, for the message.
+ */
+extern void OdpEnsureFiniteDistances(const double *dist, int64 count, int32 k,
+									 const int64 *qids, bool float64);
 extern void OdpComputeOutlierScores(const OdpInput *in, OdpMetric metric,
 									int32 k, double *scores,
 									OdpRunInfo *info);
@@ -116,7 +127,7 @@ extern void OdpComputeTopOutliers(const OdpInput *in, OdpMetric metric,
 								  int64 *solving_count, OdpRunInfo *info);
 extern void OdpComputeKnn(const OdpInput *queries, const OdpInput *source,
 						  OdpMetric metric, int32 k, bool self_join,
-						  float *dist, int64 *index, OdpRunInfo *info);
+						  double *dist, int64 *index, OdpRunInfo *info);
 /*
  * A shard's SolvingSet node state (odp_distributed.h) kept between engine
  * calls: in this backend, or, on the GPU path with the library preloaded,

@@ -28,10 +28,22 @@
 
 #include "odp_intervals.h"
 
-/* How OdpReadInput delivers the feature values. */
+/*
+ * How OdpReadInput delivers the feature values.  The distance analytics
+ * take their rows in the precision the features are stored in
+ * (ODP_VALUES_DISTANCE): float32 for real, real[], pgvector's types and
+ * smallint; float64 for double precision, numeric, integer and bigint,
+ * scalar or array, and for any mix of columns that includes one of them
+ * (odp_gpu.distance_precision may force either).  float32 rounds 1.7e9
+ * epoch seconds to 128 s, so stored float64 values are never squeezed
+ * through it unless the user asks.
+ */
 typedef enum OdpValueType
 {
-	ODP_VALUES_FLOAT4 = 0,		/* float32, checked to fit (distances) */
+	ODP_VALUES_DISTANCE = 0,	/* data (float32, checked to fit) or data64
+								 * (float64), by the rule above */
+	ODP_VALUES_FLOAT4,			/* float32 whatever the types (the sharded
+								 * nodes' wire format) */
 	ODP_VALUES_FLOAT8,			/* float64 as stored (correlations) */
 	ODP_VALUES_REGIONS			/* bounds of regions (interval matching) */
 } OdpValueType;
@@ -65,7 +77,10 @@ typedef struct OdpInputSpec
 	text	   *id_column;		/* NULL = default */
 	ArrayType  *features;		/* text[] or NULL = default */
 
-	/* zeroing the struct gives the defaults: float32, no missing values */
+	/*
+	 * zeroing the struct gives the defaults: the distances' precision, no
+	 * missing values
+	 */
 	OdpValueType values;
 	bool		missing_ok;		/* FLOAT8 only: a NULL or NaN value (not a
 								 * NULL vector) is missing, flagged in
@@ -90,9 +105,12 @@ typedef struct OdpInput
 {
 	int64		rows;
 	int32		dims;
-	float	   *data;			/* ODP_VALUES_FLOAT4: rows * dims, row-major,
+	float	   *data;			/* float32 rows: rows * dims, row-major,
 								 * sorted by ascending id; else NULL */
-	double	   *data64;			/* ODP_VALUES_FLOAT8: the same as float64 */
+	double	   *data64;			/* float64 rows (ODP_VALUES_FLOAT8, or
+								 * ODP_VALUES_DISTANCE on float64 features):
+								 * the same; else NULL (exactly one is set,
+								 * but for regions) */
 	uint8	   *missing;		/* missing_ok: rows * dims flags, 1 = missing
 								 * (the value is 0); NULL when none is */
 	uint64	   *lower;			/* ODP_VALUES_REGIONS: rows * dims keys of
@@ -129,7 +147,7 @@ typedef struct OdpInput
 } OdpInput;
 
 /*
- * Reads the source into a dense float32 matrix; every problem is an
+ * Reads the source into a dense matrix; every problem is an
  * ereport(ERROR).  Allocates in CurrentMemoryContext (huge allocations
  * allowed).  Must run inside a transaction with an active snapshot (any
  * SQL-callable function does).
@@ -155,11 +173,12 @@ extern bool OdpExactValuesMissing(const OdpInput *in, const OdpInput *other);
 /*
  * Resolves spec's source as OdpReadInput would, without reading rows:
  * returns false for a query; else the relation (locked), after the
- * caller's privileges on it and its columns are checked, and the names of
- * the id column and of the features (a list of C strings).
+ * caller's privileges on it and its columns are checked, the names of
+ * the id column and of the features (a list of C strings), and whether
+ * reading it would give float64 rows (*float64).
  */
 extern bool OdpResolveSource(const OdpInputSpec *spec, Oid *relid,
-							 char **id_name, List **features);
+							 char **id_name, List **features, bool *float64);
 
 /*
  * The relation a source names, or InvalidOid for a query, a malformed name
@@ -168,6 +187,21 @@ extern bool OdpResolveSource(const OdpInputSpec *spec, Oid *relid,
  * ("cross-database references are not implemented") passes through.
  */
 extern Oid	OdpSourceRelid(const text *source);
+
+/*
+ * Whether features of these types are read as float64 by
+ * ODP_VALUES_DISTANCE (the rule above, under odp_gpu.distance_precision):
+ * typids are column types, scalars or arrays or pgvector's types
+ * (input_columns.c).
+ */
+extern bool OdpTypesNeedFloat64(const Oid *typids, int n);
+
+/*
+ * Widens float32 rows to float64 in place (data64 replaces data; exact),
+ * so that rows of both precisions can be compared; float64 rows are left
+ * as they are.
+ */
+extern void OdpInputWiden(OdpInput *in);
 
 /* The row estimate of the relation a source names, or -1 (input_source.c). */
 extern double OdpSourceRowEstimate(const text *source);

@@ -472,9 +472,30 @@ OdpReaderFinish(OdpReader *r)
 		r->dims = 0;
 }
 
+/* See input.h. */
+void
+OdpInputWiden(OdpInput *in)
+{
+	Size		n = (Size) in->rows * (Size) in->dims;
+	double	   *wide;
+
+	if (in->data == NULL)
+		return;
+	wide = MemoryContextAllocHuge(CurrentMemoryContext,
+								  OdpMulSize(Max(n, 1), sizeof(double)));
+	for (Size i = 0; i < n; i++)
+		wide[i] = (double) in->data[i];
+	/* an aggregate's rows stay its accumulator's */
+	if (!in->aggregate)
+		OdpRelease(in->data);
+	in->data = NULL;
+	in->data64 = wide;
+}
+
 /*
  * Prepares a reader for plan; capacity_hint is the expected row count, and
- * spec (or NULL: float32, no missing values) says how values are delivered.
+ * spec (or NULL: float32, no missing values) says how values are delivered:
+ * for the distances, in the precision plan's features are stored in.
  */
 void
 OdpReaderInit(OdpReader *r, const OdpColumnPlan *plan, MemoryContext outcxt,
@@ -489,7 +510,10 @@ OdpReaderInit(OdpReader *r, const OdpColumnPlan *plan, MemoryContext outcxt,
 	r->sorted = true;
 	r->keep_exact = plan->exact_bounds;
 	r->dims = plan->vector ? -1 : plan->nfeatures;
-	r->f64 = spec != NULL && spec->values == ODP_VALUES_FLOAT8;
+	r->f64 = spec != NULL &&
+		(spec->values == ODP_VALUES_FLOAT8 ||
+		 (spec->values == ODP_VALUES_DISTANCE && !plan->regions &&
+		  OdpColumnsNeedFloat64(plan->features, plan->nfeatures)));
 	r->missing_ok = r->f64 && spec->missing_ok;
 	r->max_dims = spec != NULL && spec->max_dims > 0 ? spec->max_dims : ODP_MAX_DIMS;
 	r->empty_ok = spec != NULL && spec->empty_ok;

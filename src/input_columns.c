@@ -32,6 +32,7 @@
 #include "input_checks.h"
 #include "miscadmin.h"
 #include "odp_engine.h"
+#include "settings.h"
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -183,6 +184,53 @@ OdpDescribeType(Oid typid, OdpColumn *col)
 		col->is_numeric = OdpValueKindOf(elemtype, &col->kind);
 	else
 		col->is_numeric = OdpValueKindOf(typid, &col->kind);
+}
+
+/*
+ * Whether a column's values lose precision in float32: double precision,
+ * numeric, integer and bigint, scalars or elements.  real, smallint
+ * (exact in float32) and pgvector's types are float32 as stored.
+ */
+static bool
+OdpColumnStoredWide(const OdpColumn *col)
+{
+	if (col->format != ODP_FORMAT_ARRAY)
+		return false;
+	return col->kind == ODP_VALUE_INT4 || col->kind == ODP_VALUE_INT8 ||
+		col->kind == ODP_VALUE_FLOAT8 || col->kind == ODP_VALUE_NUMERIC;
+}
+
+/* See input_internal.h. */
+bool
+OdpColumnsNeedFloat64(const OdpColumn *cols, int ncols)
+{
+	switch ((OdpPrecisionSetting) odp_distance_precision)
+	{
+		case ODP_PRECISION_FLOAT32:
+			return false;
+		case ODP_PRECISION_FLOAT64:
+			return true;
+		case ODP_PRECISION_AUTO:
+			break;
+	}
+	for (int i = 0; i < ncols; i++)
+		if (OdpColumnStoredWide(&cols[i]))
+			return true;
+	return false;
+}
+
+/* See input.h. */
+bool
+OdpTypesNeedFloat64(const Oid *typids, int n)
+{
+	OdpColumn  *cols = palloc0(sizeof(OdpColumn) * Max(n, 1));
+	bool		wide;
+
+	for (int i = 0; i < n; i++)
+		OdpDescribeType(typids[i], &cols[i]);
+	wide = OdpColumnsNeedFloat64(cols, n);
+	pfree(cols);
+	return wide;
 }
 
 /*

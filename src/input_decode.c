@@ -3,7 +3,7 @@
  * input_decode.c
  *	  Decodes a row's values into the reader's next row: the id, scalar
  *	  feature columns, array values and pgvector values, as float32 or
- *	  float64.
+ *	  float64 (the distances' precision is the reader's: input.h).
  *
  * Array values are read in place from the (possibly short-header)
  * varlena, so that the common case allocates nothing per row; what is
@@ -38,6 +38,7 @@
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/memutils.h"
+#include "utils/numeric.h"
 
 /* ---- checks ---- */
 
@@ -149,6 +150,36 @@ OdpEnsureFloat4Range(double value, const OdpColumn *col, int64 id, int element)
 	}
 }
 
+/*
+ * Returns a numeric value as the nearest double, raising 22003 for a
+ * finite one beyond float64's range (element as for OdpEnsureFinite).
+ * NaN and the infinities pass through, for the caller's checks.
+ */
+static double
+OdpNumericValue(Datum value, const OdpColumn *col, int64 id, int element)
+{
+	double		d = OdpNumericToDouble(value);
+
+	if (unlikely(isinf(d)) && !numeric_is_inf(DatumGetNumeric(value)))
+	{
+		if (element >= 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("column \"%s\" has a value out of range for type double precision in the row with id %lld",
+							col->name, (long long) id),
+					 errdetail("Element %d is beyond about 1.8e308.", element + 1),
+					 errhint("Scale the values into the range of type double precision.")));
+		else
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("column \"%s\" has a value out of range for type double precision in the row with id %lld",
+							col->name, (long long) id),
+					 errdetail("The value is beyond about 1.8e308."),
+					 errhint("Scale the values into the range of type double precision.")));
+	}
+	return d;
+}
+
 /* ---- float32 values ---- */
 
 /* Returns the id in value, whose kind is an integer kind. */
@@ -194,7 +225,7 @@ OdpScalarValue(const OdpColumn *col, Datum value, int64 id)
 			d = DatumGetFloat8(value);
 			break;
 		case ODP_VALUE_NUMERIC:
-			d = OdpNumericToDouble(value);
+			d = OdpNumericValue(value, col, id, -1);
 			break;
 		default:
 			elog(ERROR, "feature column of unexpected kind %d", (int) col->kind);
@@ -730,12 +761,12 @@ OdpReadVector(OdpReader *r, const OdpColumn *col, Datum value, int64 id)
 				if (nulls[i])
 					OdpStoreNull64(r, dst64, miss, i, col, id, i);
 				else
-					OdpStore64(r, dst64, miss, i, OdpNumericToDouble(elems[i]),
-							   col, id, i);
+					OdpStore64(r, dst64, miss, i,
+							   OdpNumericValue(elems[i], col, id, i), col, id, i);
 				continue;
 			}
 			OdpEnsureElementNotNull(nulls[i], col, id, i);
-			d = OdpNumericToDouble(elems[i]);
+			d = OdpNumericValue(elems[i], col, id, i);
 			OdpEnsureFinite(d, col, id, i);
 			OdpEnsureFloat4Range(d, col, id, i);
 			dst[i] = (float) d;
@@ -827,6 +858,9 @@ OdpReaderAddRow(OdpReader *r, const Datum *values, const bool *isnull)
 			idx = col->pos - 1;
 			if (isnull[idx])
 				OdpStoreNull64(r, dst, miss, i, col, id, -1);
+			else if (col->kind == ODP_VALUE_NUMERIC)
+				OdpStore64(r, dst, miss, i, OdpNumericValue(values[idx], col, id, -1),
+						   col, id, -1);
 			else
 				OdpStore64(r, dst, miss, i, OdpDoubleValue(col->kind, values[idx]),
 						   col, id, -1);

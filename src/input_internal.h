@@ -51,6 +51,7 @@
 #include "executor/tuptable.h"
 #include "input.h"
 #include "storage/shm_toc.h"
+#include "utils/builtins.h"
 #include "utils/fmgrprotos.h"
 #include "utils/relcache.h"
 
@@ -76,11 +77,15 @@ OdpIsIntegerKind(OdpValueKind kind)
 		kind == ODP_VALUE_INT8;
 }
 
-/* Converts a numeric Datum to double (NaN and infinities pass through). */
+/*
+ * Converts a numeric Datum to the nearest double (NaN and infinities pass
+ * through); a finite value beyond float64's range becomes an infinity
+ * instead of an error, so that the caller can name its row.
+ */
 static inline double
 OdpNumericToDouble(Datum value)
 {
-	return DatumGetFloat8(DirectFunctionCall1(numeric_float8, value));
+	return DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, value));
 }
 
 /* Returns a scalar value of a numeric kind as float64 (unchecked). */
@@ -270,6 +275,12 @@ extern char *OdpRelationDesc(Relation rel);
 
 extern bool OdpValueKindOf(Oid typid, OdpValueKind *kind);
 extern void OdpDescribeType(Oid typid, OdpColumn *col);
+
+/*
+ * Whether the distances read features stored as cols in float64 (the rule
+ * of input.h, under odp_gpu.distance_precision).
+ */
+extern bool OdpColumnsNeedFloat64(const OdpColumn *cols, int ncols);
 extern OdpColumn *OdpDescribeColumns(TupleDesc tupdesc, bool is_relation,
 									 int *ncols);
 extern const OdpColumn *OdpFindColumn(const OdpColumn *cols, int ncols,

@@ -549,15 +549,21 @@ OdpParticipantInit(OdpParticipant *p, OdpParallelRead *s, Relation rel,
 
 /* ---- the backend ---- */
 
-/* Serializes what a worker needs of spec into the context's segment. */
+/*
+ * Serializes what a worker needs of spec into the context's segment; the
+ * distances' precision goes as the backend's reader r decided it, so that
+ * every participant fills the same buffers.
+ */
 static void
-OdpStoreSpec(ParallelContext *pcxt, const OdpInputSpec *spec, Oid relid,
-			 Size bytes)
+OdpStoreSpec(ParallelContext *pcxt, const OdpInputSpec *spec,
+			 const OdpReader *r, Oid relid, Size bytes)
 {
 	OdpSpecWire *w = shm_toc_allocate(pcxt->toc, bytes);
 
 	w->relid = relid;
 	w->values = spec->values;
+	if (spec->values == ODP_VALUES_DISTANCE)
+		w->values = r->f64 ? ODP_VALUES_FLOAT8 : ODP_VALUES_FLOAT4;
 	w->missing_ok = spec->missing_ok;
 	w->max_dims = spec->max_dims;
 	w->pair_flags = spec->pair_flags;
@@ -638,7 +644,7 @@ OdpRunParallelRead(Relation rel, const OdpInputSpec *spec, OdpReader *r,
 	for (int64 c = 0; c < nchunks; c++)
 		s->chunks[c].rows = -1;
 	shm_toc_insert(pcxt->toc, ODP_PARALLEL_KEY_READ, s);
-	OdpStoreSpec(pcxt, spec, RelationGetRelid(rel), spec_bytes);
+	OdpStoreSpec(pcxt, spec, r, RelationGetRelid(rel), spec_bytes);
 
 	LaunchParallelWorkers(pcxt);
 	*launched = pcxt->nworkers_launched;

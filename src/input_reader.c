@@ -2,7 +2,8 @@
  *
  * input_reader.c
  *	  Reads a table, view or query into a dense matrix plus ids: float32
- *	  for the distance analytics, float64 (with flags of missing values
+ *	  or float64 for the distance analytics, as the features are stored
+ *	  (input.h), float64 (with flags of missing values
  *	  where the caller accepts them) for the correlations, or the bounds of
  *	  regions for the matching.  The entry points OdpReadInput and
  *	  OdpResolveSource.
@@ -420,7 +421,7 @@ OdpParallelReadMain(dsm_segment *seg, shm_toc *toc)
 /* See input.h. */
 bool
 OdpResolveSource(const OdpInputSpec *spec, Oid *relid, char **id_name,
-				 List **features)
+				 List **features, bool *float64)
 {
 	char	   *source = text_to_cstring(spec->source);
 	Relation	rel;
@@ -435,6 +436,9 @@ OdpResolveSource(const OdpInputSpec *spec, Oid *relid, char **id_name,
 	*id_name = pstrdup(plan.id.name);
 	for (int i = 0; i < plan.nfeatures; i++)
 		*features = lappend(*features, pstrdup(plan.features[i].name));
+	*float64 = spec->values == ODP_VALUES_FLOAT8 ||
+		(spec->values == ODP_VALUES_DISTANCE &&
+		 OdpColumnsNeedFloat64(plan.features, plan.nfeatures));
 	relation_close(rel, NoLock);
 	return true;
 }

@@ -57,22 +57,12 @@ OdpKnnCompute(const OdpInput *queries, const OdpInput *source, OdpMetric metric,
 	if (res->k == 0)
 		return;
 	n = (Size) queries->rows * (Size) res->k;
-	res->dist = (float *) MemoryContextAllocHuge(CurrentMemoryContext, sizeof(float) * n);
+	res->dist = (double *) MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * n);
 	res->index = (int64 *) MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * n);
 	OdpComputeKnn(queries, source, metric, res->k, self_join, res->dist,
 				  res->index, &res->info);
-	for (Size i = 0; i < n; i++)
-	{
-		if (!isfinite(res->dist[i]))
-			ereport(ERROR,
-					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-					 queries->ids ?
-					 errmsg("distances from the query with id " INT64_FORMAT " overflow single precision",
-							queries->ids[i / res->k]) :
-					 errmsg("distances from the query overflow single precision"),
-					 errdetail("odp_gpu computes distances in float32, whose largest value is about 3.4e38."),
-					 errhint("Scale the features down, for example by dividing them by their standard deviation.")));
-	}
+	OdpEnsureFiniteDistances(res->dist, (int64) n, res->k, queries->ids,
+							 source->data64 != NULL);
 }
 
 /*
@@ -96,14 +86,34 @@ OdpKnnArgSpecs(FunctionCallInfo fcinfo, int src, int opt, int qsrc, int qopt,
 }
 
 /*
- * Reads the rows of qspec, checked against source: as many values as its
- * rows, and norms for cosine.  Allocates in the current memory context.
+ * Reads the rows of qspec, checked against source (OdpKnnCheckQueries).
+ * Allocates in the current memory context.
  */
 void
-OdpKnnReadQueries(const OdpInputSpec *qspec, const OdpInput *source,
+OdpKnnReadQueries(const OdpInputSpec *qspec, OdpInput *source,
 				  OdpMetric metric, OdpInput *queries)
 {
 	OdpReadInput(qspec, queries);
+	OdpKnnCheckQueries(queries, source, metric);
+}
+
+/*
+ * Checks queries against source: as many values as its rows, and norms
+ * for cosine; the two are brought to one precision, float64 where either
+ * is (widening float32 rows is exact), so that a real[] table joined with
+ * a float8 one is compared as the float8 one is stored.  The source's
+ * norms are checked again where it was widened.
+ */
+void
+OdpKnnCheckQueries(OdpInput *queries, OdpInput *source, OdpMetric metric)
+{
+	if (queries->data64 != NULL && source->data64 == NULL)
+	{
+		OdpInputWiden(source);
+		OdpCheckCosineRows(source, metric);
+	}
+	else if (source->data64 != NULL)
+		OdpInputWiden(queries);
 	if (queries->dims != source->dims)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),
@@ -154,6 +164,25 @@ KnnDistributed(ReturnSetInfo *rsinfo, const OdpShardSet *shards,
 }
 
 /*
+ * Ensures a cosine query has a norm, in the precision it is compared in
+ * (q64 for float64 rows, else q32).
+ */
+static void
+KnnQueryNotZero(OdpMetric metric, const double *q64, const float *q32,
+				int32 dims)
+{
+	double		norm;
+
+	if (metric != ODP_METRIC_COSINE)
+		return;
+	norm = q64 != NULL ? odp_row_norm64(q64, dims) : (double) odp_row_norm(q32, dims);
+	if (norm == 0.0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("query is a zero vector, for which cosine distance is undefined")));
+}
+
+/*
  * odp_knn(source, query, k, id_column, features, metric)
  *	  -> TABLE(rank int, id bigint, distance float8): the k rows of source
  *	  nearest to query, nearest first (largest inner product first), ties
@@ -171,7 +200,7 @@ odp_knn(PG_FUNCTION_ARGS)
 	OdpMetric	metric;
 	MemoryContext work,
 				old;
-	float	   *qv;
+	double	   *qv;
 	int32		qdims;
 	int32		k;
 	double		start;
@@ -190,16 +219,16 @@ odp_knn(PG_FUNCTION_ARGS)
 								 ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(work);
 	qv = OdpArgQueryVector(fcinfo, 1, &qdims);
-	if (metric == ODP_METRIC_COSINE && odp_row_norm(qv, qdims) == 0.0f)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("query is a zero vector, for which cosine distance is undefined")));
 	{
 		OdpShardSet shards;
 
+		/* a sharded table's rows are float32 (OdpFindShards) */
 		if (k < ODP_MAX_K && OdpFindShards(&spec, &shards))
 		{
-			KnnDistributed(rsinfo, &shards, &spec, metric, k, qv, NULL, 1, qdims,
+			float	   *qv32 = OdpQueryToFloat32(qv, qdims);
+
+			KnnQueryNotZero(metric, qv, qv32, qdims);
+			KnnDistributed(rsinfo, &shards, &spec, metric, k, qv32, NULL, 1, qdims,
 						   "odp_knn");
 			MemoryContextSwitchTo(old);
 			MemoryContextDelete(work);
@@ -214,10 +243,15 @@ odp_knn(PG_FUNCTION_ARGS)
 						qdims, source.source_desc, source.dims),
 				 errhint("Pass a query vector with one value per feature.")));
 	OdpCheckCosineRows(&source, metric);
+	/* the query in the table's precision */
 	memset(&query, 0, sizeof(query));
 	query.rows = 1;
 	query.dims = qdims;
-	query.data = qv;
+	if (source.data64 != NULL)
+		query.data64 = qv;
+	else
+		query.data = OdpQueryToFloat32(qv, qdims);
+	KnnQueryNotZero(metric, query.data64, query.data, qdims);
 	OdpKnnCompute(&query, &source, metric, k, false, &res);
 	MemoryContextSwitchTo(old);
 
@@ -229,7 +263,7 @@ odp_knn(PG_FUNCTION_ARGS)
 
 		values[0] = Int32GetDatum(r + 1);
 		values[1] = Int64GetDatum(source.ids[res.index[r]]);
-		values[2] = Float8GetDatum((double) res.dist[r]);
+		values[2] = Float8GetDatum(res.dist[r]);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	if (res.k > 0)
@@ -262,6 +296,7 @@ odp_knn_join(PG_FUNCTION_ARGS)
 	MemoryContext work,
 				old;
 	bool		self_join;
+	bool		queries_read = false;
 	int32		k;
 	double		start;
 
@@ -285,11 +320,16 @@ odp_knn_join(PG_FUNCTION_ARGS)
 		{
 			OdpReadInput(&qspec, &queries);
 			OdpCheckCosineRows(&queries, metric);
-			KnnDistributed(rsinfo, &shards, &spec, metric, k, queries.data,
-						   queries.ids, queries.rows, queries.dims, "odp_knn_join");
-			MemoryContextSwitchTo(old);
-			MemoryContextDelete(work);
-			return (Datum) 0;
+			queries_read = true;
+			/* float64 queries are compared with the rows read, in float64 */
+			if (queries.data != NULL)
+			{
+				KnnDistributed(rsinfo, &shards, &spec, metric, k, queries.data,
+							   queries.ids, queries.rows, queries.dims, "odp_knn_join");
+				MemoryContextSwitchTo(old);
+				MemoryContextDelete(work);
+				return (Datum) 0;
+			}
 		}
 	}
 	OdpReadInput(&spec, &source);
@@ -298,7 +338,10 @@ odp_knn_join(PG_FUNCTION_ARGS)
 		qin = &source;
 	else
 	{
-		OdpKnnReadQueries(&qspec, &source, metric, &queries);
+		if (queries_read)
+			OdpKnnCheckQueries(&queries, &source, metric);
+		else
+			OdpKnnReadQueries(&qspec, &source, metric, &queries);
 		qin = &queries;
 	}
 	OdpKnnCompute(qin, &source, metric, k, self_join, &res);
@@ -318,7 +361,7 @@ odp_knn_join(PG_FUNCTION_ARGS)
 			values[0] = Int64GetDatum(qin->ids[q]);
 			values[1] = Int32GetDatum(r + 1);
 			values[2] = Int64GetDatum(source.ids[res.index[at]]);
-			values[3] = Float8GetDatum((double) res.dist[at]);
+			values[3] = Float8GetDatum(res.dist[at]);
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 		}
 	}

@@ -22,7 +22,8 @@
 typedef struct OdpKnnResult
 {
 	int32		k;				/* per query, after clamping to the rows */
-	float	   *dist;			/* queries x k */
+	double	   *dist;			/* queries x k, in the rows' precision
+								 * (float32 ones widened) */
 	int64	   *index;			/* source row indexes */
 	OdpRunInfo	info;
 } OdpKnnResult;
@@ -30,9 +31,14 @@ typedef struct OdpKnnResult
 /* The specs of the rows searched and of the queries, from the arguments. */
 extern void OdpKnnArgSpecs(FunctionCallInfo fcinfo, int src, int opt, int qsrc,
 						   int qopt, OdpInputSpec *spec, OdpInputSpec *qspec);
-/* Reads the queries, checked against the source's rows. */
-extern void OdpKnnReadQueries(const OdpInputSpec *qspec, const OdpInput *source,
+/*
+ * Reads the queries, checked against the source's rows; rows of either
+ * in float32 are widened to float64 where the other's are float64.
+ */
+extern void OdpKnnReadQueries(const OdpInputSpec *qspec, OdpInput *source,
 							  OdpMetric metric, OdpInput *queries);
+extern void OdpKnnCheckQueries(OdpInput *queries, OdpInput *source,
+							   OdpMetric metric);
 /* The k nearest rows of source for every query (k clamped to the rows). */
 extern void OdpKnnCompute(const OdpInput *queries, const OdpInput *source,
 						  OdpMetric metric, int32 k, bool self_join,

@@ -394,7 +394,7 @@ odp_outlier_predict(PG_FUNCTION_ARGS)
 	{
 		Datum		values[PREDICT_COLS];
 		bool		nulls[PREDICT_COLS] = {false, false, !has_threshold};
-		double		weight = odp_sum_ascending(res.dist + (Size) q * k, k);
+		double		weight = odp_sum_ascending64(res.dist + (Size) q * k, k);
 
 		/* a million new rows take a while to store */
 		if ((q & 0xFFFF) == 0)

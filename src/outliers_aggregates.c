@@ -99,7 +99,7 @@ odp_top_outliers_agg_transfn(PG_FUNCTION_ARGS)
 
 		state = (OutlierAggState *) MemoryContextAlloc(aggcxt, sizeof(OutlierAggState));
 		state->rows = OdpRowAccumCreate(aggcxt, "id", "features", vectype,
-										 ODP_VALUES_FLOAT4);
+										 ODP_VALUES_DISTANCE);
 		state->k = k;
 		state->n = n;
 	}

@@ -31,6 +31,7 @@ typedef struct OdpDevicesExtra
 
 int			odp_device_setting = ODP_SETTING_AUTO;
 int			odp_parallel_read = ODP_PARALLEL_READ_AUTO;
+int			odp_distance_precision = ODP_PRECISION_AUTO;
 char	   *odp_devices_setting = NULL;
 static OdpDevicesExtra odp_devices_parsed = {-1, {0}};
 int			odp_device_id = ODP_DEVICE_ID_DEFAULT;
@@ -45,6 +46,13 @@ static const struct config_enum_entry parallel_read_options[] = {
 	{"auto", ODP_PARALLEL_READ_AUTO, false},
 	{"off", ODP_PARALLEL_READ_OFF, false},
 	{"force", ODP_PARALLEL_READ_FORCE, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry precision_options[] = {
+	{"auto", ODP_PRECISION_AUTO, false},
+	{"float32", ODP_PRECISION_FLOAT32, false},
+	{"float64", ODP_PRECISION_FLOAT64, false},
 	{NULL, 0, false}
 };
 
@@ -188,6 +196,17 @@ OdpDefineSettings(void)
 							 "force uses max_parallel_workers_per_gather workers whatever the "
 							 "size (for tests); off reads in the backend alone.",
 							 &odp_parallel_read, ODP_PARALLEL_READ_AUTO, parallel_read_options,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("odp_gpu.distance_precision",
+							 "The precision of the distance analytics' rows: auto, float32 or float64.",
+							 "auto computes features stored as real, real[], vector, halfvec, "
+							 "sparsevec or smallint in float32, and features stored as double "
+							 "precision, numeric, integer or bigint (or a mix including one) in "
+							 "float64, exact for the stored values; float32 rounds every feature "
+							 "to float32 (the earlier behaviour, faster on the GPU); float64 "
+							 "computes every source in float64.",
+							 &odp_distance_precision, ODP_PRECISION_AUTO, precision_options,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 
 	DefineCustomStringVariable("odp_gpu.devices",

@@ -28,6 +28,14 @@ typedef enum OdpParallelReadSetting
 	ODP_PARALLEL_READ_FORCE		/* every table source, whatever its size */
 } OdpParallelReadSetting;
 
+/* odp_gpu.distance_precision */
+typedef enum OdpPrecisionSetting
+{
+	ODP_PRECISION_AUTO,			/* the precision the features are stored in */
+	ODP_PRECISION_FLOAT32,
+	ODP_PRECISION_FLOAT64
+} OdpPrecisionSetting;
+
 /* -1: not set, odp_gpu.devices decides; else that one device */
 #define ODP_DEVICE_ID_DEFAULT		(-1)
 #define ODP_DEVICE_ID_MIN			(-1)
@@ -51,6 +59,7 @@ typedef enum OdpParallelReadSetting
 
 extern int	odp_device_setting;
 extern int	odp_parallel_read;
+extern int	odp_distance_precision;
 extern int	odp_device_id;
 extern int	odp_gpu_memory_limit_mb;
 extern int	odp_gpu_min_rows;
