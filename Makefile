@@ -159,7 +159,8 @@ $(BENCHES): $(wildcard test/bench/*.h) $(ENGINE_HEADERS)
 # Engine unit tests: no server needed; the GPU part runs where a GPU is.
 # One binary from every test/engine/*.c: runner.c (main; a flag per
 # analytic), test_util.c, one test_<analytic>.c per analytic and
-# test_integer.c (k-NN and outliers on integer data with ties).
+# test_integer.c (k-NN and outliers on integer data with ties) and
+# test_precision.c (float64 rows).
 ENGINE_TEST_SRCS = $(wildcard test/engine/*.c)
 test/engine/test_engine: $(ENGINE_TEST_SRCS) $(ENGINE_OBJS)
 	$(ENGINE_PROGRAM) -o $@ $(ENGINE_TEST_SRCS) $(ENGINE_OBJS) $(SHLIB_LINK)

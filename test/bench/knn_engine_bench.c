@@ -11,6 +11,7 @@
  *	--threads T (16)  --device gpu|cpu (gpu)
  *	--values V	integers 0 .. V-1 instead of Gaussian values (2: 0/1 rows)
  *	--no-int	keep the GPU off its exact integer path, to compare
+ *	--float64	the same values as float64 rows (OdpMatrix.data64)
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -47,7 +48,7 @@ gauss(void)
 /* Runs one computation and prints its line; returns the status. */
 static OdpStatus
 run(OdpDevice dev, int threads, const OdpMatrix *q, const OdpMatrix *c,
-	OdpMetric metric, int k, bool self, float *dist, int64_t *index)
+	OdpMetric metric, int k, bool self, double *dist, int64_t *index)
 {
 	OdpContext	ctx;
 	double		t0;
@@ -80,8 +81,11 @@ main(int argc, char **argv)
 	OdpMetric	metric = ODP_METRIC_EUCLIDEAN;
 	OdpMatrix	c = {0},
 				q = {0};
+	bool		wide = false;
 	float	   *cd,
-			   *qd,
+			   *qd;
+	double	   *cd64 = NULL,
+			   *qd64 = NULL,
 			   *d1,
 			   *d2;
 	int64_t    *i1,
@@ -119,6 +123,8 @@ main(int argc, char **argv)
 			cpu = true;
 		else if (strcmp(argv[a], "--values") == 0)
 			values = atoi(v), a++;
+		else if (strcmp(argv[a], "--float64") == 0)
+			wide = true;
 		else if (strcmp(argv[a], "--no-int") == 0)
 		{
 			if (&odp_gpu_knn_int_min_pairs != NULL)
@@ -133,8 +139,8 @@ main(int argc, char **argv)
 	nq = queries > 0 ? queries : rows;
 	cd = malloc(sizeof(float) * (size_t) rows * dims);
 	qd = queries > 0 ? malloc(sizeof(float) * (size_t) queries * dims) : cd;
-	d1 = malloc(sizeof(float) * (size_t) nq * k);
-	d2 = malloc(sizeof(float) * (size_t) nq * k);
+	d1 = malloc(sizeof(double) * (size_t) nq * k);
+	d2 = malloc(sizeof(double) * (size_t) nq * k);
 	i1 = malloc(sizeof(int64_t) * (size_t) nq * k);
 	i2 = malloc(sizeof(int64_t) * (size_t) nq * k);
 	if (!cd || !qd || !d1 || !d2 || !i1 || !i2)
@@ -153,9 +159,28 @@ main(int argc, char **argv)
 	q.data = qd;
 	q.rows = nq;
 	q.dims = dims;
-	printf("knn_engine_bench: %lld queries%s x %lld rows x %d dims, k = %d, %s\n",
+	if (wide)
+	{
+		/* the same values, widened: float64 rows */
+		cd64 = malloc(sizeof(double) * (size_t) rows * dims);
+		qd64 = queries > 0 ? malloc(sizeof(double) * (size_t) queries * dims) : cd64;
+		if (!cd64 || !qd64)
+		{
+			fprintf(stderr, "out of memory\n");
+			return 1;
+		}
+		for (size_t i = 0; i < (size_t) rows * dims; i++)
+			cd64[i] = cd[i];
+		for (size_t i = 0; queries > 0 && i < (size_t) queries * dims; i++)
+			qd64[i] = qd[i];
+		c.data = NULL;
+		c.data64 = cd64;
+		q.data = NULL;
+		q.data64 = qd64;
+	}
+	printf("knn_engine_bench: %lld queries%s x %lld rows x %d dims, k = %d, %s, %s\n",
 		   (long long) nq, queries > 0 ? "" : " (self join)", (long long) rows, dims, k,
-		   odp_metric_name(metric));
+		   odp_metric_name(metric), wide ? "float64" : "float32");
 	for (int r = 0; r < reps; r++)
 		if (run(dev, threads, &q, &c, metric, k, queries == 0, d1, i1) != ODP_OK)
 			return 1;
@@ -166,7 +191,7 @@ main(int argc, char **argv)
 		if (run(ODP_DEVICE_CPU, threads, &q, &c, metric, k, queries == 0, d2, i2) != ODP_OK)
 			return 1;
 		for (int64_t t = 0; t < nq * k; t++)
-			if (i1[t] != i2[t] || memcmp(&d1[t], &d2[t], sizeof(float)) != 0)
+			if (i1[t] != i2[t] || memcmp(&d1[t], &d2[t], sizeof(double)) != 0)
 				diff++;
 		printf("compare: %lld of %lld entries differ between the paths\n",
 			   (long long) diff, (long long) (nq * k));

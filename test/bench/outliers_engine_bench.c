@@ -28,6 +28,7 @@
  *	--device D	gpu (default) or cpu for the SolvingSet runs
  *	--no-int	keep the GPU off its exact integer path (the float paths
  *				run), to compare
+ *	--float64	the same values as float64 rows (OdpMatrix.data64)
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -312,6 +313,8 @@ main(int argc, char **argv)
 	int			unif_dims = 10;
 	OdpDevice	device = ODP_DEVICE_GPU;
 	float	   *data = NULL;
+	double	   *data64 = NULL;
+	bool		wide = false;
 	int			dims;
 	OdpMatrix	m = {0};
 	Run			gs;
@@ -384,6 +387,8 @@ main(int argc, char **argv)
 			cpu = true;
 		else if (strcmp(argv[i], "--scores") == 0)
 			scores = true;
+		else if (strcmp(argv[i], "--float64") == 0)
+			wide = true;
 		else
 		{
 			fprintf(stderr, "unknown option %s\n", argv[i]);
@@ -401,6 +406,21 @@ main(int argc, char **argv)
 	m.data = data;
 	m.rows = rows;
 	m.dims = dims;
+	if (wide)
+	{
+		/* the same values, widened: float64 rows */
+		data64 = malloc(sizeof(double) * (size_t) rows * dims);
+		if (data64 == NULL)
+		{
+			fprintf(stderr, "out of memory\n");
+			return 1;
+		}
+		for (size_t i = 0; i < (size_t) rows * dims; i++)
+			data64[i] = data[i];
+		m.data = NULL;
+		m.data64 = data64;
+		printf("float64 rows\n");
+	}
 	printf("== %s (%s): %lld rows x %d dims, k %d, n %lld, split %d, compact %.2f\n", name,
 		   odp_metric_name(metric), (long long) rows, dims, k, (long long) n,
 		   &odp_gpu_ss_split != NULL ? odp_gpu_ss_split : 0,

@@ -9,6 +9,7 @@
  *	  test_engine --outliers       outlier scores, odp_top_n and SolvingSet
  *	  test_engine --knn            k nearest neighbours
  *	  test_engine --integer        k-NN and outliers on integer data, ties
+ *	  test_engine --precision      k-NN and outliers on float64 rows
  *	  test_engine --pearson        correlations
  *	  test_engine --skyline        skylines and skybands
  *	  test_engine --intervals      region matching
@@ -42,6 +43,7 @@ static const struct
 	{"--outliers", run_solvingset_tests},
 	{"--knn", run_knn_tests},
 	{"--integer", run_integer_tests},
+	{"--precision", run_precision_tests},
 	{"--pearson", run_pearson_tests},
 	{"--skyline", run_skyline_tests},
 	{"--intervals", run_interval_tests},
@@ -80,7 +82,7 @@ main(int argc, char **argv)
 		if (!known_flag(argv[i]))
 		{
 			fprintf(stderr, "unknown argument %s; usage: %s [--outliers] [--knn] [--integer] "
-					"[--pearson] [--skyline] [--intervals] [--distributed] [--devices]\n",
+					"[--precision] [--pearson] [--skyline] [--intervals] [--distributed] [--devices]\n",
 					argv[i], argv[0]);
 			return 2;
 		}

@@ -300,7 +300,7 @@ knn_split_tests(void)
 	for (int metric = 0; metric < ODP_METRIC_COUNT; metric += 2)
 	{
 		double	   *s[3];
-		float	   *d[3];
+		double	   *d[3];
 		int64_t    *ix[3];
 		OdpStatus	st[3],
 					kt[3];
@@ -311,7 +311,7 @@ knn_split_tests(void)
 				path == 1 ? make_ctx(ODP_DEVICE_GPU) : split_ctx();
 
 			s[path] = xmalloc(sizeof(double) * nc);
-			d[path] = xmalloc(sizeof(float) * nq * k);
+			d[path] = xmalloc(sizeof(double) * nq * k);
 			ix[path] = xmalloc(sizeof(int64_t) * nq * k);
 			st[path] = odp_compute_outlier_scores(&ctx, &mx, (OdpMetric) metric, k, s[path]);
 			kt[path] = odp_compute_knn(&ctx, &mq, &mx, (OdpMetric) metric, k, false,
@@ -323,9 +323,9 @@ knn_split_tests(void)
 			  "devices {0,0} outlier scores %s %lld x %d k=%d: identical to one GPU and the CPU",
 			  odp_metric_name((OdpMetric) metric), (long long) nc, dims, k);
 		check(kt[0] == ODP_OK && kt[1] == ODP_OK && kt[2] == ODP_OK &&
-			  memcmp(d[2], d[1], sizeof(float) * nq * k) == 0 &&
+			  memcmp(d[2], d[1], sizeof(double) * nq * k) == 0 &&
 			  memcmp(ix[2], ix[1], sizeof(int64_t) * nq * k) == 0 &&
-			  memcmp(d[2], d[0], sizeof(float) * nq * k) == 0 &&
+			  memcmp(d[2], d[0], sizeof(double) * nq * k) == 0 &&
 			  memcmp(ix[2], ix[0], sizeof(int64_t) * nq * k) == 0,
 			  "devices {0,0} k-NN %s %lld x %lld k=%d: identical to one GPU and the CPU",
 			  odp_metric_name((OdpMetric) metric), (long long) nq, (long long) nc, k);
@@ -339,7 +339,7 @@ knn_split_tests(void)
 
 	/* a self join */
 	{
-		float	   *d[2];
+		double	   *d[2];
 		int64_t    *ix[2];
 		OdpStatus	kt[2];
 
@@ -347,13 +347,13 @@ knn_split_tests(void)
 		{
 			OdpContext	ctx = path == 0 ? make_ctx(ODP_DEVICE_GPU) : split_ctx();
 
-			d[path] = xmalloc(sizeof(float) * nc * k);
+			d[path] = xmalloc(sizeof(double) * nc * k);
 			ix[path] = xmalloc(sizeof(int64_t) * nc * k);
 			kt[path] = odp_compute_knn(&ctx, &mx, &mx, ODP_METRIC_EUCLIDEAN, k, true,
 									   d[path], ix[path]);
 		}
 		check(kt[0] == ODP_OK && kt[1] == ODP_OK &&
-			  memcmp(d[0], d[1], sizeof(float) * nc * k) == 0 &&
+			  memcmp(d[0], d[1], sizeof(double) * nc * k) == 0 &&
 			  memcmp(ix[0], ix[1], sizeof(int64_t) * nc * k) == 0,
 			  "devices {0,0} k-NN self join %lld rows k=%d: identical to one GPU",
 			  (long long) nc, k);
@@ -375,7 +375,7 @@ knn_split_tests(void)
 		const int64_t n = 100000;
 		float	   *y = make_data(GEN_UNIT, n, 32);
 		OdpMatrix	my = {y, n, 32};
-		float	   *d[2];
+		double	   *d[2];
 		int64_t    *ix[2];
 		OdpStatus	kt[2];
 
@@ -383,7 +383,7 @@ knn_split_tests(void)
 		{
 			OdpContext	ctx = path == 0 ? make_ctx(ODP_DEVICE_GPU) : split_ctx();
 
-			d[path] = xmalloc(sizeof(float) * n * 10);
+			d[path] = xmalloc(sizeof(double) * n * 10);
 			ix[path] = xmalloc(sizeof(int64_t) * n * 10);
 			kt[path] = odp_compute_knn(&ctx, &my, &my, ODP_METRIC_EUCLIDEAN, 10, true,
 									   d[path], ix[path]);
@@ -391,7 +391,7 @@ knn_split_tests(void)
 				printf("# %s: %s\n", path == 0 ? "one GPU" : "{0,0}", ctx.message);
 		}
 		check(kt[0] == ODP_OK && kt[1] == ODP_OK &&
-			  memcmp(d[0], d[1], sizeof(float) * n * 10) == 0 &&
+			  memcmp(d[0], d[1], sizeof(double) * n * 10) == 0 &&
 			  memcmp(ix[0], ix[1], sizeof(int64_t) * n * 10) == 0,
 			  "devices {0,0} k-NN self join %lld x 32 k=10: identical to one GPU (status %s, %s)",
 			  (long long) n, odp_status_name(kt[0]), odp_status_name(kt[1]));

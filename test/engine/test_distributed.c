@@ -322,7 +322,7 @@ distributed_knn_case(OdpDevice dev, Gen gen, int64_t rows, int dims, int k,
 	int64_t		srows[DISTRIBUTED_MAX_NODES];
 	float	   *dl[DISTRIBUTED_MAX_NODES];
 	int64_t    *il[DISTRIBUTED_MAX_NODES];
-	float	   *ref_d = xmalloc(sizeof(float) * (size_t) nq * (size_t) k);
+	double	   *ref_d = xmalloc(sizeof(double) * (size_t) nq * (size_t) k);
 	int64_t    *ref_i = xmalloc(sizeof(int64_t) * (size_t) nq * (size_t) k);
 	float	   *out_d = xmalloc(sizeof(float) * (size_t) nq * (size_t) k);
 	int64_t    *out_i = xmalloc(sizeof(int64_t) * (size_t) nq * (size_t) k);

@@ -333,14 +333,22 @@ restore_int_path(int64_t saved)
 		odp_gpu_knn_int_min_pairs = saved;
 }
 
-/* Runs odp_compute_knn on dev; ODP_OK or the status (its message printed). */
+/*
+ * Runs odp_compute_knn on dev; ODP_OK or the status (its message printed).
+ * The float32 rows' distances come back widened; dist gets them narrowed
+ * back, exactly.
+ */
 static OdpStatus
 int_knn_run(OdpDevice dev, const OdpMatrix *q, const OdpMatrix *c, OdpMetric metric,
 			int k, bool self_join, float *dist, int64_t *index)
 {
 	OdpContext	ctx = make_ctx(dev);
-	OdpStatus	st = odp_compute_knn(&ctx, q, c, metric, k, self_join, dist, index);
+	double	   *wide = xmalloc(sizeof(double) * (size_t) q->rows * (size_t) k);
+	OdpStatus	st = odp_compute_knn(&ctx, q, c, metric, k, self_join, wide, index);
 
+	for (int64_t i = 0; st == ODP_OK && i < q->rows * k; i++)
+		dist[i] = (float) wide[i];
+	free(wide);
 	if (st != ODP_OK)
 		printf("# knn %s: %s: %s\n", dev == ODP_DEVICE_GPU ? "gpu" : "cpu",
 			   odp_status_name(st), ctx.message);

@@ -69,7 +69,7 @@ knn_compare(OdpDevice dev, const OdpMatrix *q, const OdpMatrix *c,
 			const float *rd, const int64_t *ri, OdpStatus *status)
 {
 	OdpContext	ctx = make_ctx(dev);
-	float	   *d = xmalloc(sizeof(float) * (size_t) q->rows * k);
+	double	   *d = xmalloc(sizeof(double) * (size_t) q->rows * k);
 	int64_t    *ix = xmalloc(sizeof(int64_t) * (size_t) q->rows * k);
 	int64_t		bad = 0;
 
@@ -79,8 +79,12 @@ knn_compare(OdpDevice dev, const OdpMatrix *q, const OdpMatrix *c,
 		printf("# %s: %s\n", odp_status_name(*status), ctx.message);
 	else
 		for (int64_t t = 0; t < q->rows * k; t++)
-			if (ix[t] != ri[t] || memcmp(&d[t], &rd[t], sizeof(float)) != 0)
+		{
+			const double wide = rd[t];	/* the float32 distance, widened exactly */
+
+			if (ix[t] != ri[t] || memcmp(&d[t], &wide, sizeof(double)) != 0)
 				bad++;
+		}
 	free(d);
 	free(ix);
 	return bad;
@@ -170,7 +174,7 @@ knn_argument_tests(OdpDevice dev)
 	OdpMatrix	m2 = {y, 4, 2};
 	OdpMatrix	z = {zero, 1, 3};
 	OdpMatrix	half = {x, 5, 3};
-	float		d[40];
+	double		d[40];
 	int64_t		ix[40];
 	OdpContext	ctx = make_ctx(dev);
 	OdpStatus	st;

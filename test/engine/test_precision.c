@@ -1,0 +1,624 @@
+/*-------------------------------------------------------------------------
+ *
+ * test_precision.c
+ *	  Engine tests of float64 rows (OdpMatrix.data64): k-NN, outlier
+ *	  scores and top-n outliers (brute force and SolvingSet) against a
+ *	  naive float64 reference written here, bit for bit, on the CPU and,
+ *	  where a GPU is usable, on the GPU (and GPU against CPU, solving set
+ *	  included); data whose magnitudes float32 cannot tell apart (epoch
+ *	  seconds with cent amounts, projected metres with centimetres,
+ *	  clusters at a 10^6 offset, magnitudes near 10^18, near-parallel
+ *	  vectors under cosine), the same data rounded to float32 giving other
+ *	  answers, and the argument checks of float64 rows.
+ *
+ * The reference computes each distance with plain double loops in index
+ * order (the engine's programs are built with -ffp-contract=off, so no
+ * fused multiply-add), sorts by (distance, index) and sums the k smallest
+ * ascending: the definitions odp_distance.h states, written afresh.
+ *
+ * Copyright (c) 2026, odp_gpu developers
+ *
+ * IDENTIFICATION
+ *	  test/engine/test_precision.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "include/odp_distributed.h"
+#include "include/odp_knn.h"
+#include "include/odp_outliers.h"
+#include "outliers/solvingset_internal.h"
+#include "test_util.h"
+
+#define PREC_K		5
+#define PREC_N		5
+#define PREC_BATCH	40			/* SolvingSet batch: many batches, pruning */
+
+/* A data set of float64 rows. */
+typedef struct PrecData
+{
+	const char *name;
+	double	   *x;
+	int64_t		rows;
+	int			dims;
+} PrecData;
+
+/* A reference neighbour: distance (ranking value) and index. */
+typedef struct PrecPair
+{
+	double		d;
+	int64_t		i;
+} PrecPair;
+
+/* Sorts by distance, then smaller index. */
+static int
+prec_cmp_pair(const void *a, const void *b)
+{
+	const PrecPair *x = (const PrecPair *) a;
+	const PrecPair *y = (const PrecPair *) b;
+
+	if (x->d != y->d)
+		return x->d < y->d ? -1 : 1;
+	return (x->i > y->i) - (x->i < y->i);
+}
+
+/* sqrt(sum of squares), in index order. */
+static double
+prec_norm(const double *a, int dims)
+{
+	double		s = 0.0;
+
+	for (int d = 0; d < dims; d++)
+		s = s + a[d] * a[d];
+	return sqrt(s);
+}
+
+/*
+ * The ranking value of a and b under metric, in plain double: the
+ * distance, or the negated inner product.
+ */
+static double
+prec_distance(OdpMetric metric, const double *a, const double *b, int dims)
+{
+	double		s = 0.0;
+	double		c;
+
+	for (int d = 0; d < dims; d++)
+	{
+		switch (metric)
+		{
+			case ODP_METRIC_EUCLIDEAN:
+			case ODP_METRIC_SQEUCLIDEAN:
+				s = s + (a[d] - b[d]) * (a[d] - b[d]);
+				break;
+			case ODP_METRIC_MANHATTAN:
+				s = s + fabs(a[d] - b[d]);
+				break;
+			case ODP_METRIC_CHEBYSHEV:
+				if (fabs(a[d] - b[d]) > s)
+					s = fabs(a[d] - b[d]);
+				break;
+			default:
+				s = s + a[d] * b[d];
+				break;
+		}
+	}
+	switch (metric)
+	{
+		case ODP_METRIC_EUCLIDEAN:
+			return sqrt(s);
+		case ODP_METRIC_COSINE:
+			c = 1.0 - s / (prec_norm(a, dims) * prec_norm(b, dims));
+			return c < 0.0 ? 0.0 : (c > 2.0 ? 2.0 : c);
+		case ODP_METRIC_INNER_PRODUCT:
+			return -s;
+		default:
+			return s;
+	}
+}
+
+/*
+ * Reference k-NN of queries q (nq rows) against cands c (nc rows): the k
+ * smallest by (distance, index), query i skipping candidate i when
+ * self_join; inner products reported positive.
+ */
+static void
+prec_ref_knn(const double *q, int64_t nq, const double *c, int64_t nc, int dims,
+			 OdpMetric metric, int k, bool self_join, double *dist, int64_t *index)
+{
+	PrecPair   *all = xmalloc(sizeof(PrecPair) * (size_t) nc);
+
+	for (int64_t i = 0; i < nq; i++)
+	{
+		int64_t		n = 0;
+
+		for (int64_t j = 0; j < nc; j++)
+		{
+			if (self_join && i == j)
+				continue;
+			all[n].d = prec_distance(metric, q + i * dims, c + j * dims, dims);
+			all[n].i = j;
+			n++;
+		}
+		qsort(all, (size_t) n, sizeof(PrecPair), prec_cmp_pair);
+		for (int t = 0; t < k; t++)
+		{
+			dist[i * k + t] = metric == ODP_METRIC_INNER_PRODUCT ? -all[t].d : all[t].d;
+			index[i * k + t] = all[t].i;
+		}
+	}
+	free(all);
+}
+
+/* Reference scores: the k smallest distances to the other rows, summed ascending. */
+static void
+prec_ref_scores(const PrecData *p, OdpMetric metric, int k, double *scores)
+{
+	double	   *d = xmalloc(sizeof(double) * (size_t) p->rows * k);
+	int64_t    *ix = xmalloc(sizeof(int64_t) * (size_t) p->rows * k);
+
+	prec_ref_knn(p->x, p->rows, p->x, p->rows, p->dims, metric, k, true, d, ix);
+	for (int64_t r = 0; r < p->rows; r++)
+	{
+		double		s = 0.0;
+
+		for (int t = 0; t < k; t++)
+			s = s + d[r * k + t];
+		scores[r] = s;
+	}
+	free(d);
+	free(ix);
+}
+
+/* Reference top n of scores: score descending, then smaller row. */
+static void
+prec_ref_top(const double *scores, int64_t rows, int n, int64_t *order)
+{
+	PrecPair   *all = xmalloc(sizeof(PrecPair) * (size_t) rows);
+
+	/* ascending by (-score, row) is descending by score, ties by row */
+	for (int64_t r = 0; r < rows; r++)
+	{
+		all[r].d = -scores[r];
+		all[r].i = r;
+	}
+	qsort(all, (size_t) rows, sizeof(PrecPair), prec_cmp_pair);
+	for (int t = 0; t < n; t++)
+		order[t] = all[t].i;
+	free(all);
+}
+
+/* Entries of two lists that differ in index or distance bits. */
+static int64_t
+prec_differences(const double *da, const int64_t *ia, const double *db,
+				 const int64_t *ib, int64_t n)
+{
+	int64_t		bad = 0;
+
+	for (int64_t t = 0; t < n; t++)
+		if (ia[t] != ib[t] || memcmp(&da[t], &db[t], sizeof(double)) != 0)
+			bad++;
+	return bad;
+}
+
+/* The matrix of p's rows [first, first + rows). */
+static OdpMatrix
+prec_matrix(const PrecData *p, int64_t first, int64_t rows)
+{
+	OdpMatrix	m = {0};
+
+	m.data64 = p->x + first * p->dims;
+	m.rows = rows;
+	m.dims = p->dims;
+	return m;
+}
+
+/*
+ * k-NN on dev against the reference: a self join of every row (when
+ * self), and the first 3 rows as queries against the others (a few
+ * queries: the CPU splits the candidates into ranges when there are
+ * enough of them).
+ */
+static void
+prec_knn_case(OdpDevice dev, const PrecData *p, OdpMetric metric, int k, bool self)
+{
+	const char *dn = dev == ODP_DEVICE_GPU ? "gpu" : "cpu";
+	const char *mn = odp_metric_name(metric);
+	OdpMatrix	all = prec_matrix(p, 0, p->rows);
+	OdpMatrix	q = prec_matrix(p, 0, 3);
+	OdpMatrix	c = prec_matrix(p, 3, p->rows - 3);
+	double	   *rd = xmalloc(sizeof(double) * (size_t) p->rows * k);
+	int64_t    *ri = xmalloc(sizeof(int64_t) * (size_t) p->rows * k);
+	double	   *d = xmalloc(sizeof(double) * (size_t) p->rows * k);
+	int64_t    *ix = xmalloc(sizeof(int64_t) * (size_t) p->rows * k);
+	OdpContext	ctx = make_ctx(dev);
+	OdpStatus	st;
+
+	if (self)
+	{
+		prec_ref_knn(p->x, p->rows, p->x, p->rows, p->dims, metric, k, true, rd, ri);
+		st = odp_compute_knn(&ctx, &all, &all, metric, k, true, d, ix);
+		check(st == ODP_OK && prec_differences(d, ix, rd, ri, p->rows * k) == 0,
+			  "precision knn %s %s %s self join %lld x %d k=%d: lists and distance bits of the reference (%s)",
+			  dn, p->name, mn, (long long) p->rows, p->dims, k, ctx.message);
+	}
+
+	prec_ref_knn(q.data64, 3, c.data64, c.rows, p->dims, metric, k, false, rd, ri);
+	ctx = make_ctx(dev);
+	st = odp_compute_knn(&ctx, &q, &c, metric, k, false, d, ix);
+	check(st == ODP_OK && prec_differences(d, ix, rd, ri, 3 * k) == 0,
+		  "precision knn %s %s %s 3 queries x %lld k=%d: lists and distance bits of the reference (%s)",
+		  dn, p->name, mn, (long long) c.rows, k, ctx.message);
+	free(rd);
+	free(ri);
+	free(d);
+	free(ix);
+}
+
+/* What a top-n call returned. */
+typedef struct PrecTop
+{
+	OdpStatus	status;
+	int64_t		order[PREC_N];
+	double		scores[PREC_N];
+	int64_t		count;
+	int64_t    *set;			/* the solving set, and its weights */
+	double	   *set_scores;
+	int64_t		set_size;
+} PrecTop;
+
+/* odp_compute_top_outliers on dev by method; the caller frees r->set*. */
+static void
+prec_top(OdpDevice dev, const PrecData *p, OdpMetric metric, int k,
+		 OdpOutlierMethod method, PrecTop *r)
+{
+	OdpMatrix	m = prec_matrix(p, 0, p->rows);
+	OdpContext	ctx = make_ctx(dev);
+	OdpTopOutliersStats st;
+
+	r->set = xmalloc(sizeof(int64_t) * (size_t) p->rows);
+	r->set_scores = xmalloc(sizeof(double) * (size_t) p->rows);
+	odp_ss_test_batch_size = PREC_BATCH;
+	r->status = odp_compute_top_outliers(&ctx, &m, metric, k, PREC_N, method, 0,
+										 r->order, r->scores, &r->count, r->set,
+										 r->set_scores, &st);
+	odp_ss_test_batch_size = 0;
+	r->set_size = st.solving_set_size;
+	if (r->status != ODP_OK)
+		printf("# top-n %s: %s\n", odp_status_name(r->status), ctx.message);
+}
+
+/* Whether r holds the reference's top n: rows, order and score bits. */
+static bool
+prec_top_is(const PrecTop *r, const int64_t *order, const double *scores)
+{
+	if (r->status != ODP_OK || r->count != PREC_N)
+		return false;
+	for (int t = 0; t < PREC_N; t++)
+		if (r->order[t] != order[t] ||
+			memcmp(&r->scores[t], &scores[order[t]], sizeof(double)) != 0)
+			return false;
+	return true;
+}
+
+/*
+ * Scores, brute force and SolvingSet on dev against the reference; with
+ * cpu_ss given (the CPU's SolvingSet), the solving set must be its own.
+ */
+static void
+prec_outlier_case(OdpDevice dev, const PrecData *p, OdpMetric metric, int k,
+				  const double *ref, const int64_t *ref_top, PrecTop *ss,
+				  const PrecTop *cpu_ss)
+{
+	const char *dn = dev == ODP_DEVICE_GPU ? "gpu" : "cpu";
+	const char *mn = odp_metric_name(metric);
+	OdpMatrix	m = prec_matrix(p, 0, p->rows);
+	double	   *s = xmalloc(sizeof(double) * (size_t) p->rows);
+	OdpContext	ctx = make_ctx(dev);
+	OdpStatus	st;
+	PrecTop		bf;
+
+	st = odp_compute_outlier_scores(&ctx, &m, metric, k, s);
+	check(st == ODP_OK && memcmp(s, ref, sizeof(double) * (size_t) p->rows) == 0,
+		  "precision scores %s %s %s k=%d: every score's bits of the reference (%s)",
+		  dn, p->name, mn, k, ctx.message);
+	prec_top(dev, p, metric, k, ODP_METHOD_BRUTEFORCE, &bf);
+	check(prec_top_is(&bf, ref_top, ref),
+		  "precision top-n %s %s %s k=%d: brute force gives the reference's rows and scores",
+		  dn, p->name, mn, k);
+	prec_top(dev, p, metric, k, ODP_METHOD_SOLVINGSET, ss);
+	check(prec_top_is(ss, ref_top, ref),
+		  "precision top-n %s %s %s k=%d: SolvingSet gives the reference's rows and scores (solving set %lld of %lld)",
+		  dn, p->name, mn, k, (long long) ss->set_size, (long long) p->rows);
+	if (ss->status == ODP_OK)
+	{
+		bool		exact = true;
+
+		for (int64_t i = 0; i < ss->set_size; i++)
+			exact = exact && memcmp(&ss->set_scores[i], &ref[ss->set[i]], sizeof(double)) == 0;
+		check(exact, "precision top-n %s %s %s: every solving-set weight is the reference's",
+			  dn, p->name, mn);
+	}
+	if (cpu_ss != NULL)
+		check(ss->status == ODP_OK && cpu_ss->status == ODP_OK &&
+			  ss->set_size == cpu_ss->set_size &&
+			  memcmp(ss->set, cpu_ss->set, sizeof(int64_t) * (size_t) ss->set_size) == 0,
+			  "precision top-n %s %s %s: the solving set is the CPU's (%lld rows)",
+			  dn, p->name, mn, (long long) ss->set_size);
+	free(bf.set);
+	free(bf.set_scores);
+	free(s);
+}
+
+/* Every check of one data set and metric, on the CPU and the GPU. */
+static void
+prec_case(const PrecData *p, OdpMetric metric)
+{
+	double	   *ref = xmalloc(sizeof(double) * (size_t) p->rows);
+	int64_t		ref_top[PREC_N];
+	PrecTop		cpu_ss,
+				gpu_ss;
+
+	prec_knn_case(ODP_DEVICE_CPU, p, metric, PREC_K, true);
+	if (gpu_ok)
+		prec_knn_case(ODP_DEVICE_GPU, p, metric, PREC_K, true);
+	if (!odp_metric_is_distance(metric))
+	{
+		free(ref);
+		return;
+	}
+	prec_ref_scores(p, metric, PREC_K, ref);
+	prec_ref_top(ref, p->rows, PREC_N, ref_top);
+	prec_outlier_case(ODP_DEVICE_CPU, p, metric, PREC_K, ref, ref_top, &cpu_ss, NULL);
+	if (gpu_ok)
+	{
+		prec_outlier_case(ODP_DEVICE_GPU, p, metric, PREC_K, ref, ref_top, &gpu_ss, &cpu_ss);
+		free(gpu_ss.set);
+		free(gpu_ss.set_scores);
+	}
+	free(cpu_ss.set);
+	free(cpu_ss.set_scores);
+	free(ref);
+}
+
+/* A value in [0, 1) with 53 random bits. */
+static double
+prec_unit(void)
+{
+	return (double) (rng_next() >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* Rounds to hundredths: cents, centimetres. */
+static double
+prec_cents(double v)
+{
+	return round(v * 100.0) / 100.0;
+}
+
+/*
+ * Payments: epoch seconds (~1.7e9), some seconds apart, and amounts in
+ * cents; the last two rows are planted outliers.
+ */
+static PrecData
+prec_payments(int64_t rows)
+{
+	PrecData	p = {"epoch seconds and amounts", NULL, rows, 2};
+
+	p.x = xmalloc(sizeof(double) * (size_t) rows * 2);
+	for (int64_t r = 0; r < rows; r++)
+	{
+		p.x[r * 2] = 1700000000.0 + (double) (r * 37) + (double) (rng_next() % 30);
+		p.x[r * 2 + 1] = prec_cents(20.0 + 80.0 * prec_unit());
+	}
+	p.x[(rows - 2) * 2 + 1] = 9001.25;
+	p.x[(rows - 1) * 2 + 1] = 9002.50;
+	return p;
+}
+
+/* Projected coordinates: easting ~5e5, northing ~4.5e6, in metres to the centimetre. */
+static PrecData
+prec_metres(int64_t rows)
+{
+	PrecData	p = {"projected metres", NULL, rows, 2};
+
+	p.x = xmalloc(sizeof(double) * (size_t) rows * 2);
+	for (int64_t r = 0; r < rows; r++)
+	{
+		p.x[r * 2] = prec_cents(500000.0 + 300.0 * prec_unit());
+		p.x[r * 2 + 1] = prec_cents(4500000.0 + 300.0 * prec_unit());
+	}
+	return p;
+}
+
+/* Two columns in a few clusters at 10^6, each 0.01 wide. */
+static PrecData
+prec_clusters(int64_t rows)
+{
+	PrecData	p = {"clusters at 1e6", NULL, rows, 2};
+
+	p.x = xmalloc(sizeof(double) * (size_t) rows * 2);
+	for (int64_t r = 0; r < rows; r++)
+	{
+		const double centre = 1000000.0 + 0.05 * (double) (r % 4);
+
+		p.x[r * 2] = centre + 0.01 * prec_unit();
+		p.x[r * 2 + 1] = 1000000.0 + 0.01 * prec_unit();
+	}
+	return p;
+}
+
+/* Three columns near 10^18, some 10^5 units apart (float64 spacing: 128). */
+static PrecData
+prec_huge(int64_t rows)
+{
+	PrecData	p = {"magnitudes near 1e18", NULL, rows, 3};
+
+	p.x = xmalloc(sizeof(double) * (size_t) rows * 3);
+	for (int64_t i = 0; i < rows * 3; i++)
+		p.x[i] = 1e18 + 256.0 * (double) (rng_next() % 4000);
+	return p;
+}
+
+/* Near-parallel vectors: every direction within 1e-4 of (1, 1, 1, 1). */
+static PrecData
+prec_parallel(int64_t rows)
+{
+	PrecData	p = {"near-parallel vectors", NULL, rows, 4};
+
+	p.x = xmalloc(sizeof(double) * (size_t) rows * 4);
+	for (int64_t i = 0; i < rows * 4; i++)
+		p.x[i] = 1000.0 * (1.0 + 1e-4 * prec_unit());
+	return p;
+}
+
+/*
+ * The same payments rounded to float32 (as the engine computed them before
+ * float64 rows): their k-NN lists and top n are not the float64
+ * reference's, while the float64 rows give the reference's (checked
+ * above).
+ */
+static void
+prec_rounded_case(const PrecData *p)
+{
+	const int	k = PREC_K;
+	float	   *x32 = xmalloc(sizeof(float) * (size_t) p->rows * p->dims);
+	OdpMatrix	m = {0};
+	double	   *rd = xmalloc(sizeof(double) * (size_t) p->rows * k);
+	int64_t    *ri = xmalloc(sizeof(int64_t) * (size_t) p->rows * k);
+	double	   *d = xmalloc(sizeof(double) * (size_t) p->rows * k);
+	int64_t    *ix = xmalloc(sizeof(int64_t) * (size_t) p->rows * k);
+	double	   *ref = xmalloc(sizeof(double) * (size_t) p->rows);
+	int64_t		ref_top[PREC_N];
+	int64_t		order[PREC_N];
+	double		scores[PREC_N];
+	int64_t		count = 0;
+	int64_t		wrong = 0;
+	OdpContext	ctx = make_ctx(ODP_DEVICE_CPU);
+	OdpStatus	st;
+
+	for (int64_t i = 0; i < p->rows * p->dims; i++)
+		x32[i] = (float) p->x[i];
+	m.data = x32;
+	m.rows = p->rows;
+	m.dims = p->dims;
+	prec_ref_knn(p->x, p->rows, p->x, p->rows, p->dims, ODP_METRIC_EUCLIDEAN, k, true, rd, ri);
+	st = odp_compute_knn(&ctx, &m, &m, ODP_METRIC_EUCLIDEAN, k, true, d, ix);
+	for (int64_t t = 0; t < p->rows * k; t++)
+		wrong += ix[t] != ri[t];
+	check(st == ODP_OK && wrong > 0,
+		  "precision %s rounded to float32: %lld of %lld k-NN entries are other rows than float64's",
+		  p->name, (long long) wrong, (long long) (p->rows * k));
+	prec_ref_scores(p, ODP_METRIC_EUCLIDEAN, k, ref);
+	prec_ref_top(ref, p->rows, PREC_N, ref_top);
+	ctx = make_ctx(ODP_DEVICE_CPU);
+	st = odp_compute_top_outliers(&ctx, &m, ODP_METRIC_EUCLIDEAN, k, PREC_N,
+								  ODP_METHOD_BRUTEFORCE, 0, order, scores, &count,
+								  NULL, NULL, NULL);
+	check(st == ODP_OK && count == PREC_N &&
+		  (memcmp(order, ref_top, sizeof(order)) != 0 || scores[PREC_N - 1] != ref[ref_top[PREC_N - 1]]),
+		  "precision %s rounded to float32: the top %d differ from float64's (row %lld score %.17g against row %lld score %.17g)",
+		  p->name, PREC_N, (long long) order[PREC_N - 1], scores[PREC_N - 1],
+		  (long long) ref_top[PREC_N - 1], ref[ref_top[PREC_N - 1]]);
+	free(x32);
+	free(rd);
+	free(ri);
+	free(d);
+	free(ix);
+	free(ref);
+}
+
+/* Float64 rows' argument checks, on dev. */
+static void
+prec_argument_tests(OdpDevice dev)
+{
+	const char *dn = dev == ODP_DEVICE_GPU ? "gpu" : "cpu";
+	double		x64[12] = {1, 2, 3, 4, 5, 6, 0, 0, 0, 7, 8, 9};
+	float		x32[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 1, 2, 3};
+	int64_t		ids[4] = {1, 2, 3, 4};
+	OdpMatrix	m64 = {0};
+	OdpMatrix	m32 = {x32, 4, 3};
+	OdpMatrix	both = {x32, 4, 3, NULL, x64};
+	double		d[16];
+	int64_t		ix[16];
+	double		scores[4];
+	OdpContext	ctx = make_ctx(dev);
+	OdpSsNode  *node = NULL;
+	float		dl[16];
+	OdpStatus	st;
+
+	m64.data64 = x64;
+	m64.rows = 4;
+	m64.dims = 3;
+	st = odp_compute_knn(&ctx, &m64, &m64, ODP_METRIC_COSINE, 1, true, d, ix);
+	check(st == ODP_ERR_DATA && strstr(ctx.message, "row 2 is a zero vector") != NULL,
+		  "precision knn %s: a float64 zero vector under cosine refused (%s)", dn, ctx.message);
+	st = odp_compute_outlier_scores(&ctx, &m64, ODP_METRIC_COSINE, 1, scores);
+	check(st == ODP_ERR_DATA && strstr(ctx.message, "row 2 is a zero vector") != NULL,
+		  "precision scores %s: a float64 zero vector under cosine refused (%s)", dn, ctx.message);
+	st = odp_compute_knn(&ctx, &m32, &m64, ODP_METRIC_EUCLIDEAN, 1, false, d, ix);
+	check(st == ODP_ERR_INVALID_ARGUMENT,
+		  "precision knn %s: float32 queries against float64 candidates refused (%s)",
+		  dn, ctx.message);
+	st = odp_compute_knn(&ctx, &both, &both, ODP_METRIC_EUCLIDEAN, 1, true, d, ix);
+	check(st == ODP_ERR_INVALID_ARGUMENT,
+		  "precision knn %s: a matrix with both precisions refused (%s)", dn, ctx.message);
+	st = odp_compute_outlier_scores(&ctx, &both, ODP_METRIC_EUCLIDEAN, 1, scores);
+	check(st == ODP_ERR_INVALID_ARGUMENT,
+		  "precision scores %s: a matrix with both precisions refused (%s)", dn, ctx.message);
+	st = odp_compute_knn(&ctx, &m64, &m64, ODP_METRIC_EUCLIDEAN, 4, true, d, ix);
+	check(st == ODP_ERR_INVALID_ARGUMENT,
+		  "precision knn %s: float64 self join k = rows refused (%s)", dn, ctx.message);
+	st = odp_compute_knn(&ctx, &m64, &m64, ODP_METRIC_INNER_PRODUCT, 2, false, d, ix);
+	check(st == ODP_OK && d[0] == 50.0 && ix[0] == 3 && d[1] == 32.0 && ix[1] == 1,
+		  "precision knn %s: float64 inner product ranked largest first, reported positive",
+		  dn);
+
+	/* the distributed steps keep float32 rows */
+	m64.ids = ids;
+	st = odp_ss_node_create(&ctx, &m64, ODP_METRIC_EUCLIDEAN, 1, true, &node);
+	check(st == ODP_ERR_INVALID_ARGUMENT && node == NULL &&
+		  strstr(ctx.message, "float64 rows are not supported") != NULL,
+		  "precision %s: a distributed node of float64 rows refused (%s)", dn, ctx.message);
+	st = odp_knn_excluding(&ctx, &m64, ids, &m64, ids, ODP_METRIC_EUCLIDEAN, 1, dl, ix);
+	check(st == ODP_ERR_INVALID_ARGUMENT &&
+		  strstr(ctx.message, "float64 rows are not supported") != NULL,
+		  "precision %s: a sharded k-NN of float64 rows refused (%s)", dn, ctx.message);
+}
+
+void
+run_precision_tests(void)
+{
+	PrecData	sets[6];
+	const OdpMetric metrics[] = {ODP_METRIC_EUCLIDEAN, ODP_METRIC_SQEUCLIDEAN,
+	ODP_METRIC_MANHATTAN, ODP_METRIC_CHEBYSHEV};
+
+	sets[0] = prec_payments(500);
+	sets[1] = prec_metres(400);
+	sets[2] = prec_clusters(400);
+	sets[3] = prec_huge(300);
+	sets[4] = prec_parallel(300);
+	sets[5] = prec_payments(5000);
+	sets[5].name = "epoch seconds and amounts, 5000 rows";
+
+	for (int s = 0; s < 4; s++)
+		for (size_t mi = 0; mi < sizeof(metrics) / sizeof(metrics[0]); mi++)
+			if (s == 0 || mi == 0 || metrics[mi] == ODP_METRIC_CHEBYSHEV)
+				prec_case(&sets[s], metrics[mi]);
+	prec_case(&sets[4], ODP_METRIC_COSINE);
+	prec_case(&sets[4], ODP_METRIC_INNER_PRODUCT);
+	prec_case(&sets[0], ODP_METRIC_COSINE);
+	/* candidates split into ranges on the CPU: 3 queries against 4,997 rows */
+	prec_knn_case(ODP_DEVICE_CPU, &sets[5], ODP_METRIC_EUCLIDEAN, 20, false);
+	if (gpu_ok)
+		prec_knn_case(ODP_DEVICE_GPU, &sets[5], ODP_METRIC_EUCLIDEAN, 20, false);
+	prec_rounded_case(&sets[0]);
+	prec_argument_tests(ODP_DEVICE_CPU);
+	if (gpu_ok)
+		prec_argument_tests(ODP_DEVICE_GPU);
+	for (int s = 0; s < 6; s++)
+		free(sets[s].x);
+}
