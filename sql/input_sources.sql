@@ -212,8 +212,14 @@ SELECT * FROM odp_try($$SELECT * FROM odp_show('SELECT 4 AS id, ''{1,NaN}''::rea
 SELECT * FROM odp_try($$SELECT * FROM odp_show('SELECT 5 AS id, ''{-Infinity}''::float8[] AS v')$$);
 SELECT * FROM odp_try($$SELECT * FROM odp_show('SELECT 6 AS id, ''Infinity''::real AS x')$$);
 SELECT * FROM odp_try($$SELECT * FROM odp_show('SELECT 7 AS id, ''NaN''::numeric AS x')$$);
+-- float8 values beyond float32 are refused where the distances are float32
+SET odp_gpu.distance_precision = float32;
 SELECT * FROM odp_try($$SELECT * FROM odp_show('SELECT 8 AS id, 1e300::float8 AS x')$$);
 SELECT * FROM odp_try($$SELECT * FROM odp_show('SELECT 9 AS id, ''{0,-1e39}''::float8[] AS v')$$);
+RESET odp_gpu.distance_precision;
+-- and numeric values beyond float64 everywhere
+SELECT * FROM odp_try($$SELECT * FROM odp_show('SELECT 8 AS id, 1e400::numeric AS x')$$);
+SELECT * FROM odp_try($$SELECT * FROM odp_show('SELECT 9 AS id, ARRAY[0, -1e309]::numeric[] AS v')$$);
 SELECT * FROM odp_try($$SELECT * FROM odp_show('SELECT 1 AS id, array_fill(1::real, ARRAY[16385]) AS v')$$);
 SELECT * FROM odp_try($$SELECT * FROM odp_show('SELECT id, f FROM pts WHERE false')$$);
 CREATE TABLE empty_pts (id int PRIMARY KEY, v real[]);

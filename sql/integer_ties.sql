@@ -5,13 +5,15 @@
 -- every metric (cosine where no row is zero): the same ids in the same
 -- order, ties by smaller id, and the same values, compared exactly.
 --
--- The engine reports float32 distances.  On small integers every sum it
--- accumulates is exact, so the oracle's double precision sums rounded to
--- real are its values (a square root of a double rounded to real is the
--- correctly rounded float32 root), and cosine is computed in real
--- arithmetic in the engine's order: 1 - dot / (|x| * |y|), clamped to
--- [0, 2].  A score is the sum of the k smallest of those values, added in
--- double precision in ascending order, as the engine adds them.
+-- The engine computes smallint and real features in float32 and integer
+-- ones (it_negs) in float64, the precision they are stored in.  On small
+-- integers every sum it accumulates is exact, so the oracle's double
+-- precision sums (rounded to real for float32 rows) are its values (a
+-- square root of a double rounded to real is the correctly rounded
+-- float32 root), and cosine is computed in the rows' precision in the
+-- engine's order: 1 - dot / (|x| * |y|), clamped to [0, 2].  A score is
+-- the sum of the k smallest of those values, added in double precision in
+-- ascending order, as the engine adds them.
 CREATE EXTENSION odp_gpu;
 SET extra_float_digits = 0;
 
@@ -96,7 +98,8 @@ INSERT INTO it_long
 	UNION ALL SELECT 'negs_q', 'negs', id, d, v FROM it_negs_q, unnest(f) WITH ORDINALITY u(v, d);
 ANALYZE it_long;
 -- Each query's 64 nearest rows under every metric, nearest first, ties
--- by smaller id, at the engine's float32 distances: a table's rows
+-- by smaller id, at the engine's distances (float64 for it_negs, float32
+-- for the others): a table's rows
 -- against the table itself (a row is not its own neighbour) and against
 -- its queries.
 CREATE TABLE it_ref AS
@@ -107,17 +110,28 @@ WITH pairs AS (
 	FROM it_long q JOIN it_long p ON p.ds = q.src AND p.dim = q.dim
 	WHERE p.ds <> q.ds OR p.id <> q.id
 	GROUP BY 1, 2, 3, 4),
-norms AS (SELECT ds, id, sqrt(sum(v * v))::real AS norm FROM it_long GROUP BY 1, 2),
+norms AS (SELECT ds, id, sqrt(sum(v * v))::real AS norm, sqrt(sum(v * v)) AS norm64
+		  FROM it_long GROUP BY 1, 2),
 dists AS (
 	SELECT qds, qid, p.id, m AS metric,
-		   CASE m
-			   WHEN 'euclidean' THEN sqrt(sq)::real
-			   WHEN 'sqeuclidean' THEN sq::real
-			   WHEN 'manhattan' THEN l1::real
-			   WHEN 'chebyshev' THEN linf::real
-			   WHEN 'cosine' THEN greatest(0::real, least(2::real,
-					1::real - dot::real / (qn.norm * pn.norm)))
-		   END::float8 AS d
+		   CASE WHEN p.src = 'negs' THEN
+			   CASE m
+				   WHEN 'euclidean' THEN sqrt(sq)
+				   WHEN 'sqeuclidean' THEN sq
+				   WHEN 'manhattan' THEN l1
+				   WHEN 'chebyshev' THEN linf
+				   WHEN 'cosine' THEN greatest(0, least(2, 1 - dot / (qn.norm64 * pn.norm64)))
+			   END
+		   ELSE
+			   CASE m
+				   WHEN 'euclidean' THEN sqrt(sq)::real
+				   WHEN 'sqeuclidean' THEN sq::real
+				   WHEN 'manhattan' THEN l1::real
+				   WHEN 'chebyshev' THEN linf::real
+				   WHEN 'cosine' THEN greatest(0::real, least(2::real,
+						1::real - dot::real / (qn.norm * pn.norm)))
+			   END::float8
+		   END AS d
 	FROM pairs p
 	JOIN norms qn ON qn.ds = p.qds AND qn.id = p.qid
 	JOIN norms pn ON pn.ds = p.src AND pn.id = p.id,

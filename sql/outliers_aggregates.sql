@@ -25,16 +25,20 @@ FROM pts WHERE g <> 4 GROUP BY g ORDER BY g, rank;
 SELECT g, odp_top_outliers_agg(id, f, 1, 2) FROM pts WHERE g = 4 GROUP BY g;
 
 -- Every group equals odp_top_outliers on a query source of its rows, for
--- real[] and float8[] vectors and several k and n: rows that differ.
+-- real[] (float32) and float8[] (float64) vectors and several k and n:
+-- rows that differ.
 CREATE FUNCTION agg_diff(k int, n int) RETURNS TABLE (real_diff bigint, float8_diff bigint)
 LANGUAGE sql STABLE AS $$
 	WITH a AS (SELECT g, (unnest(odp_top_outliers_agg(id, f, k, n))).* FROM pts GROUP BY g),
 		 a8 AS (SELECT g, (unnest(odp_top_outliers_agg(id, d, k, n))).* FROM pts GROUP BY g),
 		 b AS (SELECT g, t.* FROM (SELECT DISTINCT g FROM pts) gs,
 			   LATERAL odp_top_outliers(format('SELECT id, f FROM pts WHERE g = %s', g),
-										k => k, n => n) t)
+										k => k, n => n) t),
+		 b8 AS (SELECT g, t.* FROM (SELECT DISTINCT g FROM pts) gs,
+				LATERAL odp_top_outliers(format('SELECT id, d FROM pts WHERE g = %s', g),
+										 k => k, n => n) t)
 	SELECT (SELECT count(*) FROM ((TABLE a EXCEPT TABLE b) UNION ALL (TABLE b EXCEPT TABLE a)) x),
-		   (SELECT count(*) FROM ((TABLE a8 EXCEPT TABLE b) UNION ALL (TABLE b EXCEPT TABLE a8)) y)
+		   (SELECT count(*) FROM ((TABLE a8 EXCEPT TABLE b8) UNION ALL (TABLE b8 EXCEPT TABLE a8)) y)
 $$;
 SELECT k, n, d.* FROM (VALUES (1, 1), (2, 5), (2, 1000)) v(k, n), LATERAL agg_diff(k, n) d
 ORDER BY k, n;
@@ -69,12 +73,17 @@ SELECT odp_try($$SELECT odp_top_outliers_agg(id, f, 1, 2) FROM
 	(TABLE bad UNION ALL VALUES (1, 7, '{1, NaN}'::real[])) s$$);
 SELECT odp_try($$SELECT odp_top_outliers_agg(id, f::float8[], 1, 2) FROM
 	(TABLE bad UNION ALL VALUES (1, 7, '{1, Infinity}'::real[])) s$$);
+-- float8[] beyond float32 is refused where the distances are float32
+SET odp_gpu.distance_precision = float32;
 SELECT odp_try($$SELECT odp_top_outliers_agg(id, ARRAY[1e39, 0]::float8[], 1, 2) FROM bad$$);
 SELECT odp_try($$SELECT odp_top_outliers_agg(id, f, 1, 2) FROM
 	(TABLE bad UNION ALL VALUES (1, 7, '{}'::real[])) s$$);
 SELECT odp_try($$SELECT odp_top_outliers_agg(id, f, 1, 2) FROM
 	(TABLE bad UNION ALL VALUES (1, 3, '{7, 7}'::real[])) s$$);
 SELECT odp_try($$SELECT odp_top_outliers_agg(id, ARRAY[id * 1e30, 0]::float8[], 1, 2) FROM bad$$);
+RESET odp_gpu.distance_precision;
+SELECT odp_try($$SELECT odp_top_outliers_agg(id, ARRAY[id * 1e160, 0]::float8[], 1, 2) FROM bad$$);
+SELECT odp_try($$SELECT odp_top_outliers_agg(id, ARRAY[1e400, 0]::numeric[], 1, 2) FROM bad$$);
 -- k and n
 SELECT odp_try($$SELECT odp_top_outliers_agg(id, f, 4, 2) FROM bad$$);
 SELECT odp_try($$SELECT g, odp_top_outliers_agg(id, f, 5, 3) FROM pts GROUP BY g$$);
@@ -87,7 +96,7 @@ SELECT odp_try($$SELECT odp_top_outliers_agg(id, f, id::int, 1) FROM bad$$);
 -- the features argument is "any": integer and numeric arrays are read as
 -- float8[] vectors are; what is no vector is refused
 SELECT g, odp_top_outliers_agg(id, f::int[], 5, 3) = odp_top_outliers_agg(id, f::int[]::float8[], 5, 3) AS int_same,
-	   odp_top_outliers_agg(id, d::numeric[], 5, 3) = odp_top_outliers_agg(id, d, 5, 3) AS numeric_same,
+	   odp_top_outliers_agg(id, d::numeric[], 5, 3) = odp_top_outliers_agg(id, d::numeric[]::float8[], 5, 3) AS numeric_same,
 	   array_length(odp_top_outliers_agg(id, f::int[], 5, 3), 1) AS rows
 FROM pts WHERE g <> 4 GROUP BY g ORDER BY g;
 SELECT odp_try($$SELECT odp_top_outliers_agg(id, 'abc'::text, 1, 1) FROM bad$$);

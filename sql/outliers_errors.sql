@@ -26,9 +26,17 @@ SELECT odp_try($$SELECT * FROM odp_outlier_scores('z', k => 1, metric => 'cosine
 -- distances that overflow float32
 CREATE TABLE huge (id int PRIMARY KEY, f float8[]);
 INSERT INTO huge VALUES (1, '{1e30, 0}'), (2, '{-1e30, 0}'), (3, '{0, 1}');
+-- in float32 (the setting), squares of 1e30 overflow
+SET odp_gpu.distance_precision = float32;
 SELECT odp_try($$SELECT * FROM odp_outlier_scores('huge', k => 1)$$);
 SELECT * FROM odp_outlier_scores('huge', k => 1, metric => 'chebyshev');
 INSERT INTO huge VALUES (4, '{3e38, 3e38}');
+SELECT odp_try($$SELECT * FROM odp_outlier_scores('huge', k => 1, metric => 'cosine')$$);
+RESET odp_gpu.distance_precision;
+-- float8 features are float64: those fit, squares of 1e160 do not
+SELECT * FROM odp_outlier_scores('huge', k => 1) ORDER BY id;
+INSERT INTO huge VALUES (5, '{1e160, 0}');
+SELECT odp_try($$SELECT * FROM odp_outlier_scores('huge', k => 1)$$);
 SELECT odp_try($$SELECT * FROM odp_outlier_scores('huge', k => 1, metric => 'cosine')$$);
 -- unknown table
 SELECT odp_try($$SELECT * FROM odp_outlier_scores('no_such_table', k => 1)$$);

@@ -114,9 +114,15 @@ SELECT odp_try($$SELECT * FROM odp_solving_set('scatter', k => 5, metric => 'ham
 -- distances that overflow float32, on every method
 CREATE TABLE huge (id int PRIMARY KEY, f float8[]);
 INSERT INTO huge VALUES (1, '{1e30, 0}'), (2, '{-1e30, 0}'), (3, '{0, 1}');
+SET odp_gpu.distance_precision = float32;
 SELECT m, odp_try(format('SELECT * FROM odp_top_outliers(%L, k => 1, method => %L)', 'huge', m))
 FROM unnest(ARRAY['auto', 'bruteforce', 'solvingset']) m ORDER BY m;
 SELECT odp_try($$SELECT * FROM odp_solving_set('huge', k => 1)$$);
+RESET odp_gpu.distance_precision;
+-- float64 (float8 features) overflows at squares of 1e160
+UPDATE huge SET f = '{1e160, 0}' WHERE id = 1;
+SELECT m, odp_try(format('SELECT * FROM odp_top_outliers(%L, k => 1, method => %L)', 'huge', m))
+FROM unnest(ARRAY['auto', 'bruteforce', 'solvingset']) m ORDER BY m;
 
 DROP TABLE scatter, grid, same, big, huge;
 DROP FUNCTION method_diff(text, int, int, text, text, text);

@@ -266,8 +266,8 @@ static int
 GlueErrdetailPrecision(bool float64)
 {
 	return float64 ?
-		errdetail("odp_gpu computes these distances in float64, whose largest value is about 1.8e308.") :
-		errdetail("odp_gpu computes these distances in float32, whose largest value is about 3.4e38.");
+		errdetail("odp_gpu computes distances in float64, whose largest value is about 1.8e308.") :
+		errdetail("odp_gpu computes distances in float32, whose largest value is about 3.4e38.");
 }
 
 /*

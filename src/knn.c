@@ -219,6 +219,8 @@ odp_knn(PG_FUNCTION_ARGS)
 								 ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(work);
 	qv = OdpArgQueryVector(fcinfo, 1, &qdims);
+	/* a zero query is refused before any row is read */
+	KnnQueryNotZero(metric, qv, NULL, qdims);
 	{
 		OdpShardSet shards;
 
@@ -227,7 +229,7 @@ odp_knn(PG_FUNCTION_ARGS)
 		{
 			float	   *qv32 = OdpQueryToFloat32(qv, qdims);
 
-			KnnQueryNotZero(metric, qv, qv32, qdims);
+			KnnQueryNotZero(metric, NULL, qv32, qdims);
 			KnnDistributed(rsinfo, &shards, &spec, metric, k, qv32, NULL, 1, qdims,
 						   "odp_knn");
 			MemoryContextSwitchTo(old);
@@ -251,7 +253,8 @@ odp_knn(PG_FUNCTION_ARGS)
 		query.data64 = qv;
 	else
 		query.data = OdpQueryToFloat32(qv, qdims);
-	KnnQueryNotZero(metric, query.data64, query.data, qdims);
+	if (query.data != NULL)
+		KnnQueryNotZero(metric, NULL, query.data, qdims);
 	OdpKnnCompute(&query, &source, metric, k, false, &res);
 	MemoryContextSwitchTo(old);
 
