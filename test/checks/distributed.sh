@@ -153,6 +153,15 @@ SQL
 	odp_check "pulled and distributed give the same top 10" $? ""
 	odp_same "SELECT * FROM odp_outlier_scores('pts', k => 5)" "SELECT * FROM odp_outlier_scores('pts_local', k => 5)"
 	odp_check "a function without a distributed form reads pts, as before" $? ""
+	# float8 features are float64, which the nodes' steps do not take: read
+	sql="SELECT count(*) FROM odp_top_outliers('pts', k => 4, n => 9, features => '{x,y}')"
+	out=$(psql -X -At -c "SET odp_gpu.report_timing = on" -c "$sql" 2>&1)
+	! grep -q "distributed" <<<"$out" && grep -q "precision=float64" <<<"$out"
+	odp_check "float8 features (float64) are read, not sent to the nodes" $? "$(grep -o 'path=.*' <<<"$out" | head -c 300)"
+	out=$(psql -X -At -c "SET odp_gpu.report_timing = on" -c "SET odp_gpu.distance_precision = float32" \
+		-c "$sql" 2>&1)
+	grep -q "distributed nodes=3 remote=2" <<<"$out"
+	odp_check "distance_precision = float32: float8 features run on the nodes again" $? "$(grep -o 'distributed.*' <<<"$out" | head -c 300)"
 	for i in 1 2; do
 		n=$(odp_node_wait_idle "$i" 2)
 		[ "$n" = 0 ]

@@ -25,7 +25,7 @@ odp_parallel_workers_left() {
 }
 
 odp_parallel_read_checks() {
-	local dev=$1 out workers pid t0 el left
+	local dev=$1 out workers prec pid t0 el left
 	psql -X -q -v ON_ERROR_STOP=1 >/dev/null <<'SQL'
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS odp_gpu;
@@ -57,6 +57,20 @@ SQL
 	[ "$workers" = "2 0 0 0 " ]
 	odp_check "$dev: parallel workers read a large table (2), none with parallel_read = off, for a query or a temporary table" $? \
 		"read_workers: $workers; $(grep -v NOTICE <<<"$out" | tail -3)"
+	# the NOTICE says which precision ran: real[] float32, float8 float64
+	out=$(psql -X -At -v ON_ERROR_STOP=1 2>&1 <<SQL
+SET odp_gpu.device = $dev;
+SET odp_gpu.report_timing = on;
+SET odp_gpu.parallel_read = force;
+SELECT count(*) FROM odp_knn('odp_par_data', (SELECT f::float8[] FROM odp_par_data WHERE id = 7), k => 10);
+SELECT count(*) FROM odp_knn('SELECT id, f::float8[] AS f FROM odp_par_data WHERE id <= 5000',
+							 (SELECT f::float8[] FROM odp_par_data WHERE id = 7), k => 10);
+SQL
+)
+	prec=$(grep -o 'precision=[a-z0-9]*' <<<"$out" | cut -d= -f2 | tr '\n' ' ')
+	[ "$prec" = "float32 float64 " ]
+	odp_check "$dev: the timing NOTICE names the precision (real[] float32, float8[] float64)" $? \
+		"precision: $prec; $(grep -v NOTICE <<<"$out" | tail -3)"
 
 	# regions: multirange rows (several pieces each) and decimal bounds are
 	# read by workers; numeric bounds whose values a ranking needs are read
