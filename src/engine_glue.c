@@ -10,6 +10,21 @@
  * stopped, it has already freed its host and device memory, so this file
  * can let CHECK_FOR_INTERRUPTS() throw.
  *
+ * Map of this file.  From top to bottom:
+ *	- the cancel callback, the context from the settings, the statuses as
+ *	  errors (GlueReportFailure);
+ *	- the path: OdpGpuUsable, OdpChooseGpu;
+ *	- the distance analytics' checks in the rows' precision (float32 or
+ *	  float64): OdpCheckCosineRows, OdpEnsureFiniteDistances,
+ *	  GlueEnsureFiniteScores;
+ *	- one call's plumbing: GlueMatrix, GlueBegin, GlueEnd, GlueRun (here
+ *	  or in the GPU service), OdpEngineCallBegin/End;
+ *	- k-NN: OdpComputeKnn; a shard's SolvingSet state (OdpShardState*)
+ *	  and OdpComputeKnnExcluding;
+ *	- the correlations, the interval matching, the outliers
+ *	  (OdpComputeOutlierScores, OdpComputeTopOutliers), the skyline;
+ *	- the timing NOTICE: OdpReportTiming.
+ *
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION
