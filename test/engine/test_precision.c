@@ -38,6 +38,32 @@
 #define PREC_N		5
 #define PREC_BATCH	40			/* SolvingSet batch: many batches, pruning */
 
+/* Whether GPU calls spread over the device list {0, 0} (a split on one GPU). */
+static bool prec_split = false;
+
+/* A context for dev: on the GPU, split over {0, 0} while prec_split is set. */
+static OdpContext
+prec_ctx(OdpDevice dev)
+{
+	OdpContext	ctx = make_ctx(dev);
+
+	if (dev == ODP_DEVICE_GPU && prec_split)
+	{
+		ctx.gpu_count = 2;
+		ctx.gpu_ids[0] = ctx.gpu_ids[1] = 0;
+	}
+	return ctx;
+}
+
+/* The name of dev in the checks' lines. */
+static const char *
+prec_device(OdpDevice dev)
+{
+	if (dev != ODP_DEVICE_GPU)
+		return "cpu";
+	return prec_split ? "gpu {0,0}" : "gpu";
+}
+
 /* A data set of float64 rows. */
 typedef struct PrecData
 {
@@ -226,7 +252,7 @@ prec_matrix(const PrecData *p, int64_t first, int64_t rows)
 static void
 prec_knn_case(OdpDevice dev, const PrecData *p, OdpMetric metric, int k, bool self)
 {
-	const char *dn = dev == ODP_DEVICE_GPU ? "gpu" : "cpu";
+	const char *dn = prec_device(dev);
 	const char *mn = odp_metric_name(metric);
 	OdpMatrix	all = prec_matrix(p, 0, p->rows);
 	OdpMatrix	q = prec_matrix(p, 0, 3);
@@ -235,7 +261,7 @@ prec_knn_case(OdpDevice dev, const PrecData *p, OdpMetric metric, int k, bool se
 	int64_t    *ri = xmalloc(sizeof(int64_t) * (size_t) p->rows * k);
 	double	   *d = xmalloc(sizeof(double) * (size_t) p->rows * k);
 	int64_t    *ix = xmalloc(sizeof(int64_t) * (size_t) p->rows * k);
-	OdpContext	ctx = make_ctx(dev);
+	OdpContext	ctx = prec_ctx(dev);
 	OdpStatus	st;
 
 	if (self)
@@ -248,7 +274,7 @@ prec_knn_case(OdpDevice dev, const PrecData *p, OdpMetric metric, int k, bool se
 	}
 
 	prec_ref_knn(q.data64, 3, c.data64, c.rows, p->dims, metric, k, false, rd, ri);
-	ctx = make_ctx(dev);
+	ctx = prec_ctx(dev);
 	st = odp_compute_knn(&ctx, &q, &c, metric, k, false, d, ix);
 	check(st == ODP_OK && prec_differences(d, ix, rd, ri, 3 * k) == 0,
 		  "precision knn %s %s %s 3 queries x %lld k=%d: lists and distance bits of the reference (%s)",
@@ -277,7 +303,7 @@ prec_top(OdpDevice dev, const PrecData *p, OdpMetric metric, int k,
 		 OdpOutlierMethod method, PrecTop *r)
 {
 	OdpMatrix	m = prec_matrix(p, 0, p->rows);
-	OdpContext	ctx = make_ctx(dev);
+	OdpContext	ctx = prec_ctx(dev);
 	OdpTopOutliersStats st;
 
 	r->set = xmalloc(sizeof(int64_t) * (size_t) p->rows);
@@ -314,11 +340,11 @@ prec_outlier_case(OdpDevice dev, const PrecData *p, OdpMetric metric, int k,
 				  const double *ref, const int64_t *ref_top, PrecTop *ss,
 				  const PrecTop *cpu_ss)
 {
-	const char *dn = dev == ODP_DEVICE_GPU ? "gpu" : "cpu";
+	const char *dn = prec_device(dev);
 	const char *mn = odp_metric_name(metric);
 	OdpMatrix	m = prec_matrix(p, 0, p->rows);
 	double	   *s = xmalloc(sizeof(double) * (size_t) p->rows);
-	OdpContext	ctx = make_ctx(dev);
+	OdpContext	ctx = prec_ctx(dev);
 	OdpStatus	st;
 	PrecTop		bf;
 
@@ -329,6 +355,12 @@ prec_outlier_case(OdpDevice dev, const PrecData *p, OdpMetric metric, int k,
 	prec_top(dev, p, metric, k, ODP_METHOD_BRUTEFORCE, &bf);
 	check(prec_top_is(&bf, ref_top, ref),
 		  "precision top-n %s %s %s k=%d: brute force gives the reference's rows and scores",
+		  dn, p->name, mn, k);
+	free(bf.set);
+	free(bf.set_scores);
+	prec_top(dev, p, metric, k, ODP_METHOD_AUTO, &bf);
+	check(prec_top_is(&bf, ref_top, ref),
+		  "precision top-n %s %s %s k=%d: auto gives the reference's rows and scores",
 		  dn, p->name, mn, k);
 	prec_top(dev, p, metric, k, ODP_METHOD_SOLVINGSET, ss);
 	check(prec_top_is(ss, ref_top, ref),
@@ -476,6 +508,48 @@ prec_parallel(int64_t rows)
 }
 
 /*
+ * A larger self join and its scores on the GPU, against the CPU (checked
+ * against the reference on the smaller sets): bit-identical lists and
+ * scores.
+ */
+static void
+prec_larger_case(const PrecData *p)
+{
+	const int	k = 20;
+	OdpMatrix	m = prec_matrix(p, 0, p->rows);
+	double	   *d[2];
+	int64_t    *ix[2];
+	double	   *s[2];
+	OdpStatus	st[2],
+				ss[2];
+
+	for (int path = 0; path < 2; path++)
+	{
+		OdpContext	ctx = prec_ctx(path == 0 ? ODP_DEVICE_CPU : ODP_DEVICE_GPU);
+
+		d[path] = xmalloc(sizeof(double) * (size_t) p->rows * k);
+		ix[path] = xmalloc(sizeof(int64_t) * (size_t) p->rows * k);
+		s[path] = xmalloc(sizeof(double) * (size_t) p->rows);
+		st[path] = odp_compute_knn(&ctx, &m, &m, ODP_METRIC_EUCLIDEAN, k, true, d[path], ix[path]);
+		ss[path] = odp_compute_outlier_scores(&ctx, &m, ODP_METRIC_MANHATTAN, k, s[path]);
+	}
+	check(st[0] == ODP_OK && st[1] == ODP_OK &&
+		  prec_differences(d[0], ix[0], d[1], ix[1], p->rows * k) == 0,
+		  "precision knn gpu %s self join %lld rows k=%d: the CPU's lists and distance bits",
+		  p->name, (long long) p->rows, k);
+	check(ss[0] == ODP_OK && ss[1] == ODP_OK &&
+		  memcmp(s[0], s[1], sizeof(double) * (size_t) p->rows) == 0,
+		  "precision scores gpu %s manhattan %lld rows k=%d: the CPU's score bits",
+		  p->name, (long long) p->rows, k);
+	for (int path = 0; path < 2; path++)
+	{
+		free(d[path]);
+		free(ix[path]);
+		free(s[path]);
+	}
+}
+
+/*
  * The same payments rounded to float32 (as the engine computed them before
  * float64 rows): their k-NN lists and top n are not the float64
  * reference's, while the float64 rows give the reference's (checked
@@ -535,7 +609,7 @@ prec_rounded_case(const PrecData *p)
 static void
 prec_argument_tests(OdpDevice dev)
 {
-	const char *dn = dev == ODP_DEVICE_GPU ? "gpu" : "cpu";
+	const char *dn = prec_device(dev);
 	double		x64[12] = {1, 2, 3, 4, 5, 6, 0, 0, 0, 7, 8, 9};
 	float		x32[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 1, 2, 3};
 	int64_t		ids[4] = {1, 2, 3, 4};
@@ -545,7 +619,7 @@ prec_argument_tests(OdpDevice dev)
 	double		d[16];
 	int64_t		ix[16];
 	double		scores[4];
-	OdpContext	ctx = make_ctx(dev);
+	OdpContext	ctx = prec_ctx(dev);
 	OdpSsNode  *node = NULL;
 	float		dl[16];
 	OdpStatus	st;
@@ -615,6 +689,16 @@ run_precision_tests(void)
 	prec_knn_case(ODP_DEVICE_CPU, &sets[5], ODP_METRIC_EUCLIDEAN, 20, false);
 	if (gpu_ok)
 		prec_knn_case(ODP_DEVICE_GPU, &sets[5], ODP_METRIC_EUCLIDEAN, 20, false);
+	if (gpu_ok)
+	{
+		/* the same on a device list, each call split in two parts */
+		prec_split = true;
+		prec_case(&sets[0], ODP_METRIC_EUCLIDEAN);
+		prec_case(&sets[4], ODP_METRIC_COSINE);
+		prec_knn_case(ODP_DEVICE_GPU, &sets[5], ODP_METRIC_EUCLIDEAN, 20, false);
+		prec_split = false;
+		prec_larger_case(&sets[5]);
+	}
 	prec_rounded_case(&sets[0]);
 	prec_argument_tests(ODP_DEVICE_CPU);
 	if (gpu_ok)
