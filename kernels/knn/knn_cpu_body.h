@@ -13,10 +13,9 @@
  *	  #define ODP_KNN_QNORMS member		-- query_norms, query_norms64
  *	  #define ODP_KNN_CNORMS member		-- cand_norms, cand_norms64
  *	  #define ODP_KNN_EMIT member		-- emit, emit64
- *	  #define ODP_KNN_BLOCK(...) call	-- odp_cpu_block_distances's arguments
+ *	  #define ODP_KNN_BLOCK name		-- odp_cpu_block_distances, ..64
  *	  #define ODP_KNN_HEAP(x) name		-- the select_heap.h instance's x
  *	  #define ODP_KNN_MERGE_NEXT name	-- odp_merge_next, odp_merge_next64
- *	  #define ODP_KNN_BITS 0 or 1		-- whether 0/1 rows compare as bits
  *	  #include "knn/knn_cpu_body.h"
  *
  * Copyright (c) 2026, odp_gpu developers
@@ -29,7 +28,7 @@
 #if !defined(ODP_KNN_PREFIX) || !defined(KNN_T) || !defined(ODP_KNN_ROWS) || \
 	!defined(ODP_KNN_QNORMS) || !defined(ODP_KNN_CNORMS) || !defined(ODP_KNN_EMIT) || \
 	!defined(ODP_KNN_BLOCK) || !defined(ODP_KNN_HEAP) || \
-	!defined(ODP_KNN_MERGE_NEXT) || !defined(ODP_KNN_BITS)
+	!defined(ODP_KNN_MERGE_NEXT)
 #error "define the ODP_KNN_ macros and KNN_T before including knn_cpu_body.h"
 #endif
 
@@ -89,7 +88,7 @@ KNN_NAME(query_block)(KNN_NAME(Job) *job, OdpMetric metric, int64_t q0, int64_t 
 {
 	const OdpCpuKnnArgs *a = job->args;
 	const OdpKnnBits *bits = &job->bits;
-	const bool	by_bits = ODP_KNN_BITS && bits->words > 0;
+	const bool	by_bits = bits->words > 0;
 	const int	dims = a->queries->dims;
 	const int32_t k = a->k;
 	const int64_t cfirst = (int64_t) range * job->range_rows;
@@ -335,7 +334,7 @@ KNN_NAME(run)(const OdpCpuKnnArgs *args)
 	atomic_init(&job.next_block, 0);
 	atomic_init(&job.stop, 0);
 	job.worker_status = ODP_OK;
-	if (ODP_KNN_BITS && nq >= odp_cpu_knn_bits_min_queries)
+	if (nq >= odp_cpu_knn_bits_min_queries)
 		odp_knn_bits_prepare(args->metric, args->queries, args->candidates, &job.bits);
 
 	started = odp_cpu_workers_start(threads, nthreads, KNN_NAME(thread_main), &job);
@@ -381,4 +380,3 @@ KNN_NAME(run)(const OdpCpuKnnArgs *args)
 #undef ODP_KNN_BLOCK
 #undef ODP_KNN_HEAP
 #undef ODP_KNN_MERGE_NEXT
-#undef ODP_KNN_BITS

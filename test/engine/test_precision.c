@@ -31,6 +31,7 @@
 #include "include/odp_distributed.h"
 #include "include/odp_knn.h"
 #include "include/odp_outliers.h"
+#include "knn/knn_cpu_bits.h"
 #include "outliers/solvingset_internal.h"
 #include "test_util.h"
 
@@ -495,6 +496,18 @@ prec_huge(int64_t rows)
 	return p;
 }
 
+/* 0/1 values in 70 columns (more than one 64-bit word), ties everywhere. */
+static PrecData
+prec_binary(int64_t rows)
+{
+	PrecData	p = {"0/1 values", NULL, rows, 70};
+
+	p.x = xmalloc(sizeof(double) * (size_t) rows * 70);
+	for (int64_t i = 0; i < rows * 70; i++)
+		p.x[i] = (double) (rng_next() >> 63);
+	return p;
+}
+
 /* Near-parallel vectors: every direction within 1e-4 of (1, 1, 1, 1). */
 static PrecData
 prec_parallel(int64_t rows)
@@ -666,7 +679,8 @@ prec_argument_tests(OdpDevice dev)
 void
 run_precision_tests(void)
 {
-	PrecData	sets[6];
+	PrecData	sets[7];
+	int64_t		bits_runs;
 	const OdpMetric metrics[] = {ODP_METRIC_EUCLIDEAN, ODP_METRIC_SQEUCLIDEAN,
 	ODP_METRIC_MANHATTAN, ODP_METRIC_CHEBYSHEV};
 
@@ -677,6 +691,7 @@ run_precision_tests(void)
 	sets[4] = prec_parallel(300);
 	sets[5] = prec_payments(5000);
 	sets[5].name = "epoch seconds and amounts, 5000 rows";
+	sets[6] = prec_binary(300);
 
 	for (int s = 0; s < 4; s++)
 		for (size_t mi = 0; mi < sizeof(metrics) / sizeof(metrics[0]); mi++)
@@ -685,6 +700,12 @@ run_precision_tests(void)
 	prec_case(&sets[4], ODP_METRIC_COSINE);
 	prec_case(&sets[4], ODP_METRIC_INNER_PRODUCT);
 	prec_case(&sets[0], ODP_METRIC_COSINE);
+	/* 0/1 rows compare as bits on the CPU */
+	bits_runs = odp_cpu_knn_bits_runs;
+	prec_case(&sets[6], ODP_METRIC_EUCLIDEAN);
+	prec_case(&sets[6], ODP_METRIC_CHEBYSHEV);
+	check(odp_cpu_knn_bits_runs > bits_runs,
+		  "precision 0/1 values: the CPU compared float64 rows as bits");
 	/* candidates split into ranges on the CPU: 3 queries against 4,997 rows */
 	prec_knn_case(ODP_DEVICE_CPU, &sets[5], ODP_METRIC_EUCLIDEAN, 20, false);
 	if (gpu_ok)
@@ -703,6 +724,6 @@ run_precision_tests(void)
 	prec_argument_tests(ODP_DEVICE_CPU);
 	if (gpu_ok)
 		prec_argument_tests(ODP_DEVICE_GPU);
-	for (int s = 0; s < 6; s++)
+	for (int s = 0; s < 7; s++)
 		free(sets[s].x);
 }
