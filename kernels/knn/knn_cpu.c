@@ -65,7 +65,7 @@
 
 /* float32 rows: knn_run and its parts */
 #define ODP_KNN_PREFIX knn
-#define KNN_T float
+#define ODP_KNN_T float
 #define ODP_KNN_ROWS(m) ((m)->data)
 #define ODP_KNN_QNORMS query_norms
 #define ODP_KNN_CNORMS cand_norms
@@ -77,7 +77,7 @@
 
 /* float64 rows: knn64_run and its parts */
 #define ODP_KNN_PREFIX knn64
-#define KNN_T double
+#define ODP_KNN_T double
 #define ODP_KNN_ROWS(m) ((m)->data64)
 #define ODP_KNN_QNORMS query_norms64
 #define ODP_KNN_CNORMS cand_norms64
