@@ -562,6 +562,51 @@ prec_larger_case(const PrecData *p)
 	}
 }
 
+/* Cancel callback: asks to stop from its at-th poll. */
+static bool
+prec_cancel(void *arg)
+{
+	int		   *polls = (int *) arg;
+
+	return --*polls <= 0;
+}
+
+/*
+ * A cancel callback stops float64 scores and SolvingSet on dev with
+ * ODP_ERR_CANCELLED (unless the run polled too rarely to be stopped).
+ */
+static void
+prec_cancel_case(OdpDevice dev, const PrecData *p)
+{
+	const char *dn = prec_device(dev);
+	OdpMatrix	m = prec_matrix(p, 0, p->rows);
+	double	   *s = xmalloc(sizeof(double) * (size_t) p->rows);
+	int64_t		order[PREC_N];
+	double		scores[PREC_N];
+	int64_t		count;
+
+	for (int method = 0; method < 2; method++)
+	{
+		OdpContext	ctx = prec_ctx(dev);
+		int			polls = 2;
+		OdpStatus	st;
+
+		ctx.cancel = prec_cancel;
+		ctx.cancel_arg = &polls;
+		odp_ss_test_batch_size = PREC_BATCH;
+		st = method == 0 ? odp_compute_outlier_scores(&ctx, &m, ODP_METRIC_EUCLIDEAN, PREC_K, s) :
+			odp_compute_top_outliers(&ctx, &m, ODP_METRIC_EUCLIDEAN, PREC_K, PREC_N,
+									 ODP_METHOD_SOLVINGSET, 0, order, scores, &count,
+									 NULL, NULL, NULL);
+		odp_ss_test_batch_size = 0;
+		check(st == ODP_ERR_CANCELLED || (st == ODP_OK && polls > 0),
+			  "precision %s %s of %s: a cancel stops it (%s, %s)", dn,
+			  method == 0 ? "scores" : "SolvingSet", p->name, odp_status_name(st),
+			  ctx.message);
+	}
+	free(s);
+}
+
 /*
  * The same payments rounded to float32 (as the engine computed them before
  * float64 rows): their k-NN lists and top n are not the float64
@@ -720,6 +765,9 @@ run_precision_tests(void)
 		prec_split = false;
 		prec_larger_case(&sets[5]);
 	}
+	prec_cancel_case(ODP_DEVICE_CPU, &sets[5]);
+	if (gpu_ok)
+		prec_cancel_case(ODP_DEVICE_GPU, &sets[5]);
 	prec_rounded_case(&sets[0]);
 	prec_argument_tests(ODP_DEVICE_CPU);
 	if (gpu_ok)
