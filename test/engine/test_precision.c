@@ -562,6 +562,39 @@ prec_larger_case(const PrecData *p)
 	}
 }
 
+/*
+ * SolvingSet on dev at the edge k = rows - 1 (every other row a
+ * neighbour, exact() asking for every row), batches of 2: brute force's
+ * rows and scores.
+ */
+static void
+prec_edge_case(OdpDevice dev, const PrecData *p)
+{
+	const int64_t rows = 9;
+	OdpMatrix	m = prec_matrix(p, 0, rows);
+	int64_t		order[2][3];
+	double		scores[2][3];
+	int64_t		count[2] = {0, 0};
+	OdpStatus	st[2];
+
+	for (int method = 0; method < 2; method++)
+	{
+		OdpContext	ctx = prec_ctx(dev);
+
+		odp_ss_test_batch_size = 2;
+		st[method] = odp_compute_top_outliers(&ctx, &m, ODP_METRIC_MANHATTAN, (int) rows - 1, 3,
+											  method == 0 ? ODP_METHOD_BRUTEFORCE :
+											  ODP_METHOD_SOLVINGSET, 0, order[method],
+											  scores[method], &count[method], NULL, NULL, NULL);
+		odp_ss_test_batch_size = 0;
+	}
+	check(st[0] == ODP_OK && st[1] == ODP_OK && count[0] == 3 && count[1] == 3 &&
+		  memcmp(order[0], order[1], sizeof(order[0])) == 0 &&
+		  memcmp(scores[0], scores[1], sizeof(scores[0])) == 0,
+		  "precision top-n %s %lld rows k=%lld: SolvingSet in batches of 2 gives brute force's rows and scores",
+		  prec_device(dev), (long long) rows, (long long) rows - 1);
+}
+
 /* Cancel callback: asks to stop from its at-th poll. */
 static bool
 prec_cancel(void *arg)
@@ -765,6 +798,9 @@ run_precision_tests(void)
 		prec_split = false;
 		prec_larger_case(&sets[5]);
 	}
+	prec_edge_case(ODP_DEVICE_CPU, &sets[0]);
+	if (gpu_ok)
+		prec_edge_case(ODP_DEVICE_GPU, &sets[0]);
 	prec_cancel_case(ODP_DEVICE_CPU, &sets[5]);
 	if (gpu_ok)
 		prec_cancel_case(ODP_DEVICE_GPU, &sets[5]);
