@@ -14,10 +14,11 @@
 #   ODP_SKIP_ENGINE=1, ODP_SKIP_REGRESS=1, ODP_SKIP_BENCH=1 skip those parts,
 #   ODP_SKIP_COMPARE=1 the GPU-vs-CPU comparisons, the large input and the
 #   cancellation checks (the two-part checks of odp_gpu.devices still run).
-#   ODP_ANALYTICS="outliers knn pearson skyline intervals sharded" (default all)
+#   ODP_ANALYTICS="outliers knn pearson skyline intervals precision sharded"
+#   (default all)
 #   limits the engine tests, comparisons, cancellation checks and
 #   benchmarks to those; one analytic alone (outliers, knn, pearson,
-#   skyline, intervals) runs only its engine tests (test_engine --NAME) and
+#   skyline, intervals; precision: float64 rows) runs only its engine tests (test_engine --NAME) and
 #   its regress suites (sql/NAME.sql, sql/NAME_*.sql); sharded alone runs
 #   the distributed engine tests, every regress suite and the distributed
 #   checks (test/checks/distributed.sh) with the nodes on the GPU.
@@ -49,7 +50,7 @@ if [ -n "${PGHOST:-}" ] && pg_isready -q 2>/dev/null; then
 	export ODP_USE_RUNNING_SERVER=1
 	export PG_CONFIG=${PG_CONFIG:-$(command -v pg_config)}
 fi
-ODP_ANALYTICS=${ODP_ANALYTICS:-outliers knn pearson skyline intervals sharded}
+ODP_ANALYTICS=${ODP_ANALYTICS:-outliers knn pearson skyline intervals precision sharded}
 odp_wants() { [[ " $ODP_ANALYTICS " == *" $1 "* ]]; }
 set -e
 odp_install_deps
@@ -74,7 +75,7 @@ fi
 if [ "${ODP_SKIP_ENGINE:-0}" != 1 ]; then
 odp_log "engine unit tests"
 case "$ODP_ANALYTICS" in
-	outliers|knn|pearson|skyline|intervals) engine_args=--$ODP_ANALYTICS ;;
+	outliers|knn|pearson|skyline|intervals|precision) engine_args=--$ODP_ANALYTICS ;;
 	sharded) engine_args=--distributed ;;
 	*) engine_args= ;;
 esac
@@ -98,7 +99,7 @@ suites=$(ls sql/*.sql | sed 's|sql/||; s|\.sql$||' | grep -v -e '^odp_gpu--' -e 
 [ "${ODP_SERVICE:-0}" = 1 ] && suites=$(tr ' ' '\n' <<<"$suites" | grep -v '^service$' | tr '\n' ' ')
 # one analytic: its suites, named feature first (outliers, outliers_solvingset, ...)
 case "$ODP_ANALYTICS" in
-	outliers|knn|pearson|skyline|intervals)
+	outliers|knn|pearson|skyline|intervals|precision)
 		suites=$(ls sql/"$ODP_ANALYTICS".sql sql/"$ODP_ANALYTICS"_*.sql 2>/dev/null | sed 's|sql/||; s|\.sql$||' | tr '\n' ' ') ;;
 esac
 # twice: tables read by the backend alone, then by two parallel workers
@@ -119,7 +120,7 @@ odp_parallel_read_checks gpu
 # the suite against the real pgvector (test/pgvector), with every analytic
 # but one selected; skipped where its source is not at hand
 case "$ODP_ANALYTICS" in
-	outliers|knn|pearson|skyline|intervals|sharded) ;;
+	outliers|knn|pearson|skyline|intervals|precision|sharded) ;;
 	*)
 		odp_log "pgvector's vector, halfvec and sparsevec on the GPU (test/pgvector)"
 		if odp_pgvector_install; then
@@ -628,6 +629,7 @@ if [ "${ODP_SKIP_BENCH:-0}" != 1 ]; then
 	odp_wants pearson && ODP_BENCH_CPU_THREADS=${ODP_BENCH_CPU_THREADS:-16} bash test/bench/pearson_bench.sh
 	odp_wants skyline && ODP_BENCH_CPU_THREADS=${ODP_BENCH_CPU_THREADS:-16} bash test/bench/skyline_bench.sh
 	odp_wants intervals && ODP_BENCH_CPU_THREADS=${ODP_BENCH_CPU_THREADS:-16} bash test/bench/intervals_bench.sh
+	odp_wants precision && bash test/bench/precision_bench.sh
 fi
 if [ -n "$service_opts" ] && [ "${ODP_USE_RUNNING_SERVER:-0}" = 1 ]; then
 	odp_log "restarting the server with its own options"
