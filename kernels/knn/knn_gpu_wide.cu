@@ -832,7 +832,6 @@ OdpKnnAccumulate(OdpContext *ctx, const OdpGpuDevice *dev,
 	WideArgs	args;
 	int64_t		blocks_total;
 	int64_t		wave;
-	int64_t		pair_cost;
 	int64_t		qblocks;
 	int64_t		cslice;
 	int64_t		span;
@@ -889,38 +888,11 @@ OdpKnnAccumulate(OdpContext *ctx, const OdpGpuDevice *dev,
 	/* candidates one query sees, which the launches below cover */
 	span = args.c_split > 0 ? args.c_split : p->nc;
 
-	/*
-	 * Launch sizing: whole waves of blocks over all candidates when that
-	 * stays under WIDE_LAUNCH_WORK, else one wave over a candidate range.
-	 * Selection adds about 2 steps per pair, cosine's division about 12.
-	 */
-	blocks_total = (p->nq + WIDE_BQ - 1) / WIDE_BQ;
+	/* launches of about WIDE_LAUNCH_WORK each, as the float32 kernel's */
 	wave = (int64_t) cfg.blocks_per_sm * dev->sm_count;
-	pair_cost = (int64_t) p->dims + 2 + (p->metric == ODP_METRIC_COSINE ? 12 : 0);
-	qblocks = (int64_t) ((double) WIDE_LAUNCH_WORK /
-						 ((double) WIDE_BQ * (double) span * (double) pair_cost));
-	if (qblocks >= wave)
-	{
-		qblocks = qblocks / wave * wave;
-		cslice = span;
-	}
-	else
-	{
-		qblocks = wave < blocks_total ? wave : blocks_total;
-		cslice = WIDE_LAUNCH_WORK / (qblocks * WIDE_BQ * pair_cost);
-		cslice = cslice / WIDE_BC * WIDE_BC;
-		if (cslice < WIDE_BC)
-			cslice = WIDE_BC;
-		if (cslice > span)
-			cslice = span;
-	}
-	/* the kernel counts a launch's tiles x chunks in an int */
-	if (cslice / WIDE_BC + 1 > INT_MAX / cfg.nchunks)
-		cslice = (int64_t) (INT_MAX / cfg.nchunks - 1) * WIDE_BC;
-	if (qblocks > blocks_total)
-		qblocks = blocks_total;
-	if (qblocks > INT_MAX)
-		qblocks = INT_MAX;
+	OdpKnnLaunchShape(p->metric, p->dims, p->nq, span, wave, WIDE_BQ, WIDE_BC,
+					  cfg.nchunks, WIDE_LAUNCH_WORK, &blocks_total, &qblocks,
+					  &cslice);
 
 	for (int64_t qb = 0; qb < blocks_total; qb += qblocks)
 	{
