@@ -1064,20 +1064,22 @@ KnnPairCost(OdpMetric m, int dims)
 }
 
 /* See knn_gpu.cuh. */
+template <typename T>
 size_t
 OdpKnnStateBytesPerRow(int32_t k)
 {
-	size_t		b = (size_t) k * (sizeof(float) + sizeof(int64_t)) + sizeof(int32_t);
+	size_t		b = (size_t) k * (sizeof(T) + sizeof(int64_t)) + sizeof(int32_t);
 
 	if (k > ODP_KNN_FAST_MAX_K)
-		b += (size_t) ODP_KNN_GLOBAL_CAP * (sizeof(float) + sizeof(int64_t));
+		b += (size_t) ODP_KNN_GLOBAL_CAP * (sizeof(T) + sizeof(int64_t));
 	return b;
 }
 
 /* See knn_gpu.cuh. */
+template <typename T>
 OdpStatus
 OdpKnnStateAlloc(OdpContext *ctx, OdpGpuArena *arena, int64_t rows,
-				 int32_t k, OdpKnnState *state)
+				 int32_t k, OdpKnnStateOf<T> *state)
 {
 	OdpStatus	status;
 	size_t		n_k;
@@ -1092,7 +1094,7 @@ OdpKnnStateAlloc(OdpContext *ctx, OdpGpuArena *arena, int64_t rows,
 						"k-NN state for %lld rows and k = %d overflows the address space",
 						(long long) rows, k);
 
-	status = OdpGpuArenaAlloc(ctx, arena, n_k * sizeof(float),
+	status = OdpGpuArenaAlloc(ctx, arena, n_k * sizeof(T),
 							  "the k-NN distances", (void **) &state->dist);
 	if (status == ODP_OK)
 		status = OdpGpuArenaAlloc(ctx, arena, n_k * sizeof(int64_t),
@@ -1103,7 +1105,7 @@ OdpKnnStateAlloc(OdpContext *ctx, OdpGpuArena *arena, int64_t rows,
 	if (status == ODP_OK && k > ODP_KNN_FAST_MAX_K)
 	{
 		status = OdpGpuArenaAlloc(ctx, arena,
-								  (size_t) rows * ODP_KNN_GLOBAL_CAP * sizeof(float),
+								  (size_t) rows * ODP_KNN_GLOBAL_CAP * sizeof(T),
 								  "the k-NN candidate buffers",
 								  (void **) &state->buf_dist);
 		if (status == ODP_OK)
@@ -1116,8 +1118,9 @@ OdpKnnStateAlloc(OdpContext *ctx, OdpGpuArena *arena, int64_t rows,
 }
 
 /* See knn_gpu.cuh. */
+template <typename T>
 OdpStatus
-OdpKnnStateReset(OdpContext *ctx, cudaStream_t stream, OdpKnnState *state)
+OdpKnnStateReset(OdpContext *ctx, cudaStream_t stream, OdpKnnStateOf<T> *state)
 {
 	ODP_CUDA_RETURN(ctx, cudaMemsetAsync(state->count, 0,
 										 (size_t) state->rows * sizeof(int32_t),
@@ -1125,6 +1128,18 @@ OdpKnnStateReset(OdpContext *ctx, cudaStream_t stream, OdpKnnState *state)
 					"clearing the k-NN state");
 	return ODP_OK;
 }
+
+/* The state of float32 rows (this file's kernel) and of float64 rows. */
+template size_t OdpKnnStateBytesPerRow<float>(int32_t);
+template size_t OdpKnnStateBytesPerRow<double>(int32_t);
+template OdpStatus OdpKnnStateAlloc<float>(OdpContext *, OdpGpuArena *, int64_t,
+										   int32_t, OdpKnnStateOf<float> *);
+template OdpStatus OdpKnnStateAlloc<double>(OdpContext *, OdpGpuArena *, int64_t,
+											int32_t, OdpKnnStateOf<double> *);
+template OdpStatus OdpKnnStateReset<float>(OdpContext *, cudaStream_t,
+										   OdpKnnStateOf<float> *);
+template OdpStatus OdpKnnStateReset<double>(OdpContext *, cudaStream_t,
+											OdpKnnStateOf<double> *);
 
 /* See knn_gpu.cuh. */
 OdpStatus

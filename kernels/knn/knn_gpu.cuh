@@ -45,17 +45,21 @@
 
 /*
  * One accumulation problem.  Row data are device pointers, row-major
- * rows x dims float32.  Global indices (query_base + i, cand_base + j)
- * are what the state records and what self-exclusion compares.
+ * rows x dims of T: float32 (OdpKnnProblem, this file's kernel) or
+ * float64 (OdpKnnProblemOf<double>, knn_gpu_wide.cuh, which reads only
+ * the fields up to split_queries).  Global indices (query_base + i,
+ * cand_base + j) are what the state records and what self-exclusion
+ * compares.
  */
-typedef struct OdpKnnProblem
+template <typename T>
+struct OdpKnnProblemOf
 {
-	const float *queries;		/* nq x dims */
-	const float *query_norms;	/* nq, cosine only, else NULL */
+	const T    *queries;		/* nq x dims */
+	const T    *query_norms;	/* nq, cosine only, else NULL */
 	int64_t		query_base;		/* global index of queries[0] */
 	int64_t		nq;
-	const float *cands;			/* nc x dims */
-	const float *cand_norms;	/* nc, cosine only, else NULL */
+	const T    *cands;			/* nc x dims */
+	const T    *cand_norms;		/* nc, cosine only, else NULL */
 	int64_t		cand_base;		/* global index of cands[0] */
 	int64_t		nc;
 	int32_t		dims;			/* 1 .. ODP_MAX_DIMS */
@@ -121,24 +125,28 @@ typedef struct OdpKnnProblem
 	 * equal distances are the k-th (OdpKnnIntSearch counts them instead).
 	 */
 	bool		values_only;
-} OdpKnnProblem;
+};
+typedef OdpKnnProblemOf<float> OdpKnnProblem;
 
 /*
  * Per-query selection state in device memory: row q of dist/index holds
  * count[q] valid entries, ascending.  buf_* exist for k above
  * ODP_KNN_FAST_MAX_K only (else NULL); they are scratch, empty between
- * calls.
+ * calls.  The distances have the rows' type T (float, or double for
+ * float64 rows).
  */
-typedef struct OdpKnnState
+template <typename T>
+struct OdpKnnStateOf
 {
-	float	   *dist;			/* rows x k */
+	T		   *dist;			/* rows x k */
 	int64_t    *index;			/* rows x k, global candidate indices */
 	int32_t    *count;			/* rows */
-	float	   *buf_dist;		/* rows x ODP_KNN_GLOBAL_CAP, or NULL */
+	T		   *buf_dist;		/* rows x ODP_KNN_GLOBAL_CAP, or NULL */
 	int64_t    *buf_index;
 	int64_t		rows;
 	int32_t		k;
-} OdpKnnState;
+};
+typedef OdpKnnStateOf<float> OdpKnnState;
 
 /*
  * Maps an exact distance threshold t to the threshold the prefilter
@@ -166,21 +174,25 @@ OdpKnnPrefilterLimit(float t)
 }
 
 /*
- * Device bytes of state per query row for k, rounding aside.  Callers plan
- * chunk sizes with it.
+ * Device bytes of state per query row for k, rounding aside, with
+ * distances of type T.  Callers plan chunk sizes with it.
  */
+template <typename T = float>
 extern size_t OdpKnnStateBytesPerRow(int32_t k);
 
 /*
  * Allocates state for rows queries and k neighbours from arena; the state
- * is not yet reset.
+ * is not yet reset.  T is float or double.
  */
+template <typename T>
 extern OdpStatus OdpKnnStateAlloc(OdpContext *ctx, OdpGpuArena *arena,
-								  int64_t rows, int32_t k, OdpKnnState *state);
+								  int64_t rows, int32_t k,
+								  OdpKnnStateOf<T> *state);
 
 /* Empties the state (count = 0) on stream, before the first candidates. */
+template <typename T>
 extern OdpStatus OdpKnnStateReset(OdpContext *ctx, cudaStream_t stream,
-								  OdpKnnState *state);
+								  OdpKnnStateOf<T> *state);
 
 /*
  * Merges all candidates of p into the state of p's queries (state->rows

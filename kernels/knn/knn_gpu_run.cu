@@ -23,6 +23,13 @@
  * the copies' lists (disjoint index ranges) into one per query.  Same
  * lists, in a fraction of the time.
  *
+ * Rows of either precision.  The driver is a template over the rows'
+ * type T: float rows (data) go through knn_gpu.cu's kernel, with the
+ * exact integer path and the tensor-core filter tried first on resident
+ * candidates; double rows (data64) through knn_gpu_wide.cu's kernel, whose
+ * state holds double distances.  Plans, uploads, copies and hooks are the
+ * same code for both.
+ *
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION
@@ -40,6 +47,7 @@
 #include "knn/knn_gpu_int.cuh"
 #include "knn/knn_gpu_run.cuh"
 #include "knn/knn_gpu_tc.cuh"
+#include "knn/knn_gpu_wide.cuh"
 #include "knn/knn_merge.h"
 
 /* Smallest chunk, in rows, that the plan accepts before giving up. */
@@ -64,15 +72,80 @@ typedef struct RunPlan
 	int64_t		pad;			/* rows per copy (whole thread blocks) */
 } RunPlan;
 
+/* The host rows of m in the precision T: data or data64. */
+static inline const float *
+RunRows(const OdpMatrix *m, const float *)
+{
+	return m->data;
+}
+
+static inline const double *
+RunRows(const OdpMatrix *m, const double *)
+{
+	return m->data64;
+}
+
+/* knn_merge.h's merge step for the distances' type. */
+static __device__ __forceinline__ int
+RunMergeNext(const float *dist, const int64_t *index, int64_t stride,
+			 int nlists, const int *pos, const int *len)
+{
+	return odp_merge_next(dist, index, stride, nlists, pos, len);
+}
+
+static __device__ __forceinline__ int
+RunMergeNext(const double *dist, const int64_t *index, int64_t stride,
+			 int nlists, const int *pos, const int *len)
+{
+	return odp_merge_next64(dist, index, stride, nlists, pos, len);
+}
+
+/*
+ * The fast paths on resident candidates, float32 rows only: the exact
+ * integer path for integer rows, else the tensor-core filter, where they
+ * apply; *done says whether one of them filled the state.
+ */
+static OdpStatus
+RunFastSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
+			  const OdpKnnProblem *prob, OdpKnnState *state, size_t left,
+			  bool *done)
+{
+	OdpStatus	status;
+
+	status = OdpKnnIntSearch(ctx, dev, stream, prob, state, left, done,
+							 &ctx->compute_ms);
+	if (status == ODP_OK && !*done)
+		status = OdpKnnTcSearch(ctx, dev, stream, prob, state, left, done,
+								&ctx->compute_ms);
+	return status;
+}
+
+/* Float64 rows have no fast path: the exact kernel computes every pair. */
+static OdpStatus
+RunFastSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
+			  const OdpKnnProblemOf<double> *prob,
+			  OdpKnnStateOf<double> *state, size_t left, bool *done)
+{
+	(void) ctx;
+	(void) dev;
+	(void) stream;
+	(void) prob;
+	(void) state;
+	(void) left;
+	*done = false;
+	return ODP_OK;
+}
+
 /*
  * Query i's k smallest over its copies' lists (copy s at state row
  * s * pad + i, disjoint ascending index ranges), written to row i of the
  * output.  One thread per query.
  */
+template <typename T>
 static __global__ void
-RunMergeCopiesKernel(const float *dist, const int64_t *index,
+RunMergeCopiesKernel(const T *dist, const int64_t *index,
 					 const int32_t *count, int64_t nq, int64_t pad,
-					 int copies, int k, float *out_d, int64_t *out_i,
+					 int copies, int k, T *out_d, int64_t *out_i,
 					 int32_t *out_n)
 {
 	const int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
@@ -89,8 +162,8 @@ RunMergeCopiesKernel(const float *dist, const int64_t *index,
 	}
 	while (n < k)
 	{
-		const int	c = odp_merge_next(dist + i * k, index + i * k, pad * k,
-									   copies, pos, len);
+		const int	c = RunMergeNext(dist + i * k, index + i * k, pad * k,
+									 copies, pos, len);
 
 		if (c < 0)
 			break;
@@ -103,8 +176,9 @@ RunMergeCopiesKernel(const float *dist, const int64_t *index,
 }
 
 /* Sets p[0 .. n) to v. */
+template <typename T>
 static __global__ void
-RunFillKernel(float *p, int64_t n, float v)
+RunFillKernel(T *p, int64_t n, T v)
 {
 	const int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
 
@@ -117,16 +191,17 @@ RunFillKernel(float *p, int64_t n, float v)
  * ODP_ERR_GPU_OOM, giving the smallest workable budget, when even
  * RUN_MIN_CHUNK-row chunks do not fit.
  */
+template <typename T>
 static OdpStatus
-RunMakePlan(OdpContext *ctx, const OdpGpuDevice *dev, const OdpKnnRun *run,
+RunMakePlan(OdpContext *ctx, const OdpGpuDevice *dev, const OdpKnnRunOf<T> *run,
 			RunPlan *plan)
 {
 	const int64_t nq = run->query_count > 0 ? run->query_count : run->queries->rows;
 	const int64_t nc = run->cands->rows;
 	const int	dims = run->cands->dims;
 	const bool	cosine = run->metric == ODP_METRIC_COSINE;
-	const size_t row_bytes = (size_t) dims * sizeof(float) + (cosine ? sizeof(float) : 0);
-	const size_t state_bytes = OdpKnnStateBytesPerRow(run->k) + run->finish_bytes_per_row;
+	const size_t row_bytes = (size_t) dims * sizeof(T) + (cosine ? sizeof(T) : 0);
+	const size_t state_bytes = OdpKnnStateBytesPerRow<T>(run->k) + run->finish_bytes_per_row;
 	const size_t slack = RUN_ALLOCS * ODP_GPU_ALLOC_ALIGN;
 	const int64_t min_q = nq < RUN_MIN_CHUNK ? nq : RUN_MIN_CHUNK;
 	const int64_t min_c = nc < RUN_MIN_CHUNK ? nc : RUN_MIN_CHUNK;
@@ -193,7 +268,7 @@ RunMakePlan(OdpContext *ctx, const OdpGpuDevice *dev, const OdpKnnRun *run,
 		const int64_t pad = (nq + ODP_KNN_BLOCK_QUERIES - 1) / ODP_KNN_BLOCK_QUERIES * ODP_KNN_BLOCK_QUERIES;
 		const int64_t blocks = pad / ODP_KNN_BLOCK_QUERIES;
 		int64_t		copies = 2 * (int64_t) dev->sm_count / blocks;
-		const size_t per_copy = (size_t) pad * (row_bytes + OdpKnnStateBytesPerRow(run->k));
+		const size_t per_copy = (size_t) pad * (row_bytes + OdpKnnStateBytesPerRow<T>(run->k));
 
 		if (copies > RUN_MAX_COPIES)
 			copies = RUN_MAX_COPIES;
@@ -215,21 +290,21 @@ RunMakePlan(OdpContext *ctx, const OdpGpuDevice *dev, const OdpKnnRun *run,
  * Copies rows [first, first + n) of m (and their norms) to dst / dst_norms
  * on stream and waits, adding the time to ctx->transfer_ms.
  */
+template <typename T>
 static OdpStatus
 RunUpload(OdpContext *ctx, cudaStream_t stream, const OdpMatrix *m,
-		  const float *norms, int64_t first, int64_t n,
-		  float *dst, float *dst_norms)
+		  const T *norms, int64_t first, int64_t n, T *dst, T *dst_norms)
 {
 	OdpStatus	status = ODP_OK;
 	double		t0 = odp_now_ms();
 
-	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(dst, m->data + first * m->dims,
-									  (size_t) n * m->dims * sizeof(float),
+	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(dst, RunRows(m, dst) + first * m->dims,
+									  (size_t) n * m->dims * sizeof(T),
 									  cudaMemcpyHostToDevice, stream),
 				 "copying the input rows to the GPU");
 	if (norms != NULL)
 		ODP_CUDA_TRY(ctx, cudaMemcpyAsync(dst_norms, norms + first,
-										  (size_t) n * sizeof(float),
+										  (size_t) n * sizeof(T),
 										  cudaMemcpyHostToDevice, stream),
 					 "copying the row norms to the GPU");
 	ODP_CUDA_TRY(ctx, cudaStreamSynchronize(stream),
@@ -244,10 +319,10 @@ cleanup:
  * copy 0, whose rows nq .. pad-1 are first set to zeros (norm 1): they are
  * computed, never read.
  */
+template <typename T>
 static OdpStatus
 RunReplicateQueries(OdpContext *ctx, cudaStream_t stream, int dims,
-					int64_t nq, int64_t pad, int copies, float *rows,
-					float *norms)
+					int64_t nq, int64_t pad, int copies, T *rows, T *norms)
 {
 	OdpStatus	status = ODP_OK;
 	double		t0 = odp_now_ms();
@@ -255,24 +330,24 @@ RunReplicateQueries(OdpContext *ctx, cudaStream_t stream, int dims,
 	if (pad > nq)
 	{
 		ODP_CUDA_TRY(ctx, cudaMemsetAsync(rows + nq * dims, 0,
-										  (size_t) (pad - nq) * dims * sizeof(float),
+										  (size_t) (pad - nq) * dims * sizeof(T),
 										  stream),
 					 "padding the query rows");
 		if (norms != NULL)
 		{
-			RunFillKernel<<<(unsigned) ((pad - nq + 127) / 128), 128, 0, stream>>>(norms + nq, pad - nq, 1.0f);
+			RunFillKernel<T><<<(unsigned) ((pad - nq + 127) / 128), 128, 0, stream>>>(norms + nq, pad - nq, (T) 1);
 			ODP_CUDA_TRY_LAUNCH(ctx, stream, "padding the query norms");
 		}
 	}
 	for (int c = 1; c < copies; c++)
 	{
 		ODP_CUDA_TRY(ctx, cudaMemcpyAsync(rows + c * pad * dims, rows,
-										  (size_t) pad * dims * sizeof(float),
+										  (size_t) pad * dims * sizeof(T),
 										  cudaMemcpyDeviceToDevice, stream),
 					 "copying the query rows on the GPU");
 		if (norms != NULL)
 			ODP_CUDA_TRY(ctx, cudaMemcpyAsync(norms + c * pad, norms,
-											  (size_t) pad * sizeof(float),
+											  (size_t) pad * sizeof(T),
 											  cudaMemcpyDeviceToDevice, stream),
 						 "copying the query norms on the GPU");
 	}
@@ -284,8 +359,9 @@ cleanup:
 }
 
 /* See knn_gpu_run.cuh. */
+template <typename T>
 OdpStatus
-OdpKnnRunAll(OdpContext *ctx, const OdpKnnRun *run)
+OdpKnnRunAll(OdpContext *ctx, const OdpKnnRunOf<T> *run)
 {
 	OdpStatus	status = ODP_OK;
 	const OdpMatrix *qm = run->queries;
@@ -298,59 +374,61 @@ OdpKnnRunAll(OdpContext *ctx, const OdpKnnRun *run)
 	OdpGpuDevice dev;
 	OdpGpuArena arena;
 	RunPlan		plan;
-	OdpKnnState state;
-	OdpKnnProblem prob;
+	OdpKnnStateOf<T> state;
+	OdpKnnProblemOf<T> prob;
 	cudaStream_t stream = NULL;
-	float	   *d_cand = NULL;
-	float	   *d_cnorm = NULL;
-	float	   *d_query = NULL;
-	float	   *d_qnorm = NULL;
-	float	   *d_md = NULL;
+	T		   *d_cand = NULL;
+	T		   *d_cnorm = NULL;
+	T		   *d_query = NULL;
+	T		   *d_qnorm = NULL;
+	T		   *d_md = NULL;
 	int64_t    *d_mi = NULL;
 	int32_t    *d_mn = NULL;
 	void	   *d_scratch = NULL;
 
 	OdpGpuArenaInit(&arena, 0);
 	memset(&state, 0, sizeof(state));
-	if (cosine != (run->cand_norms != NULL) || cosine != (run->query_norms != NULL) ||
-		(run->self_join && qm != cm && qm->data != cm->data) ||
-		(run->filter_max_overflow > 0.0 && run->gave_up == NULL) ||
+	if (RunRows(qm, d_cand) == NULL || RunRows(cm, d_cand) == NULL ||
+		cosine != (run->cand_norms != NULL) || cosine != (run->query_norms != NULL) ||
+		(run->self_join && qm != cm && RunRows(qm, d_cand) != RunRows(cm, d_cand)) ||
+		(run->filter_max_overflow > 0.0 &&
+		 (run->gave_up == NULL || sizeof(T) != sizeof(float))) ||
 		q_first < 0 || q_end > qm->rows || q_first > q_end)
 		return odp_fail(ctx, ODP_ERR_INTERNAL,
-						"invalid k-NN run (norms must be given exactly for cosine, a filter-only run needs gave_up, query rows within the matrix)");
+						"invalid k-NN run (rows in the run's precision, norms given exactly for cosine, a filter-only run on float32 rows with gave_up, query rows within the matrix)");
 	if (run->gave_up != NULL)
 		*run->gave_up = false;
 	status = OdpGpuBegin(ctx, &dev);
 	if (status != ODP_OK)
 		return status;
 	arena.budget = dev.budget;
-	status = RunMakePlan(ctx, &dev, run, &plan);
+	status = RunMakePlan<T>(ctx, &dev, run, &plan);
 	if (status != ODP_OK)
 		return status;
 
 	ODP_CUDA_TRY(ctx, cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
 				 "creating a CUDA stream");
 	ODP_TRY(OdpGpuArenaAlloc(ctx, &arena,
-							 (size_t) plan.cand_chunk * dims * sizeof(float),
+							 (size_t) plan.cand_chunk * dims * sizeof(T),
 							 "the candidate rows", (void **) &d_cand));
 	if (cosine)
 		ODP_TRY(OdpGpuArenaAlloc(ctx, &arena,
-								 (size_t) plan.cand_chunk * sizeof(float),
+								 (size_t) plan.cand_chunk * sizeof(T),
 								 "the candidate norms", (void **) &d_cnorm));
 	if (plan.separate_queries)
 	{
 		ODP_TRY(OdpGpuArenaAlloc(ctx, &arena,
-								 (size_t) plan.pad * plan.copies * dims * sizeof(float),
+								 (size_t) plan.pad * plan.copies * dims * sizeof(T),
 								 "the query rows", (void **) &d_query));
 		if (cosine)
 			ODP_TRY(OdpGpuArenaAlloc(ctx, &arena,
-									 (size_t) plan.pad * plan.copies * sizeof(float),
+									 (size_t) plan.pad * plan.copies * sizeof(T),
 									 "the query norms", (void **) &d_qnorm));
 	}
 	ODP_TRY(OdpKnnStateAlloc(ctx, &arena, plan.pad * plan.copies, k, &state));
 	if (plan.copies > 1)
 	{
-		ODP_TRY(OdpGpuArenaAlloc(ctx, &arena, (size_t) (q_end - q_first) * k * sizeof(float),
+		ODP_TRY(OdpGpuArenaAlloc(ctx, &arena, (size_t) (q_end - q_first) * k * sizeof(T),
 								 "the merged k-NN distances", (void **) &d_md));
 		ODP_TRY(OdpGpuArenaAlloc(ctx, &arena, (size_t) (q_end - q_first) * k * sizeof(int64_t),
 								 "the merged k-NN indices", (void **) &d_mi));
@@ -398,10 +476,7 @@ OdpKnnRunAll(OdpContext *ctx, const OdpKnnRun *run)
 			prob.query_norms = cosine ? d_cnorm + q0 : NULL;
 		}
 
-		/*
-		 * On resident candidates: the exact integer path for integer rows,
-		 * else the tensor-core filter, where they apply.
-		 */
+		/* On resident candidates: the fast paths, where they apply. */
 		if (plan.cand_chunk == cm->rows)
 		{
 			const size_t left = dev.budget > arena.used ? dev.budget - arena.used : 0;
@@ -412,11 +487,8 @@ OdpKnnRunAll(OdpContext *ctx, const OdpKnnRun *run)
 			prob.cand_base = 0;
 			prob.nc = cm->rows;
 			state.rows = nq;
-			ODP_TRY(OdpKnnIntSearch(ctx, &dev, stream, &prob, &state, left,
-									&done, &ctx->compute_ms));
-			if (!done)
-				ODP_TRY(OdpKnnTcSearch(ctx, &dev, stream, &prob, &state, left,
-									   &done, &ctx->compute_ms));
+			ODP_TRY(RunFastSearch(ctx, &dev, stream, &prob, &state, left,
+								  &done));
 			if (done)
 			{
 				ctx->chunks++;
@@ -462,7 +534,7 @@ OdpKnnRunAll(OdpContext *ctx, const OdpKnnRun *run)
 		if (plan.copies > 1)
 		{
 			t0 = odp_now_ms();
-			RunMergeCopiesKernel<<<(unsigned) ((nq + 127) / 128), 128, 0, stream>>>(state.dist, state.index, state.count, nq, plan.pad, plan.copies, k, d_md, d_mi, d_mn);
+			RunMergeCopiesKernel<T><<<(unsigned) ((nq + 127) / 128), 128, 0, stream>>>(state.dist, state.index, state.count, nq, plan.pad, plan.copies, k, d_md, d_mi, d_mn);
 			ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the k-NN merge kernel");
 			ODP_CUDA_TRY(ctx, cudaStreamSynchronize(stream), "merging k-NN lists");
 			ctx->compute_ms += odp_now_ms() - t0;
@@ -485,3 +557,7 @@ cleanup:
 	(void) cudaGetLastError();
 	return status;
 }
+
+/* float32 rows (OdpKnnRun) and float64 rows. */
+template OdpStatus OdpKnnRunAll<float>(OdpContext *, const OdpKnnRunOf<float> *);
+template OdpStatus OdpKnnRunAll<double>(OdpContext *, const OdpKnnRunOf<double> *);

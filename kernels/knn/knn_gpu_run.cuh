@@ -27,20 +27,28 @@
  * pointers, valid until the hook returns).  scratch is the hook's own
  * device memory (OdpKnnRun.finish_bytes_per_row per query row of a
  * chunk).  It may launch work and copy on stream, and must leave the
- * stream idle when it returns.
+ * stream idle when it returns.  The distances have the rows' type T.
  */
-typedef OdpStatus (*OdpKnnFinishFn) (void *arg, OdpContext *ctx,
-									 cudaStream_t stream, int64_t q0,
-									 int64_t nq, const float *dist,
-									 const int64_t *index,
-									 const int32_t *count, void *scratch);
+template <typename T>
+using OdpKnnFinishFnOf = OdpStatus (*) (void *arg, OdpContext *ctx,
+										cudaStream_t stream, int64_t q0,
+										int64_t nq, const T *dist,
+										const int64_t *index,
+										const int32_t *count, void *scratch);
+typedef OdpKnnFinishFnOf<float> OdpKnnFinishFn;
 
-typedef struct OdpKnnRun
+/*
+ * One run over rows of type T: float (OdpKnnRun: queries->data and
+ * cands->data) or double (float64 rows: data64, distances by
+ * odp_distance64 through knn_gpu_wide.cu's kernel; no filter-only run).
+ */
+template <typename T>
+struct OdpKnnRunOf
 {
 	const OdpMatrix *queries;
-	const float *query_norms;	/* host, cosine only */
+	const T    *query_norms;	/* host, cosine only */
 	const OdpMatrix *cands;
-	const float *cand_norms;	/* host, cosine only */
+	const T    *cand_norms;		/* host, cosine only */
 	bool		self_join;		/* queries == cands: skip the pair (i, i) */
 	OdpMetric	metric;
 	int32_t		k;				/* <= candidates (minus one for a self join) */
@@ -53,7 +61,7 @@ typedef struct OdpKnnRun
 	int64_t		first_query;
 	int64_t		query_count;
 	size_t		finish_bytes_per_row;
-	OdpKnnFinishFn finish;
+	OdpKnnFinishFnOf<T> finish;
 	void	   *finish_arg;
 
 	/*
@@ -69,13 +77,15 @@ typedef struct OdpKnnRun
 	/* finish reads the distances only (OdpKnnProblem.values_only) */
 	bool		values_only;
 	bool	   *gave_up;
-} OdpKnnRun;
+};
+typedef OdpKnnRunOf<float> OdpKnnRun;
 
 /*
  * Runs the whole computation on ctx's GPU (OdpGpuBegin inside); frees
  * every device allocation before returning, on every path.  Adds to
- * ctx->transfer_ms, compute_ms and chunks.
+ * ctx->transfer_ms, compute_ms and chunks.  T is float or double.
  */
-extern OdpStatus OdpKnnRunAll(OdpContext *ctx, const OdpKnnRun *run);
+template <typename T>
+extern OdpStatus OdpKnnRunAll(OdpContext *ctx, const OdpKnnRunOf<T> *run);
 
 #endif							/* ODP_GPU_KNN_RUN_CUH */

@@ -3,7 +3,8 @@
  * knn_gpu_search.cu
  *	  GPU path of odp_compute_knn: the shared k-NN driver
  *	  (knn_gpu_run.cu) with every finished query chunk's lists copied
- *	  back as they are.
+ *	  back as they are, for float32 rows (float distances) and float64
+ *	  rows (double distances, knn_gpu_wide.cu's kernel) alike.
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -22,28 +23,30 @@
 #include "knn/knn_gpu_run.cuh"
 #include "knn/knn_internal.h"
 
-/* Where the lists go on the host. */
-typedef struct SearchOut
+/* Where the lists go on the host; T is the distances' type. */
+template <typename T>
+struct SearchOut
 {
 	int32_t		k;
-	float	   *dist;
+	T		   *dist;
 	int64_t    *index;
 	int32_t    *count;			/* host scratch, one chunk */
-} SearchOut;
+};
 
 /* Finish hook: copies rows [q0, q0 + nq) of lists to the host. */
+template <typename T>
 static OdpStatus
 SearchFinishChunk(void *arg, OdpContext *ctx, cudaStream_t stream, int64_t q0,
-				  int64_t nq, const float *dist, const int64_t *index,
+				  int64_t nq, const T *dist, const int64_t *index,
 				  const int32_t *count, void *scratch)
 {
-	SearchOut  *out = (SearchOut *) arg;
+	SearchOut<T> *out = (SearchOut<T> *) arg;
 	OdpStatus	status = ODP_OK;
 	const size_t n = (size_t) nq * out->k;
 	double		t0 = odp_now_ms();
 
 	(void) scratch;
-	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(out->dist + q0 * out->k, dist, n * sizeof(float),
+	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(out->dist + q0 * out->k, dist, n * sizeof(T),
 									  cudaMemcpyDeviceToHost, stream),
 				 "copying the neighbours from the GPU");
 	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(out->index + q0 * out->k, index, n * sizeof(int64_t),
@@ -75,16 +78,19 @@ odp_gpu_knn(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
 							self_join, 0, 0, dist, index);
 }
 
-/* See knn_internal.h. */
-extern "C" OdpStatus
-odp_gpu_knn_rows(OdpContext *ctx, const OdpMatrix *queries,
-				 const OdpMatrix *cands, const float *qnorms,
-				 const float *cnorms, OdpMetric metric, int32_t k,
-				 bool self_join, int64_t first, int64_t count, float *dist,
-				 int64_t *index)
+/*
+ * odp_gpu_knn_rows and odp_gpu_knn64_rows: the driver over rows of type T
+ * (queries->data and cands->data, or data64), lists into dist/index.
+ */
+template <typename T>
+static OdpStatus
+SearchRows(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
+		   const T *qnorms, const T *cnorms, OdpMetric metric, int32_t k,
+		   bool self_join, int64_t first, int64_t count, T *dist,
+		   int64_t *index)
 {
-	SearchOut	out;
-	OdpKnnRun	run;
+	SearchOut<T> out;
+	OdpKnnRunOf<T> run;
 	OdpStatus	status;
 
 	ctx->transfer_ms = 0.0;
@@ -108,9 +114,33 @@ odp_gpu_knn_rows(OdpContext *ctx, const OdpMatrix *queries,
 	run.k = k;
 	run.first_query = first;
 	run.query_count = count;
-	run.finish = SearchFinishChunk;
+	run.finish = SearchFinishChunk<T>;
 	run.finish_arg = &out;
 	status = OdpKnnRunAll(ctx, &run);
 	free(out.count);
 	return status;
+}
+
+/* See knn_internal.h. */
+extern "C" OdpStatus
+odp_gpu_knn_rows(OdpContext *ctx, const OdpMatrix *queries,
+				 const OdpMatrix *cands, const float *qnorms,
+				 const float *cnorms, OdpMetric metric, int32_t k,
+				 bool self_join, int64_t first, int64_t count, float *dist,
+				 int64_t *index)
+{
+	return SearchRows(ctx, queries, cands, qnorms, cnorms, metric, k,
+					  self_join, first, count, dist, index);
+}
+
+/* See knn_internal.h. */
+extern "C" OdpStatus
+odp_gpu_knn64_rows(OdpContext *ctx, const OdpMatrix *queries,
+				   const OdpMatrix *cands, const double *qnorms,
+				   const double *cnorms, OdpMetric metric, int32_t k,
+				   bool self_join, int64_t first, int64_t count, double *dist,
+				   int64_t *index)
+{
+	return SearchRows(ctx, queries, cands, qnorms, cnorms, metric, k,
+					  self_join, first, count, dist, index);
 }

@@ -29,20 +29,40 @@
 /* Queries per block of a part's range (and the fewest a part takes). */
 #define ODP_KNN_SPLIT_ALIGN		64
 
-/* One split call's arguments, shared read-only by its parts. */
+/*
+ * One split call's arguments, shared read-only by its parts: float32
+ * rows take qnorms, cnorms and dist, float64 rows (data64) qnorms64,
+ * cnorms64 and dist64.
+ */
 typedef struct KnnSplit
 {
 	const OdpMatrix *queries;
 	const OdpMatrix *cands;
 	const float *qnorms;
 	const float *cnorms;
+	float	   *dist;
+	const double *qnorms64;
+	const double *cnorms64;
+	double	   *dist64;
 	OdpMetric	metric;
 	int32_t		k;
 	bool		self_join;
-	float	   *dist;
 	int64_t    *index;
 	int64_t		first[ODP_MAX_GPUS + 1];
 } KnnSplit;
+
+/* Query rows [first, first + count) (count 0: all) on ctx's device. */
+static OdpStatus
+KnnSplitRows(const KnnSplit *s, OdpContext *ctx, int64_t first, int64_t count)
+{
+	if (odp_matrix_is64(s->queries))
+		return odp_gpu_knn64_rows(ctx, s->queries, s->cands, s->qnorms64,
+								  s->cnorms64, s->metric, s->k, s->self_join,
+								  first, count, s->dist64, s->index);
+	return odp_gpu_knn_rows(ctx, s->queries, s->cands, s->qnorms, s->cnorms,
+							s->metric, s->k, s->self_join, first, count,
+							s->dist, s->index);
+}
 
 /* Runs part p's range of queries on its device. */
 static OdpStatus
@@ -54,9 +74,7 @@ KnnSplitPart(void *arg, int part, OdpContext *pctx)
 
 	if (count == 0)
 		return ODP_OK;
-	return odp_gpu_knn_rows(pctx, s->queries, s->cands, s->qnorms, s->cnorms,
-							s->metric, s->k, s->self_join, first, count,
-							s->dist, s->index);
+	return KnnSplitRows(s, pctx, first, count);
 }
 
 /* See knn_internal.h. */
@@ -76,32 +94,67 @@ odp_knn_split_plan(OdpContext *ctx, int64_t queries, OdpDeviceSet *set,
 	return ODP_OK;
 }
 
+/*
+ * Runs the call s describes (everything but first set) over ctx's device
+ * set, or on its first device when it does not split.
+ */
+static OdpStatus
+KnnSplitCall(OdpContext *ctx, KnnSplit *s)
+{
+	OdpDeviceSet set;
+	bool		split;
+	OdpStatus	status;
+
+	status = odp_knn_split_plan(ctx, s->queries->rows, &set, s->first, &split);
+	if (status != ODP_OK)
+		return status;
+	if (!split)
+		return KnnSplitRows(s, ctx, 0, 0);
+	return OdpDeviceSetRun(ctx, &set, KnnSplitPart, s, NULL, NULL);
+}
+
 /* See knn_internal.h. */
 OdpStatus
 odp_split_knn(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
 			  const float *qnorms, const float *cnorms, OdpMetric metric,
 			  int32_t k, bool self_join, float *dist, int64_t *index)
 {
-	OdpDeviceSet set;
 	KnnSplit	s;
-	bool		split;
-	OdpStatus	status;
 
 	memset(&s, 0, sizeof(s));
-	status = odp_knn_split_plan(ctx, queries->rows, &set, s.first, &split);
-	if (status != ODP_OK)
-		return status;
-	if (!split)
-		return odp_gpu_knn(ctx, queries, cands, qnorms, cnorms, metric, k,
-						   self_join, dist, index);
 	s.queries = queries;
 	s.cands = cands;
 	s.qnorms = qnorms;
 	s.cnorms = cnorms;
+	s.dist = dist;
 	s.metric = metric;
 	s.k = k;
 	s.self_join = self_join;
-	s.dist = dist;
 	s.index = index;
-	return OdpDeviceSetRun(ctx, &set, KnnSplitPart, &s, NULL, NULL);
+	return KnnSplitCall(ctx, &s);
+}
+
+/* See knn_internal.h. */
+OdpStatus
+odp_split_knn64(OdpContext *ctx, const OdpMatrix *queries,
+				const OdpMatrix *cands, const double *qnorms,
+				const double *cnorms, OdpMetric metric, int32_t k,
+				bool self_join, double *dist, int64_t *index)
+{
+	KnnSplit	s;
+
+	if (!odp_matrix_is64(queries) || !odp_matrix_is64(cands))
+		return odp_fail(ctx, ODP_ERR_INTERNAL,
+						"the float64 k-NN split needs float64 rows on both sides");
+	memset(&s, 0, sizeof(s));
+	s.queries = queries;
+	s.cands = cands;
+	s.qnorms64 = qnorms;
+	s.cnorms64 = cnorms;
+	s.dist64 = dist;
+	s.metric = metric;
+	s.k = k;
+	s.self_join = self_join;
+	s.index = index;
+	return KnnSplitCall(ctx, &s);
 }

@@ -9,7 +9,10 @@
  * the distances to its k nearest other rows.  The k-NN primitive keeps
  * each row's k smallest distances sorted ascending, so the score kernel
  * sums them in stored order with odp_sum_ascending, the function the CPU
- * path uses: same floats, same order, same double.
+ * path uses: same floats, same order, same double.  Float64 rows
+ * (odp_gpu_outlier_scores64_rows) take the same route through the
+ * driver's float64 instance: double distances by odp_distance64, summed
+ * with odp_sum_ascending64.
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -40,13 +43,27 @@ typedef struct OutlierFinish
 	double	   *scores;			/* host, every row */
 } OutlierFinish;
 
+/* The CPU path's sum of a sorted list, for the distances' type. */
+static __device__ __forceinline__ double
+OutlierSum(const float *sorted, int k)
+{
+	return odp_sum_ascending(sorted, k);
+}
+
+static __device__ __forceinline__ double
+OutlierSum(const double *sorted, int k)
+{
+	return odp_sum_ascending64(sorted, k);
+}
+
 /*
  * Writes each row's score: the sum of its k stored distances in
  * ascending order.  One thread per row; count[q] must be k (every row has
  * at least k other rows), else *bad is set: an internal error.
  */
+template <typename T>
 static __global__ void
-OutlierScoreKernel(const float *dist, const int32_t *count, int64_t rows,
+OutlierScoreKernel(const T *dist, const int32_t *count, int64_t rows,
 				   int k, double *scores, int *bad)
 {
 	const int64_t q = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
@@ -59,13 +76,14 @@ OutlierScoreKernel(const float *dist, const int32_t *count, int64_t rows,
 		scores[q] = 0.0;
 		return;
 	}
-	scores[q] = odp_sum_ascending(dist + q * k, k);
+	scores[q] = OutlierSum(dist + q * k, k);
 }
 
 /* Finish hook: scores of rows [q0, q0 + nq), copied to the host. */
+template <typename T>
 static OdpStatus
 OutlierFinishChunk(void *arg, OdpContext *ctx, cudaStream_t stream,
-				   int64_t q0, int64_t nq, const float *dist,
+				   int64_t q0, int64_t nq, const T *dist,
 				   const int64_t *index, const int32_t *count, void *scratch)
 {
 	OutlierFinish *f = (OutlierFinish *) arg;
@@ -78,7 +96,7 @@ OutlierFinishChunk(void *arg, OdpContext *ctx, cudaStream_t stream,
 	(void) index;
 	ODP_CUDA_TRY(ctx, cudaMemsetAsync(d_bad, 0, sizeof(int), stream),
 				 "clearing an error flag");
-	OutlierScoreKernel<<<(unsigned) ((nq + 255) / 256), 256, 0, stream>>>(dist, count, nq, f->k, d_scores, d_bad);
+	OutlierScoreKernel<T><<<(unsigned) ((nq + 255) / 256), 256, 0, stream>>>(dist, count, nq, f->k, d_scores, d_bad);
 	ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the outlier score kernel");
 	ODP_CUDA_TRY(ctx, cudaStreamSynchronize(stream), "computing the outlier scores");
 	ctx->compute_ms += odp_now_ms() - t0;
@@ -101,18 +119,20 @@ cleanup:
 }
 
 /*
- * GPU outlier scores; arguments validated by the dispatcher
+ * GPU outlier scores of rows of type T (float: m->data, double:
+ * m->data64); arguments validated by the dispatcher
  * (kernels/outliers/outliers.c): 1 <= k < rows, k <= ODP_MAX_K, norms set (and
  * nonzero) exactly for cosine.  max_overflow > 0 makes it a filter-only
- * run (OdpKnnRun.filter_max_overflow) that may set *gave_up.
+ * run (OdpKnnRun.filter_max_overflow, float32 rows) that may set *gave_up.
  */
+template <typename T>
 static OdpStatus
 OutlierScores(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
-			  int32_t k, const float *norms, double max_overflow,
+			  int32_t k, const T *norms, double max_overflow,
 			  int64_t first, int64_t count, double *scores, bool *gave_up)
 {
 	OutlierFinish finish;
-	OdpKnnRun	run;
+	OdpKnnRunOf<T> run;
 
 	ctx->transfer_ms = 0.0;
 	ctx->compute_ms = 0.0;
@@ -131,7 +151,7 @@ OutlierScores(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 	run.query_count = count;
 	/* a score per row, and room for the flag after the last one */
 	run.finish_bytes_per_row = sizeof(double) + sizeof(int);
-	run.finish = OutlierFinishChunk;
+	run.finish = OutlierFinishChunk<T>;
 	run.finish_arg = &finish;
 	run.filter_max_overflow = max_overflow;
 	run.values_only = true;
@@ -152,6 +172,17 @@ extern "C" OdpStatus
 odp_gpu_outlier_scores_rows(OdpContext *ctx, const OdpMatrix *m,
 							OdpMetric metric, int32_t k, const float *norms,
 							int64_t first, int64_t count, double *scores)
+{
+	return OutlierScores(ctx, m, metric, k, norms, 0.0, first, count, scores,
+						 NULL);
+}
+
+/* See outliers_internal.h. */
+extern "C" OdpStatus
+odp_gpu_outlier_scores64_rows(OdpContext *ctx, const OdpMatrix *m,
+							  OdpMetric metric, int32_t k,
+							  const double *norms, int64_t first,
+							  int64_t count, double *scores)
 {
 	return OutlierScores(ctx, m, metric, k, norms, 0.0, first, count, scores,
 						 NULL);

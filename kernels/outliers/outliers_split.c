@@ -23,16 +23,33 @@
 #include "knn/knn_internal.h"
 #include "outliers/outliers_internal.h"
 
-/* One split call's arguments, shared read-only by its parts. */
+/*
+ * One split call's arguments, shared read-only by its parts: norms for
+ * float32 rows, norms64 for float64 ones (data64).
+ */
 typedef struct OutlierSplit
 {
 	const OdpMatrix *m;
 	const float *norms;
+	const double *norms64;
 	OdpMetric	metric;
 	int32_t		k;
 	double	   *scores;
 	int64_t		first[ODP_MAX_GPUS + 1];
 } OutlierSplit;
+
+/* Scores rows [first, first + count) (count 0: all) on ctx's device. */
+static OdpStatus
+OutlierSplitRows(const OutlierSplit *s, OdpContext *ctx, int64_t first,
+				 int64_t count)
+{
+	if (odp_matrix_is64(s->m))
+		return odp_gpu_outlier_scores64_rows(ctx, s->m, s->metric, s->k,
+											 s->norms64, first, count,
+											 s->scores);
+	return odp_gpu_outlier_scores_rows(ctx, s->m, s->metric, s->k, s->norms,
+									   first, count, s->scores);
+}
 
 /* Scores part p's range of rows on its device. */
 static OdpStatus
@@ -44,8 +61,26 @@ OutlierSplitPart(void *arg, int part, OdpContext *pctx)
 
 	if (count == 0)
 		return ODP_OK;
-	return odp_gpu_outlier_scores_rows(pctx, s->m, s->metric, s->k, s->norms,
-									   first, count, s->scores);
+	return OutlierSplitRows(s, pctx, first, count);
+}
+
+/*
+ * Runs the call s describes (everything but first set) over ctx's device
+ * set, or on its first device when it does not split.
+ */
+static OdpStatus
+OutlierSplitCall(OdpContext *ctx, OutlierSplit *s)
+{
+	OdpDeviceSet set;
+	bool		split;
+	OdpStatus	status;
+
+	status = odp_knn_split_plan(ctx, s->m->rows, &set, s->first, &split);
+	if (status != ODP_OK)
+		return status;
+	if (!split)
+		return OutlierSplitRows(s, ctx, 0, 0);
+	return OdpDeviceSetRun(ctx, &set, OutlierSplitPart, s, NULL, NULL);
 }
 
 /* See outliers_internal.h. */
@@ -53,20 +88,33 @@ OdpStatus
 odp_split_outlier_scores(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 						 int32_t k, const float *norms, double *scores)
 {
-	OdpDeviceSet set;
 	OutlierSplit s;
-	bool		split;
-	OdpStatus	status;
 
 	memset(&s, 0, sizeof(s));
-	if ((status = odp_knn_split_plan(ctx, m->rows, &set, s.first, &split)) != ODP_OK)
-		return status;
-	if (!split)
-		return odp_gpu_outlier_scores(ctx, m, metric, k, norms, scores);
 	s.m = m;
 	s.norms = norms;
 	s.metric = metric;
 	s.k = k;
 	s.scores = scores;
-	return OdpDeviceSetRun(ctx, &set, OutlierSplitPart, &s, NULL, NULL);
+	return OutlierSplitCall(ctx, &s);
+}
+
+/* See outliers_internal.h. */
+OdpStatus
+odp_split_outlier_scores64(OdpContext *ctx, const OdpMatrix *m,
+						   OdpMetric metric, int32_t k, const double *norms,
+						   double *scores)
+{
+	OutlierSplit s;
+
+	if (!odp_matrix_is64(m))
+		return odp_fail(ctx, ODP_ERR_INTERNAL,
+						"the float64 outlier split needs float64 rows");
+	memset(&s, 0, sizeof(s));
+	s.m = m;
+	s.norms64 = norms;
+	s.metric = metric;
+	s.k = k;
+	s.scores = scores;
+	return OutlierSplitCall(ctx, &s);
 }
