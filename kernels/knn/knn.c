@@ -125,7 +125,10 @@ cpu_knn(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
 
 /*
  * GPU path: float64 rows straight into dist; float32 rows through the
- * float32 lists of the GPU's search, widened (exactly) into dist.
+ * float32 lists of the GPU's search, written into the first half of dist
+ * and widened (exactly) in place from the last entry back, so that no
+ * float is overwritten before it is read (entry i's double covers floats
+ * 2i and 2i + 1, which are i or later) and no second buffer is needed.
  */
 static OdpStatus
 gpu_knn(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
@@ -133,23 +136,22 @@ gpu_knn(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
 		double *dist, int64_t *index)
 {
 	const size_t n = (size_t) queries->rows * (size_t) k;
-	float	   *d32;
+	float	   *d32 = (float *) dist;
 	OdpStatus	status;
 
 	if (odp_matrix_is64(queries))
 		return odp_split_knn64(ctx, queries, cands, norms->q64, norms->c64, metric,
 							   k, self_join, dist, index);
-	d32 = malloc(sizeof(float) * n);
-	if (d32 == NULL)
-		return odp_fail(ctx, ODP_ERR_HOST_OOM,
-						"out of host memory for %lld neighbour lists of k = %d",
-						(long long) queries->rows, (int) k);
 	status = odp_split_knn(ctx, queries, cands, norms->q, norms->c, metric, k,
 						   self_join, d32, index);
 	if (status == ODP_OK)
-		for (size_t i = 0; i < n; i++)
-			dist[i] = d32[i];
-	free(d32);
+		for (size_t i = n; i-- > 0;)
+		{
+			float		f;
+
+			memcpy(&f, d32 + i, sizeof(float));
+			dist[i] = f;
+		}
 	return status;
 }
 

@@ -16,8 +16,8 @@
  * (query_rows, queries gathered from the candidate matrix).
  *
  * Float32 and float64 rows run the same code (knn_cpu_body.h, included
- * once per precision), each in its own precision throughout; only float32
- * rows of 0/1 values compare as bits (knn_cpu_bits.c).
+ * once per precision), each in its own precision throughout; rows of 0/1
+ * values compare as bits in both (knn_cpu_bits.c).
  *
  * Threads: with cpu_threads > 1 the caller's thread and cpu_threads - 1
  * POSIX threads take query blocks from a shared counter.  Only the
@@ -63,39 +63,28 @@
 #define ODP_HEAP_KEY double
 #include "common/select_heap.h"
 
-/* odp_cpu_block_distances64: the float loop's twin over float64 blocks */
-#define ODP_BLOCK_NAME odp_cpu_block_distances64
-#define ODP_BLOCK_T double
-#define ODP_BLOCK_STEP odp_dist_step64
-#define ODP_BLOCK_FINISH odp_dist_finish64
-#include "knn/knn_cpu_block.h"
-
-/* float32 rows: knn_run and its parts, 0/1 rows as bits */
+/* float32 rows: knn_run and its parts */
 #define ODP_KNN_PREFIX knn
-#define KNN_T float
+#define ODP_KNN_T float
 #define ODP_KNN_ROWS(m) ((m)->data)
 #define ODP_KNN_QNORMS query_norms
 #define ODP_KNN_CNORMS cand_norms
 #define ODP_KNN_EMIT emit
-#define ODP_KNN_BLOCK(metric, bits, qbits, cbits, qrow, qnorm, ct, cb, cn, dims, n, acc) \
-	odp_cpu_block_distances(metric, bits, qbits, cbits, qrow, qnorm, ct, cb, cn, dims, n, acc)
+#define ODP_KNN_BLOCK odp_cpu_block_distances
 #define ODP_KNN_HEAP(x) heap_##x
 #define ODP_KNN_MERGE_NEXT odp_merge_next
-#define ODP_KNN_BITS 1
 #include "knn/knn_cpu_body.h"
 
 /* float64 rows: knn64_run and its parts */
 #define ODP_KNN_PREFIX knn64
-#define KNN_T double
+#define ODP_KNN_T double
 #define ODP_KNN_ROWS(m) ((m)->data64)
 #define ODP_KNN_QNORMS query_norms64
 #define ODP_KNN_CNORMS cand_norms64
 #define ODP_KNN_EMIT emit64
-#define ODP_KNN_BLOCK(metric, bits, qbits, cbits, qrow, qnorm, ct, cb, cn, dims, n, acc) \
-	odp_cpu_block_distances64(metric, qrow, qnorm, ct, cb, cn, dims, n, acc)
+#define ODP_KNN_BLOCK odp_cpu_block_distances64
 #define ODP_KNN_HEAP(x) heap64_##x
 #define ODP_KNN_MERGE_NEXT odp_merge_next64
-#define ODP_KNN_BITS 0
 #include "knn/knn_cpu_body.h"
 
 /*

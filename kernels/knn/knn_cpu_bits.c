@@ -11,6 +11,8 @@
  * of such a pair depends on n alone: it is taken once per n from
  * odp_distance itself, and a pair costs an XOR and a population count
  * per 64 dimensions instead of three float operations per dimension.
+ * Float64 rows of 0/1 values do the same with float64 distances (their
+ * sums of 0 and 1 are exact as well).
  * Ties are no concern here: knn_cpu.c's heaps already keep the smaller
  * index among equal distances at no cost.  knn_cpu.c compares its query
  * and candidate blocks this way, and SolvingSet's update pass
@@ -32,35 +34,48 @@
 int64_t		odp_cpu_knn_bits_runs = 0;
 int64_t		odp_cpu_knn_bits_min_queries = 16;
 
-/* One block's distances; inlined into each instruction set's copy. */
-static inline __attribute__((always_inline)) void
-bits_block_body(const uint64_t *q, const uint64_t *cands, int words, int n,
-				const float *distance, float *out)
-{
-	if (words == 1)
-	{
-		const uint64_t q0 = q[0];
-
-		for (int c = 0; c < n; c++)
-			out[c] = distance[__builtin_popcountll(q0 ^ cands[c])];
-		return;
-	}
-	for (int c = 0; c < n; c++)
-	{
-		const uint64_t *row = cands + (size_t) c * words;
-		int			count = 0;
-
-		for (int w = 0; w < words; w++)
-			count += __builtin_popcountll(q[w] ^ row[w]);
-		out[c] = distance[count];
-	}
+/*
+ * One block's distances, out of a table of T (float, double) by count;
+ * inlined into each precision's and instruction set's copy.
+ */
+#define BITS_BLOCK_BODY(T) \
+static inline __attribute__((always_inline)) void \
+bits_block_body_##T(const uint64_t *q, const uint64_t *cands, int words, int n, \
+					const T *distance, T *out) \
+{ \
+	if (words == 1) \
+	{ \
+		const uint64_t q0 = q[0]; \
+\
+		for (int c = 0; c < n; c++) \
+			out[c] = distance[__builtin_popcountll(q0 ^ cands[c])]; \
+		return; \
+	} \
+	for (int c = 0; c < n; c++) \
+	{ \
+		const uint64_t *row = cands + (size_t) c * words; \
+		int			count = 0; \
+\
+		for (int w = 0; w < words; w++) \
+			count += __builtin_popcountll(q[w] ^ row[w]); \
+		out[c] = distance[count]; \
+	} \
 }
+BITS_BLOCK_BODY(float)
+BITS_BLOCK_BODY(double)
 
 static void
 bits_block(const uint64_t *q, const uint64_t *cands, int words, int n,
 		   const float *distance, float *out)
 {
-	bits_block_body(q, cands, words, n, distance, out);
+	bits_block_body_float(q, cands, words, n, distance, out);
+}
+
+static void
+bits_block64(const uint64_t *q, const uint64_t *cands, int words, int n,
+			 const double *distance, double *out)
+{
+	bits_block_body_double(q, cands, words, n, distance, out);
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -72,32 +87,44 @@ __attribute__((target("popcnt"))) static void
 bits_block_popcnt(const uint64_t *q, const uint64_t *cands, int words, int n,
 				  const float *distance, float *out)
 {
-	bits_block_body(q, cands, words, n, distance, out);
+	bits_block_body_float(q, cands, words, n, distance, out);
+}
+
+__attribute__((target("popcnt"))) static void
+bits_block64_popcnt(const uint64_t *q, const uint64_t *cands, int words, int n,
+					const double *distance, double *out)
+{
+	bits_block_body_double(q, cands, words, n, distance, out);
 }
 #endif
 
-/* See knn_cpu_bits.h. */
-bool
-odp_knn_bits_pack_row(const float *row, int dims, uint64_t *out)
-{
-	bool		other = false;
-
-	/* no branch per value: on 0/1 data it would be mispredicted half the time */
-	for (int w = 0; w * 64 < dims; w++)
-	{
-		const int	end = dims - w * 64 < 64 ? dims - w * 64 : 64;
-		const float *v = row + w * 64;
-		uint64_t	word = 0;
-
-		for (int d = 0; d < end; d++)
-		{
-			word |= (uint64_t) (v[d] == 1.0f) << d;
-			other |= (v[d] != 0.0f) & (v[d] != 1.0f);
-		}
-		out[w] = word;
-	}
-	return !other;
+/* Packs one row of T values; see odp_knn_bits_pack_row. */
+#define BITS_PACK_ROW(name, T) \
+bool \
+name(const T *row, int dims, uint64_t *out) \
+{ \
+	bool		other = false; \
+\
+	/* no branch per value: on 0/1 data it would be mispredicted half the time */ \
+	for (int w = 0; w * 64 < dims; w++) \
+	{ \
+		const int	end = dims - w * 64 < 64 ? dims - w * 64 : 64; \
+		const T    *v = row + w * 64; \
+		uint64_t	word = 0; \
+\
+		for (int d = 0; d < end; d++) \
+		{ \
+			word |= (uint64_t) (v[d] == 1) << d; \
+			other |= (v[d] != 0) & (v[d] != 1); \
+		} \
+		out[w] = word; \
+	} \
+	return !other; \
 }
+
+/* See knn_cpu_bits.h. */
+BITS_PACK_ROW(odp_knn_bits_pack_row, float)
+BITS_PACK_ROW(odp_knn_bits_pack_row64, double)
 
 /*
  * m's rows packed, words per row, in one pass; NULL where a value is
@@ -111,12 +138,47 @@ bits_pack(const OdpMatrix *m, int words)
 	if (out == NULL)
 		return NULL;
 	for (int64_t r = 0; r < m->rows; r++)
-		if (!odp_knn_bits_pack_row(m->data + r * m->dims, m->dims, out + r * words))
+		if (odp_matrix_is64(m) ?
+			!odp_knn_bits_pack_row64(m->data64 + r * m->dims, m->dims, out + r * words) :
+			!odp_knn_bits_pack_row(m->data + r * m->dims, m->dims, out + r * words))
 		{
 			free(out);
 			return NULL;
 		}
 	return out;
+}
+
+/*
+ * The canonical distance of n differing positions, for n = 0 .. dims, into
+ * bits' table of the rows' precision: that of 0 ... 0 and n ones, as
+ * odp_distance or odp_distance64 gives it.  False without the memory.
+ */
+static bool
+bits_distances(OdpMetric metric, int dims, bool wide, OdpKnnBits *bits)
+{
+	const size_t size = wide ? sizeof(double) : sizeof(float);
+	void	   *zeros = calloc((size_t) dims, size);
+	void	   *ones = calloc((size_t) dims, size);
+	bool		ok = zeros != NULL && ones != NULL;
+
+	if (ok && wide)
+		ok = (bits->distance64 = malloc(sizeof(double) * (size_t) (dims + 1))) != NULL;
+	else if (ok)
+		ok = (bits->distance = malloc(sizeof(float) * (size_t) (dims + 1))) != NULL;
+	for (int n = 0; ok && n <= dims; n++)
+	{
+		if (wide)
+			bits->distance64[n] = odp_distance64(metric, zeros, ones, dims, 0.0, 0.0);
+		else
+			bits->distance[n] = odp_distance(metric, zeros, ones, dims, 0.0f, 0.0f);
+		if (n < dims && wide)
+			((double *) ones)[n] = 1.0;
+		else if (n < dims)
+			((float *) ones)[n] = 1.0f;
+	}
+	free(zeros);
+	free(ones);
+	return ok;
 }
 
 /* See knn_cpu_bits.h. */
@@ -125,44 +187,34 @@ odp_knn_bits_prepare(OdpMetric metric, const OdpMatrix *queries,
 					 const OdpMatrix *cands, OdpKnnBits *bits)
 {
 	const int	dims = cands->dims;
-	float	   *zeros,
-			   *ones;
-	const bool	same = queries->data == cands->data && queries->rows == cands->rows;
+	const bool	wide = odp_matrix_is64(cands);
+	const bool	same = queries->data == cands->data && queries->data64 == cands->data64 &&
+		queries->rows == cands->rows;
 
 	memset(bits, 0, sizeof(*bits));
 	if (metric != ODP_METRIC_EUCLIDEAN && metric != ODP_METRIC_SQEUCLIDEAN &&
 		metric != ODP_METRIC_MANHATTAN && metric != ODP_METRIC_CHEBYSHEV)
 		return;
-	if (dims <= 0 || queries->dims != dims)
+	if (dims <= 0 || queries->dims != dims || odp_matrix_is64(queries) != wide)
 		return;
 	bits->words = (dims + 63) / 64;
 	bits->cands = bits_pack(cands, bits->words);
 	bits->queries = same || bits->cands == NULL ? bits->cands : bits_pack(queries, bits->words);
-	bits->distance = malloc(sizeof(float) * (size_t) (dims + 1));
-	zeros = calloc((size_t) dims, sizeof(float));
-	ones = calloc((size_t) dims, sizeof(float));
-	if (bits->cands == NULL || bits->queries == NULL || bits->distance == NULL ||
-		zeros == NULL || ones == NULL)
+	if (bits->cands == NULL || bits->queries == NULL ||
+		!bits_distances(metric, dims, wide, bits))
 	{
-		free(zeros);
-		free(ones);
 		odp_knn_bits_free(bits);
 		return;
 	}
-	/* n differing positions: the canonical distance of 0 ... 0 and n ones */
-	for (int n = 0; n <= dims; n++)
-	{
-		bits->distance[n] = odp_distance(metric, zeros, ones, dims, 0.0f, 0.0f);
-		if (n < dims)
-			ones[n] = 1.0f;
-	}
-	free(zeros);
-	free(ones);
-	bits->block = bits_block;
+	bits->block = wide ? NULL : bits_block;
+	bits->block64 = wide ? bits_block64 : NULL;
 #if defined(__x86_64__) && defined(__GNUC__)
 	__builtin_cpu_init();		/* cheap, and safe however the library was loaded */
 	if (__builtin_cpu_supports("popcnt"))
-		bits->block = bits_block_popcnt;
+	{
+		bits->block = wide ? NULL : bits_block_popcnt;
+		bits->block64 = wide ? bits_block64_popcnt : NULL;
+	}
 #endif
 	odp_cpu_knn_bits_runs++;
 }
@@ -175,5 +227,6 @@ odp_knn_bits_free(OdpKnnBits *bits)
 		free(bits->queries);
 	free(bits->cands);
 	free(bits->distance);
+	free(bits->distance64);
 	memset(bits, 0, sizeof(*bits));
 }

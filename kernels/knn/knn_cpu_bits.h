@@ -22,7 +22,9 @@
 /*
  * Queries and candidates whose every value is 0 or 1, packed 64 to a word,
  * with the canonical distance of a pair by the number of positions where
- * they differ.  words = 0: not in use.
+ * they differ, in the rows' precision: distance and block for float32
+ * rows, distance64 and block64 for float64 ones (the others NULL).  words
+ * = 0: not in use.
  */
 typedef struct OdpKnnBits
 {
@@ -30,6 +32,7 @@ typedef struct OdpKnnBits
 	uint64_t   *queries;		/* query rows x words */
 	uint64_t   *cands;			/* candidate rows x words (may be queries) */
 	float	   *distance;		/* dims + 1 canonical distances, by count */
+	double	   *distance64;
 
 	/*
 	 * out[c] = distance[differing positions of q and row c of cands], for
@@ -37,6 +40,8 @@ typedef struct OdpKnnBits
 	 */
 	void		(*block) (const uint64_t *q, const uint64_t *cands, int words,
 						  int n, const float *distance, float *out);
+	void		(*block64) (const uint64_t *q, const uint64_t *cands, int words,
+							int n, const double *distance, double *out);
 } OdpKnnBits;
 
 /*
@@ -54,6 +59,7 @@ extern void odp_knn_bits_free(OdpKnnBits *bits);
  * undefined, when a value is neither 0 nor 1.
  */
 extern bool odp_knn_bits_pack_row(const float *row, int dims, uint64_t *out);
+extern bool odp_knn_bits_pack_row64(const double *row, int dims, uint64_t *out);
 
 /* Test counter: CPU k-NN runs that compared bits. */
 extern int64_t odp_cpu_knn_bits_runs;
@@ -72,7 +78,8 @@ extern int64_t odp_cpu_knn_bits_min_queries;
  * transposed (dims x cb, candidates contiguous, norms cn) from the row
  * qrow of norm qnorm.  Shared by the k-NN primitive and SolvingSet's
  * update pass; inlined where metric is a constant, so that the float
- * loop vectorises for it.
+ * loop vectorises for it.  odp_cpu_block_distances64 is the same for
+ * float64 rows.
  */
 #define ODP_BLOCK_NAME odp_cpu_float_distances
 #define ODP_BLOCK_T float
@@ -92,6 +99,26 @@ odp_cpu_block_distances(OdpMetric metric, const OdpKnnBits *bits,
 		return;
 	}
 	odp_cpu_float_distances(metric, qrow, qnorm, ct, cb, cn, dims, n, acc);
+}
+
+#define ODP_BLOCK_NAME odp_cpu_double_distances
+#define ODP_BLOCK_T double
+#define ODP_BLOCK_STEP odp_dist_step64
+#define ODP_BLOCK_FINISH odp_dist_finish64
+#include "knn/knn_cpu_block.h"
+
+static inline __attribute__((always_inline)) void
+odp_cpu_block_distances64(OdpMetric metric, const OdpKnnBits *bits,
+						  const uint64_t *qbits, const uint64_t *cbits,
+						  const double *qrow, double qnorm, const double *ct,
+						  int cb, const double *cn, int dims, int n, double *acc)
+{
+	if (cbits != NULL)
+	{
+		bits->block64(qbits, cbits, bits->words, n, bits->distance64, acc);
+		return;
+	}
+	odp_cpu_double_distances(metric, qrow, qnorm, ct, cb, cn, dims, n, acc);
 }
 
 #endif							/* ODP_KNN_CPU_BITS_H */

@@ -8,15 +8,14 @@
  * Include it with
  *
  *	  #define ODP_KNN_PREFIX name		-- names name_run, name_Job, ...
- *	  #define KNN_T type				-- float, double: values, distances
+ *	  #define ODP_KNN_T type			-- float, double: values, distances
  *	  #define ODP_KNN_ROWS(m) rows		-- (m)->data, (m)->data64
  *	  #define ODP_KNN_QNORMS member		-- query_norms, query_norms64
  *	  #define ODP_KNN_CNORMS member		-- cand_norms, cand_norms64
  *	  #define ODP_KNN_EMIT member		-- emit, emit64
- *	  #define ODP_KNN_BLOCK(...) call	-- odp_cpu_block_distances's arguments
+ *	  #define ODP_KNN_BLOCK name		-- odp_cpu_block_distances, ..64
  *	  #define ODP_KNN_HEAP(x) name		-- the select_heap.h instance's x
  *	  #define ODP_KNN_MERGE_NEXT name	-- odp_merge_next, odp_merge_next64
- *	  #define ODP_KNN_BITS 0 or 1		-- whether 0/1 rows compare as bits
  *	  #include "knn/knn_cpu_body.h"
  *
  * Copyright (c) 2026, odp_gpu developers
@@ -26,11 +25,11 @@
  *
  *-------------------------------------------------------------------------
  */
-#if !defined(ODP_KNN_PREFIX) || !defined(KNN_T) || !defined(ODP_KNN_ROWS) || \
+#if !defined(ODP_KNN_PREFIX) || !defined(ODP_KNN_T) || !defined(ODP_KNN_ROWS) || \
 	!defined(ODP_KNN_QNORMS) || !defined(ODP_KNN_CNORMS) || !defined(ODP_KNN_EMIT) || \
 	!defined(ODP_KNN_BLOCK) || !defined(ODP_KNN_HEAP) || \
-	!defined(ODP_KNN_MERGE_NEXT) || !defined(ODP_KNN_BITS)
-#error "define the ODP_KNN_ macros and KNN_T before including knn_cpu_body.h"
+	!defined(ODP_KNN_MERGE_NEXT)
+#error "define the ODP_KNN_ macros before including knn_cpu_body.h"
 #endif
 
 #define KNN_CAT_(a, b) a##_##b
@@ -41,10 +40,10 @@
 typedef struct KNN_NAME(Scratch)
 {
 	int			cand_block;		/* candidates per block */
-	KNN_T	   *ct;				/* dims x cand_block, transposed block */
-	KNN_T	   *cnorm;			/* cand_block norms (cosine) */
-	KNN_T	   *acc;			/* cand_block distances of one query */
-	KNN_T	   *hd;				/* query_block x k heap distances */
+	ODP_KNN_T  *ct;				/* dims x cand_block, transposed block */
+	ODP_KNN_T  *cnorm;			/* cand_block norms (cosine) */
+	ODP_KNN_T  *acc;			/* cand_block distances of one query */
+	ODP_KNN_T  *hd;				/* query_block x k heap distances */
 	int64_t    *hi;				/* query_block x k heap indexes */
 	int32_t    *sizes;			/* query_block heap sizes */
 } KNN_NAME(Scratch);
@@ -63,7 +62,7 @@ typedef struct KNN_NAME(Job)
 	 */
 	int			ranges;
 	int64_t		range_rows;		/* candidates per range */
-	KNN_T	   *part_d;
+	ODP_KNN_T  *part_d;
 	int64_t    *part_i;
 	int32_t    *part_n;
 	atomic_llong next_block;
@@ -89,7 +88,7 @@ KNN_NAME(query_block)(KNN_NAME(Job) *job, OdpMetric metric, int64_t q0, int64_t 
 {
 	const OdpCpuKnnArgs *a = job->args;
 	const OdpKnnBits *bits = &job->bits;
-	const bool	by_bits = ODP_KNN_BITS && bits->words > 0;
+	const bool	by_bits = bits->words > 0;
 	const int	dims = a->queries->dims;
 	const int32_t k = a->k;
 	const int64_t cfirst = (int64_t) range * job->range_rows;
@@ -108,7 +107,7 @@ KNN_NAME(query_block)(KNN_NAME(Job) *job, OdpMetric metric, int64_t q0, int64_t 
 		if (!by_bits)
 			for (int c = 0; c < nc; c++)
 			{
-				const KNN_T *crow = ODP_KNN_ROWS(a->candidates) + (c0 + c) * dims;
+				const ODP_KNN_T *crow = ODP_KNN_ROWS(a->candidates) + (c0 + c) * dims;
 
 				for (int d = 0; d < dims; d++)
 					sc->ct[(size_t) d * cb + c] = crow[d];
@@ -117,14 +116,14 @@ KNN_NAME(query_block)(KNN_NAME(Job) *job, OdpMetric metric, int64_t q0, int64_t 
 
 		for (int64_t q = q0; q < q1; q++)
 		{
-			const KNN_T *qrow = ODP_KNN_ROWS(a->queries) + q * dims;
-			KNN_T		qnorm = a->ODP_KNN_QNORMS ? a->ODP_KNN_QNORMS[q] : 0;
+			const ODP_KNN_T *qrow = ODP_KNN_ROWS(a->queries) + q * dims;
+			ODP_KNN_T	qnorm = a->ODP_KNN_QNORMS ? a->ODP_KNN_QNORMS[q] : 0;
 			int64_t		self = a->query_rows ? a->query_rows[q] - c0 :
 				(a->self_join ? q - c0 : -1);
-			KNN_T	   *qd = sc->hd + (q - q0) * k;
+			ODP_KNN_T  *qd = sc->hd + (q - q0) * k;
 			int64_t    *qi = sc->hi + (q - q0) * k;
 			int32_t    *size = &sc->sizes[q - q0];
-			KNN_T	   *acc = sc->acc;
+			ODP_KNN_T  *acc = sc->acc;
 
 			ODP_KNN_BLOCK(metric, bits, by_bits ? bits->queries + q * bits->words : NULL,
 									by_bits ? bits->cands + c0 * bits->words : NULL,
@@ -150,7 +149,7 @@ KNN_NAME(query_block)(KNN_NAME(Job) *job, OdpMetric metric, int64_t q0, int64_t 
 
 	for (int64_t q = q0; q < q1; q++)
 	{
-		KNN_T	   *qd = sc->hd + (q - q0) * k;
+		ODP_KNN_T  *qd = sc->hd + (q - q0) * k;
 		int64_t    *qi = sc->hi + (q - q0) * k;
 
 		ODP_KNN_HEAP(sort_ascending)(qd, qi, sc->sizes[q - q0]);
@@ -160,7 +159,7 @@ KNN_NAME(query_block)(KNN_NAME(Job) *job, OdpMetric metric, int64_t q0, int64_t 
 		{
 			const size_t at = (size_t) range * a->queries->rows + q;
 
-			memcpy(job->part_d + at * k, qd, sizeof(KNN_T) * sc->sizes[q - q0]);
+			memcpy(job->part_d + at * k, qd, sizeof(ODP_KNN_T) * sc->sizes[q - q0]);
 			memcpy(job->part_i + at * k, qi, sizeof(int64_t) * sc->sizes[q - q0]);
 			job->part_n[at] = sc->sizes[q - q0];
 		}
@@ -178,15 +177,16 @@ KNN_NAME(worker_loop)(KNN_NAME(Job) *job, bool poll)
 	KNN_NAME(Scratch) sc;
 	OdpStatus	status = ODP_OK;
 
-	sc.cand_block = CPU_BLOCK_FLOATS * (int) sizeof(float) / (int) sizeof(KNN_T) / dims;
+	/* the same bytes per block in either precision */
+	sc.cand_block = CPU_BLOCK_FLOATS * (int) sizeof(float) / (int) sizeof(ODP_KNN_T) / dims;
 	if (sc.cand_block > CPU_CAND_BLOCK_MAX)
 		sc.cand_block = CPU_CAND_BLOCK_MAX;
 	if (sc.cand_block < CPU_CAND_BLOCK_MIN)
 		sc.cand_block = CPU_CAND_BLOCK_MIN;
-	sc.ct = malloc(sizeof(KNN_T) * (size_t) dims * sc.cand_block);
-	sc.cnorm = malloc(sizeof(KNN_T) * sc.cand_block);
-	sc.acc = malloc(sizeof(KNN_T) * sc.cand_block);
-	sc.hd = malloc(sizeof(KNN_T) * qb * a->k);
+	sc.ct = malloc(sizeof(ODP_KNN_T) * (size_t) dims * sc.cand_block);
+	sc.cnorm = malloc(sizeof(ODP_KNN_T) * sc.cand_block);
+	sc.acc = malloc(sizeof(ODP_KNN_T) * sc.cand_block);
+	sc.hd = malloc(sizeof(ODP_KNN_T) * qb * a->k);
 	sc.hi = malloc(sizeof(int64_t) * qb * a->k);
 	sc.sizes = malloc(sizeof(int32_t) * qb);
 
@@ -258,7 +258,7 @@ KNN_NAME(thread_main)(void *arg)
  * ascending index ranges) into its k smallest and emits them.
  */
 static void
-KNN_NAME(merge_ranges)(KNN_NAME(Job) *job, int64_t q, KNN_T *md, int64_t *mi)
+KNN_NAME(merge_ranges)(KNN_NAME(Job) *job, int64_t q, ODP_KNN_T *md, int64_t *mi)
 {
 	const OdpCpuKnnArgs *a = job->args;
 	const int32_t k = a->k;
@@ -319,7 +319,7 @@ KNN_NAME(run)(const OdpCpuKnnArgs *args)
 		job.range_rows = (ncand + nthreads - 1) / nthreads;
 		job.query_block = nq;
 		job.nblocks = nthreads;
-		job.part_d = malloc(sizeof(KNN_T) * (size_t) nthreads * nq * args->k);
+		job.part_d = malloc(sizeof(ODP_KNN_T) * (size_t) nthreads * nq * args->k);
 		job.part_i = malloc(sizeof(int64_t) * (size_t) nthreads * nq * args->k);
 		job.part_n = malloc(sizeof(int32_t) * (size_t) nthreads * nq);
 		if (!job.part_d || !job.part_i || !job.part_n)
@@ -335,7 +335,7 @@ KNN_NAME(run)(const OdpCpuKnnArgs *args)
 	atomic_init(&job.next_block, 0);
 	atomic_init(&job.stop, 0);
 	job.worker_status = ODP_OK;
-	if (ODP_KNN_BITS && nq >= odp_cpu_knn_bits_min_queries)
+	if (nq >= odp_cpu_knn_bits_min_queries)
 		odp_knn_bits_prepare(args->metric, args->queries, args->candidates, &job.bits);
 
 	started = odp_cpu_workers_start(threads, nthreads, KNN_NAME(thread_main), &job);
@@ -346,7 +346,7 @@ KNN_NAME(run)(const OdpCpuKnnArgs *args)
 		status = job.worker_status;
 	if (status == ODP_OK && !atomic_load(&job.stop) && job.ranges > 1)
 	{
-		KNN_T	   *md = malloc(sizeof(KNN_T) * (size_t) args->k);
+		ODP_KNN_T  *md = malloc(sizeof(ODP_KNN_T) * (size_t) args->k);
 		int64_t    *mi = malloc(sizeof(int64_t) * (size_t) args->k);
 
 		if (md == NULL || mi == NULL)
@@ -373,7 +373,7 @@ KNN_NAME(run)(const OdpCpuKnnArgs *args)
 #undef KNN_CAT
 #undef KNN_CAT_
 #undef ODP_KNN_PREFIX
-#undef KNN_T
+#undef ODP_KNN_T
 #undef ODP_KNN_ROWS
 #undef ODP_KNN_QNORMS
 #undef ODP_KNN_CNORMS
@@ -381,4 +381,3 @@ KNN_NAME(run)(const OdpCpuKnnArgs *args)
 #undef ODP_KNN_BLOCK
 #undef ODP_KNN_HEAP
 #undef ODP_KNN_MERGE_NEXT
-#undef ODP_KNN_BITS

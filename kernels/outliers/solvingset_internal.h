@@ -43,7 +43,8 @@ extern int64_t odp_row_of_id(const OdpMatrix *m, int64_t id);
 
 /*
  * SolvingSet backend: the two distance-heavy steps of one candidate batch,
- * done by the CPU (solvingset_cpu.c) or the GPU (solvingset_gpu.cu).  The
+ * done by the CPU (solvingset_cpu.c) or the GPU (solvingset_gpu.cu), or for
+ * float64 rows by either path's k-NN primitive (solvingset_wide.c).  The
  * driver (solvingset.c) owns everything else, so pruning, candidate choice
  * and the solving set are the same on both paths.
  *

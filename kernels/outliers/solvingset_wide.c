@@ -44,8 +44,12 @@
 #include "knn/knn_internal.h"
 #include "outliers/solvingset_internal.h"
 
-/* Most bytes of one block's gathered rows and neighbour lists. */
-#define WIDE_BLOCK_BYTES	((size_t) 64 << 20)
+/*
+ * Most bytes of one block's gathered rows and neighbour lists: large
+ * enough that a GPU search of a block fills the device, and its transfers
+ * and launches are few per batch.
+ */
+#define WIDE_BLOCK_BYTES	((size_t) 256 << 20)
 
 /* The backend's state (OdpSsBackend.self). */
 typedef struct WideSs

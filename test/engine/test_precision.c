@@ -31,12 +31,39 @@
 #include "include/odp_distributed.h"
 #include "include/odp_knn.h"
 #include "include/odp_outliers.h"
+#include "knn/knn_cpu_bits.h"
 #include "outliers/solvingset_internal.h"
 #include "test_util.h"
 
 #define PREC_K		5
 #define PREC_N		5
 #define PREC_BATCH	40			/* SolvingSet batch: many batches, pruning */
+
+/* Whether GPU calls spread over the device list {0, 0} (a split on one GPU). */
+static bool prec_split = false;
+
+/* A context for dev: on the GPU, split over {0, 0} while prec_split is set. */
+static OdpContext
+prec_ctx(OdpDevice dev)
+{
+	OdpContext	ctx = make_ctx(dev);
+
+	if (dev == ODP_DEVICE_GPU && prec_split)
+	{
+		ctx.gpu_count = 2;
+		ctx.gpu_ids[0] = ctx.gpu_ids[1] = 0;
+	}
+	return ctx;
+}
+
+/* The name of dev in the checks' lines. */
+static const char *
+prec_device(OdpDevice dev)
+{
+	if (dev != ODP_DEVICE_GPU)
+		return "cpu";
+	return prec_split ? "gpu {0,0}" : "gpu";
+}
 
 /* A data set of float64 rows. */
 typedef struct PrecData
@@ -226,7 +253,7 @@ prec_matrix(const PrecData *p, int64_t first, int64_t rows)
 static void
 prec_knn_case(OdpDevice dev, const PrecData *p, OdpMetric metric, int k, bool self)
 {
-	const char *dn = dev == ODP_DEVICE_GPU ? "gpu" : "cpu";
+	const char *dn = prec_device(dev);
 	const char *mn = odp_metric_name(metric);
 	OdpMatrix	all = prec_matrix(p, 0, p->rows);
 	OdpMatrix	q = prec_matrix(p, 0, 3);
@@ -235,7 +262,7 @@ prec_knn_case(OdpDevice dev, const PrecData *p, OdpMetric metric, int k, bool se
 	int64_t    *ri = xmalloc(sizeof(int64_t) * (size_t) p->rows * k);
 	double	   *d = xmalloc(sizeof(double) * (size_t) p->rows * k);
 	int64_t    *ix = xmalloc(sizeof(int64_t) * (size_t) p->rows * k);
-	OdpContext	ctx = make_ctx(dev);
+	OdpContext	ctx = prec_ctx(dev);
 	OdpStatus	st;
 
 	if (self)
@@ -248,7 +275,7 @@ prec_knn_case(OdpDevice dev, const PrecData *p, OdpMetric metric, int k, bool se
 	}
 
 	prec_ref_knn(q.data64, 3, c.data64, c.rows, p->dims, metric, k, false, rd, ri);
-	ctx = make_ctx(dev);
+	ctx = prec_ctx(dev);
 	st = odp_compute_knn(&ctx, &q, &c, metric, k, false, d, ix);
 	check(st == ODP_OK && prec_differences(d, ix, rd, ri, 3 * k) == 0,
 		  "precision knn %s %s %s 3 queries x %lld k=%d: lists and distance bits of the reference (%s)",
@@ -277,7 +304,7 @@ prec_top(OdpDevice dev, const PrecData *p, OdpMetric metric, int k,
 		 OdpOutlierMethod method, PrecTop *r)
 {
 	OdpMatrix	m = prec_matrix(p, 0, p->rows);
-	OdpContext	ctx = make_ctx(dev);
+	OdpContext	ctx = prec_ctx(dev);
 	OdpTopOutliersStats st;
 
 	r->set = xmalloc(sizeof(int64_t) * (size_t) p->rows);
@@ -314,11 +341,11 @@ prec_outlier_case(OdpDevice dev, const PrecData *p, OdpMetric metric, int k,
 				  const double *ref, const int64_t *ref_top, PrecTop *ss,
 				  const PrecTop *cpu_ss)
 {
-	const char *dn = dev == ODP_DEVICE_GPU ? "gpu" : "cpu";
+	const char *dn = prec_device(dev);
 	const char *mn = odp_metric_name(metric);
 	OdpMatrix	m = prec_matrix(p, 0, p->rows);
 	double	   *s = xmalloc(sizeof(double) * (size_t) p->rows);
-	OdpContext	ctx = make_ctx(dev);
+	OdpContext	ctx = prec_ctx(dev);
 	OdpStatus	st;
 	PrecTop		bf;
 
@@ -329,6 +356,12 @@ prec_outlier_case(OdpDevice dev, const PrecData *p, OdpMetric metric, int k,
 	prec_top(dev, p, metric, k, ODP_METHOD_BRUTEFORCE, &bf);
 	check(prec_top_is(&bf, ref_top, ref),
 		  "precision top-n %s %s %s k=%d: brute force gives the reference's rows and scores",
+		  dn, p->name, mn, k);
+	free(bf.set);
+	free(bf.set_scores);
+	prec_top(dev, p, metric, k, ODP_METHOD_AUTO, &bf);
+	check(prec_top_is(&bf, ref_top, ref),
+		  "precision top-n %s %s %s k=%d: auto gives the reference's rows and scores",
 		  dn, p->name, mn, k);
 	prec_top(dev, p, metric, k, ODP_METHOD_SOLVINGSET, ss);
 	check(prec_top_is(ss, ref_top, ref),
@@ -463,6 +496,18 @@ prec_huge(int64_t rows)
 	return p;
 }
 
+/* 0/1 values in 70 columns (more than one 64-bit word), ties everywhere. */
+static PrecData
+prec_binary(int64_t rows)
+{
+	PrecData	p = {"0/1 values", NULL, rows, 70};
+
+	p.x = xmalloc(sizeof(double) * (size_t) rows * 70);
+	for (int64_t i = 0; i < rows * 70; i++)
+		p.x[i] = (double) (rng_next() >> 63);
+	return p;
+}
+
 /* Near-parallel vectors: every direction within 1e-4 of (1, 1, 1, 1). */
 static PrecData
 prec_parallel(int64_t rows)
@@ -473,6 +518,126 @@ prec_parallel(int64_t rows)
 	for (int64_t i = 0; i < rows * 4; i++)
 		p.x[i] = 1000.0 * (1.0 + 1e-4 * prec_unit());
 	return p;
+}
+
+/*
+ * A larger self join and its scores on the GPU, against the CPU (checked
+ * against the reference on the smaller sets): bit-identical lists and
+ * scores.
+ */
+static void
+prec_larger_case(const PrecData *p)
+{
+	const int	k = 20;
+	OdpMatrix	m = prec_matrix(p, 0, p->rows);
+	double	   *d[2];
+	int64_t    *ix[2];
+	double	   *s[2];
+	OdpStatus	st[2],
+				ss[2];
+
+	for (int path = 0; path < 2; path++)
+	{
+		OdpContext	ctx = prec_ctx(path == 0 ? ODP_DEVICE_CPU : ODP_DEVICE_GPU);
+
+		d[path] = xmalloc(sizeof(double) * (size_t) p->rows * k);
+		ix[path] = xmalloc(sizeof(int64_t) * (size_t) p->rows * k);
+		s[path] = xmalloc(sizeof(double) * (size_t) p->rows);
+		st[path] = odp_compute_knn(&ctx, &m, &m, ODP_METRIC_EUCLIDEAN, k, true, d[path], ix[path]);
+		ss[path] = odp_compute_outlier_scores(&ctx, &m, ODP_METRIC_MANHATTAN, k, s[path]);
+	}
+	check(st[0] == ODP_OK && st[1] == ODP_OK &&
+		  prec_differences(d[0], ix[0], d[1], ix[1], p->rows * k) == 0,
+		  "precision knn gpu %s self join %lld rows k=%d: the CPU's lists and distance bits",
+		  p->name, (long long) p->rows, k);
+	check(ss[0] == ODP_OK && ss[1] == ODP_OK &&
+		  memcmp(s[0], s[1], sizeof(double) * (size_t) p->rows) == 0,
+		  "precision scores gpu %s manhattan %lld rows k=%d: the CPU's score bits",
+		  p->name, (long long) p->rows, k);
+	for (int path = 0; path < 2; path++)
+	{
+		free(d[path]);
+		free(ix[path]);
+		free(s[path]);
+	}
+}
+
+/*
+ * SolvingSet on dev at the edge k = rows - 1 (every other row a
+ * neighbour, exact() asking for every row), batches of 2: brute force's
+ * rows and scores.
+ */
+static void
+prec_edge_case(OdpDevice dev, const PrecData *p)
+{
+	const int64_t rows = 9;
+	OdpMatrix	m = prec_matrix(p, 0, rows);
+	int64_t		order[2][3];
+	double		scores[2][3];
+	int64_t		count[2] = {0, 0};
+	OdpStatus	st[2];
+
+	for (int method = 0; method < 2; method++)
+	{
+		OdpContext	ctx = prec_ctx(dev);
+
+		odp_ss_test_batch_size = 2;
+		st[method] = odp_compute_top_outliers(&ctx, &m, ODP_METRIC_MANHATTAN, (int) rows - 1, 3,
+											  method == 0 ? ODP_METHOD_BRUTEFORCE :
+											  ODP_METHOD_SOLVINGSET, 0, order[method],
+											  scores[method], &count[method], NULL, NULL, NULL);
+		odp_ss_test_batch_size = 0;
+	}
+	check(st[0] == ODP_OK && st[1] == ODP_OK && count[0] == 3 && count[1] == 3 &&
+		  memcmp(order[0], order[1], sizeof(order[0])) == 0 &&
+		  memcmp(scores[0], scores[1], sizeof(scores[0])) == 0,
+		  "precision top-n %s %lld rows k=%lld: SolvingSet in batches of 2 gives brute force's rows and scores",
+		  prec_device(dev), (long long) rows, (long long) rows - 1);
+}
+
+/* Cancel callback: asks to stop from its at-th poll. */
+static bool
+prec_cancel(void *arg)
+{
+	int		   *polls = (int *) arg;
+
+	return --*polls <= 0;
+}
+
+/*
+ * A cancel callback stops float64 scores and SolvingSet on dev with
+ * ODP_ERR_CANCELLED (unless the run polled too rarely to be stopped).
+ */
+static void
+prec_cancel_case(OdpDevice dev, const PrecData *p)
+{
+	const char *dn = prec_device(dev);
+	OdpMatrix	m = prec_matrix(p, 0, p->rows);
+	double	   *s = xmalloc(sizeof(double) * (size_t) p->rows);
+	int64_t		order[PREC_N];
+	double		scores[PREC_N];
+	int64_t		count;
+
+	for (int method = 0; method < 2; method++)
+	{
+		OdpContext	ctx = prec_ctx(dev);
+		int			polls = 2;
+		OdpStatus	st;
+
+		ctx.cancel = prec_cancel;
+		ctx.cancel_arg = &polls;
+		odp_ss_test_batch_size = PREC_BATCH;
+		st = method == 0 ? odp_compute_outlier_scores(&ctx, &m, ODP_METRIC_EUCLIDEAN, PREC_K, s) :
+			odp_compute_top_outliers(&ctx, &m, ODP_METRIC_EUCLIDEAN, PREC_K, PREC_N,
+									 ODP_METHOD_SOLVINGSET, 0, order, scores, &count,
+									 NULL, NULL, NULL);
+		odp_ss_test_batch_size = 0;
+		check(st == ODP_ERR_CANCELLED || (st == ODP_OK && polls > 0),
+			  "precision %s %s of %s: a cancel stops it (%s, %s)", dn,
+			  method == 0 ? "scores" : "SolvingSet", p->name, odp_status_name(st),
+			  ctx.message);
+	}
+	free(s);
 }
 
 /*
@@ -535,7 +700,7 @@ prec_rounded_case(const PrecData *p)
 static void
 prec_argument_tests(OdpDevice dev)
 {
-	const char *dn = dev == ODP_DEVICE_GPU ? "gpu" : "cpu";
+	const char *dn = prec_device(dev);
 	double		x64[12] = {1, 2, 3, 4, 5, 6, 0, 0, 0, 7, 8, 9};
 	float		x32[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 1, 2, 3};
 	int64_t		ids[4] = {1, 2, 3, 4};
@@ -545,7 +710,7 @@ prec_argument_tests(OdpDevice dev)
 	double		d[16];
 	int64_t		ix[16];
 	double		scores[4];
-	OdpContext	ctx = make_ctx(dev);
+	OdpContext	ctx = prec_ctx(dev);
 	OdpSsNode  *node = NULL;
 	float		dl[16];
 	OdpStatus	st;
@@ -592,7 +757,8 @@ prec_argument_tests(OdpDevice dev)
 void
 run_precision_tests(void)
 {
-	PrecData	sets[6];
+	PrecData	sets[7];
+	int64_t		bits_runs;
 	const OdpMetric metrics[] = {ODP_METRIC_EUCLIDEAN, ODP_METRIC_SQEUCLIDEAN,
 	ODP_METRIC_MANHATTAN, ODP_METRIC_CHEBYSHEV};
 
@@ -603,6 +769,7 @@ run_precision_tests(void)
 	sets[4] = prec_parallel(300);
 	sets[5] = prec_payments(5000);
 	sets[5].name = "epoch seconds and amounts, 5000 rows";
+	sets[6] = prec_binary(300);
 
 	for (int s = 0; s < 4; s++)
 		for (size_t mi = 0; mi < sizeof(metrics) / sizeof(metrics[0]); mi++)
@@ -611,14 +778,36 @@ run_precision_tests(void)
 	prec_case(&sets[4], ODP_METRIC_COSINE);
 	prec_case(&sets[4], ODP_METRIC_INNER_PRODUCT);
 	prec_case(&sets[0], ODP_METRIC_COSINE);
+	/* 0/1 rows compare as bits on the CPU */
+	bits_runs = odp_cpu_knn_bits_runs;
+	prec_case(&sets[6], ODP_METRIC_EUCLIDEAN);
+	prec_case(&sets[6], ODP_METRIC_CHEBYSHEV);
+	check(odp_cpu_knn_bits_runs > bits_runs,
+		  "precision 0/1 values: the CPU compared float64 rows as bits");
 	/* candidates split into ranges on the CPU: 3 queries against 4,997 rows */
 	prec_knn_case(ODP_DEVICE_CPU, &sets[5], ODP_METRIC_EUCLIDEAN, 20, false);
 	if (gpu_ok)
 		prec_knn_case(ODP_DEVICE_GPU, &sets[5], ODP_METRIC_EUCLIDEAN, 20, false);
+	if (gpu_ok)
+	{
+		/* the same on a device list, each call split in two parts */
+		prec_split = true;
+		prec_case(&sets[0], ODP_METRIC_EUCLIDEAN);
+		prec_case(&sets[4], ODP_METRIC_COSINE);
+		prec_knn_case(ODP_DEVICE_GPU, &sets[5], ODP_METRIC_EUCLIDEAN, 20, false);
+		prec_split = false;
+		prec_larger_case(&sets[5]);
+	}
+	prec_edge_case(ODP_DEVICE_CPU, &sets[0]);
+	if (gpu_ok)
+		prec_edge_case(ODP_DEVICE_GPU, &sets[0]);
+	prec_cancel_case(ODP_DEVICE_CPU, &sets[5]);
+	if (gpu_ok)
+		prec_cancel_case(ODP_DEVICE_GPU, &sets[5]);
 	prec_rounded_case(&sets[0]);
 	prec_argument_tests(ODP_DEVICE_CPU);
 	if (gpu_ok)
 		prec_argument_tests(ODP_DEVICE_GPU);
-	for (int s = 0; s < 6; s++)
+	for (int s = 0; s < 7; s++)
 		free(sets[s].x);
 }
