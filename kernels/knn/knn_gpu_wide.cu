@@ -768,7 +768,8 @@ WideTryConfig(const OdpGpuDevice *dev, OdpMetric m, int dims, int dc_max,
  * Chooses the configuration for (metric, k, dims) on dev: shared-memory
  * lists when k allows and they fit, with the chunk width (16 or 8
  * dimensions) that gives more resident blocks; device-memory lists
- * otherwise.  Raises the kernel's dynamic shared memory limit.
+ * otherwise, where the state has their buffers (k above
+ * ODP_KNN_FAST_MAX_K).  Raises the kernel's dynamic shared memory limit.
  */
 static OdpStatus
 WideChooseConfig(OdpContext *ctx, const OdpGpuDevice *dev, OdpMetric m,
@@ -789,7 +790,7 @@ WideChooseConfig(OdpContext *ctx, const OdpGpuDevice *dev, OdpMetric m,
 		if (ok)
 			ncand++;
 	}
-	if (ncand == 0)
+	if (ncand == 0 && k > ODP_KNN_FAST_MAX_K)
 	{
 		for (int t = 0; t < 2; t++)
 			if (WideTryConfig<0, ODP_KNN_GLOBAL_CAP / 32>(dev, m, dims, dcs[t], &cand[ncand]))
@@ -797,8 +798,8 @@ WideChooseConfig(OdpContext *ctx, const OdpGpuDevice *dev, OdpMetric m,
 	}
 	if (ncand == 0)
 		return odp_fail(ctx, ODP_ERR_GPU,
-						"the GPU offers %zu bytes of shared memory per block, too few for the float64 k-NN kernel",
-						dev->smem_per_block);
+						"the GPU offers %zu bytes of shared memory per block, too few for the float64 k-NN kernel with k = %d",
+						dev->smem_per_block, k);
 
 	best->fn = NULL;
 	for (int t = 0; t < ncand; t++)
