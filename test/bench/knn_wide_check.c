@@ -14,13 +14,14 @@
  * chunks and streamed candidate chunks, a range of query rows
  * (first/count), a split over two parts of one device, and a cancel.
  * Needs a GPU; prints one line per case and exits non-zero on a
- * mismatch.  Built by hand on an engine built with CUDA (make):
+ * mismatch.  Built by hand, outside the tree, on an engine built with
+ * CUDA (make):
  *
  *	cc -std=c11 -O2 -Ikernels -ffp-contract=off -pthread \
- *	  -o test/bench/knn_wide_check test/bench/knn_wide_check.c \
+ *	  -o /tmp/knn_wide_check test/bench/knn_wide_check.c \
  *	  $(find kernels -name '*.o' ! -name '*_disabled.o' ! -name '*_trace.o') \
  *	  -L/usr/local/cuda/lib64 -lcudart_static -lstdc++ -ldl -lrt -lm
- *	test/bench/knn_wide_check
+ *	/tmp/knn_wide_check
  *
  * Copyright (c) 2026, odp_gpu developers
  *
