@@ -103,10 +103,11 @@
  *	- kernels: KnnLimitKernel (the candidate-side limits) and
  *	  KnnTileKernel, the fused distance and selection kernel;
  *	- host side: the choice of a compiled configuration (KnnKernelFor,
- *	  KnnLimitFor, KnnTryConfig, KnnChooseConfig), KnnPairCost for launch
- *	  sizing, then the entry points of knn_gpu.cuh: OdpKnnStateBytesPerRow,
- *	  OdpKnnStateAlloc, OdpKnnStateReset and OdpKnnAccumulate, which sizes
- *	  the launches and runs them.
+ *	  KnnLimitFor, KnnTryConfig, KnnChooseConfig), then the entry points
+ *	  of knn_gpu.cuh: OdpKnnLaunchShape (launch sizing, shared with
+ *	  knn_gpu_wide.cu), OdpKnnStateBytesPerRow, OdpKnnStateAlloc,
+ *	  OdpKnnStateReset (all three for float and double distances) and
+ *	  OdpKnnAccumulate, which sizes the launches and runs them.
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -171,7 +172,7 @@
  * 2^37 the longest launch measured 29 ms there, so 2^36 keeps launches
  * near 15 ms on it and well under 100 ms on GPUs several times slower
  * (an A100 has about a third of its FP32 rate), cosine included, whose
- * per-pair finish costs extra (counted in KnnPairCost).
+ * per-pair finish costs extra (counted in OdpKnnLaunchShape).
  */
 #define KNN_LAUNCH_WORK ((int64_t) 1 << 36)
 
@@ -1055,12 +1056,44 @@ KnnChooseConfig(OdpContext *ctx, const OdpGpuDevice *dev, OdpMetric m,
 	return status;
 }
 
-/* Relative cost of one pair in "dimension steps", for launch sizing. */
-static int64_t
-KnnPairCost(OdpMetric m, int dims)
+/* See knn_gpu.cuh. */
+void
+OdpKnnLaunchShape(OdpMetric m, int dims, int64_t nq, int64_t span,
+				  int64_t wave, int block_queries, int tile, int nchunks,
+				  int64_t work, int64_t *blocks_total, int64_t *qblocks,
+				  int64_t *cslice)
 {
 	/* selection adds ~2 steps per pair; cosine's division about 12 more */
-	return (int64_t) dims + 2 + (m == ODP_METRIC_COSINE ? 12 : 0);
+	const int64_t pair_cost = (int64_t) dims + 2 + (m == ODP_METRIC_COSINE ? 12 : 0);
+	const double per_block = (double) block_queries * (double) span * (double) pair_cost;
+	int64_t		qb = (int64_t) ((double) work / per_block);
+	int64_t		cs;
+
+	*blocks_total = (nq + block_queries - 1) / block_queries;
+	if (qb >= wave)
+	{
+		qb = qb / wave * wave;
+		cs = span;
+	}
+	else
+	{
+		qb = wave < *blocks_total ? wave : *blocks_total;
+		cs = work / (qb * block_queries * pair_cost);
+		cs = cs / tile * tile;
+		if (cs < tile)
+			cs = tile;
+		if (cs > span)
+			cs = span;
+	}
+	/* the kernel counts a launch's tiles x chunks in an int */
+	if (cs / tile + 1 > INT_MAX / nchunks)
+		cs = (int64_t) (INT_MAX / nchunks - 1) * tile;
+	if (qb > *blocks_total)
+		qb = *blocks_total;
+	if (qb > INT_MAX)
+		qb = INT_MAX;
+	*qblocks = qb;
+	*cslice = cs;
 }
 
 /* See knn_gpu.cuh. */
@@ -1152,7 +1185,6 @@ OdpKnnAccumulate(OdpContext *ctx, const OdpGpuDevice *dev,
 	KnnArgs		args;
 	int64_t		blocks_total;
 	int64_t		wave;
-	int64_t		pair_cost;
 	int64_t		qblocks;
 	int64_t		cslice;
 	int64_t		span;
@@ -1226,40 +1258,10 @@ OdpKnnAccumulate(OdpContext *ctx, const OdpGpuDevice *dev,
 	/* candidates one query sees, which the launches below cover */
 	span = args.c_split > 0 ? args.c_split : p->nc;
 
-	/*
-	 * Launch sizing: whole waves of blocks over all candidates when that
-	 * stays under KNN_LAUNCH_WORK, else one wave over a candidate range.
-	 */
-	blocks_total = (p->nq + KNN_BQ - 1) / KNN_BQ;
 	wave = (int64_t) cfg.blocks_per_sm * dev->sm_count;
-	pair_cost = KnnPairCost(p->metric, p->dims);
-	{
-		double		per_block = (double) KNN_BQ * (double) span * (double) pair_cost;
-
-		qblocks = (int64_t) ((double) KNN_LAUNCH_WORK / per_block);
-	}
-	if (qblocks >= wave)
-	{
-		qblocks = qblocks / wave * wave;
-		cslice = span;
-	}
-	else
-	{
-		qblocks = wave < blocks_total ? wave : blocks_total;
-		cslice = KNN_LAUNCH_WORK / (qblocks * KNN_BQ * pair_cost);
-		cslice = cslice / KNN_BC * KNN_BC;
-		if (cslice < KNN_BC)
-			cslice = KNN_BC;
-		if (cslice > span)
-			cslice = span;
-	}
-	/* the kernel counts a launch's tiles x chunks in an int */
-	if (cslice / KNN_BC + 1 > INT_MAX / cfg.nchunks)
-		cslice = (int64_t) (INT_MAX / cfg.nchunks - 1) * KNN_BC;
-	if (qblocks > blocks_total)
-		qblocks = blocks_total;
-	if (qblocks > INT_MAX)
-		qblocks = INT_MAX;
+	OdpKnnLaunchShape(p->metric, p->dims, p->nq, span, wave, KNN_BQ, KNN_BC,
+					  cfg.nchunks, KNN_LAUNCH_WORK, &blocks_total, &qblocks,
+					  &cslice);
 #ifdef ODP_KNN_TRACE
 	fprintf(stderr, "knn: k %d dims %d dc %d nchunks %d smem %zu blocks/SM %d wave %lld; %lld query blocks per launch, %lld candidates per launch\n",
 			state->k, p->dims, cfg.dc, cfg.nchunks, cfg.smem, cfg.blocks_per_sm,

@@ -195,6 +195,21 @@ extern OdpStatus OdpKnnStateReset(OdpContext *ctx, cudaStream_t stream,
 								  OdpKnnStateOf<T> *state);
 
 /*
+ * Launch sizing of the primitive's kernels (this one and knn_gpu_wide.cu's),
+ * in units of "pair-dimension steps" of a metric on dims dimensions:
+ * whole waves of blocks (wave, block_queries queries each) over every
+ * candidate a query sees (span) when that stays under work, else one wave
+ * over a candidate range (a multiple of tile, at least one tile).  Sets
+ * the number of query blocks of nq queries, the blocks per launch and the
+ * candidates per launch, keeping a launch's tiles x nchunks within int.
+ */
+extern void OdpKnnLaunchShape(OdpMetric m, int dims, int64_t nq, int64_t span,
+							  int64_t wave, int block_queries, int tile,
+							  int nchunks, int64_t work,
+							  int64_t *blocks_total, int64_t *qblocks,
+							  int64_t *cslice);
+
+/*
  * Merges all candidates of p into the state of p's queries (state->rows
  * must equal p->nq).  Runs as bounded kernel launches on stream (each well
  * under 100 ms), polls odp_cancel_requested between them and returns

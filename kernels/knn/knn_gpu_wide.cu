@@ -768,7 +768,8 @@ WideTryConfig(const OdpGpuDevice *dev, OdpMetric m, int dims, int dc_max,
  * Chooses the configuration for (metric, k, dims) on dev: shared-memory
  * lists when k allows and they fit, with the chunk width (16 or 8
  * dimensions) that gives more resident blocks; device-memory lists
- * otherwise.  Raises the kernel's dynamic shared memory limit.
+ * otherwise, where the state has their buffers (k above
+ * ODP_KNN_FAST_MAX_K).  Raises the kernel's dynamic shared memory limit.
  */
 static OdpStatus
 WideChooseConfig(OdpContext *ctx, const OdpGpuDevice *dev, OdpMetric m,
@@ -789,7 +790,7 @@ WideChooseConfig(OdpContext *ctx, const OdpGpuDevice *dev, OdpMetric m,
 		if (ok)
 			ncand++;
 	}
-	if (ncand == 0)
+	if (ncand == 0 && k > ODP_KNN_FAST_MAX_K)
 	{
 		for (int t = 0; t < 2; t++)
 			if (WideTryConfig<0, ODP_KNN_GLOBAL_CAP / 32>(dev, m, dims, dcs[t], &cand[ncand]))
@@ -797,8 +798,8 @@ WideChooseConfig(OdpContext *ctx, const OdpGpuDevice *dev, OdpMetric m,
 	}
 	if (ncand == 0)
 		return odp_fail(ctx, ODP_ERR_GPU,
-						"the GPU offers %zu bytes of shared memory per block, too few for the float64 k-NN kernel",
-						dev->smem_per_block);
+						"the GPU offers %zu bytes of shared memory per block, too few for the float64 k-NN kernel with k = %d",
+						dev->smem_per_block, k);
 
 	best->fn = NULL;
 	for (int t = 0; t < ncand; t++)
@@ -832,7 +833,6 @@ OdpKnnAccumulate(OdpContext *ctx, const OdpGpuDevice *dev,
 	WideArgs	args;
 	int64_t		blocks_total;
 	int64_t		wave;
-	int64_t		pair_cost;
 	int64_t		qblocks;
 	int64_t		cslice;
 	int64_t		span;
@@ -889,38 +889,11 @@ OdpKnnAccumulate(OdpContext *ctx, const OdpGpuDevice *dev,
 	/* candidates one query sees, which the launches below cover */
 	span = args.c_split > 0 ? args.c_split : p->nc;
 
-	/*
-	 * Launch sizing: whole waves of blocks over all candidates when that
-	 * stays under WIDE_LAUNCH_WORK, else one wave over a candidate range.
-	 * Selection adds about 2 steps per pair, cosine's division about 12.
-	 */
-	blocks_total = (p->nq + WIDE_BQ - 1) / WIDE_BQ;
+	/* launches of about WIDE_LAUNCH_WORK each, as the float32 kernel's */
 	wave = (int64_t) cfg.blocks_per_sm * dev->sm_count;
-	pair_cost = (int64_t) p->dims + 2 + (p->metric == ODP_METRIC_COSINE ? 12 : 0);
-	qblocks = (int64_t) ((double) WIDE_LAUNCH_WORK /
-						 ((double) WIDE_BQ * (double) span * (double) pair_cost));
-	if (qblocks >= wave)
-	{
-		qblocks = qblocks / wave * wave;
-		cslice = span;
-	}
-	else
-	{
-		qblocks = wave < blocks_total ? wave : blocks_total;
-		cslice = WIDE_LAUNCH_WORK / (qblocks * WIDE_BQ * pair_cost);
-		cslice = cslice / WIDE_BC * WIDE_BC;
-		if (cslice < WIDE_BC)
-			cslice = WIDE_BC;
-		if (cslice > span)
-			cslice = span;
-	}
-	/* the kernel counts a launch's tiles x chunks in an int */
-	if (cslice / WIDE_BC + 1 > INT_MAX / cfg.nchunks)
-		cslice = (int64_t) (INT_MAX / cfg.nchunks - 1) * WIDE_BC;
-	if (qblocks > blocks_total)
-		qblocks = blocks_total;
-	if (qblocks > INT_MAX)
-		qblocks = INT_MAX;
+	OdpKnnLaunchShape(p->metric, p->dims, p->nq, span, wave, WIDE_BQ, WIDE_BC,
+					  cfg.nchunks, WIDE_LAUNCH_WORK, &blocks_total, &qblocks,
+					  &cslice);
 
 	for (int64_t qb = 0; qb < blocks_total; qb += qblocks)
 	{

@@ -82,7 +82,8 @@ extern OdpStatus odp_gpu_knn_rows(OdpContext *ctx, const OdpMatrix *queries,
 
 /*
  * GPU path of odp_compute_knn for float64 rows (queries->data64 and
- * cands->data64; knn_gpu_wide.cu), arguments checked: distances by
+ * cands->data64; knn_gpu_search.cu over knn_gpu_wide.cu's kernel),
+ * arguments checked: distances by
  * odp_distance64, in float64, bit-identical to the CPU path's; norms set
  * exactly (odp_row_norm64) for cosine, qnorms == cnorms for a self join;
  * dist receives the metric's ranking values (the inner product negated).

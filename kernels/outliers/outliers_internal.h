@@ -90,7 +90,7 @@ extern OdpStatus odp_split_outlier_scores(OdpContext *ctx, const OdpMatrix *m,
 										  const float *norms, double *scores);
 
 /*
- * Outlier scores of float64 rows (m->data64) on the GPU (outliers_gpu_wide.cu
+ * Outlier scores of float64 rows (m->data64) on the GPU (outliers_gpu.cu
  * over knn_gpu_wide.cu's primitive): rows [first, first + count) (count 0:
  * every row) against every row, distances by odp_distance64 summed with
  * odp_sum_ascending64, bit-identical to the CPU path; norms as

@@ -305,7 +305,7 @@ cancel_case(void)
 	double	   *d = malloc(sizeof(double) * 20000 * 10);
 	int64_t    *ix = malloc(sizeof(int64_t) * 20000 * 10);
 	OdpContext	ctx;
-	int			left = 3;
+	int			left = 2;
 	OdpStatus	st;
 
 	memset(&ctx, 0, sizeof(ctx));
