@@ -264,5 +264,8 @@ RESET odp_gpu.parallel_read;
 \i sql/include/odp_try.psql
 SELECT odp_try($$SELECT * FROM odp_outlier_scores('SELECT 1 AS id, 1e400::numeric AS x UNION ALL SELECT 2, 0', k => 1)$$);
 
+DROP FUNCTION odp_try(text), pr_check(text, text), pr_close(float8, float8),
+	pr_dist(text, float8, float8, float8, float8, real, real, real, real), pr_h(text);
 DROP TABLE pr_pay, pr_metres, pr_cluster, pr_huge, pr_num, pr_mixed, pr_events,
 	pr_pay_real, pr_rows, pr_pair, pr_ref, pr_score, pr_weight, pr_knn7;
+DROP EXTENSION odp_gpu;

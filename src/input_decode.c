@@ -10,7 +10,8 @@
  * allocated (detoasted values, numeric conversions) lives in the reader's
  * row context, which the caller resets every batch.  Values are checked
  * as they are stored: float32 ones must be finite and fit; float64 ones
- * must be finite, except that with missing values allowed a NULL or NaN
+ * must be finite (a numeric beyond float64's range is an error naming its
+ * row), except that with missing values allowed a NULL or NaN
  * value (an array element or a scalar column; never a whole vector) is
  * flagged missing instead.  Values of pgvector's types are read from
  * their stored bytes (layouts: input_pgvector.c) as real[] values are:
