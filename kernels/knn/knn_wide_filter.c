@@ -16,7 +16,7 @@
  * v = 2^-53.
  *
  * 1. Centring (not for cosine).  mu = any vector of doubles (the
- *    midrange of each column over queries and candidates): the metrics
+ *    midrange of each column over a sample of the rows): the metrics
  *    are translation invariant, so ||x_i - x_j|| = ||(x_i - mu) -
  *    (x_j - mu)||.  c_i = fl64(x_i - mu) has |c_id - (x_id - mu_d)| <=
  *    2v |c_id| per coordinate (round to nearest; a subnormal difference
@@ -95,8 +95,9 @@
 /* The largest k filtered, and the most list entries (queries x kp). */
 #define WIDE_MAX_K				256
 #define WIDE_MAX_ENTRIES		((int64_t) 1 << 27)
-/* Rows per task of the host preparation. */
+/* Rows per task of the host preparation; rows sampled for the centre. */
 #define WIDE_TASK_ROWS			8192
+#define WIDE_SAMPLE_ROWS		4096
 
 int64_t		odp_knn64_filter_queries = 0;
 int64_t		odp_knn64_filter_certified = 0;
@@ -133,8 +134,7 @@ typedef struct WidePrep
 	OdpMetric	metric;
 	int64_t		tasks[2];		/* tasks of each side */
 	double	   *mu;				/* dims, NULL for cosine */
-	double	   *slot;			/* per task: min[dims], max[dims], then
-								 * max |x|, max |y|, max R */
+	double	   *slot;			/* per task: max |x|, max |y|, max R */
 } WidePrep;
 
 /* The side and first row of task t. */
@@ -147,47 +147,37 @@ prep_task(const WidePrep *p, int64_t t, int64_t *first)
 	return side;
 }
 
-/* Doubles of one task's slot. */
-static size_t
-prep_slot_len(const WidePrep *p)
-{
-	return 2 * (size_t) p->dims + 3;
-}
-
-/* Task of the first pass: the columns' ranges and the largest |x|. */
+/*
+ * The centre: each column's midrange over a sample of the rows (every
+ * stride-th row of each side, about WIDE_SAMPLE_ROWS in all).  Any centre
+ * is exact (R is measured per row); a good one only makes R small.
+ */
 static void
-prep_range(void *arg, int64_t t)
+prep_centre(WidePrep *p)
 {
-	WidePrep   *p = (WidePrep *) arg;
-	int64_t		first;
-	const int	side = prep_task(p, t, &first);
-	const int64_t last = first + WIDE_TASK_ROWS < p->rows[side] ?
-		first + WIDE_TASK_ROWS : p->rows[side];
-	double	   *mn = p->slot + (size_t) t * prep_slot_len(p);
-	double	   *mx = mn + p->dims;
-	double		big = 0.0;
-
 	for (int32_t d = 0; d < p->dims; d++)
 	{
-		mn[d] = INFINITY;
-		mx[d] = -INFINITY;
-	}
-	for (int64_t i = first; i < last; i++)
-	{
-		const double *row = p->x[side] + i * p->dims;
+		double		mn = INFINITY,
+					mx = -INFINITY;
 
-		for (int32_t d = 0; d < p->dims; d++)
+		for (int s = 0; s < 2; s++)
 		{
-			mn[d] = row[d] < mn[d] ? row[d] : mn[d];
-			mx[d] = row[d] > mx[d] ? row[d] : mx[d];
-			big = fabs(row[d]) > big ? fabs(row[d]) : big;
+			const int64_t stride = p->rows[s] / WIDE_SAMPLE_ROWS + 1;
+
+			for (int64_t i = 0; i < p->rows[s]; i += stride)
+			{
+				const double v = p->x[s][i * p->dims + d];
+
+				mn = v < mn ? v : mn;
+				mx = v > mx ? v : mx;
+			}
 		}
+		p->mu[d] = 0.5 * mn + 0.5 * mx;
 	}
-	mx[p->dims] = big;
 }
 
 /*
- * Task of the second pass: the float32 copies of its rows, each row's R
+ * Task of the preparation: the float32 copies of its rows, each row's R
  * (step 1 of the file's comment), the largest |x|, |y| and R.
  */
 static void
@@ -198,7 +188,7 @@ prep_convert(void *arg, int64_t t)
 	const int	side = prep_task(p, t, &first);
 	const int64_t last = first + WIDE_TASK_ROWS < p->rows[side] ?
 		first + WIDE_TASK_ROWS : p->rows[side];
-	double	   *out = p->slot + (size_t) t * prep_slot_len(p) + 2 * (size_t) p->dims;
+	double	   *out = p->slot + (size_t) t * 3;
 	const bool	cosine = p->metric == ODP_METRIC_COSINE;
 	const double zerr = ((double) p->dims + 8.0) * 0x1p-52;
 	double		bigx = 0.0,
@@ -350,40 +340,17 @@ wide_prepare(Wide *w, double *rmax, bool *eligible)
 							"out of memory for the float32 copy of the rows");
 	}
 	tasks = p->tasks[0] + p->tasks[1];
-	p->slot = (double *) malloc(sizeof(double) * prep_slot_len(p) * (size_t) tasks);
+	p->slot = (double *) malloc(sizeof(double) * 3 * (size_t) tasks);
 	p->mu = (double *) malloc(sizeof(double) * (size_t) dims);
 	if (p->slot == NULL || p->mu == NULL)
 		return odp_fail(w->ctx, ODP_ERR_HOST_OOM, "out of memory for the column ranges");
-
 	if (w->metric != ODP_METRIC_COSINE)
-	{
-		if ((status = odp_parallel_tasks(w->ctx, tasks, prep_range, p)) != ODP_OK)
-			return status;
-		for (int32_t d = 0; d < dims; d++)
-		{
-			double		mn = INFINITY,
-						mx = -INFINITY;
-
-			for (int64_t t = 0; t < tasks; t++)
-			{
-				const double *s = p->slot + (size_t) t * prep_slot_len(p);
-
-				mn = s[d] < mn ? s[d] : mn;
-				mx = s[dims + d] > mx ? s[dims + d] : mx;
-			}
-			p->mu[d] = 0.5 * mn + 0.5 * mx;
-		}
-		for (int64_t t = 0; t < tasks; t++)
-			bigx = fmax(bigx, p->slot[(size_t) t * prep_slot_len(p) + 2 * (size_t) dims]);
-		/* float64 distances of such rows could overflow */
-		if (!(bigx < 0x1p240))
-			return ODP_OK;
-	}
+		prep_centre(p);
 	if ((status = odp_parallel_tasks(w->ctx, tasks, prep_convert, p)) != ODP_OK)
 		return status;
 	for (int64_t t = 0; t < tasks; t++)
 	{
-		const double *s = p->slot + (size_t) t * prep_slot_len(p) + 2 * (size_t) dims;
+		const double *s = p->slot + (size_t) t * 3;
 
 		bigx = fmax(bigx, s[0]);
 		bigy = fmax(bigy, s[1]);
