@@ -177,57 +177,92 @@ prep_centre(WidePrep *p)
 }
 
 /*
+ * One row's float32 copy y and the norm of its error bound e (step 1 of
+ * the file's comment; mu NULL: cosine, the row divided by its norm n);
+ * sets *big to the largest |c|.  Locals and restrict pointers only, so
+ * that the stores to y need not reload anything.
+ */
+static double
+prep_row(const double *restrict row, const double *restrict mu, double n,
+		 int32_t dims, OdpMetric metric, float *restrict y, double *big)
+{
+	double		acc[2] = {0.0, 0.0},
+				top[2] = {0.0, 0.0};
+
+	for (int32_t d = 0; d < dims; d++)
+	{
+		const double c = mu ? row[d] - mu[d] : row[d] / n;
+		const double ac = fabs(c);
+		/* beyond float32's range: the call is refused after this pass */
+		const float f = ac < 0x1p100 ? (float) c : 0.0f;
+		const double e = fabs((double) f - c) + (mu ? ac * 0x1p-52 : 0.0);
+
+		y[d] = f;
+		top[d & 1] = ac > top[d & 1] ? ac : top[d & 1];
+		if (metric == ODP_METRIC_CHEBYSHEV)
+			acc[d & 1] = e > acc[d & 1] ? e : acc[d & 1];
+		else if (metric == ODP_METRIC_MANHATTAN)
+			acc[d & 1] += e;
+		else
+			acc[d & 1] += e * e;
+	}
+	*big = top[0] > top[1] ? top[0] : top[1];
+	if (metric == ODP_METRIC_CHEBYSHEV)
+		return acc[0] > acc[1] ? acc[0] : acc[1];
+	if (metric == ODP_METRIC_MANHATTAN)
+		return acc[0] + acc[1];
+	return sqrt(acc[0] + acc[1]);
+}
+
+/*
  * Task of the preparation: the float32 copies of its rows, each row's R
- * (step 1 of the file's comment), the largest |x|, |y| and R.
+ * (step 1 of the file's comment), the largest |x|, |c| and R.  |x| is
+ * bounded through |c|: |x| <= |c| (1 + 2^-52) + |mu|, or the row's norm
+ * (times 1 + 2^-40) for cosine.
  */
 static void
 prep_convert(void *arg, int64_t t)
 {
-	WidePrep   *p = (WidePrep *) arg;
+	const WidePrep *p = (const WidePrep *) arg;
 	int64_t		first;
 	const int	side = prep_task(p, t, &first);
 	const int64_t last = first + WIDE_TASK_ROWS < p->rows[side] ?
 		first + WIDE_TASK_ROWS : p->rows[side];
-	double	   *out = p->slot + (size_t) t * 3;
 	const bool	cosine = p->metric == ODP_METRIC_COSINE;
 	const double zerr = ((double) p->dims + 8.0) * 0x1p-52;
+	const double *mu = cosine ? NULL : p->mu;
+	const int32_t dims = p->dims;
+	const OdpMetric metric = p->metric;
+	const double *x = p->x[side];
+	const double *norms = p->norms[side];
+	float	   *y = p->y[side];
+	double	   *rr = p->r[side];
 	double		bigx = 0.0,
 				bigy = 0.0,
-				bigr = 0.0;
+				bigr = 0.0,
+				mumax = 0.0;
 
+	for (int32_t d = 0; mu && d < dims; d++)
+		mumax = fabs(mu[d]) > mumax ? fabs(mu[d]) : mumax;
 	for (int64_t i = first; i < last; i++)
 	{
-		const double *row = p->x[side] + i * p->dims;
-		float	   *y = p->y[side] + i * p->dims;
-		double		acc = 0.0,
+		double		big,
 					r;
 
-		for (int32_t d = 0; d < p->dims; d++)
-		{
-			const double c = cosine ? row[d] / p->norms[side][i] : row[d] - p->mu[d];
-			double		e;
-
-			bigx = fabs(row[d]) > bigx ? fabs(row[d]) : bigx;
-			bigy = fabs(c) > bigy ? fabs(c) : bigy;
-			/* beyond float32's range: the call is refused after this pass */
-			y[d] = fabs(c) < 0x1p100 ? (float) c : 0.0f;
-			e = fabs((double) y[d] - c) + (cosine ? 0.0 : fabs(c) * 0x1p-52);
-			if (p->metric == ODP_METRIC_CHEBYSHEV)
-				acc = e > acc ? e : acc;
-			else if (p->metric == ODP_METRIC_MANHATTAN)
-				acc += e;
-			else
-				acc += e * e;
-		}
-		if (p->metric != ODP_METRIC_CHEBYSHEV && p->metric != ODP_METRIC_MANHATTAN)
-			acc = sqrt(acc);
-		r = acc * (1.0 + 0x1p-30) + 0x1p-500 + (cosine ? zerr : 0.0);
-		p->r[side][i] = r;
+		r = prep_row(x + i * dims, mu, cosine ? norms[i] : 1.0, dims, metric,
+					 y + i * dims, &big);
+		r = r * (1.0 + 0x1p-30) + 0x1p-500 + (cosine ? zerr : 0.0);
+		rr[i] = r;
 		bigr = r > bigr ? r : bigr;
+		bigy = big > bigy ? big : bigy;
+		if (cosine)
+			bigx = norms[i] > bigx ? norms[i] : bigx;
 	}
-	out[0] = bigx;
-	out[1] = bigy;
-	out[2] = bigr;
+	if (!cosine)
+		bigx = bigy * (1.0 + 0x1p-40) + mumax;
+	p->slot[(size_t) t * 3] = bigx * (1.0 + 0x1p-40);
+	p->slot[(size_t) t * 3 + 1] = bigy;
+	p->slot[(size_t) t * 3 + 2] = bigr;
 }
 
 /* See knn_internal.h. */
