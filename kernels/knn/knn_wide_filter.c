@@ -66,15 +66,25 @@
  *    after the list's k-th, and the list's k smallest by (d64, index) are
  *    the query's k nearest.
  *
- * Eligibility: the whole call goes to odp_split_knn64 when any |x| is
- * 2^240 or more (the float64 distances could overflow), or when the
+ * Eligibility: the whole call goes to odp_split_knn64 when any |x| may
+ * be 2^240 or more (the float64 distances could overflow), or when the
  * float32 terms could (D (2 M)^2 or D 2 M reaching 2^120, M the largest
- * |y|), besides the shapes odp_knn64_filter_shape refuses.
+ * |c|), or when the refinement would not fit the device's budget; and so
+ * do the shapes odp_knn64_filter_shape refuses: the inner product (no
+ * norm bounds it), k over 256, more than 2^27 list entries, and calls
+ * below odp_knn64_filter_min_cands candidates or
+ * odp_knn64_filter_min_queries queries (32,768 and 128: smaller ones
+ * take the exact kernel alone, the filter's fixed costs not paying).
  *
  * The uncertified queries are gathered into a matrix of their own and run
  * the exact kernel: for a self join with k + 1 and no self exclusion, the
  * query's own row then dropped (the first k when it is not among them):
  * the self-excluding top k, duplicates and ties included.
+ *
+ * Time: ctx->transfer_ms, compute_ms and chunks sum the sub-calls'
+ * (each resets them); the host's preparation, gathers and bounds count
+ * as compute.  The float32 k-NN runs over the call's device set, the
+ * refinement on its first device.
  *
  * Copyright (c) 2026, odp_gpu developers
  *

@@ -10,7 +10,9 @@
  * them in float64 in that order (odp_sum_ascending), which together with
  * the shared distance definition makes their scores identical.  Float64
  * rows (OdpMatrix.data64) do the same in float64 throughout
- * (odp_distance64, odp_sum_ascending64).
+ * (odp_distance64, odp_sum_ascending64); on the GPU, where the shape
+ * suits it, through the float32 filter's certified lists
+ * (knn_wide_filter.c), summed here as the CPU path sums them.
  *
  * Copyright (c) 2026, odp_gpu developers
  *
