@@ -685,8 +685,9 @@ prec_filter_case(const PrecData *p, OdpMetric metric, int k, char want)
 /*
  * The float64 filter of the GPU on small data (its minimum size lowered
  * for the while): Gaussian rows, epoch seconds with amounts, exact
- * duplicates and clusters at 1e6, under every filtered metric; lists of
- * every candidate; a split over {0, 0}.
+ * duplicates and clusters at 1e6, under every filtered metric; every
+ * float64 analytic (SolvingSet's batches too) against the reference;
+ * lists of every candidate; a split over {0, 0}.
  */
 static void
 prec_filter_tests(void)
@@ -711,6 +712,9 @@ prec_filter_tests(void)
 		prec_filter_case(&sets[2], metrics[mi], 10, 'f');
 		prec_filter_case(&sets[3], metrics[mi], 10, ' ');
 	}
+	/* every float64 analytic against the reference, SolvingSet's k-NN filtered too */
+	prec_case(&sets[1], ODP_METRIC_EUCLIDEAN);
+	prec_case(&sets[0], ODP_METRIC_COSINE);
 	/* lists of every other row: certified without a bound */
 	tiny = prec_gauss(160, 4);
 	prec_filter_case(&tiny, ODP_METRIC_EUCLIDEAN, 150, 'c');
