@@ -124,7 +124,8 @@ cpu_knn(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
 }
 
 /*
- * GPU path: float64 rows straight into dist; float32 rows through the
+ * GPU path: float64 rows straight into dist (through the float32 filter
+ * where it serves, knn_wide_filter.c); float32 rows through the
  * float32 lists of the GPU's search, written into the first half of dist
  * and widened (exactly) in place from the last entry back, so that no
  * float is overwritten before it is read (entry i's double covers floats
@@ -140,8 +141,8 @@ gpu_knn(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
 	OdpStatus	status;
 
 	if (odp_matrix_is64(queries))
-		return odp_split_knn64(ctx, queries, cands, norms->q64, norms->c64, metric,
-							   k, self_join, dist, index);
+		return odp_knn64_filtered(ctx, queries, cands, norms->q64, norms->c64,
+								  metric, k, self_join, dist, index);
 	status = odp_split_knn(ctx, queries, cands, norms->q, norms->c, metric, k,
 						   self_join, d32, index);
 	if (status == ODP_OK)

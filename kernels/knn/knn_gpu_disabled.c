@@ -68,3 +68,12 @@ odp_gpu_knn64_rows(OdpContext *ctx, const OdpMatrix *queries,
 	(void) index;
 	return odp_fail(ctx, ODP_ERR_NO_GPU, ODP_NO_CUDA_MESSAGE);
 }
+
+/* Cannot run; odp_knn64_filtered only gets here on the GPU path. */
+OdpStatus
+odp_gpu_refine64(OdpContext *ctx, const OdpRefine64 *r, bool *too_big)
+{
+	(void) r;
+	*too_big = false;
+	return odp_fail(ctx, ODP_ERR_NO_GPU, ODP_NO_CUDA_MESSAGE);
+}

@@ -101,6 +101,77 @@ extern OdpStatus odp_split_knn64(OdpContext *ctx, const OdpMatrix *queries,
 								 int32_t k, bool self_join, double *dist,
 								 int64_t *index);
 /*
+ * Float64 k-NN on the GPU through the float32 k-NN as a filter
+ * (knn_wide_filter.c; the bound is proven there): the same lists, bit for
+ * bit, as odp_split_knn64, which it calls itself for the queries the
+ * filter cannot certify and for whole calls it does not serve (the inner
+ * product, small or too large shapes, magnitudes float32 cannot hold).
+ * Arguments as odp_split_knn64's.
+ */
+extern OdpStatus odp_knn64_filtered(OdpContext *ctx, const OdpMatrix *queries,
+									const OdpMatrix *cands,
+									const double *qnorms, const double *cnorms,
+									OdpMetric metric, int32_t k,
+									bool self_join, double *dist,
+									int64_t *index);
+
+/*
+ * Whether odp_knn64_filtered filters a call of this shape (the data may
+ * still send it to odp_split_knn64): lets a caller that needs no lists
+ * keep its own path for the others.
+ */
+extern bool odp_knn64_filter_shape(OdpMetric metric, int64_t nq, int64_t nc,
+								   int32_t k, bool self_join);
+
+/*
+ * Counters of the filter, for tests: queries it ran on, queries it
+ * certified, queries that went to the exact float64 kernel; and the
+ * smallest call it filters (candidates, queries; smaller ones go to
+ * odp_split_knn64 alone), which tests lower.
+ */
+extern int64_t odp_knn64_filter_queries;
+extern int64_t odp_knn64_filter_certified;
+extern int64_t odp_knn64_filter_fallbacks;
+extern int64_t odp_knn64_filter_min_cands;
+extern int64_t odp_knn64_filter_min_queries;
+
+/*
+ * One refinement of odp_knn64_filtered (knn_gpu_refine64.cu): queries
+ * nq x dims and cands nc x dims (the same pointer for a self join, then
+ * uploaded once), float64, with their norms for cosine (else NULL);
+ * list[q * kp ..] holds kp distinct candidate indexes per query, lower[q]
+ * a lower bound of the float64 distance of every candidate not listed.
+ * Writes each query's k smallest listed distances by (distance, index)
+ * into dist/index[q * k ..], and certified[q] = (lower[q] > its k-th).
+ */
+typedef struct OdpRefine64
+{
+	const double *queries;
+	const double *cands;
+	const double *qnorms;
+	const double *cnorms;
+	int64_t		nq;
+	int64_t		nc;
+	int32_t		dims;
+	OdpMetric	metric;
+	int32_t		kp;
+	int32_t		k;
+	const int64_t *list;
+	const double *lower;
+	double	   *dist;
+	int64_t    *index;
+	unsigned char *certified;
+} OdpRefine64;
+
+/*
+ * Runs r on ctx's first device; adds to ctx->transfer_ms, compute_ms and
+ * chunks.  Sets *too_big (and returns ODP_OK, nothing written) when it
+ * would not fit the device's budget.
+ */
+extern OdpStatus odp_gpu_refine64(OdpContext *ctx, const OdpRefine64 *r,
+								  bool *too_big);
+
+/*
  * k-NN over the call's device set (knn_split.c): the query rows split into
  * one contiguous range per part, every candidate row on every device;
  * with one part (or too few queries) odp_gpu_knn on the first device.

@@ -10,7 +10,9 @@
  * them in float64 in that order (odp_sum_ascending), which together with
  * the shared distance definition makes their scores identical.  Float64
  * rows (OdpMatrix.data64) do the same in float64 throughout
- * (odp_distance64, odp_sum_ascending64).
+ * (odp_distance64, odp_sum_ascending64); on the GPU, where the shape
+ * suits it, through the float32 filter's certified lists
+ * (knn_wide_filter.c), summed here as the CPU path sums them.
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -156,6 +158,32 @@ odp_compute_outlier_scores(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric
 }
 
 /*
+ * GPU scores of float64 rows through the float32 filter (knn_wide_filter.c):
+ * each row's k nearest other rows, their distances summed ascending with
+ * odp_sum_ascending64 as the CPU path sums them.
+ */
+static OdpStatus
+gpu_filtered_scores64(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
+					  int32_t k, const double *norms64, double *scores)
+{
+	double	   *dist = (double *) malloc(sizeof(double) * (size_t) m->rows * k);
+	int64_t    *index = (int64_t *) malloc(sizeof(int64_t) * (size_t) m->rows * k);
+	OdpStatus	status;
+
+	if (dist == NULL || index == NULL)
+		status = odp_fail(ctx, ODP_ERR_HOST_OOM, "out of memory for the k-NN lists");
+	else
+		status = odp_knn64_filtered(ctx, m, m, norms64, norms64, metric, k, true,
+									dist, index);
+	if (status == ODP_OK)
+		for (int64_t r = 0; r < m->rows; r++)
+			scores[r] = odp_sum_ascending64(dist + (size_t) r * k, k);
+	free(dist);
+	free(index);
+	return status;
+}
+
+/*
  * Computes every row's score on the path ctx->device names; arguments and
  * norms as odp_outlier_prepare left them.
  */
@@ -164,6 +192,9 @@ odp_outlier_scores_on_device(OdpContext *ctx, const OdpMatrix *m,
 							 OdpMetric metric, int32_t k, const float *norms,
 							 const double *norms64, double *scores)
 {
+	if (ctx->device == ODP_DEVICE_GPU && odp_matrix_is64(m) &&
+		odp_knn64_filter_shape(metric, m->rows, m->rows, k, true))
+		return gpu_filtered_scores64(ctx, m, metric, k, norms64, scores);
 	if (ctx->device == ODP_DEVICE_GPU && odp_matrix_is64(m))
 		return odp_split_outlier_scores64(ctx, m, metric, k, norms64, scores);
 	if (ctx->device == ODP_DEVICE_GPU)

@@ -3,7 +3,7 @@
  * solvingset_wide.c
  *	  The SolvingSet backend of float64 rows (OdpMatrix.data64), one for
  *	  both paths, over the k-NN primitive of the call's path: the CPU's
- *	  (knn_cpu.c) or the GPU's (odp_split_knn64).
+ *	  (knn_cpu.c) or the GPU's (odp_knn64_filtered).
  *
  * exact() gathers the batch's rows and asks the primitive for each
  * candidate's k + 1 nearest rows of the whole matrix; dropping the
@@ -114,8 +114,8 @@ wide_knn(WideSs *ss, const OdpMatrix *queries, const double *qnorms,
 	WideOut		out;
 
 	if (ss->ctx->device == ODP_DEVICE_GPU)
-		return odp_split_knn64(ss->ctx, queries, cands, qnorms, cnorms,
-							   ss->metric, k, false, dist, index);
+		return odp_knn64_filtered(ss->ctx, queries, cands, qnorms, cnorms,
+								  ss->metric, k, false, dist, index);
 	out.dist = dist;
 	out.index = index;
 	out.k = k;

@@ -32,6 +32,7 @@
 #include "include/odp_knn.h"
 #include "include/odp_outliers.h"
 #include "knn/knn_cpu_bits.h"
+#include "knn/knn_internal.h"
 #include "outliers/solvingset_internal.h"
 #include "test_util.h"
 
@@ -562,6 +563,171 @@ prec_larger_case(const PrecData *p)
 	}
 }
 
+/* Gaussian rows (Box-Muller), at the origin. */
+static PrecData
+prec_gauss(int64_t rows, int dims)
+{
+	PrecData	p = {"gaussian rows", NULL, rows, dims};
+
+	p.x = xmalloc(sizeof(double) * (size_t) rows * dims);
+	for (int64_t i = 0; i < rows * dims; i++)
+		p.x[i] = sqrt(-2.0 * log(1.0 - prec_unit())) * cos(6.283185307179586 * prec_unit());
+	return p;
+}
+
+/* Rows drawn from 40 distinct ones, exact duplicates everywhere. */
+static PrecData
+prec_duplicates(int64_t rows)
+{
+	PrecData	p = {"exact duplicates", NULL, rows, 3};
+
+	p.x = xmalloc(sizeof(double) * (size_t) rows * 3);
+	for (int64_t r = 0; r < rows; r++)
+	{
+		const uint64_t pick = rng_next() % 40;
+
+		for (int d = 0; d < 3; d++)
+			p.x[r * 3 + d] = 1000.0 + (double) ((pick * 7919 + (uint64_t) d * 104729) % 97) / 8.0;
+	}
+	return p;
+}
+
+/* Counters of the float64 filter at one moment. */
+typedef struct PrecFilterCount
+{
+	int64_t		queries,
+				certified,
+				fallbacks;
+} PrecFilterCount;
+
+static PrecFilterCount
+prec_filter_count(void)
+{
+	PrecFilterCount c;
+
+	c.queries = odp_knn64_filter_queries;
+	c.certified = odp_knn64_filter_certified;
+	c.fallbacks = odp_knn64_filter_fallbacks;
+	return c;
+}
+
+/*
+ * The GPU's float64 filter (knn_wide_filter.c, its minimum size lowered)
+ * against the CPU, bit for bit: a self join, 150 queries against every
+ * row, and the outlier scores.  want: 'c' every query certified but a
+ * few, 'f' some fell back, else no expectation beyond the filter running.
+ */
+static void
+prec_filter_case(const PrecData *p, OdpMetric metric, int k, char want)
+{
+	const char *mn = odp_metric_name(metric);
+	OdpMatrix	all = prec_matrix(p, 0, p->rows);
+	OdpMatrix	q = prec_matrix(p, 0, 150);
+	double	   *d[2],
+			   *s[2];
+	int64_t    *ix[2];
+	OdpStatus	st[2],
+				sq[2],
+				ss[2];
+	int64_t		bad[2];
+	PrecFilterCount c0 = prec_filter_count(),
+				c1;
+
+	for (int path = 0; path < 2; path++)
+	{
+		OdpContext	ctx = prec_ctx(path == 0 ? ODP_DEVICE_CPU : ODP_DEVICE_GPU);
+
+		d[path] = xmalloc(sizeof(double) * (size_t) p->rows * k);
+		ix[path] = xmalloc(sizeof(int64_t) * (size_t) p->rows * k);
+		s[path] = xmalloc(sizeof(double) * (size_t) p->rows);
+		st[path] = odp_compute_knn(&ctx, &all, &all, metric, k, true, d[path], ix[path]);
+		ss[path] = odp_compute_outlier_scores(&ctx, &all, metric, k, s[path]);
+	}
+	bad[0] = prec_differences(d[0], ix[0], d[1], ix[1], p->rows * k);
+	for (int path = 0; path < 2; path++)
+	{
+		OdpContext	ctx = prec_ctx(path == 0 ? ODP_DEVICE_CPU : ODP_DEVICE_GPU);
+
+		sq[path] = odp_compute_knn(&ctx, &q, &all, metric, k, false, d[path], ix[path]);
+	}
+	bad[1] = prec_differences(d[0], ix[0], d[1], ix[1], 150 * (int64_t) k);
+	c1 = prec_filter_count();
+	check(st[0] == ODP_OK && st[1] == ODP_OK && bad[0] == 0,
+		  "precision filter %s %s self join %lld x %d k=%d: the CPU's lists and distance bits (%lld differ)",
+		  p->name, mn, (long long) p->rows, p->dims, k, (long long) bad[0]);
+	check(sq[0] == ODP_OK && sq[1] == ODP_OK && bad[1] == 0,
+		  "precision filter %s %s 150 queries x %lld k=%d: the CPU's lists and distance bits (%lld differ)",
+		  p->name, mn, (long long) p->rows, k, (long long) bad[1]);
+	check(ss[0] == ODP_OK && ss[1] == ODP_OK &&
+		  memcmp(s[0], s[1], sizeof(double) * (size_t) p->rows) == 0,
+		  "precision filter %s %s scores k=%d: the CPU's score bits", p->name, mn, k);
+	check(c1.queries - c0.queries == 2 * p->rows + 150,
+		  "precision filter %s %s: the filter ran on every query (%lld of %lld)",
+		  p->name, mn, (long long) (c1.queries - c0.queries), (long long) (2 * p->rows + 150));
+	if (want == 'c')
+		check(c1.fallbacks - c0.fallbacks <= (c1.queries - c0.queries) / 50,
+			  "precision filter %s %s: certified all but a few (%lld fell back of %lld)",
+			  p->name, mn, (long long) (c1.fallbacks - c0.fallbacks),
+			  (long long) (c1.queries - c0.queries));
+	if (want == 'f')
+		check(c1.fallbacks > c0.fallbacks,
+			  "precision filter %s %s: queries fell back to the exact kernel (%lld of %lld)",
+			  p->name, mn, (long long) (c1.fallbacks - c0.fallbacks),
+			  (long long) (c1.queries - c0.queries));
+	for (int path = 0; path < 2; path++)
+	{
+		free(d[path]);
+		free(ix[path]);
+		free(s[path]);
+	}
+}
+
+/*
+ * The float64 filter of the GPU on small data (its minimum size lowered
+ * for the while): Gaussian rows, epoch seconds with amounts, exact
+ * duplicates and clusters at 1e6, under every filtered metric; every
+ * float64 analytic (SolvingSet's batches too) against the reference;
+ * lists of every candidate; a split over {0, 0}.
+ */
+static void
+prec_filter_tests(void)
+{
+	const OdpMetric metrics[] = {ODP_METRIC_EUCLIDEAN, ODP_METRIC_SQEUCLIDEAN,
+		ODP_METRIC_MANHATTAN, ODP_METRIC_CHEBYSHEV, ODP_METRIC_COSINE};
+	const int64_t min_cands = odp_knn64_filter_min_cands,
+				min_queries = odp_knn64_filter_min_queries;
+	PrecData	sets[4];
+	PrecData	tiny;
+
+	odp_knn64_filter_min_cands = 1;
+	odp_knn64_filter_min_queries = 1;
+	sets[0] = prec_gauss(1500, 8);
+	sets[1] = prec_payments(1500);
+	sets[2] = prec_duplicates(1500);
+	sets[3] = prec_clusters(1500);
+	for (size_t mi = 0; mi < sizeof(metrics) / sizeof(metrics[0]); mi++)
+	{
+		prec_filter_case(&sets[0], metrics[mi], 10, 'c');
+		prec_filter_case(&sets[1], metrics[mi], 10, ' ');
+		prec_filter_case(&sets[2], metrics[mi], 10, 'f');
+		prec_filter_case(&sets[3], metrics[mi], 10, ' ');
+	}
+	/* every float64 analytic against the reference, SolvingSet's k-NN filtered too */
+	prec_case(&sets[1], ODP_METRIC_EUCLIDEAN);
+	prec_case(&sets[0], ODP_METRIC_COSINE);
+	/* lists of every other row: certified without a bound */
+	tiny = prec_gauss(160, 4);
+	prec_filter_case(&tiny, ODP_METRIC_EUCLIDEAN, 150, 'c');
+	prec_split = true;
+	prec_filter_case(&sets[0], ODP_METRIC_EUCLIDEAN, 10, 'c');
+	prec_split = false;
+	odp_knn64_filter_min_cands = min_cands;
+	odp_knn64_filter_min_queries = min_queries;
+	for (int s = 0; s < 4; s++)
+		free(sets[s].x);
+	free(tiny.x);
+}
+
 /*
  * SolvingSet on dev at the edge k = rows - 1 (every other row a
  * neighbour, exact() asking for every row), batches of 2: brute force's
@@ -798,6 +964,8 @@ run_precision_tests(void)
 		prec_split = false;
 		prec_larger_case(&sets[5]);
 	}
+	if (gpu_ok)
+		prec_filter_tests();
 	prec_edge_case(ODP_DEVICE_CPU, &sets[0]);
 	if (gpu_ok)
 		prec_edge_case(ODP_DEVICE_GPU, &sets[0]);
