@@ -134,6 +134,12 @@ extern int64_t odp_knn64_filter_certified;
 extern int64_t odp_knn64_filter_fallbacks;
 extern int64_t odp_knn64_filter_min_cands;
 extern int64_t odp_knn64_filter_min_queries;
+/*
+ * Wall time of the filter's stages, summed over calls, for benchmarks:
+ * host preparation, float32 k-NN, refinement (gathers included), exact
+ * kernel for the uncertified queries.
+ */
+extern double odp_knn64_filter_ms[4];
 
 /*
  * One refinement of odp_knn64_filtered (knn_gpu_refine64.cu): queries

@@ -114,6 +114,7 @@ int64_t		odp_knn64_filter_certified = 0;
 int64_t		odp_knn64_filter_fallbacks = 0;
 int64_t		odp_knn64_filter_min_cands = 32768;
 int64_t		odp_knn64_filter_min_queries = 128;
+double		odp_knn64_filter_ms[4] = {0.0, 0.0, 0.0, 0.0};
 
 /* x, less than the exact value of the operation that rounded to it. */
 static double
@@ -716,6 +717,7 @@ odp_knn64_filtered(OdpContext *ctx, const OdpMatrix *queries,
 	Wide		w;
 	double		rmax = 0.0;
 	double		start = odp_now_ms(),
+				stage,
 				host_ms;
 	bool		eligible = false,
 				too_big = false;
@@ -747,12 +749,19 @@ odp_knn64_filtered(OdpContext *ctx, const OdpMatrix *queries,
 	wide_take_time(ctx, &w.time);
 
 	status = wide_prepare(&w, &rmax, &eligible);
+	odp_knn64_filter_ms[0] += odp_now_ms() - start;
+	stage = odp_now_ms();
 	if (status == ODP_OK && eligible)
 		status = wide_filter(&w, rmax);
+	odp_knn64_filter_ms[1] += odp_now_ms() - stage;
+	stage = odp_now_ms();
 	if (status == ODP_OK && eligible)
 		status = wide_refine(&w, &too_big);
+	odp_knn64_filter_ms[2] += odp_now_ms() - stage;
+	stage = odp_now_ms();
 	if (status == ODP_OK && eligible && !too_big)
 		status = wide_fallback(&w, &fallbacks);
+	odp_knn64_filter_ms[3] += odp_now_ms() - stage;
 	host_ms = odp_now_ms() - start - w.time.transfer_ms - w.time.compute_ms;
 	host_ms = host_ms > 0.0 ? host_ms : 0.0;
 	wide_free(&w);
