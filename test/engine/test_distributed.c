@@ -353,6 +353,39 @@ distributed_overlap_case(void)
 	rows_free(&cands);
 }
 
+/* Candidates of float32 rows sent to a node of float64 rows are refused. */
+static void
+distributed_precision_case(void)
+{
+	OdpContext	ctx = make_ctx(ODP_DEVICE_CPU);
+	double		x64[] = {0, 1, 2, 3};
+	int64_t		ids[] = {1, 2, 3, 4};
+	OdpMatrix	shard = {0};
+	OdpSsNode  *node = NULL;
+	OdpSsRows	cands;
+	double		lists[4];
+	int64_t		distances = 0;
+	OdpStatus	st;
+
+	shard.data64 = x64;
+	shard.rows = 4;
+	shard.dims = 1;
+	shard.ids = ids;
+	rows_alloc(&cands, 1, 1, false);
+	cands.ids[0] = 9;
+	cands.bound[0] = INFINITY;
+	cands.vectors[0] = 1.5f;
+	cands.count = 1;
+	st = odp_ss_node_create(&ctx, &shard, ODP_METRIC_EUCLIDEAN, 2, true, &node);
+	if (st == ODP_OK)
+		st = odp_ss_node_exact(&ctx, node, &cands, lists, &distances);
+	check(st == ODP_ERR_INVALID_ARGUMENT &&
+		  strstr(ctx.message, "float32 rows sent to a shard of float64") != NULL,
+		  "distributed: float32 candidates for a float64 node are refused (%s)", ctx.message);
+	odp_ss_node_free(node);
+	rows_free(&cands);
+}
+
 /*
  * k-NN over shards: every shard's odp_knn_excluding, merged, equals one
  * search over all the rows (ids for indexes), for queries from outside
@@ -443,6 +476,7 @@ run_distributed_tests(void)
 	OdpDevice	devs[2] = {ODP_DEVICE_CPU, ODP_DEVICE_GPU};
 
 	distributed_overlap_case();
+	distributed_precision_case();
 	for (int d = 0; d < 2; d++)
 	{
 		if (devs[d] == ODP_DEVICE_GPU && !gpu_ok)
