@@ -10,6 +10,11 @@
  * work.  Only candidates, neighbour lists, queries and skyband rows travel
  * (distributed_wire.h); no shard is ever pulled.
  *
+ * Every shard computes in the precision reading the table here would give
+ * (OdpShardSet.float64): the local shards are read in it, the nodes are
+ * told it when connecting, and every payload they return is checked to
+ * be in it.
+ *
  * The engine's loop (odp_ss_distributed) calls back here for each round;
  * a callback must not jump out of the engine, so an error raised in one
  * (a node's error, a lost connection, a cancel) is kept and re-thrown
@@ -101,7 +106,7 @@ DistributedConnect(DistributedCall *c)
 		if (c->set->shards[s].remote)
 			remote[r++] = &c->set->shards[s];
 	}
-	OdpNodesConnect(remote, r, c->conns);
+	OdpNodesConnect(remote, r, c->set->float64, c->conns);
 }
 
 /* Closes the connections and frees the engine's node states. */
@@ -162,11 +167,12 @@ DistributedReadLocal(DistributedCall *c, int s, const OdpInputSpec *like, OdpMet
 	DistributedLocal  *l = &c->local[s];
 
 	OdpLocalShardSpec(c->set, &c->set->shards[s], like, &spec);
-	/* as the nodes read theirs: the distributed steps take float32 rows */
-	spec.values = ODP_VALUES_FLOAT4;
+	/* as the nodes read theirs: in the call's precision */
+	spec.values = c->set->float64 ? ODP_VALUES_FLOAT8 : ODP_VALUES_FLOAT4;
 	OdpReadInput(&spec, &l->in);
 	OdpCheckCosineRows(&l->in, metric);
 	l->m.data = l->in.data;
+	l->m.data64 = l->in.data64;
 	l->m.rows = l->in.rows;
 	l->m.dims = l->in.dims;
 	l->m.ids = l->in.ids;
@@ -232,7 +238,7 @@ typedef struct DistributedRound
 	int64		m;
 	OdpSsRows  *props;
 	const OdpSsRows *cands;
-	float	  **lists;
+	double	  **lists;
 	bool		prune;
 	double		min_out;
 } DistributedRound;
@@ -320,7 +326,8 @@ DistributedRoundReceive(DistributedCall *c, int s, const DistributedRound *r)
 				(errcode(ERRCODE_PROTOCOL_VIOLATION),
 				 errmsg("malformed message from %s: lists of another shape",
 						c->set->shards[s].desc)));
-	memcpy(r->lists[s], w.floats, sizeof(float) * (Size) w.count * (Size) c->k);
+	OdpWireCheckPrecision(&w, c->set->float64, c->set->shards[s].desc);
+	OdpWireDistances(&w, r->lists[s]);
 	c->distances += w.figure;
 }
 
@@ -394,7 +401,7 @@ DistributedCbFirst(void *arg, int64 m, OdpSsRows *props)
 }
 
 static OdpStatus
-DistributedCbExact(void *arg, const OdpSsRows *cands, float **lists)
+DistributedCbExact(void *arg, const OdpSsRows *cands, double **lists)
 {
 	DistributedRound	r = {.kind = DISTRIBUTED_ROUND_EXACT, .cands = cands, .lists = lists};
 
@@ -471,6 +478,20 @@ DistributedOpenShards(DistributedCall *c, const OdpInputSpec *spec, OdpMetric me
 		c->total_rows += c->rows[s];
 }
 
+/* Raises the overflow of the distances from what, in the call's precision. */
+static void
+DistributedOverflow(const OdpShardSet *set, const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+			 errmsg("distances from %s overflow %s precision", what,
+					set->float64 ? "double" : "single"),
+			 errdetail("odp_gpu computes these distances in %s, whose largest value is about %s.",
+					   set->float64 ? "float64" : "float32",
+					   set->float64 ? "1.8e308" : "3.4e38"),
+			 errhint("Scale the features down, for example by dividing them by their standard deviation.")));
+}
+
 static void
 DistributedReport(const DistributedCall *c, const char *extra)
 {
@@ -480,9 +501,10 @@ DistributedReport(const DistributedCall *c, const char *extra)
 		return;
 	ereport(NOTICE,
 			(errmsg("odp_gpu timing: %s distributed nodes=%d remote=%d rows=" INT64_FORMAT
-					" dims=%d total=%.1f ms bytes=" INT64_FORMAT "%s",
+					" dims=%d precision=%s total=%.1f ms bytes=" INT64_FORMAT "%s",
 					c->what, c->set->count, c->set->remote_count, c->total_rows,
-					c->dims, total, DistributedBytes(c), extra)));
+					c->dims, c->set->float64 ? "float64" : "float32", total,
+					DistributedBytes(c), extra)));
 }
 
 void
@@ -503,7 +525,7 @@ OdpDistributedTopOutliers(const OdpShardSet *set, const OdpInputSpec *spec,
 		OdpSsNodes	ops;
 		OdpSsRows	cands;
 		OdpSsRows  *props;
-		float	  **lists;
+		double	  **lists;
 		int64		m;
 		double		sup_ms = 0.0;
 		OdpStatus	status;
@@ -515,14 +537,14 @@ OdpDistributedTopOutliers(const OdpShardSet *set, const OdpInputSpec *spec,
 		n = Min(n, c->total_rows);
 		m = odp_ss_batch_size(c->total_rows, n, batch_size);
 		props = palloc(sizeof(OdpSsRows) * set->count);
-		lists = palloc(sizeof(float *) * set->count);
+		lists = palloc(sizeof(double *) * set->count);
 		for (int s = 0; s < set->count; s++)
 		{
-			OdpSsRowsAlloc(&props[s], m, c->dims);
+			OdpSsRowsAlloc(&props[s], m, c->dims, set->float64);
 			lists[s] = MemoryContextAllocHuge(CurrentMemoryContext,
-												 sizeof(float) * (Size) m * (Size) k);
+											  sizeof(double) * (Size) m * (Size) k);
 		}
-		OdpSsRowsAlloc(&cands, m, c->dims);
+		OdpSsRowsAlloc(&cands, m, c->dims, set->float64);
 		ops.count = set->count;
 		ops.arg = c;
 		ops.first = DistributedCbFirst;
@@ -545,12 +567,8 @@ OdpDistributedTopOutliers(const OdpShardSet *set, const OdpInputSpec *spec,
 		top->count = odp_ss_sup_top(sup, top->ids, top->scores);
 		for (int64 i = 0; i < top->count; i++)
 			if (!isfinite(top->scores[i]))
-				ereport(ERROR,
-						(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-						 errmsg("distances from the row with id " INT64_FORMAT " overflow single precision",
-								top->ids[i]),
-						 errdetail("odp_gpu computes distances in float32, whose largest value is about 3.4e38."),
-						 errhint("Scale the features down, for example by dividing them by their standard deviation.")));
+				DistributedOverflow(set, psprintf("the row with id " INT64_FORMAT,
+												  top->ids[i]));
 		if (want_set)
 		{
 			top->members = odp_ss_sup_set_size(sup);
@@ -585,12 +603,14 @@ OdpDistributedTopOutliers(const OdpShardSet *set, const OdpInputSpec *spec,
 
 void
 OdpDistributedKnn(const OdpShardSet *set, const OdpInputSpec *spec, OdpMetric metric,
-				  int32 k, const float *queries, const int64 *qids, int64 nq,
-				  int32 dims, bool exclude_self, const char *what, float *dist,
-				  int64 *ids, int32 *k_out)
+				  int32 k, const float *queries, const double *queries64,
+				  const int64 *qids, int64 nq, int32 dims, bool exclude_self,
+				  const char *what, double *dist, int64 *ids, int32 *k_out)
 {
 	DistributedCall   *c = DistributedBegin(set, what);
 
+	if (queries64 != NULL && !set->float64)
+		elog(ERROR, "odp_gpu: float64 queries for the float32 shards of %s", set->desc);
 	c->k = k;
 	c->dims = dims;
 	PG_TRY();
@@ -599,19 +619,27 @@ OdpDistributedKnn(const OdpShardSet *set, const OdpInputSpec *spec, OdpMetric me
 		bytea	   *payload;
 		const int	formats[7] = {0, 1, 0, 0, 0, 0, 0};
 		int			lengths[7] = {0};
-		float	  **dl = palloc(sizeof(float *) * set->count);
+		double	  **dl = palloc(sizeof(double *) * set->count);
 		int64	  **il = palloc(sizeof(int64 *) * set->count);
 		Size		n = (Size) Max(nq, 1) * (Size) k;
+		Size		cells = (Size) nq * (Size) dims;
 
 		DistributedConnect(c);
-		OdpSsRowsAlloc(&q, nq, dims);
+		OdpSsRowsAlloc(&q, nq, dims, set->float64);
 		for (int64 i = 0; i < nq; i++)
 		{
 			q.ids[i] = qids ? qids[i] : i;
 			q.rank[i] = 0.0;
-			q.bound[i] = 0.0f;
+			q.bound[i] = 0.0;
 		}
-		memcpy(q.vectors, queries, sizeof(float) * (Size) nq * (Size) dims);
+		/* the queries in the shards' precision: float32 ones widen exactly */
+		if (queries64 != NULL)
+			memcpy(q.vectors64, queries64, sizeof(double) * cells);
+		else if (set->float64)
+			for (Size i = 0; i < cells; i++)
+				q.vectors64[i] = queries[i];
+		else
+			memcpy(q.vectors, queries, sizeof(float) * cells);
 		q.count = nq;
 		payload = OdpWireFromRows(&q, 0);
 		if (VARSIZE(payload) - VARHDRSZ > (Size) INT_MAX)
@@ -653,9 +681,10 @@ OdpDistributedKnn(const OdpShardSet *set, const OdpInputSpec *spec, OdpMetric me
 						(errcode(ERRCODE_DATA_EXCEPTION),
 						 errmsg("queries have %d values but the rows of %s have %d",
 								dims, set->shards[s].desc, c->local[s].in.dims)));
-			dl[s] = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(float) * n);
+			dl[s] = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * n);
 			il[s] = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * n);
-			qm.data = queries;
+			qm.data = q.vectors;
+			qm.data64 = q.vectors64;
 			qm.rows = nq;
 			qm.dims = dims;
 			OdpComputeKnnExcluding(&qm, exclude_self ? qids : NULL, &c->local[s].m,
@@ -674,12 +703,13 @@ OdpDistributedKnn(const OdpShardSet *set, const OdpInputSpec *spec, OdpMetric me
 						(errcode(ERRCODE_PROTOCOL_VIOLATION),
 						 errmsg("malformed message from %s: lists of another shape",
 								set->shards[s].desc)));
-			dl[s] = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(float) * n);
+			OdpWireCheckPrecision(&w, set->float64, set->shards[s].desc);
+			dl[s] = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * n);
 			il[s] = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * n);
-			memcpy(dl[s], w.floats, sizeof(float) * (Size) nq * (Size) k);
+			OdpWireDistances(&w, dl[s]);
 			memcpy(il[s], w.ids, sizeof(int64) * (Size) nq * (Size) k);
 		}
-		odp_knn_merge(metric, k, nq, (const float *const *) dl,
+		odp_knn_merge(metric, k, nq, (const double *const *) dl,
 					  (const int64 *const *) il, set->count, dist, ids);
 		*k_out = 0;
 		if (nq > 0)
@@ -688,11 +718,7 @@ OdpDistributedKnn(const OdpShardSet *set, const OdpInputSpec *spec, OdpMetric me
 		for (int64 i = 0; i < nq; i++)
 			for (int32 j = 0; j < *k_out; j++)
 				if (!isfinite(dist[i * k + j]))
-					ereport(ERROR,
-							(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-							 errmsg("distances from the query overflow single precision"),
-							 errdetail("odp_gpu computes distances in float32, whose largest value is about 3.4e38."),
-							 errhint("Scale the features down, for example by dividing them by their standard deviation.")));
+					DistributedOverflow(set, "the query");
 		for (int s = 0; s < set->count; s++)
 			c->total_rows += c->remote_of[s] < 0 ? c->rows[s] : 0;
 		DistributedReport(c, psprintf(" queries=" INT64_FORMAT " k=%d", nq, *k_out));

@@ -46,13 +46,16 @@ extern void OdpDistributedTopOutliers(const OdpShardSet *set, const OdpInputSpec
  * For every query (nq rows of dims values, ids qids or NULL), its k
  * nearest rows of the sharded table, as dist/ids lists of *k_out entries
  * each (k clamped to the rows there are; a row whose id is its query's
- * left out when exclude_self).  dist and ids hold nq * k entries.
+ * left out when exclude_self).  dist and ids hold nq * k entries.  The
+ * queries are float32 (queries; widened, exactly, for a float64 table) or
+ * float64 (queries64, NULL queries: for a float64 table only).
  */
 extern void OdpDistributedKnn(const OdpShardSet *set, const OdpInputSpec *spec,
 							  OdpMetric metric, int32 k, const float *queries,
-							  const int64 *qids, int64 nq, int32 dims,
-							  bool exclude_self, const char *what, float *dist,
-							  int64 *ids, int32 *k_out);
+							  const double *queries64, const int64 *qids,
+							  int64 nq, int32 dims, bool exclude_self,
+							  const char *what, double *dist, int64 *ids,
+							  int32 *k_out);
 
 /*
  * The k-skyband of the sharded table: the union of the nodes' skybands

@@ -281,7 +281,8 @@ ConnRunAll(OdpNodeConn **nodes, int count, const char *const *sql)
 }
 
 void
-OdpNodesConnect(const OdpShard *const *shards, int count, OdpNodeConn **nodes)
+OdpNodesConnect(const OdpShard *const *shards, int count, bool float64,
+				OdpNodeConn **nodes)
 {
 	const char **sql = palloc(sizeof(char *) * Max(count, 1));
 	instr_time	start;
@@ -376,7 +377,11 @@ OdpNodesConnect(const OdpShard *const *shards, int count, OdpNodeConn **nodes)
 					 errmsg("node \"%s\" speaks odp_gpu node protocol %d, this server %d",
 							shards[i]->server_name, protocol, ODP_NODE_PROTOCOL),
 					 errhint("Install the same odp_gpu version on every node.")));
+		/* the nodes compute in this call's precision, not their own rule */
+		sql[i] = psprintf("SELECT pg_catalog.set_config('odp_gpu.distance_precision', '%s', false)",
+						  float64 ? "float64" : "float32");
 	}
+	ConnRunAll(nodes, count, sql);
 }
 
 const char *

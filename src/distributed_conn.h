@@ -21,13 +21,15 @@ typedef struct OdpNodeConn OdpNodeConn;
 /*
  * Connects to the server of every remote shard (count of them) at once,
  * with the caller's user mapping and postgres_fdw's rules for passwords,
- * finds odp_gpu on each and checks its protocol.  nodes (count entries,
+ * finds odp_gpu on each and checks its protocol, and sets the precision
+ * of the distances there (float64, else float32) to the calling
+ * server's.  nodes (count entries,
  * NULL) is filled as connections open, so that OdpNodesClose, which the
  * caller must reach on every path (PG_FINALLY), closes them all, also
  * when connecting fails half-way.
  */
 extern void OdpNodesConnect(const OdpShard *const *shards, int count,
-							OdpNodeConn **nodes);
+							bool float64, OdpNodeConn **nodes);
 
 /* odp_gpu's schema on the node, quoted, for qualified calls. */
 extern const char *OdpNodeSchema(const OdpNodeConn *node);

@@ -14,6 +14,12 @@
  * holds host memory only: every step takes and frees its GPU memory.
  * odp_node_knn and odp_node_skyline (skyline.c) are single calls.
  *
+ * The rows are read in the distances' precision (input.h), which the
+ * calling server sets on the connection (odp_gpu.distance_precision =
+ * float32 or float64, as it decided from the table's column types), so
+ * that every node computes in the calling server's precision whatever its
+ * own column types; every payload says which it is in.
+ *
  * Every function reads with the caller's rights: on a node that is the
  * role the calling server's user mapping names, so that role's privileges
  * and row-level security decide what the shard holds.
@@ -34,6 +40,7 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "input.h"
+#include "settings.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 
@@ -56,6 +63,7 @@ typedef struct NodeSession
 	OdpMatrix	matrix;
 	OdpShardState node;			/* here or in the GPU service */
 	int32		k;
+	bool		wide;			/* float64 rows */
 } NodeSession;
 
 static NodeSession *node_sessions[NODE_MAX_SESSIONS];
@@ -115,6 +123,31 @@ NodeArgBatch(FunctionCallInfo fcinfo, int argno)
 	return m;
 }
 
+/*
+ * Reads a shard in the distances' precision: the one the calling server
+ * set (float32 or float64, even for no rows), else the rule of the
+ * column types.  Sets *wide for float64 rows.
+ */
+static void
+NodeReadShard(OdpInputSpec *spec, OdpMetric metric, OdpInput *in, bool *wide)
+{
+	switch ((OdpPrecisionSetting) odp_distance_precision)
+	{
+		case ODP_PRECISION_FLOAT32:
+			spec->values = ODP_VALUES_FLOAT4;
+			break;
+		case ODP_PRECISION_FLOAT64:
+			spec->values = ODP_VALUES_FLOAT8;
+			break;
+		case ODP_PRECISION_AUTO:
+			spec->values = ODP_VALUES_DISTANCE;
+			break;
+	}
+	OdpReadInput(spec, in);
+	OdpCheckCosineRows(in, metric);
+	*wide = spec->values == ODP_VALUES_FLOAT8 || in->data64 != NULL;
+}
+
 /* odp_node_protocol() -> the version of the node functions' protocol. */
 Datum
 odp_node_protocol(PG_FUNCTION_ARGS)
@@ -167,8 +200,6 @@ odp_node_ss_open(PG_FUNCTION_ARGS)
 	spec.id_column = OdpArgOptText(fcinfo, 2);
 	spec.features = OdpArgOptArray(fcinfo, 3);
 	spec.empty_ok = true;
-	/* the distributed steps and their wire take float32 rows */
-	spec.values = ODP_VALUES_FLOAT4;
 
 	cxt = AllocSetContextCreate(TopMemoryContext, "odp_gpu node state",
 								ALLOCSET_DEFAULT_SIZES);
@@ -177,10 +208,10 @@ odp_node_ss_open(PG_FUNCTION_ARGS)
 		old = MemoryContextSwitchTo(cxt);
 		s = palloc0(sizeof(NodeSession));
 		s->cxt = cxt;
-		OdpReadInput(&spec, &s->in);
-		OdpCheckCosineRows(&s->in, metric);
+		NodeReadShard(&spec, metric, &s->in, &s->wide);
 		MemoryContextSwitchTo(old);
 		s->matrix.data = s->in.data;
+		s->matrix.data64 = s->in.data64;
 		s->matrix.rows = s->in.rows;
 		s->matrix.dims = s->in.dims;
 		s->matrix.ids = s->in.ids;
@@ -214,7 +245,7 @@ odp_node_ss_first(PG_FUNCTION_ARGS)
 	int64		m = NodeArgBatch(fcinfo, 1);
 	OdpSsRows	out;
 
-	OdpSsRowsAlloc(&out, Min(m, s->in.rows), s->in.dims);
+	OdpSsRowsAlloc(&out, Min(m, s->in.rows), s->in.dims, s->wide);
 	OdpShardStateFirst(&s->node, m, &out);
 	PG_RETURN_BYTEA_P(OdpWireFromRows(&out, 0));
 }
@@ -231,24 +262,19 @@ odp_node_ss_exact(PG_FUNCTION_ARGS)
 	bytea	   *payload;
 	OdpWire		w;
 	OdpSsRows	cands;
-	float	   *lists;
+	double	   *lists;
 	int64		distances = 0;
 
 	OdpArgNotNull(fcinfo, 1, "candidates");
 	payload = PG_GETARG_BYTEA_PP(1);
 	OdpWireRead(VARDATA_ANY(payload), VARSIZE_ANY_EXHDR(payload), ODP_WIRE_ROWS,
 				"the coordinator", &w);
-	cands.count = w.count;
-	cands.capacity = w.count;
-	cands.dims = w.dims;
-	cands.ids = (int64 *) w.ids;
-	cands.rank = (double *) w.rank;
-	cands.bound = (float *) w.bound;
-	cands.vectors = (float *) w.floats;
+	OdpWireCheckPrecision(&w, s->wide, "the coordinator");
+	OdpWireRowsView(&w, &cands);
 	lists = MemoryContextAllocHuge(CurrentMemoryContext,
-								   sizeof(float) * (Size) Max(w.count, 1) * (Size) s->k);
+								   sizeof(double) * (Size) Max(w.count, 1) * (Size) s->k);
 	OdpShardStateExact(&s->node, &cands, lists, &distances);
-	PG_RETURN_BYTEA_P(OdpWireFromLists(lists, w.count, s->k, distances));
+	PG_RETURN_BYTEA_P(OdpWireFromLists(lists, w.count, s->k, s->wide, distances));
 }
 
 /*
@@ -269,7 +295,7 @@ odp_node_ss_next(PG_FUNCTION_ARGS)
 	prune = PG_GETARG_BOOL(1);
 	min_out = PG_GETARG_FLOAT8(2);
 	m = NodeArgBatch(fcinfo, 3);
-	OdpSsRowsAlloc(&out, Min(m, s->in.rows), s->in.dims);
+	OdpSsRowsAlloc(&out, Min(m, s->in.rows), s->in.dims, s->wide);
 	OdpShardStateNext(&s->node, prune, min_out, m, &out);
 	PG_RETURN_BYTEA_P(OdpWireFromRows(&out, 0));
 }
@@ -310,7 +336,8 @@ odp_node_knn(PG_FUNCTION_ARGS)
 	OdpMetric	metric;
 	int32		k;
 	bool		exclude_self;
-	float	   *dist;
+	bool		wide;
+	double	   *dist;
 	int64	   *ids;
 	Size		n;
 
@@ -329,24 +356,25 @@ odp_node_knn(PG_FUNCTION_ARGS)
 	spec.id_column = OdpArgOptText(fcinfo, 3);
 	spec.features = OdpArgOptArray(fcinfo, 4);
 	spec.empty_ok = true;
-	spec.values = ODP_VALUES_FLOAT4;
-	OdpReadInput(&spec, &in);
-	OdpCheckCosineRows(&in, metric);
+	NodeReadShard(&spec, metric, &in, &wide);
+	OdpWireCheckPrecision(&w, wide, "the coordinator");
 	if (in.rows > 0 && w.count > 0 && w.dims != in.dims)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),
 				 errmsg("queries have %d values but the rows of %s have %d",
 						w.dims, in.source_desc, in.dims)));
 	qm.data = w.floats;
+	qm.data64 = w.doubles;
 	qm.rows = w.count;
 	qm.dims = w.dims;
 	sm.data = in.data;
+	sm.data64 = in.data64;
 	sm.rows = in.rows;
 	sm.dims = in.dims;
 	n = (Size) Max(w.count, 1) * (Size) k;
-	dist = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(float) * n);
+	dist = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * n);
 	ids = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * n);
 	OdpComputeKnnExcluding(&qm, exclude_self ? w.ids : NULL, &sm, in.ids,
 						   metric, k, dist, ids);
-	PG_RETURN_BYTEA_P(OdpWireFromKnn(dist, ids, w.count, k));
+	PG_RETURN_BYTEA_P(OdpWireFromKnn(dist, ids, w.count, k, wide));
 }

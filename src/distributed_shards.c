@@ -124,7 +124,6 @@ OdpFindShards(const OdpInputSpec *spec, OdpShardSet *set)
 	List	   *members;
 	ListCell   *lc;
 	int			i = 0;
-	bool		float64;
 
 	memset(set, 0, sizeof(*set));
 	if (!odp_distributed)
@@ -139,15 +138,7 @@ OdpFindShards(const OdpInputSpec *spec, OdpShardSet *set)
 	if (relkind != RELKIND_PARTITIONED_TABLE && relkind != RELKIND_FOREIGN_TABLE)
 		return false;
 	if (!OdpResolveSource(spec, &relid, &set->id_column, &set->features,
-						  &float64))
-		return false;
-
-	/*
-	 * The nodes' distance steps take float32 rows only: a table whose
-	 * distances are float64 has its rows read, so that the answer is
-	 * exact (its skyline, float64 on the nodes too, is distributed).
-	 */
-	if (float64 && spec->values == ODP_VALUES_DISTANCE)
+						  &set->float64))
 		return false;
 	if (check_enable_rls(relid, InvalidOid, true) == RLS_ENABLED)
 		return false;

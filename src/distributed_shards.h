@@ -42,6 +42,8 @@ typedef struct OdpShardSet
 	char	   *desc;			/* the table, for messages */
 	char	   *id_column;		/* resolved on the table, local names */
 	List	   *features;
+	bool		float64;		/* the distances' precision, as reading the
+								 * table would give it (the nodes are told) */
 	int			count;
 	int			remote_count;
 	OdpShard   *shards;
@@ -53,9 +55,11 @@ typedef struct OdpShardSet
  * leaves are postgres_fdw foreign tables or plain tables, at least one
  * foreign, every level partitioned by the id column alone (so that every
  * id lives in one shard), and no row-level security on it; or a single
- * postgres_fdw foreign table; and, for the distances, features read as
- * float32 (the nodes' steps take float32 rows: float64 ones are read).  Checks the caller's privileges on the
- * table and its columns as reading it would.  Fills *set when true.
+ * postgres_fdw foreign table.  The distances' precision is the one
+ * reading the table would give (its column types under
+ * odp_gpu.distance_precision), and every node computes in it.  Checks the
+ * caller's privileges on the table and its columns as reading it would.
+ * Fills *set when true.
  */
 extern bool OdpFindShards(const OdpInputSpec *spec, OdpShardSet *set);
 

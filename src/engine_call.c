@@ -63,7 +63,7 @@ odp_call_run(OdpContext *ctx, OdpCall *call)
 		case ODP_CALL_KNN_EXCLUDING:
 			return odp_knn_excluding(ctx, &call->m[0], call->m[0].ids, &call->m[1],
 									 call->m[1].ids, call->metric, call->k,
-									 call->shard_dist, call->index);
+									 call->dist, call->index);
 		case ODP_CALL_NODE_CREATE:
 			call->node = NULL;
 			return odp_ss_node_create(ctx, &call->m[0], call->metric, call->k,
@@ -155,9 +155,11 @@ CallInputsOf(OdpCall *call, int which, OdpCallArray *arrays, int n)
 			n = CallAdd(arrays, n, (const void *const *) &call->rows_in.rank,
 						cells * sizeof(double));
 			n = CallAdd(arrays, n, (const void *const *) &call->rows_in.bound,
-						cells * sizeof(float));
-			return CallAdd(arrays, n, (const void *const *) &call->rows_in.vectors,
-						   cells * call->rows_in.dims * sizeof(float));
+						cells * sizeof(double));
+			n = CallAdd(arrays, n, (const void *const *) &call->rows_in.vectors,
+						cells * call->rows_in.dims * sizeof(float));
+			return CallAdd(arrays, n, (const void *const *) &call->rows_in.vectors64,
+						   cells * call->rows_in.dims * sizeof(double));
 		case ODP_CALL_NODE_FIRST:
 		case ODP_CALL_NODE_NEXT:
 		case ODP_CALL_NODE_FREE:
@@ -251,8 +253,6 @@ odp_call_outputs(OdpCall *call, bool after_run, OdpCallArray *arrays)
 		case ODP_CALL_KNN_EXCLUDING:
 			n = CallAdd(arrays, n, (const void *const *) &call->dist,
 						(size_t) rows * call->k * sizeof(double));
-			n = CallAdd(arrays, n, (const void *const *) &call->shard_dist,
-						(size_t) rows * call->k * sizeof(float));
 			return CallAdd(arrays, n, (const void *const *) &call->index,
 						   (size_t) rows * call->k * sizeof(int64_t));
 		case ODP_CALL_OUTLIER_SCORES:
@@ -286,12 +286,14 @@ odp_call_outputs(OdpCall *call, bool after_run, OdpCallArray *arrays)
 			n = CallAdd(arrays, n, (const void *const *) &call->rows_out.rank,
 						(size_t) top * sizeof(double));
 			n = CallAdd(arrays, n, (const void *const *) &call->rows_out.bound,
-						(size_t) top * sizeof(float));
-			return CallAdd(arrays, n, (const void *const *) &call->rows_out.vectors,
-						   (size_t) top * call->rows_out.dims * sizeof(float));
+						(size_t) top * sizeof(double));
+			n = CallAdd(arrays, n, (const void *const *) &call->rows_out.vectors,
+						(size_t) top * call->rows_out.dims * sizeof(float));
+			return CallAdd(arrays, n, (const void *const *) &call->rows_out.vectors64,
+						   (size_t) top * call->rows_out.dims * sizeof(double));
 		case ODP_CALL_NODE_EXACT:
 			return CallAdd(arrays, n, (const void *const *) &call->lists,
-						   (size_t) call->rows_in.count * call->k * sizeof(float));
+						   (size_t) call->rows_in.count * call->k * sizeof(double));
 		case ODP_CALL_NODE_CREATE:
 		case ODP_CALL_NODE_FREE:
 		case ODP_CALL_PEARSON_PAIRS:

@@ -99,9 +99,7 @@ typedef struct OdpCall
 	OdpSsRows	rows_in;		/* node exact: the candidates */
 
 	/* outputs: where they go, sized as odp_call_outputs says */
-	double	   *dist;			/* k-NN: queries x k */
-	float	   *shard_dist;		/* k-NN over a shard: queries x k (the
-								 * distributed steps' float32) */
+	double	   *dist;			/* k-NN (also over a shard): queries x k */
 	int64_t    *index;			/* k-NN: queries x k (over a shard: ids) */
 	double	   *scores;			/* outlier scores: rows; top: min(n, rows) */
 	int64_t    *order;			/* top: min(n, rows) */
@@ -112,7 +110,7 @@ typedef struct OdpCall
 	int32_t    *dominated_by;	/* skyline: rows */
 	OdpSsRows	rows_out;		/* node first, next: proposals, buffers of
 								 * rows_out.capacity (count: call->count) */
-	float	   *lists;			/* node exact: rows_in.count x k */
+	double	   *lists;			/* node exact: rows_in.count x k */
 	OdpCallPairFn emit;			/* pairs (Pearson pairs, matching pairs) */
 	void	   *emit_arg;
 

@@ -556,7 +556,7 @@ OdpShardStateFirst(OdpShardState *st, int64 m, OdpSsRows *out)
 
 /* See engine_glue.h. */
 void
-OdpShardStateExact(OdpShardState *st, const OdpSsRows *cands, float *lists,
+OdpShardStateExact(OdpShardState *st, const OdpSsRows *cands, double *lists,
 			 int64 *distances)
 {
 	OdpCall		call;
@@ -605,7 +605,7 @@ OdpShardStateClose(OdpShardState *st)
 void
 OdpComputeKnnExcluding(const OdpMatrix *queries, const int64 *qids,
 					   const OdpMatrix *cands, const int64 *cids,
-					   OdpMetric metric, int32 k, float *dist, int64 *ids)
+					   OdpMetric metric, int32 k, double *dist, int64 *ids)
 {
 	OdpContext	ctx;
 	GlueCancelState cancel;
@@ -624,7 +624,7 @@ OdpComputeKnnExcluding(const OdpMatrix *queries, const int64 *qids,
 	call.m[1].ids = cids;
 	call.metric = metric;
 	call.k = k;
-	call.shard_dist = dist;
+	call.dist = dist;
 	call.index = ids;
 	GlueEnd(GlueRun(&ctx, &call, &info), &ctx, &cancel, &info);
 }

@@ -148,7 +148,7 @@ typedef struct OdpShardState
 extern void OdpShardStateOpen(OdpShardState *st, bool on_gpu, const OdpMatrix *rows,
 						OdpMetric metric, int32 k, bool bounds);
 extern void OdpShardStateFirst(OdpShardState *st, int64 m, OdpSsRows *out);
-extern void OdpShardStateExact(OdpShardState *st, const OdpSsRows *cands, float *lists,
+extern void OdpShardStateExact(OdpShardState *st, const OdpSsRows *cands, double *lists,
 						 int64 *distances);
 extern void OdpShardStateNext(OdpShardState *st, bool prune, double min_out, int64 m,
 						OdpSsRows *out);
@@ -156,7 +156,7 @@ extern void OdpShardStateClose(OdpShardState *st);
 
 extern void OdpComputeKnnExcluding(const OdpMatrix *queries, const int64 *qids,
 								   const OdpMatrix *cands, const int64 *cids,
-								   OdpMetric metric, int32 k, float *dist,
+								   OdpMetric metric, int32 k, double *dist,
 								   int64 *ids);
 extern void OdpComputePearsonPairs(const OdpInput *x, const OdpInput *y,
 								   OdpPearsonMethod method, int32 min_periods,

@@ -126,23 +126,23 @@ OdpKnnCheckQueries(OdpInput *queries, OdpInput *source, OdpMetric metric)
 }
 
 /*
- * The k nearest rows of a sharded table for every query, found on its
- * nodes and stored as odp_knn (qids NULL: one query) or odp_knn_join
- * rows.
+ * The k nearest rows of a sharded table for every query (float32 queries
+ * or float64 queries64), found on its nodes and stored as odp_knn (qids
+ * NULL: one query) or odp_knn_join rows.
  */
 static void
 KnnDistributed(ReturnSetInfo *rsinfo, const OdpShardSet *shards,
 			   const OdpInputSpec *spec, OdpMetric metric, int32 k,
-			   const float *queries, const int64 *qids, int64 nq, int32 dims,
-			   const char *what)
+			   const float *queries, const double *queries64, const int64 *qids,
+			   int64 nq, int32 dims, const char *what)
 {
 	Size		n = (Size) Max(nq, 1) * (Size) k;
-	float	   *dist = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(float) * n);
+	double	   *dist = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * n);
 	int64	   *ids = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * n);
 	int32		k_out;
 
-	OdpDistributedKnn(shards, spec, metric, k, queries, qids, nq, dims, false, what,
-					  dist, ids, &k_out);
+	OdpDistributedKnn(shards, spec, metric, k, queries, queries64, qids, nq, dims,
+					  false, what, dist, ids, &k_out);
 	for (int64 q = 0; q < nq; q++)
 	{
 		CHECK_FOR_INTERRUPTS();
@@ -157,7 +157,7 @@ KnnDistributed(ReturnSetInfo *rsinfo, const OdpShardSet *shards,
 				values[c++] = Int64GetDatum(qids[q]);
 			values[c++] = Int32GetDatum(r + 1);
 			values[c++] = Int64GetDatum(ids[at]);
-			values[c++] = Float8GetDatum((double) dist[at]);
+			values[c++] = Float8GetDatum(dist[at]);
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 		}
 	}
@@ -224,14 +224,15 @@ odp_knn(PG_FUNCTION_ARGS)
 	{
 		OdpShardSet shards;
 
-		/* a sharded table's rows are float32 (OdpFindShards) */
+		/* the query in the sharded table's precision (OdpFindShards) */
 		if (k < ODP_MAX_K && OdpFindShards(&spec, &shards))
 		{
-			float	   *qv32 = OdpQueryToFloat32(qv, qdims);
+			float	   *qv32 = shards.float64 ? NULL : OdpQueryToFloat32(qv, qdims);
 
-			KnnQueryNotZero(metric, NULL, qv32, qdims);
-			KnnDistributed(rsinfo, &shards, &spec, metric, k, qv32, NULL, 1, qdims,
-						   "odp_knn");
+			if (qv32 != NULL)
+				KnnQueryNotZero(metric, NULL, qv32, qdims);
+			KnnDistributed(rsinfo, &shards, &spec, metric, k, qv32,
+						   shards.float64 ? qv : NULL, NULL, 1, qdims, "odp_knn");
 			MemoryContextSwitchTo(old);
 			MemoryContextDelete(work);
 			return (Datum) 0;
@@ -324,11 +325,15 @@ odp_knn_join(PG_FUNCTION_ARGS)
 			OdpReadInput(&qspec, &queries);
 			OdpCheckCosineRows(&queries, metric);
 			queries_read = true;
-			/* float64 queries are compared with the rows read, in float64 */
-			if (queries.data != NULL)
+			/*
+			 * queries are compared in the wider of the two precisions:
+			 * float64 queries with float32 shards, with the rows read
+			 */
+			if (queries.data != NULL || shards.float64)
 			{
 				KnnDistributed(rsinfo, &shards, &spec, metric, k, queries.data,
-							   queries.ids, queries.rows, queries.dims, "odp_knn_join");
+							   queries.data64, queries.ids, queries.rows, queries.dims,
+							   "odp_knn_join");
 				MemoryContextSwitchTo(old);
 				MemoryContextDelete(work);
 				return (Datum) 0;

@@ -34,9 +34,12 @@
  * candidates, bounds, pruning and choices), so the top n, their scores
  * and the solving set are those of one run over all the rows.
  *
- * The steps take float32 rows (OdpMatrix.data) only: given float64 rows
- * (data64) they fail with ODP_ERR_INVALID_ARGUMENT, "float64 rows are not
- * supported by the distributed steps".
+ * The steps take float32 rows (OdpMatrix.data) or float64 rows (data64),
+ * every node and the supervisor in one precision: candidate vectors travel
+ * in it (OdpSsRows.vectors or vectors64), and the distances, bounds and
+ * lists in double for both (a float32 distance widens exactly, so float32
+ * answers are those of float32 distances).  A float64 node works through
+ * the k-NN engine (the float64 SolvingSet backend has no node entries).
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -74,7 +77,9 @@ extern int64_t odp_ss_batch_size(int64_t rows, int64_t n, int64_t requested);
  * bits, or an upper bound), bound[count] (the largest distance of the
  * row's partial list when it is full, else +inf: every node may keep only
  * the candidate's distances under it, as one run's single pass does) and
- * vectors[count * dims].  Buffers are the caller's, of capacity rows.
+ * vectors[count * dims] of float32 rows or vectors64[count * dims] of
+ * float64 ones (the other NULL).  Buffers are the caller's, of capacity
+ * rows.
  */
 typedef struct OdpSsRows
 {
@@ -83,8 +88,9 @@ typedef struct OdpSsRows
 	int32_t		dims;
 	int64_t    *ids;
 	double	   *rank;
-	float	   *bound;
+	double	   *bound;
 	float	   *vectors;
+	double	   *vectors64;
 } OdpSsRows;
 
 /* ---- node side ---- */
@@ -97,7 +103,7 @@ typedef struct OdpSsNode OdpSsNode;
  * < ODP_MAX_K) by a distance metric.  bounds false serves a supervisor
  * that does not prune (brute force): no upper bounds are kept and
  * proposals are the active rows of smallest id.  Host memory with bounds:
- * rows * k floats of partial lists plus a few bytes a row.
+ * rows * k distances of partial lists plus a few bytes a row.
  */
 extern OdpStatus odp_ss_node_create(OdpContext *ctx, const OdpMatrix *rows,
 									OdpMetric metric, int32_t k, bool bounds,
@@ -112,7 +118,8 @@ extern OdpStatus odp_ss_node_first(OdpContext *ctx, OdpSsNode *node,
 								   int64_t m, OdpSsRows *out);
 
 /*
- * For every candidate (ids and vectors of cands), its k smallest
+ * For every candidate (ids and vectors of cands, in the shard's
+ * precision), its k smallest
  * distances to the node's rows other than itself, ascending, into
  * lists[c * k ..]; +inf where the node has fewer rows.  Where the
  * candidate's bound is finite, the list may hold only the distances
@@ -123,7 +130,7 @@ extern OdpStatus odp_ss_node_first(OdpContext *ctx, OdpSsNode *node,
  * is ODP_ERR_DATA.  Adds the distance evaluations to *distances.
  */
 extern OdpStatus odp_ss_node_exact(OdpContext *ctx, OdpSsNode *node,
-								   const OdpSsRows *cands, float *lists,
+								   const OdpSsRows *cands, double *lists,
 								   int64_t *distances);
 
 /*
@@ -166,7 +173,7 @@ extern OdpStatus odp_ss_sup_choose(OdpContext *ctx, OdpSsSupervisor *sup,
  */
 extern OdpStatus odp_ss_sup_merge(OdpContext *ctx, OdpSsSupervisor *sup,
 								  const OdpSsRows *cands,
-								  const float *const *lists, int nlists,
+								  const double *const *lists, int nlists,
 								  bool *prune, double *min_out);
 
 /* The top n, best first (ties by smaller id): returns the count. */
@@ -186,7 +193,7 @@ extern int32_t odp_ss_sup_iterations(const OdpSsSupervisor *sup);
  * node (over the network, or in this process) and returns when all have
  * answered, or with the first failure (message in the ctx it was given).
  * props and lists have one entry per node; the caller of
- * odp_ss_distributed sizes their buffers (capacity m rows, m * k floats).
+ * odp_ss_distributed sizes their buffers (capacity m rows, m * k doubles).
  * A callback must return, not jump out: the loop then frees what it holds.
  */
 typedef struct OdpSsNodes
@@ -194,7 +201,7 @@ typedef struct OdpSsNodes
 	int			count;
 	void	   *arg;
 	OdpStatus	(*first) (void *arg, int64_t m, OdpSsRows *props);
-	OdpStatus	(*exact) (void *arg, const OdpSsRows *cands, float **lists);
+	OdpStatus	(*exact) (void *arg, const OdpSsRows *cands, double **lists);
 	OdpStatus	(*next) (void *arg, bool prune, double min_out, int64_t m,
 						 OdpSsRows *props);
 } OdpSsNodes;
@@ -203,13 +210,13 @@ typedef struct OdpSsNodes
  * Runs distributed SolvingSet over nodes into sup (from
  * odp_ss_sup_create, whose m it uses), with props (nodes->count rows
  * buffers of capacity m, dims dims), cands (capacity m) and lists
- * (nodes->count buffers of m * k floats) from the caller.  The results are
+ * (nodes->count buffers of m * k doubles) from the caller.  The results are
  * then read from sup.  The time the supervisor's own work took (choosing,
  * merging) is added to *supervisor_ms.
  */
 extern OdpStatus odp_ss_distributed(OdpContext *ctx, OdpSsSupervisor *sup,
 									const OdpSsNodes *nodes, OdpSsRows *props,
-									OdpSsRows *cands, float **lists,
+									OdpSsRows *cands, double **lists,
 									double *supervisor_ms);
 
 /* ---- k nearest neighbours over shards ---- */
@@ -220,12 +227,14 @@ extern OdpStatus odp_ss_distributed(OdpContext *ctx, OdpSsSupervisor *sup,
  * id is qids[q] excluded (when qids is given): writes their ids and
  * distances (the inner product, largest first, for that metric) to
  * out_ids[q * k ..] and dist[q * k ..]; where cands has too few rows the
- * list ends with id -1.  1 <= k < ODP_MAX_K.
+ * list ends with id -1.  1 <= k < ODP_MAX_K.  queries and cands are of
+ * one precision; the distances are float64 for both (float32 ones widen
+ * exactly).
  */
 extern OdpStatus odp_knn_excluding(OdpContext *ctx, const OdpMatrix *queries,
 								   const int64_t *qids, const OdpMatrix *cands,
 								   const int64_t *cids, OdpMetric metric,
-								   int32_t k, float *dist, int64_t *out_ids);
+								   int32_t k, double *dist, int64_t *out_ids);
 
 /*
  * Merges nlists lists of the layout odp_knn_excluding writes (queries
@@ -234,8 +243,8 @@ extern OdpStatus odp_knn_excluding(OdpContext *ctx, const OdpMatrix *queries,
  * smaller id.
  */
 extern void odp_knn_merge(OdpMetric metric, int32_t k, int64_t queries,
-						  const float *const *dist, const int64_t *const *ids,
-						  int nlists, float *out_dist, int64_t *out_ids);
+						  const double *const *dist, const int64_t *const *ids,
+						  int nlists, double *out_dist, int64_t *out_ids);
 
 #ifdef __cplusplus
 }

@@ -6,7 +6,9 @@
  *
  * A shard ranks its rows by (distance, index); its rows are sorted by id,
  * so that is (distance, id), and merging the shards' lists by (distance,
- * id) gives exactly the ranking of one search over all the rows.
+ * id) gives exactly the ranking of one search over all the rows.  The
+ * distances are float64 for both precisions (a float32 one widens
+ * exactly), so one merge serves both.
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -25,7 +27,7 @@
 
 /* Whether (da, ia) ranks before (db, ib) under metric. */
 static inline bool
-knn_before(OdpMetric metric, float da, int64_t ia, float db, int64_t ib)
+knn_before(OdpMetric metric, double da, int64_t ia, double db, int64_t ib)
 {
 	if (da != db)
 		return metric == ODP_METRIC_INNER_PRODUCT ? da > db : da < db;
@@ -36,17 +38,15 @@ knn_before(OdpMetric metric, float da, int64_t ia, float db, int64_t ib)
 OdpStatus
 odp_knn_excluding(OdpContext *ctx, const OdpMatrix *queries, const int64_t *qids,
 				  const OdpMatrix *cands, const int64_t *cids, OdpMetric metric,
-				  int32_t k, float *dist, int64_t *out_ids)
+				  int32_t k, double *dist, int64_t *out_ids)
 {
-	const float pad = metric == ODP_METRIC_INNER_PRODUCT ? -INFINITY : INFINITY;
+	const double pad = metric == ODP_METRIC_INNER_PRODUCT ? -INFINITY : INFINITY;
 	int64_t		want = (int64_t) k + (qids != NULL ? 1 : 0);
 	int32_t		kk;
 	double	   *d = NULL;
 	int64_t    *idx = NULL;
 	OdpStatus	status = ODP_OK;
 
-	if (odp_matrix_is64(queries) || odp_matrix_is64(cands))
-		return odp_fail(ctx, ODP_ERR_INVALID_ARGUMENT, ODP_DISTRIBUTED_NO_FLOAT64);
 	if (k < 1 || k >= ODP_MAX_K || (cids == NULL && cands->rows > 0))
 		return odp_fail(ctx, ODP_ERR_INVALID_ARGUMENT,
 						"k = %d: a sharded search needs 1 .. %d and the rows' ids",
@@ -79,7 +79,7 @@ odp_knn_excluding(OdpContext *ctx, const OdpMatrix *queries, const int64_t *qids
 
 				if (qids != NULL && id == qids[q])
 					continue;
-				dist[q * k + kept] = (float) d[q * kk + j];	/* float32's, exactly */
+				dist[q * k + kept] = d[q * kk + j];
 				out_ids[q * k + kept] = id;
 				kept++;
 			}
@@ -93,10 +93,10 @@ odp_knn_excluding(OdpContext *ctx, const OdpMatrix *queries, const int64_t *qids
 /* See odp_distributed.h. */
 void
 odp_knn_merge(OdpMetric metric, int32_t k, int64_t queries,
-			  const float *const *dist, const int64_t *const *ids, int nlists,
-			  float *out_dist, int64_t *out_ids)
+			  const double *const *dist, const int64_t *const *ids, int nlists,
+			  double *out_dist, int64_t *out_ids)
 {
-	const float pad = metric == ODP_METRIC_INNER_PRODUCT ? -INFINITY : INFINITY;
+	const double pad = metric == ODP_METRIC_INNER_PRODUCT ? -INFINITY : INFINITY;
 	int32_t		pos[64];
 
 	for (int64_t q = 0; q < queries; q++)

@@ -11,6 +11,12 @@
  * ties by the smaller id.  So the nodes and the supervisor together make
  * exactly the choices one run over all the rows makes.
  *
+ * Float64 rows (data64) take the same steps in double: their node has no
+ * SolvingSet backend (the float64 one has no node entries), so it works
+ * through the k-NN engine, whose distances are the float64 driver's.
+ * Lists and bounds are double for both precisions; float32 distances
+ * widen to them exactly, so a float32 run's answers are unchanged.
+ *
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION
@@ -59,8 +65,11 @@ struct OdpSsNode
 	OdpContext	bctx;
 	float	   *norms;			/* cosine, for the backend */
 
-	/* without a backend (too few rows, or no room): the k-NN engine */
-	float	   *lists;			/* rows * k partial lists, ascending */
+	/*
+	 * without a backend (too few rows, float64 rows, or no room): the
+	 * k-NN engine
+	 */
+	double	   *lists;			/* rows * k partial lists, ascending */
 	int32_t    *filled;			/* distances seen per row, at most k */
 	int64_t    *act_rows;		/* scratch: active rows */
 	double	   *act_upper;		/* scratch: their bounds */
@@ -99,7 +108,7 @@ struct OdpSsSupervisor
 	int64_t		set_capacity;
 	SsProposal *pool;			/* scratch of the choice */
 	int64_t		pool_capacity;
-	float	   *merged;			/* scratch: one candidate's k distances */
+	double	   *merged;			/* scratch: one candidate's k distances */
 	int32_t		iterations;
 };
 
@@ -202,8 +211,10 @@ ss_node_propose(OdpContext *ctx, OdpSsNode *node, const int64_t *rows,
 				const double *rank, int64_t count, OdpSsRows *out)
 {
 	const int32_t dims = node->shard.dims;
+	const bool	wide = odp_matrix_is64(&node->shard);
 
-	if (count > out->capacity || out->dims != dims)
+	if (count > out->capacity || out->dims != dims ||
+		(count > 0 && (wide ? out->vectors64 == NULL : out->vectors == NULL)))
 		return odp_fail(ctx, ODP_ERR_INTERNAL,
 						"a node proposes %lld rows of %d dimensions into room for %lld of %d",
 						(long long) count, (int) dims,
@@ -215,15 +226,28 @@ ss_node_propose(OdpContext *ctx, OdpSsNode *node, const int64_t *rows,
 		out->ids[i] = node->shard.ids[r];
 		out->rank[i] = rank[i];
 		out->bound[i] = INFINITY;
-		memcpy(out->vectors + i * dims, node->shard.data + r * dims,
-			   sizeof(float) * (size_t) dims);
+		if (wide)
+			memcpy(out->vectors64 + i * dims, node->shard.data64 + r * dims,
+				   sizeof(double) * (size_t) dims);
+		else
+			memcpy(out->vectors + i * dims, node->shard.data + r * dims,
+				   sizeof(float) * (size_t) dims);
 	}
 	if (node->have_backend && node->backend.row_bounds != NULL && count > 0)
 	{
-		/* the backend's context is the caller's of this step */
-		node->bctx = *ctx;
-		node->backend.row_bounds(node->backend.self, rows, count, out->bound);
-		*ctx = node->bctx;
+		float	   *b32 = malloc(sizeof(float) * (size_t) count);
+
+		/* without room for them, the +inf bounds stand (always allowed) */
+		if (b32 != NULL)
+		{
+			/* the backend's context is the caller's of this step */
+			node->bctx = *ctx;
+			node->backend.row_bounds(node->backend.self, rows, count, b32);
+			*ctx = node->bctx;
+			for (int64_t i = 0; i < count; i++)
+				out->bound[i] = b32[i];
+			free(b32);
+		}
 	}
 	out->count = count;
 	return ODP_OK;
@@ -233,15 +257,16 @@ ss_node_propose(OdpContext *ctx, OdpSsNode *node, const int64_t *rows,
 
 /*
  * Starts the path's SolvingSet backend over the shard, when it has more
- * than k rows; a GPU without room for it leaves the node on the k-NN
- * engine, which chunks (every other failure is the caller's).
+ * than k float32 rows; a GPU without room for it leaves the node on the
+ * k-NN engine, which chunks (every other failure is the caller's).
  */
 static OdpStatus
 ss_node_backend(OdpContext *ctx, OdpSsNode *nd)
 {
 	OdpStatus	status;
 
-	if (!odp_ss_node_backend || nd->shard.rows <= nd->k)
+	if (!odp_ss_node_backend || nd->shard.rows <= nd->k ||
+		odp_matrix_is64(&nd->shard))
 		return ODP_OK;
 	nd->bctx = *ctx;
 	if (nd->metric == ODP_METRIC_COSINE)
@@ -300,8 +325,6 @@ odp_ss_node_create(OdpContext *ctx, const OdpMatrix *rows, OdpMetric metric,
 	OdpSsNode  *nd;
 
 	*node = NULL;
-	if (odp_matrix_is64(rows))
-		return odp_fail(ctx, ODP_ERR_INVALID_ARGUMENT, ODP_DISTRIBUTED_NO_FLOAT64);
 	if (k < 1 || k >= ODP_MAX_K)
 		return odp_fail(ctx, ODP_ERR_INVALID_ARGUMENT,
 						"k = %d: must be between 1 and %d", (int) k, ODP_MAX_K - 1);
@@ -338,7 +361,7 @@ odp_ss_node_create(OdpContext *ctx, const OdpMatrix *rows, OdpMetric metric,
 		nd->upper = malloc(sizeof(double) * (nrows + 1));
 		if (!nd->have_backend)
 		{
-			nd->lists = malloc(sizeof(float) * (nrows * (size_t) k + 1));
+			nd->lists = malloc(sizeof(double) * (nrows * (size_t) k + 1));
 			nd->filled = calloc(nrows + 1, sizeof(int32_t));
 		}
 	}
@@ -383,12 +406,12 @@ odp_ss_node_first(OdpContext *ctx, OdpSsNode *node, int64_t m, OdpSsRows *out)
  * its k smallest.
  */
 static void
-ss_node_merge_list(OdpSsNode *node, int64_t r, const float *add, int32_t na)
+ss_node_merge_list(OdpSsNode *node, int64_t r, const double *add, int32_t na)
 {
 	const int32_t k = node->k;
-	float	   *list = node->lists + r * k;
+	double	   *list = node->lists + r * k;
 	int32_t		have = node->filled[r];
-	float		merged[ODP_MAX_K];
+	double		merged[ODP_MAX_K];
 	int32_t		i = 0,
 				j = 0,
 				o = 0;
@@ -401,9 +424,9 @@ ss_node_merge_list(OdpSsNode *node, int64_t r, const float *add, int32_t na)
 		else
 			merged[o++] = add[j++];
 	}
-	memcpy(list, merged, sizeof(float) * (size_t) total);
+	memcpy(list, merged, sizeof(double) * (size_t) total);
 	node->filled[r] = total;
-	node->upper[r] = total == k ? odp_sum_ascending(list, k) : INFINITY;
+	node->upper[r] = total == k ? odp_sum_ascending64(list, k) : INFINITY;
 }
 
 /*
@@ -416,11 +439,12 @@ ss_node_update_bounds(OdpContext *ctx, OdpSsNode *node, const OdpSsRows *cands,
 {
 	const int32_t dims = node->shard.dims;
 	const int32_t kk = (int32_t) (cands->count < node->k ? cands->count : node->k);
+	const bool	wide = odp_matrix_is64(&node->shard);
+	const size_t vsize = wide ? sizeof(double) : sizeof(float);
 	int64_t		nact = 0;
 	int64_t		block;
-	float	   *q = NULL;
+	char	   *q = NULL;
 	double	   *d = NULL;
-	float	   *d32 = NULL;
 	int64_t    *idx = NULL;
 	OdpMatrix	cm = {0};
 	OdpStatus	status = ODP_OK;
@@ -431,17 +455,16 @@ ss_node_update_bounds(OdpContext *ctx, OdpSsNode *node, const OdpSsRows *cands,
 	if (nact == 0 || kk == 0)
 		return ODP_OK;
 	block = (int64_t) (SS_UPDATE_BLOCK_BYTES /
-					   ((sizeof(double) + sizeof(float) + sizeof(int64_t)) * (size_t) kk +
-						sizeof(float) * (size_t) dims));
+					   ((sizeof(double) + sizeof(int64_t)) * (size_t) kk +
+						vsize * (size_t) dims));
 	if (block < 1024)
 		block = 1024;
 	if (block > nact)
 		block = nact;
-	q = malloc(sizeof(float) * (size_t) block * (size_t) dims);
+	q = malloc(vsize * (size_t) block * (size_t) dims);
 	d = malloc(sizeof(double) * (size_t) block * (size_t) kk);
-	d32 = malloc(sizeof(float) * (size_t) block * (size_t) kk);
 	idx = malloc(sizeof(int64_t) * (size_t) block * (size_t) kk);
-	if (q == NULL || d == NULL || d32 == NULL || idx == NULL)
+	if (q == NULL || d == NULL || idx == NULL)
 	{
 		status = odp_fail(ctx, ODP_ERR_HOST_OOM,
 						  "out of host memory for the bounds of %lld rows",
@@ -449,33 +472,36 @@ ss_node_update_bounds(OdpContext *ctx, OdpSsNode *node, const OdpSsRows *cands,
 		goto done;
 	}
 	cm.data = cands->vectors;
+	cm.data64 = cands->vectors64;
 	cm.rows = cands->count;
 	cm.dims = dims;
 	for (int64_t b = 0; b < nact && status == ODP_OK; b += block)
 	{
 		int64_t		nb = nact - b < block ? nact - b : block;
+		const char *rows = wide ? (const char *) node->shard.data64 :
+			(const char *) node->shard.data;
 		OdpMatrix	qm = {0};
 
 		for (int64_t i = 0; i < nb; i++)
-			memcpy(q + i * dims, node->shard.data + node->act_rows[b + i] * dims,
-				   sizeof(float) * (size_t) dims);
-		qm.data = q;
+			memcpy(q + (size_t) i * dims * vsize,
+				   rows + (size_t) node->act_rows[b + i] * dims * vsize,
+				   vsize * (size_t) dims);
+		if (wide)
+			qm.data64 = (const double *) q;
+		else
+			qm.data = (const float *) q;
 		qm.rows = nb;
 		qm.dims = dims;
 		status = odp_compute_knn(ctx, &qm, &cm, node->metric, kk, false, d, idx);
 		if (status != ODP_OK)
 			break;
-		/* float32 rows: their distances narrowed back exactly */
-		for (int64_t i = 0; i < nb * kk; i++)
-			d32[i] = (float) d[i];
 		for (int64_t i = 0; i < nb; i++)
-			ss_node_merge_list(node, node->act_rows[b + i], d32 + i * kk, kk);
+			ss_node_merge_list(node, node->act_rows[b + i], d + i * kk, kk);
 		*distances += nb * cands->count;
 	}
 done:
 	free(q);
 	free(d);
-	free(d32);
 	free(idx);
 	return status;
 }
@@ -486,18 +512,28 @@ done:
  */
 static OdpStatus
 ss_node_exact_backend(OdpContext *ctx, OdpSsNode *node, const OdpSsRows *cands,
-					  float *lists, int64_t *distances)
+					  double *lists, int64_t *distances)
 {
+	const size_t cells = (size_t) cands->count * (size_t) node->k;
 	int64_t    *own;
+	float	   *b32;
+	float	   *l32;
 	OdpStatus	status;
 
 	if (cands->count > INT32_MAX)
 		return odp_fail(ctx, ODP_ERR_LIMIT, "%lld candidates in one batch",
 						(long long) cands->count);
 	own = malloc(sizeof(int64_t) * (size_t) cands->count);
-	if (own == NULL)
+	b32 = malloc(sizeof(float) * (size_t) cands->count);
+	l32 = malloc(sizeof(float) * cells);
+	if (own == NULL || b32 == NULL || l32 == NULL)
+	{
+		free(own);
+		free(b32);
+		free(l32);
 		return odp_fail(ctx, ODP_ERR_HOST_OOM, "out of host memory for %lld candidates",
 						(long long) cands->count);
+	}
 	for (int64_t c = 0; c < cands->count; c++)
 	{
 		int64_t		r = odp_row_of_id(&node->shard, cands->ids[c]);
@@ -508,24 +544,36 @@ ss_node_exact_backend(OdpContext *ctx, OdpSsNode *node, const OdpSsRows *cands,
 		if (!node->active[r])
 		{
 			free(own);
+			free(b32);
+			free(l32);
 			return odp_fail(ctx, ODP_ERR_DATA,
 							"the row of id %lld was a candidate of an earlier batch",
 							(long long) cands->ids[c]);
 		}
 		node->active[r] = 0;
 	}
+	/*
+	 * the float32 backend's bounds and lists are float32 distances: the
+	 * bounds narrow back exactly, the lists widen exactly
+	 */
+	for (int64_t c = 0; c < cands->count; c++)
+		b32[c] = (float) cands->bound[c];
 	node->bctx = *ctx;
 	status = node->backend.external(node->backend.self, cands->vectors, own,
-									cands->bound, (int32_t) cands->count, node->active,
-									lists, node->upper, distances);
+									b32, (int32_t) cands->count, node->active,
+									l32, node->upper, distances);
 	*ctx = node->bctx;
+	for (size_t i = 0; status == ODP_OK && i < cells; i++)
+		lists[i] = l32[i];
 	free(own);
+	free(b32);
+	free(l32);
 	return status;
 }
 
 OdpStatus
 odp_ss_node_exact(OdpContext *ctx, OdpSsNode *node, const OdpSsRows *cands,
-				  float *lists, int64_t *distances)
+				  double *lists, int64_t *distances)
 {
 	const int32_t k = node->k;
 	int64_t    *ids = NULL;
@@ -538,6 +586,12 @@ odp_ss_node_exact(OdpContext *ctx, OdpSsNode *node, const OdpSsRows *cands,
 						(int) cands->dims, (int) node->shard.dims);
 	if (cands->count == 0)
 		return ODP_OK;
+	if (node->shard.rows > 0 &&
+		(cands->vectors64 != NULL) != odp_matrix_is64(&node->shard))
+		return odp_fail(ctx, ODP_ERR_INVALID_ARGUMENT,
+						"candidates of %s rows sent to a shard of %s rows",
+						cands->vectors64 != NULL ? "float64" : "float32",
+						odp_matrix_is64(&node->shard) ? "float64" : "float32");
 	if (node->have_backend)
 		return ss_node_exact_backend(ctx, node, cands, lists, distances);
 	ids = malloc(sizeof(int64_t) * (size_t) cands->count * (size_t) k);
@@ -546,6 +600,7 @@ odp_ss_node_exact(OdpContext *ctx, OdpSsNode *node, const OdpSsRows *cands,
 						"out of host memory for %lld neighbour lists",
 						(long long) cands->count);
 	qm.data = cands->vectors;
+	qm.data64 = cands->vectors64;
 	qm.rows = cands->count;
 	qm.dims = cands->dims;
 	status = odp_knn_excluding(ctx, &qm, cands->ids, &node->shard,
@@ -675,7 +730,7 @@ odp_ss_sup_create(OdpContext *ctx, int64_t rows, int32_t k, int64_t n,
 	s->m = m;
 	s->prune = prune;
 	s->top = malloc(sizeof(SsWeighted) * (size_t) (n + m));
-	s->merged = malloc(sizeof(float) * (size_t) k);
+	s->merged = malloc(sizeof(double) * (size_t) k);
 	if (s->top == NULL || s->merged == NULL)
 	{
 		odp_ss_sup_free(s);
@@ -745,8 +800,15 @@ odp_ss_sup_choose(OdpContext *ctx, OdpSsSupervisor *sup, const OdpSsRows *props,
 		cands->ids[i] = p->id;
 		cands->rank[i] = p->rank;
 		cands->bound[i] = props[p->from].bound[p->pos];
-		memcpy(cands->vectors + i * dims, props[p->from].vectors + p->pos * dims,
-			   sizeof(float) * (size_t) dims);
+		if (cands->vectors64 != NULL && props[p->from].vectors64 != NULL)
+			memcpy(cands->vectors64 + i * dims, props[p->from].vectors64 + p->pos * dims,
+				   sizeof(double) * (size_t) dims);
+		else if (cands->vectors != NULL && props[p->from].vectors != NULL)
+			memcpy(cands->vectors + i * dims, props[p->from].vectors + p->pos * dims,
+				   sizeof(float) * (size_t) dims);
+		else
+			return odp_fail(ctx, ODP_ERR_DATA,
+							"a node proposed rows of another precision than the run's");
 	}
 	cands->count = take;
 	return ODP_OK;
@@ -754,7 +816,7 @@ odp_ss_sup_choose(OdpContext *ctx, OdpSsSupervisor *sup, const OdpSsRows *props,
 
 OdpStatus
 odp_ss_sup_merge(OdpContext *ctx, OdpSsSupervisor *sup, const OdpSsRows *cands,
-				 const float *const *lists, int nlists, bool *prune,
+				 const double *const *lists, int nlists, bool *prune,
 				 double *min_out)
 {
 	const int32_t k = sup->k;
@@ -786,7 +848,7 @@ odp_ss_sup_merge(OdpContext *ctx, OdpSsSupervisor *sup, const OdpSsRows *cands,
 	}
 	for (int64_t c = 0; c < nc; c++)
 	{
-		const float bound = cands->bound[c];
+		const double bound = cands->bound[c];
 		double		w;
 
 		/*
@@ -813,7 +875,7 @@ odp_ss_sup_merge(OdpContext *ctx, OdpSsSupervisor *sup, const OdpSsRows *cands,
 			return odp_fail(ctx, ODP_ERR_DATA,
 							"the nodes found fewer than k = %d neighbours of the row of id %lld",
 							(int) k, (long long) cands->ids[c]);
-		w = odp_sum_ascending(sup->merged, k);
+		w = odp_sum_ascending64(sup->merged, k);
 		sup->set[sup->set_size].weight = w;
 		sup->set[sup->set_size].id = cands->ids[c];
 		sup->set_size++;
@@ -867,7 +929,7 @@ odp_ss_sup_iterations(const OdpSsSupervisor *sup)
 
 OdpStatus
 odp_ss_distributed(OdpContext *ctx, OdpSsSupervisor *sup, const OdpSsNodes *nodes,
-				   OdpSsRows *props, OdpSsRows *cands, float **lists,
+				   OdpSsRows *props, OdpSsRows *cands, double **lists,
 				   double *supervisor_ms)
 {
 	OdpStatus	status;
@@ -890,7 +952,7 @@ odp_ss_distributed(OdpContext *ctx, OdpSsSupervisor *sup, const OdpSsNodes *node
 		if (status != ODP_OK)
 			return status;
 		t0 = odp_now_ms();
-		status = odp_ss_sup_merge(ctx, sup, cands, (const float *const *) lists,
+		status = odp_ss_sup_merge(ctx, sup, cands, (const double *const *) lists,
 								  nodes->count, &prune, &min_out);
 		*supervisor_ms += odp_now_ms() - t0;
 		if (status != ODP_OK)

@@ -60,7 +60,7 @@ typedef struct SsSplit
 	int64_t		m;
 	OdpSsRows  *props;
 	const OdpSsRows *cands;
-	float	  **lists;
+	double	  **lists;
 	bool		prune;
 	double		min_out;
 } SsSplit;
@@ -115,7 +115,7 @@ SsSplitFirst(void *arg, int64_t m, OdpSsRows *props)
 }
 
 static OdpStatus
-SsSplitExact(void *arg, const OdpSsRows *cands, float **lists)
+SsSplitExact(void *arg, const OdpSsRows *cands, double **lists)
 {
 	SsSplit    *s = (SsSplit *) arg;
 	OdpStatus	status;
@@ -163,7 +163,7 @@ odp_split_solvingset(OdpContext *ctx, const OdpMatrix *mat, OdpMetric metric,
 	OdpSsNodes	nodes;
 	OdpSsRows	props[ODP_MAX_GPUS];
 	OdpSsRows	cands;
-	float	   *lists[ODP_MAX_GPUS];
+	double	   *lists[ODP_MAX_GPUS];
 	int64_t    *ids = NULL;
 	int64_t		first[ODP_MAX_GPUS + 1];
 	int64_t    *top_ids = NULL;
@@ -185,15 +185,15 @@ odp_split_solvingset(OdpContext *ctx, const OdpMatrix *mat, OdpMetric metric,
 	top_ids = malloc(sizeof(int64_t) * (size_t) n);
 	cands.ids = malloc(sizeof(int64_t) * (size_t) m);
 	cands.rank = malloc(sizeof(double) * (size_t) m);
-	cands.bound = malloc(sizeof(float) * (size_t) m);
+	cands.bound = malloc(sizeof(double) * (size_t) m);
 	cands.vectors = malloc(sizeof(float) * (size_t) m * (size_t) mat->dims);
 	for (int p = 0; p < set.count; p++)
 	{
 		props[p].ids = malloc(sizeof(int64_t) * (size_t) m);
 		props[p].rank = malloc(sizeof(double) * (size_t) m);
-		props[p].bound = malloc(sizeof(float) * (size_t) m);
+		props[p].bound = malloc(sizeof(double) * (size_t) m);
 		props[p].vectors = malloc(sizeof(float) * (size_t) m * (size_t) mat->dims);
-		lists[p] = malloc(sizeof(float) * (size_t) m * (size_t) k);
+		lists[p] = malloc(sizeof(double) * (size_t) m * (size_t) k);
 	}
 	status = ODP_OK;
 	if (s == NULL || (mat->ids == NULL && ids == NULL) || !top_ids || !cands.ids ||

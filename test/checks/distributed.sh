@@ -9,6 +9,8 @@
 #     (odp_top_outliers with each method and metric, odp_solving_set,
 #     odp_knn, odp_knn_join, odp_skyline with bands), and that it ran on
 #     the nodes; odp_gpu.distributed = off pulls the rows and agrees;
+#     float8 features (epoch seconds with centimes, t) run on the nodes in
+#     float64 and agree with the local table bit for bit;
 #   - faults: a node down, a shard dropped, a node backend killed mid-call,
 #     statement_timeout and cancel, each ending the call with an error that
 #     names the node, no connection left on any node, the next call right;
@@ -55,7 +57,7 @@ odp_distributed_checks() {	# [node server options, e.g. "-c odp_gpu.device=gpu"]
 		odp_node_psql "$i" -v ON_ERROR_STOP=1 >/dev/null 2>&1 <<SQL
 SET client_min_messages = warning;
 CREATE ROLE analyst LOGIN PASSWORD '$ODP_SHARD_PW';
-CREATE TABLE pts_node (id bigint, f real[], x float8, y float8);
+CREATE TABLE pts_node (id bigint, f real[], x float8, y float8, t float8);
 GRANT SELECT ON pts_node TO analyst;
 SQL
 		odp_check "node $i: a role with a password, the shard table" $? ""
@@ -72,7 +74,7 @@ CREATE SERVER node2 FOREIGN DATA WRAPPER postgres_fdw
 	OPTIONS (host '${ODP_NODE_SOCK[2]}', port '${ODP_NODE_PORT[2]}', dbname 'postgres', connect_timeout '3');
 CREATE USER MAPPING FOR postgres SERVER node1 OPTIONS (user 'postgres');
 CREATE USER MAPPING FOR postgres SERVER node2 OPTIONS (user 'postgres');
-CREATE TABLE pts (id bigint, f real[], x float8, y float8) PARTITION BY HASH (id);
+CREATE TABLE pts (id bigint, f real[], x float8, y float8, t float8) PARTITION BY HASH (id);
 CREATE FOREIGN TABLE pts_p0 PARTITION OF pts FOR VALUES WITH (MODULUS 3, REMAINDER 0)
 	SERVER node1 OPTIONS (table_name 'pts_node');
 CREATE FOREIGN TABLE pts_p1 PARTITION OF pts FOR VALUES WITH (MODULUS 3, REMAINDER 1)
@@ -83,13 +85,19 @@ INSERT INTO pts
 SELECT i,
 	ARRAY[((i * 7919) % 97)::real, ((i * 104729) % 89)::real, (i % 13)::real,
 		  CASE WHEN i % 997 = 0 THEN 500 ELSE (i % 7) END::real],
-	((i * 31) % 101)::float8, ((i * 57) % 103)::float8 + (i % 3) * 0.5
+	((i * 31) % 101)::float8, ((i * 57) % 103)::float8 + (i % 3) * 0.5,
+	-- epoch seconds with centimes: float32 would round them to 128 s
+	1.7e9 + ((i * 7919) % 5003) * 0.01 + CASE WHEN i % 1499 = 0 THEN 40 ELSE 0 END
 FROM generate_series(1, 6000) i;
 CREATE TABLE pts_local AS SELECT * FROM pts;
 ALTER TABLE pts_local ADD PRIMARY KEY (id);
 CREATE TABLE knn_queries (id bigint PRIMARY KEY, f real[]);
 INSERT INTO knn_queries SELECT i, ARRAY[(i * 3 % 97)::real, (i * 5 % 89)::real, (i % 13)::real, (i % 7)::real]
 FROM generate_series(1, 40) i;
+CREATE TABLE knn_q64 (id bigint PRIMARY KEY, t float8, x float8);
+INSERT INTO knn_q64 SELECT i, 1.7e9 + i * 1.37, (i * 7 % 101)::float8 FROM generate_series(1, 30) i;
+CREATE TABLE knn_q32 (id bigint PRIMARY KEY, a real, b real);
+INSERT INTO knn_q32 SELECT i, 1.7e9 + i * 128, (i * 7 % 101) FROM generate_series(1, 30) i;
 CREATE ROLE analyst LOGIN;
 GRANT SELECT ON pts, pts_local, knn_queries TO analyst;
 GRANT USAGE ON FOREIGN SERVER node1, node2 TO analyst;
@@ -131,6 +139,12 @@ SQL
 		"odp_skyline('%s', features => '{x,y}')"
 		"odp_skyline('%s', '{min,max}', band => 3, features => '{x,y}')"
 		"odp_skyline('%s', '{max,max,min,min}', band => 2, features => '{f}')"
+		"odp_top_outliers('%s', k => 5, n => 12, features => '{t,x}')"
+		"odp_top_outliers('%s', k => 8, n => 6, features => '{t,y}', method => 'bruteforce', metric => 'manhattan')"
+		"odp_solving_set('%s', k => 6, n => 7, features => '{t,x}', batch_size => 50)"
+		"odp_knn('%s', '{1700000025.37,50}', k => 15, features => '{t,x}')"
+		"odp_knn_join('knn_q64', '%s', k => 6, features => '{t,x}')"
+		"odp_knn_join('knn_q32', '%s', k => 4, features => '{t,x}', query_features => '{a,b}')"
 	)
 	for c in "${cases[@]}"; do
 		# shellcheck disable=SC2059
@@ -153,15 +167,18 @@ SQL
 	odp_check "pulled and distributed give the same top 10" $? ""
 	odp_same "SELECT * FROM odp_outlier_scores('pts', k => 5)" "SELECT * FROM odp_outlier_scores('pts_local', k => 5)"
 	odp_check "a function without a distributed form reads pts, as before" $? ""
-	# float8 features are float64, which the nodes' steps do not take: read
-	sql="SELECT count(*) FROM odp_top_outliers('pts', k => 4, n => 9, features => '{x,y}')"
+	# float8 features are float64: the nodes compute in it too
+	sql="SELECT count(*) FROM odp_top_outliers('pts', k => 4, n => 9, features => '{t,x}')"
 	out=$(psql -X -At -c "SET odp_gpu.report_timing = on" -c "$sql" 2>&1)
-	! grep -q "distributed" <<<"$out" && grep -q "precision=float64" <<<"$out"
-	odp_check "float8 features (float64) are read, not sent to the nodes" $? "$(grep -o 'path=.*' <<<"$out" | head -c 300)"
+	grep -q "distributed nodes=3 remote=2.*precision=float64" <<<"$out"
+	odp_check "float8 features run on the nodes in float64" $? "$(grep -o 'distributed.*' <<<"$out" | head -c 300)"
 	out=$(psql -X -At -c "SET odp_gpu.report_timing = on" -c "SET odp_gpu.distance_precision = float32" \
 		-c "$sql" 2>&1)
-	grep -q "distributed nodes=3 remote=2" <<<"$out"
-	odp_check "distance_precision = float32: float8 features run on the nodes again" $? "$(grep -o 'distributed.*' <<<"$out" | head -c 300)"
+	grep -q "distributed nodes=3 remote=2.*precision=float32" <<<"$out"
+	odp_check "distance_precision = float32: float8 features run on the nodes in float32" $? "$(grep -o 'distributed.*' <<<"$out" | head -c 300)"
+	! odp_same "SET odp_gpu.distance_precision = float32; SELECT * FROM odp_top_outliers('pts', k => 5, n => 12, features => '{t,x}')" \
+		"SELECT * FROM odp_top_outliers('pts_local', k => 5, n => 12, features => '{t,x}')"
+	odp_check "float32 on the nodes differs from float64 on these features (the float64 cases mean something)" $? ""
 	for i in 1 2; do
 		n=$(odp_node_wait_idle "$i" 2)
 		[ "$n" = 0 ]
@@ -205,7 +222,8 @@ SQL
 		-c "CREATE FOREIGN TABLE pts_big_p1 PARTITION OF pts_big FOR VALUES WITH (MODULUS 2, REMAINDER 1) SERVER node2 OPTIONS (table_name 'big_node')" >/dev/null
 	for i in 1 2; do
 		odp_node_psql "$i" -c "CREATE TABLE big_node AS SELECT i::bigint AS id,
-			array(SELECT random()::real FROM generate_series(1, 32) WHERE i > 0) AS f, 0::float8 AS x, 0::float8 AS y
+			array(SELECT random()::real FROM generate_series(1, 32) WHERE i > 0) AS f, 0::float8 AS x, 0::float8 AS y,
+			0::float8 AS t
 			FROM generate_series($i, 120000, 2) i" -c "LOAD 'odp_gpu'" -c "ALTER SYSTEM SET odp_gpu.cpu_threads = 1" \
 			-c "SELECT pg_reload_conf()" >/dev/null
 	done
@@ -298,7 +316,7 @@ SQL
 	odp_nodes_remove
 	psql -X -q >/dev/null 2>&1 <<'SQL'
 SET client_min_messages = warning;
-DROP TABLE IF EXISTS pts, pts_local, pts_big, knn_queries CASCADE;
+DROP TABLE IF EXISTS pts, pts_local, pts_big, knn_queries, knn_q64, knn_q32 CASCADE;
 DROP SERVER IF EXISTS node1, node2 CASCADE;
 DROP OWNED BY analyst, nopass, trusted;
 DROP ROLE IF EXISTS analyst, nopass, trusted;

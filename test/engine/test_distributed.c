@@ -5,7 +5,10 @@
  *	  split over in-process nodes by a hash of their ids, the supervisor
  *	  drives them, and the results must equal one run over all the rows:
  *	  SolvingSet's top n, scores, solving set and iterations, the brute
- *	  force's every weight, and the merged k-NN lists.
+ *	  force's every weight, and the merged k-NN lists.  Both precisions:
+ *	  float64 rows (data64) are the float32 ones moved to a 10^6 offset,
+ *	  where float32 could not tell them apart, and must give one float64
+ *	  run's answers bit for bit.
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -53,7 +56,7 @@ distributed_first(void *arg, int64_t m, OdpSsRows *props)
 }
 
 static OdpStatus
-distributed_exact(void *arg, const OdpSsRows *cands, float **lists)
+distributed_exact(void *arg, const OdpSsRows *cands, double **lists)
 {
 	DistributedNodes  *d = arg;
 
@@ -85,15 +88,18 @@ distributed_next(void *arg, bool prune, double min_out, int64_t m, OdpSsRows *pr
 }
 
 static void
-rows_alloc(OdpSsRows *r, int64_t capacity, int dims)
+rows_alloc(OdpSsRows *r, int64_t capacity, int dims, bool wide)
 {
 	r->count = 0;
 	r->capacity = capacity;
 	r->dims = dims;
 	r->ids = xmalloc(sizeof(int64_t) * (size_t) capacity + 8);
 	r->rank = xmalloc(sizeof(double) * (size_t) capacity + 8);
-	r->bound = xmalloc(sizeof(float) * (size_t) capacity + 8);
-	r->vectors = xmalloc(sizeof(float) * (size_t) capacity * (size_t) dims + 8);
+	r->bound = xmalloc(sizeof(double) * (size_t) capacity + 8);
+	r->vectors = wide ? NULL :
+		xmalloc(sizeof(float) * (size_t) capacity * (size_t) dims + 8);
+	r->vectors64 = wide ?
+		xmalloc(sizeof(double) * (size_t) capacity * (size_t) dims + 8) : NULL;
 }
 
 static void
@@ -103,6 +109,43 @@ rows_free(OdpSsRows *r)
 	free(r->rank);
 	free(r->bound);
 	free(r->vectors);
+	free(r->vectors64);
+}
+
+/*
+ * The rows of a case in their precision: float32 as generated, or float64
+ * at a 10^6 offset with the generated values as millesimal detail (equal
+ * rows stay equal, so ties stay ties).
+ */
+static void *
+case_rows(const float *x, int64_t rows, int dims, bool wide)
+{
+	double	   *w;
+
+	if (!wide)
+	{
+		float	   *c = xmalloc(sizeof(float) * (size_t) rows * (size_t) dims + 8);
+
+		memcpy(c, x, sizeof(float) * (size_t) rows * (size_t) dims);
+		return c;
+	}
+	w = xmalloc(sizeof(double) * (size_t) rows * (size_t) dims + 8);
+	for (int64_t i = 0; i < rows * dims; i++)
+		w[i] = 1.0e6 + (double) x[i] * 1.0e-3;
+	return w;
+}
+
+/* A matrix over case_rows' rows. */
+static void
+case_matrix(OdpMatrix *m, const void *rows, int64_t nrows, int dims, bool wide)
+{
+	memset(m, 0, sizeof(*m));
+	if (wide)
+		m->data64 = rows;
+	else
+		m->data = rows;
+	m->rows = nrows;
+	m->dims = dims;
 }
 
 /* Shard of a row: a hash of its id, as hash partitioning would place it. */
@@ -114,14 +157,19 @@ shard_of(int64_t id, int nodes)
 	return (int) ((h >> 33) % (uint64_t) nodes);
 }
 
-/* Splits x (rows with ids) into nodes shards of copied rows. */
+/*
+ * Splits x (rows with ids, of esize bytes a value) into nodes shards of
+ * copied rows.
+ */
 static void
-split_rows(const float *x, const int64_t *ids, int64_t rows, int dims, int nodes,
-		   float **data, int64_t **sids, int64_t *srows)
+split_rows(const void *x, size_t esize, const int64_t *ids, int64_t rows, int dims,
+		   int nodes, void **data, int64_t **sids, int64_t *srows)
 {
+	const size_t row_bytes = esize * (size_t) dims;
+
 	for (int s = 0; s < nodes; s++)
 	{
-		data[s] = xmalloc(sizeof(float) * (size_t) rows * (size_t) dims + 8);
+		data[s] = xmalloc(row_bytes * (size_t) rows + 8);
 		sids[s] = xmalloc(sizeof(int64_t) * (size_t) rows + 8);
 		srows[s] = 0;
 	}
@@ -129,7 +177,8 @@ split_rows(const float *x, const int64_t *ids, int64_t rows, int dims, int nodes
 	{
 		int			s = shard_of(ids[r], nodes);
 
-		memcpy(data[s] + srows[s] * dims, x + r * dims, sizeof(float) * (size_t) dims);
+		memcpy((char *) data[s] + (size_t) srows[s] * row_bytes,
+			   (const char *) x + (size_t) r * row_bytes, row_bytes);
 		sids[s][srows[s]++] = ids[r];
 	}
 }
@@ -140,12 +189,14 @@ split_rows(const float *x, const int64_t *ids, int64_t rows, int dims, int nodes
  */
 static void
 distributed_ss_case(OdpDevice dev, Gen gen, int64_t rows, int dims, int k, int64_t n,
-					int nodes, int64_t batch, bool prune, bool empty_node, OdpMetric metric)
+					int nodes, int64_t batch, bool prune, bool empty_node, OdpMetric metric,
+					bool wide)
 {
 	OdpContext	ctx = make_ctx(dev);
-	float	   *x = make_data(gen, rows, dims);
+	float	   *x32 = make_data(gen, rows, dims);
+	void	   *x = case_rows(x32, rows, dims, wide);
 	int64_t    *ids = xmalloc(sizeof(int64_t) * (size_t) rows);
-	float	   *data[DISTRIBUTED_MAX_NODES];
+	void	   *data[DISTRIBUTED_MAX_NODES];
 	int64_t    *sids[DISTRIBUTED_MAX_NODES];
 	int64_t		srows[DISTRIBUTED_MAX_NODES];
 	OdpMatrix	all = {0};
@@ -161,30 +212,30 @@ distributed_ss_case(OdpDevice dev, Gen gen, int64_t rows, int dims, int k, int64
 	OdpSsSupervisor *sup = NULL;
 	OdpSsRows	props[DISTRIBUTED_MAX_NODES];
 	OdpSsRows	cands;
-	float	   *lists[DISTRIBUTED_MAX_NODES];
+	double	   *lists[DISTRIBUTED_MAX_NODES];
 	int64_t		m = odp_ss_batch_size(rows, n, batch);
 	double		sup_ms = 0.0;
 	bool		same = true;
 	int			used = nodes + (empty_node ? 1 : 0);
 	char		what[160];
 
-	snprintf(what, sizeof(what), "%s %s %s %lld x %d, k = %d, n = %lld, m = %lld, %d node%s%s%s",
-			 dev == ODP_DEVICE_GPU ? "gpu" : "cpu", prune ? "solvingset" : "bruteforce",
+	snprintf(what, sizeof(what), "%s %s%s %s %lld x %d, k = %d, n = %lld, m = %lld, %d node%s%s%s",
+			 dev == ODP_DEVICE_GPU ? "gpu" : "cpu", wide ? "float64 " : "",
+			 prune ? "solvingset" : "bruteforce",
 			 odp_metric_name(metric), (long long) rows, dims, k, (long long) n,
 			 (long long) m, used, used == 1 ? "" : "s", empty_node ? " (one empty)" : "",
 			 odp_ss_node_backend ? "" : ", k-NN engine nodes");
 	for (int64_t r = 0; r < rows; r++)
 		ids[r] = 5 + 3 * r + (r % 7 == 0 ? 1 : 0);
-	all.data = x;
-	all.rows = rows;
-	all.dims = dims;
+	case_matrix(&all, x, rows, dims, wide);
 	all.ids = ids;
 	st = odp_compute_top_outliers(&ctx, &all, metric, k, n,
 								  prune ? ODP_METHOD_SOLVINGSET : ODP_METHOD_BRUTEFORCE,
 								  batch, order, scores, &count, set, set_scores, &stats);
 	check(st == ODP_OK, "distributed: local run of %s (%s)", what, ctx.message);
 
-	split_rows(x, ids, rows, dims, nodes, data, sids, srows);
+	split_rows(x, wide ? sizeof(double) : sizeof(float), ids, rows, dims, nodes,
+			   data, sids, srows);
 	if (empty_node)
 	{
 		data[nodes] = xmalloc(8);
@@ -196,16 +247,14 @@ distributed_ss_case(OdpDevice dev, Gen gen, int64_t rows, int dims, int k, int64
 	dn.count = used;
 	for (int s = 0; s < used; s++)
 	{
-		dn.shard[s].data = data[s];
-		dn.shard[s].rows = srows[s];
-		dn.shard[s].dims = dims;
+		case_matrix(&dn.shard[s], data[s], srows[s], dims, wide);
 		dn.shard[s].ids = sids[s];
 		st = odp_ss_node_create(&ctx, &dn.shard[s], metric, k, prune, &dn.node[s]);
 		check(st == ODP_OK, "distributed: node %d of %s (%s)", s, what, ctx.message);
-		rows_alloc(&props[s], m, dims);
-		lists[s] = xmalloc(sizeof(float) * (size_t) m * (size_t) k);
+		rows_alloc(&props[s], m, dims, wide);
+		lists[s] = xmalloc(sizeof(double) * (size_t) m * (size_t) k);
 	}
-	rows_alloc(&cands, m, dims);
+	rows_alloc(&cands, m, dims, wide);
 	ops.count = used;
 	ops.arg = &dn;
 	ops.first = distributed_first;
@@ -259,6 +308,7 @@ distributed_ss_case(OdpDevice dev, Gen gen, int64_t rows, int dims, int k, int64
 	}
 	rows_free(&cands);
 	free(x);
+	free(x32);
 	free(ids);
 	free(order);
 	free(scores);
@@ -279,9 +329,9 @@ distributed_overlap_case(void)
 	OdpSsSupervisor *sup = NULL;
 	OdpStatus	st;
 
-	rows_alloc(&props[0], 3, 1);
-	rows_alloc(&props[1], 3, 1);
-	rows_alloc(&cands, 6, 1);
+	rows_alloc(&props[0], 3, 1, false);
+	rows_alloc(&props[1], 3, 1, false);
+	rows_alloc(&cands, 6, 1, false);
 	for (int i = 0; i < 3; i++)
 	{
 		props[0].ids[i] = ids_a[i];
@@ -303,6 +353,39 @@ distributed_overlap_case(void)
 	rows_free(&cands);
 }
 
+/* Candidates of float32 rows sent to a node of float64 rows are refused. */
+static void
+distributed_precision_case(void)
+{
+	OdpContext	ctx = make_ctx(ODP_DEVICE_CPU);
+	double		x64[] = {0, 1, 2, 3};
+	int64_t		ids[] = {1, 2, 3, 4};
+	OdpMatrix	shard = {0};
+	OdpSsNode  *node = NULL;
+	OdpSsRows	cands;
+	double		lists[4];
+	int64_t		distances = 0;
+	OdpStatus	st;
+
+	shard.data64 = x64;
+	shard.rows = 4;
+	shard.dims = 1;
+	shard.ids = ids;
+	rows_alloc(&cands, 1, 1, false);
+	cands.ids[0] = 9;
+	cands.bound[0] = INFINITY;
+	cands.vectors[0] = 1.5f;
+	cands.count = 1;
+	st = odp_ss_node_create(&ctx, &shard, ODP_METRIC_EUCLIDEAN, 2, true, &node);
+	if (st == ODP_OK)
+		st = odp_ss_node_exact(&ctx, node, &cands, lists, &distances);
+	check(st == ODP_ERR_INVALID_ARGUMENT &&
+		  strstr(ctx.message, "float32 rows sent to a shard of float64") != NULL,
+		  "distributed: float32 candidates for a float64 node are refused (%s)", ctx.message);
+	odp_ss_node_free(node);
+	rows_free(&cands);
+}
+
 /*
  * k-NN over shards: every shard's odp_knn_excluding, merged, equals one
  * search over all the rows (ids for indexes), for queries from outside
@@ -310,21 +393,23 @@ distributed_overlap_case(void)
  */
 static void
 distributed_knn_case(OdpDevice dev, Gen gen, int64_t rows, int dims, int k,
-					 OdpMetric metric, int nodes, bool self)
+					 OdpMetric metric, int nodes, bool self, bool wide)
 {
 	OdpContext	ctx = make_ctx(dev);
-	float	   *x = make_data(gen, rows, dims);
+	float	   *x32 = make_data(gen, rows, dims);
+	void	   *x = case_rows(x32, rows, dims, wide);
 	int64_t		nq = self ? rows : 97;
-	float	   *qx = self ? x : make_data(gen, nq, dims);
+	float	   *qx32 = self ? NULL : make_data(gen, nq, dims);
+	void	   *qx = self ? x : case_rows(qx32, nq, dims, wide);
 	int64_t    *ids = xmalloc(sizeof(int64_t) * (size_t) rows);
-	float	   *data[DISTRIBUTED_MAX_NODES];
+	void	   *data[DISTRIBUTED_MAX_NODES];
 	int64_t    *sids[DISTRIBUTED_MAX_NODES];
 	int64_t		srows[DISTRIBUTED_MAX_NODES];
-	float	   *dl[DISTRIBUTED_MAX_NODES];
+	double	   *dl[DISTRIBUTED_MAX_NODES];
 	int64_t    *il[DISTRIBUTED_MAX_NODES];
 	double	   *ref_d = xmalloc(sizeof(double) * (size_t) nq * (size_t) k);
 	int64_t    *ref_i = xmalloc(sizeof(int64_t) * (size_t) nq * (size_t) k);
-	float	   *out_d = xmalloc(sizeof(float) * (size_t) nq * (size_t) k);
+	double	   *out_d = xmalloc(sizeof(double) * (size_t) nq * (size_t) k);
 	int64_t    *out_i = xmalloc(sizeof(int64_t) * (size_t) nq * (size_t) k);
 	OdpMatrix	all = {0};
 	OdpMatrix	qm = {0};
@@ -332,28 +417,24 @@ distributed_knn_case(OdpDevice dev, Gen gen, int64_t rows, int dims, int k,
 	bool		same = true;
 	char		what[160];
 
-	snprintf(what, sizeof(what), "%s %s %lld x %d, k = %d, metric %d, %d nodes",
-			 dev == ODP_DEVICE_GPU ? "gpu" : "cpu", self ? "self join" : "queries",
+	snprintf(what, sizeof(what), "%s %s%s %lld x %d, k = %d, metric %d, %d nodes",
+			 dev == ODP_DEVICE_GPU ? "gpu" : "cpu", wide ? "float64 " : "",
+			 self ? "self join" : "queries",
 			 (long long) rows, dims, k, (int) metric, nodes);
 	for (int64_t r = 0; r < rows; r++)
 		ids[r] = 11 + 2 * r;
-	all.data = x;
-	all.rows = rows;
-	all.dims = dims;
-	qm.data = qx;
-	qm.rows = nq;
-	qm.dims = dims;
+	case_matrix(&all, x, rows, dims, wide);
+	case_matrix(&qm, qx, nq, dims, wide);
 	st = odp_compute_knn(&ctx, self ? &all : &qm, &all, metric, k, self, ref_d, ref_i);
 	check(st == ODP_OK, "distributed knn: local search of %s (%s)", what, ctx.message);
-	split_rows(x, ids, rows, dims, nodes, data, sids, srows);
+	split_rows(x, wide ? sizeof(double) : sizeof(float), ids, rows, dims, nodes,
+			   data, sids, srows);
 	for (int s = 0; s < nodes && st == ODP_OK; s++)
 	{
-		OdpMatrix	sh = {0};
+		OdpMatrix	sh;
 
-		sh.data = data[s];
-		sh.rows = srows[s];
-		sh.dims = dims;
-		dl[s] = xmalloc(sizeof(float) * (size_t) nq * (size_t) k);
+		case_matrix(&sh, data[s], srows[s], dims, wide);
+		dl[s] = xmalloc(sizeof(double) * (size_t) nq * (size_t) k);
 		il[s] = xmalloc(sizeof(int64_t) * (size_t) nq * (size_t) k);
 		st = odp_knn_excluding(&ctx, &qm, self ? ids : NULL, &sh, sids[s], metric, k,
 							   dl[s], il[s]);
@@ -361,7 +442,7 @@ distributed_knn_case(OdpDevice dev, Gen gen, int64_t rows, int dims, int k,
 	}
 	if (st == ODP_OK)
 	{
-		odp_knn_merge(metric, k, nq, (const float *const *) dl,
+		odp_knn_merge(metric, k, nq, (const double *const *) dl,
 					  (const int64_t *const *) il, nodes, out_d, out_i);
 		for (int64_t i = 0; same && i < nq * k; i++)
 			same = out_i[i] == ids[ref_i[i]] && out_d[i] == ref_d[i];
@@ -379,7 +460,9 @@ distributed_knn_case(OdpDevice dev, Gen gen, int64_t rows, int dims, int k,
 	}
 	if (!self)
 		free(qx);
+	free(qx32);
 	free(x);
+	free(x32);
 	free(ids);
 	free(ref_d);
 	free(ref_i);
@@ -393,6 +476,7 @@ run_distributed_tests(void)
 	OdpDevice	devs[2] = {ODP_DEVICE_CPU, ODP_DEVICE_GPU};
 
 	distributed_overlap_case();
+	distributed_precision_case();
 	for (int d = 0; d < 2; d++)
 	{
 		if (devs[d] == ODP_DEVICE_GPU && !gpu_ok)
@@ -402,24 +486,36 @@ run_distributed_tests(void)
 		}
 		/* the k-NN engine's node step, as a node without a backend runs it */
 		odp_ss_node_backend = 0;
-		distributed_ss_case(devs[d], GEN_UNIFORM, 3000, 4, 10, 10, 3, 64, true, false, ODP_METRIC_EUCLIDEAN);
-		distributed_ss_case(devs[d], GEN_DUPLICATES, 2000, 3, 12, 7, 2, 50, true, true, ODP_METRIC_EUCLIDEAN);
+		distributed_ss_case(devs[d], GEN_UNIFORM, 3000, 4, 10, 10, 3, 64, true, false, ODP_METRIC_EUCLIDEAN, false);
+		distributed_ss_case(devs[d], GEN_DUPLICATES, 2000, 3, 12, 7, 2, 50, true, true, ODP_METRIC_EUCLIDEAN, false);
 		odp_ss_node_backend = 1;
 		/* nodes of 30 rows: k = 40 leaves them on the k-NN engine */
-		distributed_ss_case(devs[d], GEN_UNIFORM, 150, 3, 40, 5, 5, 20, true, false, ODP_METRIC_EUCLIDEAN);
-		distributed_ss_case(devs[d], GEN_UNIFORM, 3000, 4, 10, 10, 1, 64, true, false, ODP_METRIC_EUCLIDEAN);
-		distributed_ss_case(devs[d], GEN_UNIFORM, 2000, 5, 10, 8, 3, 64, true, false, ODP_METRIC_COSINE);
-		distributed_ss_case(devs[d], GEN_TIES, 2000, 3, 15, 8, 3, 64, true, false, ODP_METRIC_MANHATTAN);
-		distributed_ss_case(devs[d], GEN_UNIFORM, 2000, 6, 10, 8, 2, 64, true, false, ODP_METRIC_CHEBYSHEV);
-		distributed_ss_case(devs[d], GEN_UNIFORM, 2000, 6, 10, 8, 2, 64, true, false, ODP_METRIC_SQEUCLIDEAN);
-		distributed_ss_case(devs[d], GEN_UNIFORM, 3000, 4, 10, 10, 3, 64, true, false, ODP_METRIC_EUCLIDEAN);
-		distributed_ss_case(devs[d], GEN_DUPLICATES, 2500, 3, 20, 7, 4, 50, true, true, ODP_METRIC_EUCLIDEAN);
-		distributed_ss_case(devs[d], GEN_TIES, 2000, 2, 5, 15, 2, 40, true, false, ODP_METRIC_EUCLIDEAN);
-		distributed_ss_case(devs[d], GEN_GRID, 4000, 10, 50, 10, 5, 200, true, false, ODP_METRIC_EUCLIDEAN);
-		distributed_ss_case(devs[d], GEN_UNIFORM, 1500, 5, 8, 12, 3, 100, false, true, ODP_METRIC_EUCLIDEAN);
-		distributed_knn_case(devs[d], GEN_UNIFORM, 2000, 6, 10, ODP_METRIC_EUCLIDEAN, 3, false);
-		distributed_knn_case(devs[d], GEN_TIES, 1500, 2, 25, ODP_METRIC_MANHATTAN, 4, true);
-		distributed_knn_case(devs[d], GEN_UNIFORM, 1200, 8, 5, ODP_METRIC_INNER_PRODUCT, 2, false);
-		distributed_knn_case(devs[d], GEN_DUPLICATES, 1000, 4, 12, ODP_METRIC_COSINE, 3, true);
+		distributed_ss_case(devs[d], GEN_UNIFORM, 150, 3, 40, 5, 5, 20, true, false, ODP_METRIC_EUCLIDEAN, false);
+		distributed_ss_case(devs[d], GEN_UNIFORM, 3000, 4, 10, 10, 1, 64, true, false, ODP_METRIC_EUCLIDEAN, false);
+		distributed_ss_case(devs[d], GEN_UNIFORM, 2000, 5, 10, 8, 3, 64, true, false, ODP_METRIC_COSINE, false);
+		distributed_ss_case(devs[d], GEN_TIES, 2000, 3, 15, 8, 3, 64, true, false, ODP_METRIC_MANHATTAN, false);
+		distributed_ss_case(devs[d], GEN_UNIFORM, 2000, 6, 10, 8, 2, 64, true, false, ODP_METRIC_CHEBYSHEV, false);
+		distributed_ss_case(devs[d], GEN_UNIFORM, 2000, 6, 10, 8, 2, 64, true, false, ODP_METRIC_SQEUCLIDEAN, false);
+		distributed_ss_case(devs[d], GEN_UNIFORM, 3000, 4, 10, 10, 3, 64, true, false, ODP_METRIC_EUCLIDEAN, false);
+		distributed_ss_case(devs[d], GEN_DUPLICATES, 2500, 3, 20, 7, 4, 50, true, true, ODP_METRIC_EUCLIDEAN, false);
+		distributed_ss_case(devs[d], GEN_TIES, 2000, 2, 5, 15, 2, 40, true, false, ODP_METRIC_EUCLIDEAN, false);
+		distributed_ss_case(devs[d], GEN_GRID, 4000, 10, 50, 10, 5, 200, true, false, ODP_METRIC_EUCLIDEAN, false);
+		distributed_ss_case(devs[d], GEN_UNIFORM, 1500, 5, 8, 12, 3, 100, false, true, ODP_METRIC_EUCLIDEAN, false);
+		distributed_knn_case(devs[d], GEN_UNIFORM, 2000, 6, 10, ODP_METRIC_EUCLIDEAN, 3, false, false);
+		distributed_knn_case(devs[d], GEN_TIES, 1500, 2, 25, ODP_METRIC_MANHATTAN, 4, true, false);
+		distributed_knn_case(devs[d], GEN_UNIFORM, 1200, 8, 5, ODP_METRIC_INNER_PRODUCT, 2, false, false);
+		distributed_knn_case(devs[d], GEN_DUPLICATES, 1000, 4, 12, ODP_METRIC_COSINE, 3, true, false);
+
+		/* float64 rows: their nodes work through the k-NN engine */
+		distributed_ss_case(devs[d], GEN_UNIFORM, 2000, 4, 10, 10, 3, 64, true, false, ODP_METRIC_EUCLIDEAN, true);
+		distributed_ss_case(devs[d], GEN_DUPLICATES, 1500, 3, 12, 7, 2, 50, true, true, ODP_METRIC_EUCLIDEAN, true);
+		distributed_ss_case(devs[d], GEN_TIES, 1500, 3, 15, 8, 3, 64, true, false, ODP_METRIC_MANHATTAN, true);
+		distributed_ss_case(devs[d], GEN_UNIFORM, 1500, 5, 10, 8, 3, 64, true, false, ODP_METRIC_COSINE, true);
+		distributed_ss_case(devs[d], GEN_UNIFORM, 1500, 6, 10, 8, 2, 64, true, false, ODP_METRIC_CHEBYSHEV, true);
+		distributed_ss_case(devs[d], GEN_UNIFORM, 1200, 5, 8, 12, 3, 100, false, true, ODP_METRIC_EUCLIDEAN, true);
+		distributed_knn_case(devs[d], GEN_UNIFORM, 1500, 6, 10, ODP_METRIC_EUCLIDEAN, 3, false, true);
+		distributed_knn_case(devs[d], GEN_TIES, 1200, 2, 25, ODP_METRIC_MANHATTAN, 4, true, true);
+		distributed_knn_case(devs[d], GEN_UNIFORM, 1000, 8, 5, ODP_METRIC_INNER_PRODUCT, 2, false, true);
+		distributed_knn_case(devs[d], GEN_DUPLICATES, 1000, 4, 12, ODP_METRIC_COSINE, 3, true, true);
 	}
 }
