@@ -42,14 +42,6 @@ extern OdpStatus odp_matrix_norms(OdpContext *ctx, const OdpMatrix *m,
 extern OdpStatus odp_matrix_norms64(OdpContext *ctx, const OdpMatrix *m,
 									const char *what, double **norms);
 
-/*
- * The failure (ODP_ERR_INVALID_ARGUMENT) of the sharded steps
- * (odp_distributed.h) given float64 rows: their lists, bounds and vectors
- * are float32.
- */
-#define ODP_DISTRIBUTED_NO_FLOAT64 \
-	"float64 rows are not supported by the distributed steps"
-
 /* Asks the caller's cancel callback; false when there is none. */
 extern bool odp_cancel_requested(OdpContext *ctx);
 
