@@ -91,12 +91,32 @@ odp_metric_is_distance(OdpMetric metric)
 	return metric != ODP_METRIC_INNER_PRODUCT;
 }
 
+/*
+ * A row norm's checks for cosine: a zero vector has no direction, and an
+ * infinite norm would make the distance NaN, which has no order.
+ */
+static OdpStatus
+norm_check(OdpContext *ctx, double norm, const char *what, int64_t row,
+		   const char *precision)
+{
+	if (norm == 0.0)
+		return odp_fail(ctx, ODP_ERR_DATA,
+						"%s %lld is a zero vector, for which cosine distance is undefined",
+						what, (long long) row);
+	if (isinf(norm))
+		return odp_fail(ctx, ODP_ERR_DATA,
+						"the norm of %s %lld overflows %s precision",
+						what, (long long) row, precision);
+	return ODP_OK;
+}
+
 /* See engine_internal.h. */
 OdpStatus
 odp_matrix_norms(OdpContext *ctx, const OdpMatrix *m, const char *what,
 				 float **norms_out)
 {
 	float	   *norms;
+	OdpStatus	status;
 
 	*norms_out = NULL;
 	norms = malloc(sizeof(float) * (size_t) m->rows);
@@ -106,32 +126,23 @@ odp_matrix_norms(OdpContext *ctx, const OdpMatrix *m, const char *what,
 	for (int64_t i = 0; i < m->rows; i++)
 	{
 		norms[i] = odp_row_norm(m->data + i * m->dims, m->dims);
-		if (norms[i] == 0.0f)
+		if ((status = norm_check(ctx, norms[i], what, i, "single")) != ODP_OK)
 		{
 			free(norms);
-			return odp_fail(ctx, ODP_ERR_DATA,
-							"%s %lld is a zero vector, for which cosine distance is undefined",
-							what, (long long) i);
-		}
-		/* an infinite norm would make the distance NaN, which has no order */
-		if (isinf(norms[i]))
-		{
-			free(norms);
-			return odp_fail(ctx, ODP_ERR_DATA,
-							"the norm of %s %lld overflows single precision",
-							what, (long long) i);
+			return status;
 		}
 	}
 	*norms_out = norms;
 	return ODP_OK;
 }
 
-/* See engine_internal.h: odp_matrix_norms's checks, in float64. */
+/* See engine_internal.h: odp_matrix_norms in float64. */
 OdpStatus
 odp_matrix_norms64(OdpContext *ctx, const OdpMatrix *m, const char *what,
 				   double **norms_out)
 {
 	double	   *norms;
+	OdpStatus	status;
 
 	*norms_out = NULL;
 	norms = malloc(sizeof(double) * (size_t) m->rows);
@@ -141,19 +152,10 @@ odp_matrix_norms64(OdpContext *ctx, const OdpMatrix *m, const char *what,
 	for (int64_t i = 0; i < m->rows; i++)
 	{
 		norms[i] = odp_row_norm64(m->data64 + i * m->dims, m->dims);
-		if (norms[i] == 0.0)
+		if ((status = norm_check(ctx, norms[i], what, i, "double")) != ODP_OK)
 		{
 			free(norms);
-			return odp_fail(ctx, ODP_ERR_DATA,
-							"%s %lld is a zero vector, for which cosine distance is undefined",
-							what, (long long) i);
-		}
-		if (isinf(norms[i]))
-		{
-			free(norms);
-			return odp_fail(ctx, ODP_ERR_DATA,
-							"the norm of %s %lld overflows double precision",
-							what, (long long) i);
+			return status;
 		}
 	}
 	*norms_out = norms;
