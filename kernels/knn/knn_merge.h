@@ -3,7 +3,9 @@
  * knn_merge.h
  *	  The one merge of neighbour lists that cover disjoint candidate ranges
  *	  (each sorted by distance, then index), shared by the CPU path's
- *	  per-thread ranges and the GPU's query copies (k-NN and SolvingSet).
+ *	  per-thread ranges and the GPU's query copies (k-NN and SolvingSet);
+ *	  and the one way to turn a row's k + 1 nearest into its k nearest
+ *	  other rows.
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -55,5 +57,32 @@ name(const T *dist, const int64_t *index, int64_t stride, int nlists, \
 
 ODP_MERGE_NEXT_DEFINE(odp_merge_next, float)
 ODP_MERGE_NEXT_DEFINE(odp_merge_next64, double)
+
+/*
+ * A row's k nearest other rows from its kk nearest rows (dist/index,
+ * ascending by (distance, index), the row itself possibly among them):
+ * the first k entries whose index is not self, into out_dist and, where
+ * not NULL, out_index.  With kk = k + 1 this is the self-excluding top k,
+ * duplicates and ties included, for primitives that cannot exclude a row
+ * themselves.  Returns how many it wrote.
+ */
+static inline int32_t
+odp_list_without_row(const double *dist, const int64_t *index, int32_t kk,
+					 int64_t self, int32_t k, double *out_dist,
+					 int64_t *out_index)
+{
+	int32_t		n = 0;
+
+	for (int32_t j = 0; j < kk && n < k; j++)
+	{
+		if (index[j] == self)
+			continue;
+		out_dist[n] = dist[j];
+		if (out_index != NULL)
+			out_index[n] = index[j];
+		n++;
+	}
+	return n;
+}
 
 #endif							/* ODP_KNN_MERGE_H */

@@ -101,6 +101,7 @@
 #include "common/host_threads.h"
 #include "include/odp_distance.h"
 #include "knn/knn_internal.h"
+#include "knn/knn_merge.h"
 
 /* The largest k filtered, and the most list entries (queries x kp). */
 #define WIDE_MAX_K				256
@@ -687,16 +688,10 @@ wide_fallback(Wide *w, int64_t *fallbacks)
 	for (int64_t f = 0; f < nf; f++)
 	{
 		const int64_t q = which[f];
-		int32_t		n = 0;
 
-		for (int32_t e = 0; e < kk && n < w->k; e++)
-		{
-			if (w->self && fi[(size_t) f * kk + e] == q)
-				continue;
-			w->dist[(size_t) q * w->k + n] = fd[(size_t) f * kk + e];
-			w->index[(size_t) q * w->k + n] = fi[(size_t) f * kk + e];
-			n++;
-		}
+		odp_list_without_row(fd + (size_t) f * kk, fi + (size_t) f * kk, kk,
+							 w->self ? q : -1, w->k, w->dist + (size_t) q * w->k,
+							 w->index + (size_t) q * w->k);
 	}
 done:
 	free(which);

@@ -42,6 +42,7 @@
 #include "common/engine_internal.h"
 #include "include/odp_distance.h"
 #include "knn/knn_internal.h"
+#include "knn/knn_merge.h"
 #include "outliers/solvingset_internal.h"
 
 /*
@@ -221,20 +222,8 @@ wide_exact(void *self, const int64_t *cand, int32_t nc, double *weight,
 			return status;
 		for (int64_t i = 0; i < nb; i++)
 		{
-			const double *d = ss->dist + i * k1;
-			const int64_t *ix = ss->index + i * k1;
-			int32_t		n = 0;
-			bool		skipped = false;
-
-			for (int32_t j = 0; j < k1 && n < ss->k; j++)
-			{
-				if (!skipped && ix[j] == cand[b + i])
-				{
-					skipped = true;
-					continue;
-				}
-				ss->merged[n++] = d[j];
-			}
+			odp_list_without_row(ss->dist + i * k1, ss->index + i * k1, k1,
+								 cand[b + i], ss->k, ss->merged, NULL);
 			weight[b + i] = odp_sum_ascending64(ss->merged, ss->k);
 		}
 	}
