@@ -83,5 +83,14 @@ SET odp_gpu.report_timing = on;
 SET client_min_messages = warning;
 SELECT rank FROM odp_top_outliers('pts', k => 3, n => 1);
 RESET ALL;
+
+-- odp_gpu.distance_precision: auto (the precision the features are
+-- stored in), float32 or float64; anything else is refused
+SHOW odp_gpu.distance_precision;
+SET odp_gpu.distance_precision = FLOAT64;
+SHOW odp_gpu.distance_precision;
+SET odp_gpu.distance_precision = float16;
+RESET odp_gpu.distance_precision;
+SHOW odp_gpu.distance_precision;
 DROP TABLE pts, one;
 DROP EXTENSION odp_gpu;
