@@ -44,7 +44,7 @@ KNN_C_OBJS = kernels/knn/knn.o kernels/knn/knn_cpu.o kernels/knn/knn_cpu_bits.o 
 KNN_CU_OBJS = kernels/knn/knn_gpu.o kernels/knn/knn_gpu_run.o \
 	kernels/knn/knn_gpu_search.o kernels/knn/knn_gpu_tc.o \
 	kernels/knn/knn_gpu_int.o kernels/knn/knn_gpu_wide.o \
-	kernels/knn/knn_gpu_refine64.o
+	kernels/knn/knn_gpu_filter64.o
 KNN_NOCUDA_OBJS = kernels/knn/knn_gpu_disabled.o
 OUTLIERS_C_OBJS = kernels/outliers/outliers.o kernels/outliers/outliers_split.o \
 	kernels/outliers/solvingset.o kernels/outliers/solvingset_first.o \

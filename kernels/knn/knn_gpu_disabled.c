@@ -71,9 +71,13 @@ odp_gpu_knn64_rows(OdpContext *ctx, const OdpMatrix *queries,
 
 /* Cannot run; odp_knn64_filtered only gets here on the GPU path. */
 OdpStatus
-odp_gpu_refine64(OdpContext *ctx, const OdpRefine64 *r, bool *too_big)
+odp_gpu_knn64_filter_rows(OdpContext *ctx, const OdpFilter64 *f, int64_t first,
+						  int64_t count, double stage_ms[3], bool *refused)
 {
-	(void) r;
-	*too_big = false;
+	(void) f;
+	(void) first;
+	(void) count;
+	stage_ms[0] = stage_ms[1] = stage_ms[2] = 0.0;
+	*refused = false;
 	return odp_fail(ctx, ODP_ERR_NO_GPU, ODP_NO_CUDA_MESSAGE);
 }

@@ -205,7 +205,8 @@ RunMakePlan(OdpContext *ctx, const OdpGpuDevice *dev, const OdpKnnRunOf<T> *run,
 	const size_t slack = RUN_ALLOCS * ODP_GPU_ALLOC_ALIGN;
 	const int64_t min_q = nq < RUN_MIN_CHUNK ? nq : RUN_MIN_CHUNK;
 	const int64_t min_c = nc < RUN_MIN_CHUNK ? nc : RUN_MIN_CHUNK;
-	const size_t budget = dev->budget;
+	const size_t budget = dev->budget > run->reserved_bytes ?
+		dev->budget - run->reserved_bytes : 0;
 	size_t		all_c;
 	size_t		all_q;
 	size_t		all_state;
@@ -222,6 +223,8 @@ RunMakePlan(OdpContext *ctx, const OdpGpuDevice *dev, const OdpKnnRunOf<T> *run,
 						(long long) nq, (long long) nc, dims);
 	if (run->self_join)
 		all_q = 0;
+	if (run->device_cands != NULL)
+		all_c = 0;
 	avail = budget > slack ? budget - slack : 0;
 	if (OdpSizeAdd(all_c, all_q, &need) && OdpSizeAdd(need, all_state, &need) &&
 		need <= avail)
@@ -287,25 +290,24 @@ RunMakePlan(OdpContext *ctx, const OdpGpuDevice *dev, const OdpKnnRunOf<T> *run,
 }
 
 /*
- * Copies rows [first, first + n) of m (and their norms) to dst / dst_norms
- * on stream and waits, adding the time to ctx->transfer_ms.
+ * Copies n rows of dims values from rows (and their norms; host or device
+ * memory) to dst / dst_norms on stream and waits, adding the time to
+ * ctx->transfer_ms.
  */
 template <typename T>
 static OdpStatus
-RunUpload(OdpContext *ctx, cudaStream_t stream, const OdpMatrix *m,
-		  const T *norms, int64_t first, int64_t n, T *dst, T *dst_norms)
+RunUpload(OdpContext *ctx, cudaStream_t stream, const T *rows, const T *norms,
+		  int dims, int64_t n, T *dst, T *dst_norms)
 {
 	OdpStatus	status = ODP_OK;
 	double		t0 = odp_now_ms();
 
-	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(dst, RunRows(m, dst) + first * m->dims,
-									  (size_t) n * m->dims * sizeof(T),
-									  cudaMemcpyHostToDevice, stream),
+	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(dst, rows, (size_t) n * dims * sizeof(T),
+									  cudaMemcpyDefault, stream),
 				 "copying the input rows to the GPU");
 	if (norms != NULL)
-		ODP_CUDA_TRY(ctx, cudaMemcpyAsync(dst_norms, norms + first,
-										  (size_t) n * sizeof(T),
-										  cudaMemcpyHostToDevice, stream),
+		ODP_CUDA_TRY(ctx, cudaMemcpyAsync(dst_norms, norms, (size_t) n * sizeof(T),
+										  cudaMemcpyDefault, stream),
 					 "copying the row norms to the GPU");
 	ODP_CUDA_TRY(ctx, cudaStreamSynchronize(stream),
 				 "copying the input rows to the GPU");
@@ -388,33 +390,50 @@ OdpKnnRunAll(OdpContext *ctx, const OdpKnnRunOf<T> *run)
 
 	OdpGpuArenaInit(&arena, 0);
 	memset(&state, 0, sizeof(state));
-	if (RunRows(qm, d_cand) == NULL || RunRows(cm, d_cand) == NULL ||
-		cosine != (run->cand_norms != NULL) || cosine != (run->query_norms != NULL) ||
-		(run->self_join && qm != cm && RunRows(qm, d_cand) != RunRows(cm, d_cand)) ||
+	const bool	on_device = run->device_cands != NULL;
+
+	if (on_device ?
+		(!run->self_join && run->device_queries == NULL) ||
+		cosine != (run->device_cand_norms != NULL) ||
+		(!run->self_join && cosine != (run->device_query_norms != NULL)) :
+		(RunRows(qm, d_cand) == NULL || RunRows(cm, d_cand) == NULL ||
+		 cosine != (run->cand_norms != NULL) || cosine != (run->query_norms != NULL) ||
+		 (run->self_join && qm != cm && RunRows(qm, d_cand) != RunRows(cm, d_cand))) ||
 		(run->filter_max_overflow > 0.0 &&
 		 (run->gave_up == NULL || sizeof(T) != sizeof(float))) ||
 		q_first < 0 || q_end > qm->rows || q_first > q_end)
 		return odp_fail(ctx, ODP_ERR_INTERNAL,
-						"invalid k-NN run (rows in the run's precision, norms given exactly for cosine, a filter-only run on float32 rows with gave_up, query rows within the matrix)");
+						"invalid k-NN run (rows in the run's precision or on the device, norms given exactly for cosine, a filter-only run on float32 rows with gave_up, query rows within the matrix)");
 	if (run->gave_up != NULL)
 		*run->gave_up = false;
 	status = OdpGpuBegin(ctx, &dev);
 	if (status != ODP_OK)
 		return status;
-	arena.budget = dev.budget;
+	/* the caller's reserved bytes are not this run's to allocate */
+	arena.budget = dev.budget > run->reserved_bytes ? dev.budget - run->reserved_bytes : 1;
 	status = RunMakePlan<T>(ctx, &dev, run, &plan);
 	if (status != ODP_OK)
 		return status;
+	if (on_device && plan.cand_chunk != cm->rows)
+		return odp_fail(ctx, ODP_ERR_INTERNAL, "k-NN rows on the device must stay resident");
 
 	ODP_CUDA_TRY(ctx, cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
 				 "creating a CUDA stream");
-	ODP_TRY(OdpGpuArenaAlloc(ctx, &arena,
-							 (size_t) plan.cand_chunk * dims * sizeof(T),
-							 "the candidate rows", (void **) &d_cand));
-	if (cosine)
+	if (on_device)
+	{
+		d_cand = (T *) run->device_cands;
+		d_cnorm = (T *) run->device_cand_norms;
+	}
+	else
+	{
 		ODP_TRY(OdpGpuArenaAlloc(ctx, &arena,
-								 (size_t) plan.cand_chunk * sizeof(T),
-								 "the candidate norms", (void **) &d_cnorm));
+								 (size_t) plan.cand_chunk * dims * sizeof(T),
+								 "the candidate rows", (void **) &d_cand));
+		if (cosine)
+			ODP_TRY(OdpGpuArenaAlloc(ctx, &arena,
+									 (size_t) plan.cand_chunk * sizeof(T),
+									 "the candidate norms", (void **) &d_cnorm));
+	}
 	if (plan.separate_queries)
 	{
 		ODP_TRY(OdpGpuArenaAlloc(ctx, &arena,
@@ -441,9 +460,9 @@ OdpKnnRunAll(OdpContext *ctx, const OdpKnnRunOf<T> *run)
 								 "the k-NN results", &d_scratch));
 
 	/* resident candidates are uploaded once (and serve as self-join queries) */
-	if (plan.cand_chunk == cm->rows)
-		ODP_TRY(RunUpload(ctx, stream, cm, run->cand_norms, 0, cm->rows,
-						  d_cand, d_cnorm));
+	if (plan.cand_chunk == cm->rows && !on_device)
+		ODP_TRY(RunUpload(ctx, stream, RunRows(cm, d_cand), run->cand_norms, dims,
+						  cm->rows, d_cand, d_cnorm));
 
 	for (int64_t q0 = q_first; q0 < q_end; q0 += plan.query_chunk)
 	{
@@ -465,8 +484,15 @@ OdpKnnRunAll(OdpContext *ctx, const OdpKnnRunOf<T> *run)
 		prob.values_only = run->values_only;
 		if (plan.separate_queries)
 		{
-			ODP_TRY(RunUpload(ctx, stream, qm, run->query_norms, q0, nq,
-							  d_query, d_qnorm));
+			if (on_device)
+				ODP_TRY(RunUpload(ctx, stream,
+								  run->device_queries + (q0 - q_first) * dims,
+								  cosine ? run->device_query_norms + (q0 - q_first) : NULL,
+								  dims, nq, d_query, d_qnorm));
+			else
+				ODP_TRY(RunUpload(ctx, stream, RunRows(qm, d_cand) + q0 * dims,
+								  cosine ? run->query_norms + q0 : NULL, dims, nq,
+								  d_query, d_qnorm));
 			prob.queries = d_query;
 			prob.query_norms = d_qnorm;
 		}
@@ -521,7 +547,8 @@ OdpKnnRunAll(OdpContext *ctx, const OdpKnnRunOf<T> *run)
 			const int64_t nc = cm->rows - c0 < plan.cand_chunk ? cm->rows - c0 : plan.cand_chunk;
 
 			if (plan.cand_chunk != cm->rows)
-				ODP_TRY(RunUpload(ctx, stream, cm, run->cand_norms, c0, nc,
+				ODP_TRY(RunUpload(ctx, stream, RunRows(cm, d_cand) + c0 * dims,
+								  cosine ? run->cand_norms + c0 : NULL, dims, nc,
 								  d_cand, d_cnorm));
 			prob.cands = d_cand;
 			prob.cand_norms = d_cnorm;

@@ -77,6 +77,21 @@ struct OdpKnnRunOf
 	/* finish reads the distances only (OdpKnnProblem.values_only) */
 	bool		values_only;
 	bool	   *gave_up;
+
+	/*
+	 * Rows already on the run's device (the float64 filter's float32
+	 * copies, made there; queries and cands then need only their rows and
+	 * dims): every candidate, and unless a self join the query rows
+	 * [first_query, first_query + query_count) in order, with their norms
+	 * for cosine.  Nothing of theirs is uploaded, and the plan keeps every
+	 * candidate resident.  reserved_bytes of the device's budget are the
+	 * caller's (these rows and whatever else it holds).
+	 */
+	const T    *device_queries;
+	const T    *device_query_norms;
+	const T    *device_cands;
+	const T    *device_cand_norms;
+	size_t		reserved_bytes;
 };
 typedef OdpKnnRunOf<float> OdpKnnRun;
 

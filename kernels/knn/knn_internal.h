@@ -116,6 +116,16 @@ extern OdpStatus odp_knn64_filtered(OdpContext *ctx, const OdpMatrix *queries,
 									int64_t *index);
 
 /*
+ * Every row's outlier score of float64 rows m (k nearest other rows'
+ * distances summed by odp_sum_ascending64) through the same filter, the
+ * lists summed on the device: the scores of the float64 CPU path, bit for
+ * bit.  norms: m's, for cosine.
+ */
+extern OdpStatus odp_knn64_filtered_scores(OdpContext *ctx, const OdpMatrix *m,
+										   const double *norms, OdpMetric metric,
+										   int32_t k, double *scores);
+
+/*
  * Whether odp_knn64_filtered filters a call of this shape (the data may
  * still send it to odp_split_knn64): lets a caller that needs no lists
  * keep its own path for the others.
@@ -136,46 +146,46 @@ extern int64_t odp_knn64_filter_min_cands;
 extern int64_t odp_knn64_filter_min_queries;
 /*
  * Wall time of the filter's stages, summed over calls, for benchmarks:
- * host preparation, float32 k-NN, refinement (gathers included), exact
- * kernel for the uncertified queries.
+ * the float64 rows' upload and float32 copies, float32 k-NN, refinement
+ * (lists back included), exact kernel for the uncertified queries.
  */
 extern double odp_knn64_filter_ms[4];
 
 /*
- * One refinement of odp_knn64_filtered (knn_gpu_refine64.cu): queries
- * nq x dims and cands nc x dims (the same pointer for a self join, then
- * uploaded once), float64, with their norms for cosine (else NULL);
- * list[q * kp ..] holds kp distinct candidate indexes per query, lower[q]
- * a lower bound of the float64 distance of every candidate not listed.
- * Writes each query's k smallest listed distances by (distance, index)
- * into dist/index[q * k ..], and certified[q] = (lower[q] > its k-th).
+ * One filtered float64 call (odp_knn64_filtered): float64 rows (data64;
+ * one matrix for a self join), their norms for cosine (else NULL), k and
+ * the float32 lists' length kp, the centre mu (dims values; NULL for
+ * cosine); outputs for every query row: its k nearest into dist/index[q *
+ * k ..] (or, where sums is not NULL, their odp_sum_ascending64 into
+ * sums[q] instead) and certified[q], whether they are proven exact.
  */
-typedef struct OdpRefine64
+typedef struct OdpFilter64
 {
-	const double *queries;
-	const double *cands;
+	const OdpMatrix *queries;
+	const OdpMatrix *cands;
 	const double *qnorms;
 	const double *cnorms;
-	int64_t		nq;
-	int64_t		nc;
-	int32_t		dims;
+	bool		self_join;
 	OdpMetric	metric;
-	int32_t		kp;
 	int32_t		k;
-	const int64_t *list;
-	const double *lower;
+	int32_t		kp;
+	const double *mu;
 	double	   *dist;
 	int64_t    *index;
+	double	   *sums;
 	unsigned char *certified;
-} OdpRefine64;
+} OdpFilter64;
 
 /*
- * Runs r on ctx's first device; adds to ctx->transfer_ms, compute_ms and
- * chunks.  Sets *too_big (and returns ODP_OK, nothing written) when it
- * would not fit the device's budget.
+ * Query rows [first, first + count) of f on ctx's device
+ * (knn_gpu_filter64.cu): writes their lists and certificates, and the
+ * stages' wall times (copies, float32 k-NN, refinement).  Sets *refused
+ * (and returns ODP_OK, nothing written) where the data or the budget does
+ * not allow the filter.  Adds to ctx->transfer_ms, compute_ms and chunks.
  */
-extern OdpStatus odp_gpu_refine64(OdpContext *ctx, const OdpRefine64 *r,
-								  bool *too_big);
+extern OdpStatus odp_gpu_knn64_filter_rows(OdpContext *ctx, const OdpFilter64 *f,
+										   int64_t first, int64_t count,
+										   double stage_ms[3], bool *refused);
 
 /*
  * k-NN over the call's device set (knn_split.c): the query rows split into

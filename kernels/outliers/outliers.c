@@ -158,32 +158,6 @@ odp_compute_outlier_scores(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric
 }
 
 /*
- * GPU scores of float64 rows through the float32 filter (knn_wide_filter.c):
- * each row's k nearest other rows, their distances summed ascending with
- * odp_sum_ascending64 as the CPU path sums them.
- */
-static OdpStatus
-gpu_filtered_scores64(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
-					  int32_t k, const double *norms64, double *scores)
-{
-	double	   *dist = (double *) malloc(sizeof(double) * (size_t) m->rows * k);
-	int64_t    *index = (int64_t *) malloc(sizeof(int64_t) * (size_t) m->rows * k);
-	OdpStatus	status;
-
-	if (dist == NULL || index == NULL)
-		status = odp_fail(ctx, ODP_ERR_HOST_OOM, "out of memory for the k-NN lists");
-	else
-		status = odp_knn64_filtered(ctx, m, m, norms64, norms64, metric, k, true,
-									dist, index);
-	if (status == ODP_OK)
-		for (int64_t r = 0; r < m->rows; r++)
-			scores[r] = odp_sum_ascending64(dist + (size_t) r * k, k);
-	free(dist);
-	free(index);
-	return status;
-}
-
-/*
  * Computes every row's score on the path ctx->device names; arguments and
  * norms as odp_outlier_prepare left them.
  */
@@ -194,7 +168,7 @@ odp_outlier_scores_on_device(OdpContext *ctx, const OdpMatrix *m,
 {
 	if (ctx->device == ODP_DEVICE_GPU && odp_matrix_is64(m) &&
 		odp_knn64_filter_shape(metric, m->rows, m->rows, k, true))
-		return gpu_filtered_scores64(ctx, m, metric, k, norms64, scores);
+		return odp_knn64_filtered_scores(ctx, m, norms64, metric, k, scores);
 	if (ctx->device == ODP_DEVICE_GPU && odp_matrix_is64(m))
 		return odp_split_outlier_scores64(ctx, m, metric, k, norms64, scores);
 	if (ctx->device == ODP_DEVICE_GPU)

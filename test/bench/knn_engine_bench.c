@@ -32,6 +32,8 @@ static uint64_t rng = 0x853c49e6748fea9bULL;
 
 /* The GPU's integer path threshold; weak, for CPU-only builds. */
 extern int64_t odp_gpu_knn_int_min_pairs __attribute__((weak));
+/* The float64 filter's stage times (knn_wide_filter.c); weak likewise. */
+extern double odp_knn64_filter_ms[4] __attribute__((weak));
 
 /* A standard normal deviate (Box-Muller; u1 in (0, 1], never 0). */
 static float
@@ -51,14 +53,21 @@ run(OdpDevice dev, int threads, const OdpMatrix *q, const OdpMatrix *c,
 	OdpMetric metric, int k, bool self, double *dist, int64_t *index)
 {
 	OdpContext	ctx;
-	double		t0;
+	double		t0,
+				stage[4] = {0.0, 0.0, 0.0, 0.0};
 	OdpStatus	st;
 
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.device = dev;
 	ctx.cpu_threads = threads;
+	if (odp_knn64_filter_ms)
+		memcpy(stage, odp_knn64_filter_ms, sizeof(stage));
 	t0 = odp_now_ms();
 	st = odp_compute_knn(&ctx, q, c, metric, k, self, dist, index);
+	if (odp_knn64_filter_ms && odp_knn64_filter_ms[1] != stage[1])
+		printf("float64 filter: prepare %.1f ms, float32 k-NN %.1f ms, refine %.1f ms, exact fallback %.1f ms\n",
+			   odp_knn64_filter_ms[0] - stage[0], odp_knn64_filter_ms[1] - stage[1],
+			   odp_knn64_filter_ms[2] - stage[2], odp_knn64_filter_ms[3] - stage[3]);
 	printf("%s: %s wall %.1f ms, transfer %.1f ms, compute %.1f ms, chunks %lld%s%s\n",
 		   dev == ODP_DEVICE_GPU ? "gpu" : "cpu", odp_status_name(st),
 		   odp_now_ms() - t0, ctx.transfer_ms, ctx.compute_ms,

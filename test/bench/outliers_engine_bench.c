@@ -56,6 +56,7 @@ extern int	odp_gpu_ss_fused_cap __attribute__((weak));
 extern int64_t odp_gpu_knn_int_min_pairs __attribute__((weak));
 extern int64_t odp_gpu_ss_fused_batches __attribute__((weak));
 extern int64_t odp_gpu_ss_overflowed __attribute__((weak));
+extern double odp_knn64_filter_ms[4] __attribute__((weak));
 
 /* SolvingSet batch size override of kernels/outliers/solvingset.c (0: the rule). */
 extern int64_t odp_ss_test_batch_size;
@@ -250,12 +251,19 @@ run_scores(OdpDevice device, int threads, const OdpMatrix *m, int k, int64_t n,
 	{
 		OdpContext	ctx;
 		OdpStatus	st;
-		double		t0 = odp_now_ms();
+		double		t0 = odp_now_ms(),
+					stage[4] = {0.0, 0.0, 0.0, 0.0};
 
 		memset(&ctx, 0, sizeof(ctx));
 		ctx.device = r < reps ? device : ODP_DEVICE_CPU;
 		ctx.cpu_threads = threads;
+		if (odp_knn64_filter_ms)
+			memcpy(stage, odp_knn64_filter_ms, sizeof(stage));
 		st = odp_compute_outlier_scores(&ctx, m, metric, k, s[r < reps ? 0 : 1]);
+		if (odp_knn64_filter_ms && odp_knn64_filter_ms[1] != stage[1])
+			printf("float64 filter: prepare %.1f ms, float32 k-NN %.1f ms, refine %.1f ms, exact fallback %.1f ms\n",
+				   odp_knn64_filter_ms[0] - stage[0], odp_knn64_filter_ms[1] - stage[1],
+				   odp_knn64_filter_ms[2] - stage[2], odp_knn64_filter_ms[3] - stage[3]);
 		if (st != ODP_OK)
 		{
 			fprintf(stderr, "odp_compute_outlier_scores failed: %s: %s\n",

@@ -592,6 +592,21 @@ prec_duplicates(int64_t rows)
 	return p;
 }
 
+/*
+ * Gaussian rows scaled by 2^70: float32 would overflow their squares, so
+ * the filter refuses the call and the exact kernel answers.
+ */
+static PrecData
+prec_beyond_float32(int64_t rows, int dims)
+{
+	PrecData	p = prec_gauss(rows, dims);
+
+	p.name = "rows near 2^70";
+	for (int64_t i = 0; i < rows * dims; i++)
+		p.x[i] = ldexp(p.x[i], 70);
+	return p;
+}
+
 /* Counters of the float64 filter at one moment. */
 typedef struct PrecFilterCount
 {
@@ -615,7 +630,8 @@ prec_filter_count(void)
  * The GPU's float64 filter (knn_wide_filter.c, its minimum size lowered)
  * against the CPU, bit for bit: a self join, 150 queries against every
  * row, and the outlier scores.  want: 'c' every query certified but a
- * few, 'f' some fell back, else no expectation beyond the filter running.
+ * few, 'f' some fell back, 'r' the filter refused the data (the exact
+ * kernel ran instead), else no expectation beyond the filter running.
  */
 static void
 prec_filter_case(const PrecData *p, OdpMetric metric, int k, char want)
@@ -661,9 +677,10 @@ prec_filter_case(const PrecData *p, OdpMetric metric, int k, char want)
 	check(ss[0] == ODP_OK && ss[1] == ODP_OK &&
 		  memcmp(s[0], s[1], sizeof(double) * (size_t) p->rows) == 0,
 		  "precision filter %s %s scores k=%d: the CPU's score bits", p->name, mn, k);
-	check(c1.queries - c0.queries == 2 * p->rows + 150,
-		  "precision filter %s %s: the filter ran on every query (%lld of %lld)",
-		  p->name, mn, (long long) (c1.queries - c0.queries), (long long) (2 * p->rows + 150));
+	check(c1.queries - c0.queries == (want == 'r' ? 0 : 2 * p->rows + 150),
+		  "precision filter %s %s: the filter ran on %s query (%lld of %lld)",
+		  p->name, mn, want == 'r' ? "no" : "every", (long long) (c1.queries - c0.queries),
+		  (long long) (2 * p->rows + 150));
 	if (want == 'c')
 		check(c1.fallbacks - c0.fallbacks <= (c1.queries - c0.queries) / 50,
 			  "precision filter %s %s: certified all but a few (%lld fell back of %lld)",
@@ -718,8 +735,18 @@ prec_filter_tests(void)
 	/* lists of every other row: certified without a bound */
 	tiny = prec_gauss(160, 4);
 	prec_filter_case(&tiny, ODP_METRIC_EUCLIDEAN, 150, 'c');
+	/* k just under the fast lists' 64 (a margin of 4), at 64 (lists past them) */
+	prec_filter_case(&sets[0], ODP_METRIC_EUCLIDEAN, 60, 'c');
+	prec_filter_case(&sets[0], ODP_METRIC_MANHATTAN, 64, 'c');
+	free(tiny.x);
+	/* magnitudes float32 cannot square: refused, the exact kernel's lists */
+	tiny = prec_beyond_float32(1500, 8);
+	prec_filter_case(&tiny, ODP_METRIC_EUCLIDEAN, 10, 'r');
+	prec_filter_case(&tiny, ODP_METRIC_CHEBYSHEV, 10, ' ');
 	prec_split = true;
 	prec_filter_case(&sets[0], ODP_METRIC_EUCLIDEAN, 10, 'c');
+	/* parts that refuse certify nothing: every query takes the exact kernel */
+	prec_filter_case(&tiny, ODP_METRIC_EUCLIDEAN, 10, 'f');
 	prec_split = false;
 	odp_knn64_filter_min_cands = min_cands;
 	odp_knn64_filter_min_queries = min_queries;
