@@ -128,11 +128,39 @@ OdpRelayFinish(OdpPairRelay *relay, int part, OdpStatus status)
 	pthread_mutex_unlock(&relay->lock);
 }
 
+/*
+ * Puts the batches of list, not handed over yet, back at the head of the
+ * current part's queue (the part may have pushed more meanwhile).
+ */
+static void
+RelayPutBack(OdpPairRelay *relay, OdpRelayBatch *list)
+{
+	const size_t per = 2 * sizeof(int64_t) + (relay->with_r ? sizeof(double) : 0);
+	OdpRelayPart *rp;
+	OdpRelayBatch *last = list;
+	size_t		bytes = per * (size_t) list->count;
+
+	while (last->next != NULL)
+	{
+		last = last->next;
+		bytes += per * (size_t) last->count;
+	}
+	pthread_mutex_lock(&relay->lock);
+	rp = &relay->part[relay->current];
+	last->next = rp->head;
+	rp->head = list;
+	if (rp->tail == NULL)
+		rp->tail = last;
+	rp->bytes += bytes;
+	pthread_mutex_unlock(&relay->lock);
+}
+
 /* See pair_relay.h. */
 bool
 OdpRelayPump(void *arg, bool stop)
 {
 	OdpPairRelay *relay = (OdpPairRelay *) arg;
+	const double start = odp_now_ms();
 
 	if (stop)
 	{
@@ -165,6 +193,16 @@ OdpRelayPump(void *arg, bool stop)
 		while (list != NULL)
 		{
 			OdpRelayBatch *next = list->next;
+
+			/*
+			 * Back to the caller's poll of the cancel callback every
+			 * ODP_RELAY_PUMP_MS: a part's pairs can take seconds to hand over.
+			 */
+			if (ok && odp_now_ms() - start >= ODP_RELAY_PUMP_MS)
+			{
+				RelayPutBack(relay, list);
+				return true;
+			}
 
 			if (ok)
 			{
@@ -236,9 +274,17 @@ OdpRelayRun(OdpContext *ctx, const OdpDeviceSet *set, OdpPartFn fn, void *arg,
 {
 	OdpStatus	status = OdpDeviceSetRun(ctx, set, fn, arg, OdpRelayPump, relay);
 
-	/* what the parts pushed after the last pump */
-	if (status == ODP_OK && !OdpRelayPump(relay, false))
-		status = odp_fail(ctx, ODP_ERR_CANCELLED, "the receiver stopped the call");
+	/* what the parts pushed after the last pump, polling the cancel callback */
+	while (status == ODP_OK && !OdpRelayComplete(relay))
+	{
+		if (odp_cancel_requested(ctx))
+		{
+			(void) OdpRelayPump(relay, true);
+			status = odp_fail(ctx, ODP_ERR_CANCELLED, "the computation was cancelled");
+		}
+		else if (!OdpRelayPump(relay, false))
+			status = odp_fail(ctx, ODP_ERR_CANCELLED, "the receiver stopped the call");
+	}
 	if (relay->out_of_memory)
 		status = odp_fail(ctx, ODP_ERR_HOST_OOM,
 						  "out of host memory for the pairs of a split call");

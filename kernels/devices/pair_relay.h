@@ -37,6 +37,8 @@ extern "C"
 
 /* Pairs a part that is not current may hold before it waits, in bytes. */
 #define ODP_RELAY_MAX_BYTES		((size_t) 256 << 20)
+/* Longest a pump hands pairs over before it returns to the caller's poll. */
+#define ODP_RELAY_PUMP_MS		10.0
 
 /* The receiver: returns false to stop (as OdpPearsonPairFn; r may be NULL). */
 typedef bool (*OdpRelayEmitFn) (void *arg, const int64_t *a, const int64_t *b,
@@ -91,7 +93,8 @@ extern void OdpRelayFinish(OdpPairRelay *relay, int part, OdpStatus status);
 
 /*
  * The caller's thread: hands over what the current part holds, moving on
- * past finished parts.  Returns false when the receiver asked to stop, or
+ * past finished parts, for at most about ODP_RELAY_PUMP_MS (the rest
+ * waits for the next pump).  Returns false when the receiver asked to stop, or
  * at once when stop is set: the relay is then stopped, every waiting part
  * released and every later push refused.  Fits OdpPumpFn.
  */

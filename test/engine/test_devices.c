@@ -172,9 +172,7 @@ relay_tests(void)
 		t.last_a = -1;
 		t.stop_after = stop ? t.per_part + 500 : 0;
 		OdpRelayInit(&t.relay, set.count, true, relay_receive, &t);
-		st = OdpDeviceSetRun(&ctx, &set, relay_part, &t, OdpRelayPump, &t.relay);
-		if (st == ODP_OK && !OdpRelayPump(&t.relay, false))
-			st = ODP_ERR_CANCELLED;
+		st = OdpRelayRun(&ctx, &set, relay_part, &t, &t.relay);
 		if (!stop)
 			check(st == ODP_OK && t.ordered && t.got == 4 * t.per_part &&
 				  OdpRelayComplete(&t.relay),
