@@ -11,12 +11,16 @@
 #   # label: the columns (1-based) that name a row on the x axis, each
 #     alone (3) or after a prefix (alpha=3)
 #   # plot: COLUMN LEGEND | COLUMN LEGEND ...   the bars of each row
+#   # readme: detail   (optional) the table stays here as the detail of a
+#     summary README.md gives in words: README.md need not have its block
+#     (where it has one, it must still match)
 # Cells are times ("83 ms", "3.51 s", "46 h"; a parenthesised remark is
 # ignored, "a / b" draws a, "> 60 s" a lower bound at 60 s, empty or "-" no
 # bar).  Each becomes test/bench/plots/NAME.svg (gnuplot, log scale), and
 # README.md's block between "<!-- bench: NAME -->" and "<!-- /bench: NAME
-# -->" becomes the table and the plot.  After a new run: update the
-# results file, then run this once.
+# -->" becomes the table and the plot (a "readme: detail" file without
+# such a block gets its plot only).  After a new run: update the results
+# file, then run this once.
 #
 # Usage: test/bench/plot_benchmarks.sh           plots and README (needs gnuplot)
 #        test/bench/plot_benchmarks.sh --check   only whether README.md's
@@ -34,6 +38,13 @@ meta() { sed -n "s/^# $1: *//p" "$2" | head -1; }
 block() {
 	grep '^|' "$1"
 	printf '\n![%s](test/bench/plots/%s.svg)\n' "$(meta title "$1")" "$(basename "$1" .md)"
+}
+
+# Whether results file $1 is marked "readme: detail" and README.md has no
+# block for it.
+detail_only() {
+	[ "$(meta readme "$1")" = detail ] &&
+		! grep -q "^<!-- bench: $(basename "$1" .md) -->\$" "$readme"
 }
 
 # Tab-separated data for gnuplot: the row's label, then for each plotted
@@ -134,6 +145,7 @@ case "$mode" in
 		bad=0
 		for f in "$bench"/results/*.md; do
 			name=$(basename "$f" .md)
+			detail_only "$f" && continue
 			got=$(sed -n "/^<!-- bench: $name -->\$/,/^<!-- \/bench: $name -->\$/p" "$readme" | sed '1d;$d')
 			if [ "$got" != "$(block "$f")" ]; then
 				echo "README.md's block \"$name\" differs from test/bench/results/$name.md (run test/bench/plot_benchmarks.sh)"
@@ -151,6 +163,10 @@ case "$mode" in
 			name=$(basename "$f" .md)
 			to_tsv "$f" >"$tmp/$name.tsv"
 			plot "$f" "$tmp/$name.tsv" "$bench/plots/$name.svg"
+			if detail_only "$f"; then
+				echo "test/bench/plots/$name.svg ($(wc -c <"$bench/plots/$name.svg") bytes; the table is not in README.md)"
+				continue
+			fi
 			block "$f" >"$tmp/$name.block"
 			grep -q "^<!-- bench: $name -->\$" "$readme" || {
 				echo "README.md has no \"<!-- bench: $name -->\" block" >&2
