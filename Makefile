@@ -43,6 +43,9 @@ KNN_C_OBJS = kernels/knn/knn.o kernels/knn/knn_cpu.o kernels/knn/knn_cpu_bits.o 
 	kernels/knn/knn_distributed.o kernels/knn/knn_wide_filter.o
 KNN_CU_OBJS = kernels/knn/knn_gpu.o kernels/knn/knn_gpu_run.o \
 	kernels/knn/knn_gpu_search.o kernels/knn/knn_gpu_tc.o \
+	kernels/knn/knn_gpu_tc_prep.o kernels/knn/knn_gpu_tc_mma.o \
+	kernels/knn/knn_gpu_tc_reg.o kernels/knn/knn_gpu_tc_wg.o \
+	kernels/knn/knn_gpu_tc_refine.o \
 	kernels/knn/knn_gpu_int.o kernels/knn/knn_gpu_wide.o \
 	kernels/knn/knn_gpu_filter64.o
 KNN_NOCUDA_OBJS = kernels/knn/knn_gpu_disabled.o
