@@ -53,7 +53,9 @@ OUTLIERS_C_OBJS = kernels/outliers/outliers.o kernels/outliers/outliers_split.o 
 	kernels/outliers/solvingset.o kernels/outliers/solvingset_first.o \
 	kernels/outliers/solvingset_cpu.o kernels/outliers/solvingset_split.o \
 	kernels/outliers/solvingset_distributed.o kernels/outliers/solvingset_wide.o
-OUTLIERS_CU_OBJS = kernels/outliers/outliers_gpu.o kernels/outliers/solvingset_gpu.o
+OUTLIERS_CU_OBJS = kernels/outliers/outliers_gpu.o kernels/outliers/solvingset_gpu.o \
+	kernels/outliers/solvingset_gpu_passes.o kernels/outliers/solvingset_gpu_fused.o \
+	kernels/outliers/solvingset_gpu_external.o kernels/outliers/solvingset_gpu_select.o
 OUTLIERS_NOCUDA_OBJS = kernels/outliers/outliers_gpu_disabled.o
 PEARSON_C_OBJS = kernels/pearson/pearson.o kernels/pearson/pearson_pairs.o \
 	kernels/pearson/pearson_cpu.o kernels/pearson/pearson_split.o
