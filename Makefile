@@ -43,6 +43,9 @@ KNN_C_OBJS = kernels/knn/knn.o kernels/knn/knn_cpu.o kernels/knn/knn_cpu_bits.o 
 	kernels/knn/knn_distributed.o kernels/knn/knn_wide_filter.o
 KNN_CU_OBJS = kernels/knn/knn_gpu.o kernels/knn/knn_gpu_run.o \
 	kernels/knn/knn_gpu_search.o kernels/knn/knn_gpu_tc.o \
+	kernels/knn/knn_gpu_tc_prep.o kernels/knn/knn_gpu_tc_mma.o \
+	kernels/knn/knn_gpu_tc_reg.o kernels/knn/knn_gpu_tc_wg.o \
+	kernels/knn/knn_gpu_tc_refine.o \
 	kernels/knn/knn_gpu_int.o kernels/knn/knn_gpu_wide.o \
 	kernels/knn/knn_gpu_filter64.o
 KNN_NOCUDA_OBJS = kernels/knn/knn_gpu_disabled.o
@@ -50,12 +53,18 @@ OUTLIERS_C_OBJS = kernels/outliers/outliers.o kernels/outliers/outliers_split.o 
 	kernels/outliers/solvingset.o kernels/outliers/solvingset_first.o \
 	kernels/outliers/solvingset_cpu.o kernels/outliers/solvingset_split.o \
 	kernels/outliers/solvingset_distributed.o kernels/outliers/solvingset_wide.o
-OUTLIERS_CU_OBJS = kernels/outliers/outliers_gpu.o kernels/outliers/solvingset_gpu.o
+OUTLIERS_CU_OBJS = kernels/outliers/outliers_gpu.o kernels/outliers/solvingset_gpu.o \
+	kernels/outliers/solvingset_gpu_passes.o kernels/outliers/solvingset_gpu_fused.o \
+	kernels/outliers/solvingset_gpu_external.o kernels/outliers/solvingset_gpu_select.o
 OUTLIERS_NOCUDA_OBJS = kernels/outliers/outliers_gpu_disabled.o
 PEARSON_C_OBJS = kernels/pearson/pearson.o kernels/pearson/pearson_pairs.o \
 	kernels/pearson/pearson_cpu.o kernels/pearson/pearson_split.o
-PEARSON_CU_OBJS = kernels/pearson/pearson_gpu.o
+PEARSON_CU_OBJS = kernels/pearson/pearson_gpu.o kernels/pearson/pearson_gpu_prep.o \
+	kernels/pearson/pearson_gpu_tiles.o kernels/pearson/pearson_gpu_pairs.o \
+	kernels/pearson/pearson_gpu_top.o
 PEARSON_NOCUDA_OBJS = kernels/pearson/pearson_gpu_disabled.o
+# The benchmark build that times the GPU path's stages (-DODP_PEARSON_TRACE).
+PEARSON_TRACE_OBJS = $(PEARSON_CU_OBJS:.o=_trace.o)
 SKYLINE_C_OBJS = kernels/skyline/skyline.o kernels/skyline/skyline_presort.o \
 	kernels/skyline/skyline_cpu.o kernels/skyline/skyline_split.o
 SKYLINE_CU_OBJS = kernels/skyline/skyline_gpu.o
@@ -120,7 +129,7 @@ ENGINE_TESTS = test/engine/test_engine
 BENCHES = test/bench/outliers_engine_bench test/bench/knn_engine_bench \
 	test/bench/pearson_engine_bench test/bench/pearson_engine_bench_trace \
 	test/bench/skyline_engine_bench test/bench/intervals_engine_bench
-EXTRA_CLEAN = $(ENGINE_TESTS) $(BENCHES) kernels/pearson/pearson_gpu_trace.o \
+EXTRA_CLEAN = $(ENGINE_TESTS) $(BENCHES) $(PEARSON_TRACE_OBJS) \
 	$(wildcard src/*.o kernels/*/*.o src/*.d kernels/*/*.d)
 
 override with_llvm = no
@@ -180,19 +189,17 @@ test/bench/knn_engine_bench: test/bench/knn_engine_bench.c $(ENGINE_OBJS)
 	$(ENGINE_PROGRAM) -o $@ $< $(ENGINE_OBJS) $(SHLIB_LINK)
 
 # Pearson benchmark; the _trace variant also times the GPU path's
-# stages (a separate build of its file).
+# stages (a separate build of its files, <file>_trace.o).
 test/bench/pearson_engine_bench: test/bench/pearson_engine_bench.c $(ENGINE_OBJS)
 	$(ENGINE_PROGRAM) -o $@ $< $(ENGINE_OBJS) $(SHLIB_LINK)
 
-kernels/pearson/pearson_gpu_trace.o: kernels/pearson/pearson_gpu.cu
+kernels/pearson/%_trace.o: kernels/pearson/%.cu
 	$(NVCC) $(NVCCFLAGS) -DODP_PEARSON_TRACE -MMD -MP -c -o $@ $<
 
 test/bench/pearson_engine_bench_trace: test/bench/pearson_engine_bench.c $(ENGINE_C_OBJS) \
-		$(filter-out kernels/pearson/pearson_gpu.o,$(ENGINE_CU_OBJS)) \
-		kernels/pearson/pearson_gpu_trace.o
+		$(filter-out $(PEARSON_CU_OBJS),$(ENGINE_CU_OBJS)) $(PEARSON_TRACE_OBJS)
 	$(ENGINE_PROGRAM) -DODP_PEARSON_TRACE -o $@ $< $(ENGINE_C_OBJS) \
-		$(filter-out kernels/pearson/pearson_gpu.o,$(ENGINE_CU_OBJS)) \
-		kernels/pearson/pearson_gpu_trace.o $(SHLIB_LINK)
+		$(filter-out $(PEARSON_CU_OBJS),$(ENGINE_CU_OBJS)) $(PEARSON_TRACE_OBJS) $(SHLIB_LINK)
 
 # Skyline workloads and engine timings.
 test/bench/skyline_engine_bench: test/bench/skyline_engine_bench.c $(ENGINE_OBJS)
@@ -202,4 +209,4 @@ test/bench/skyline_engine_bench: test/bench/skyline_engine_bench.c $(ENGINE_OBJS
 test/bench/intervals_engine_bench: test/bench/intervals_engine_bench.c $(ENGINE_OBJS)
 	$(ENGINE_PROGRAM) -o $@ $< $(ENGINE_OBJS) $(SHLIB_LINK) -lm
 
--include $(OBJS:.o=.d) kernels/pearson/pearson_gpu_trace.d
+-include $(OBJS:.o=.d) $(PEARSON_TRACE_OBJS:.o=.d)
