@@ -13,17 +13,28 @@ PGFILEDESC = "odp_gpu - outliers, k-NN, correlation, skyline and region matching
 
 DATA = $(wildcard sql/odp_gpu--*.sql)
 
+# The PostgreSQL side, folder by folder (the map: README.md, "Where things
+# are"): at the top the SQL entry points of each analytic and what they
+# share (module entry, settings, arguments, engine calls), then the input
+# layer, the sharded sources and the GPU service.  Every file of src/
+# includes by its path from src/ ("input/input.h", "args.h").
 SRC_OBJS = src/odp_gpu.o src/settings.o src/args.o src/engine_glue.o \
-	src/input_source.o src/input_columns.o src/input_buffer.o src/input_exact.o \
-	src/input_regions.o \
-	src/input_decode.o src/input_parallel.o src/input_reader.o src/input_aggregate.o \
-	src/input_pgvector.o src/input_argument.o \
+	src/engine_call.o src/shared_buffers.o src/gpu_info.o src/planner_support.o \
 	src/outliers.o src/outliers_aggregates.o src/knn.o src/pearson.o \
 	src/skyline_band.o src/skyline.o src/intervals.o src/intervals_pieces.o \
-	src/gpu_info.o \
-	src/planner_support.o src/distributed.o src/distributed_wire.o \
-	src/distributed_node.o src/distributed_conn.o src/distributed_shards.o \
-	src/engine_call.o src/shared_buffers.o $(SERVICE_OBJS)
+	$(INPUT_OBJS) $(DISTRIBUTED_OBJS) $(SERVICE_OBJS)
+
+# The input layer (src/input/input.h)
+INPUT_OBJS = src/input/input_source.o src/input/input_columns.o \
+	src/input/input_buffer.o src/input/input_exact.o src/input/input_regions.o \
+	src/input/input_decode.o src/input/input_parallel.o src/input/input_reader.o \
+	src/input/input_aggregate.o src/input/input_pgvector.o \
+	src/input/input_argument.o
+
+# Sharded sources (src/distributed/distributed.h)
+DISTRIBUTED_OBJS = src/distributed/distributed.o src/distributed/distributed_wire.o \
+	src/distributed/distributed_node.o src/distributed/distributed_conn.o \
+	src/distributed/distributed_shards.o
 
 # The GPU service (src/service/service.h)
 SERVICE_OBJS = src/service/service_shmem.o src/service/service_worker.o \
@@ -107,7 +118,8 @@ NVCCFLAGS = $(CUDA_ARCH_FLAGS) $(NVCC_OPTFLAGS) -std=c++17 -fmad=false \
 	-Xcompiler -fPIC -Xcompiler -fvisibility=hidden -Ikernels \
 	-DODP_CUDA_LIBDIR='"$(CUDA_HOME)/lib64"'
 
-# src/ sees the engine's public headers only (and libpq's, below).
+# src/ sees the engine's public headers only (and libpq's, below); -Isrc
+# lets its files include each other by their path from src/.
 PG_CPPFLAGS = -Ikernels/include -Isrc
 # -ffp-contract=off: same reason as -fmad=false above, for the host
 # compiler; -O3 -fno-math-errno let the distance loops vectorise (SSE2,
@@ -130,7 +142,7 @@ BENCHES = test/bench/outliers_engine_bench test/bench/knn_engine_bench \
 	test/bench/pearson_engine_bench test/bench/pearson_engine_bench_trace \
 	test/bench/skyline_engine_bench test/bench/intervals_engine_bench
 EXTRA_CLEAN = $(ENGINE_TESTS) $(BENCHES) $(PEARSON_TRACE_OBJS) \
-	$(wildcard src/*.o kernels/*/*.o src/*.d kernels/*/*.d)
+	$(wildcard src/*.o src/*/*.o kernels/*/*.o src/*.d src/*/*.d kernels/*/*.d)
 
 override with_llvm = no
 

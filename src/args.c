@@ -18,7 +18,7 @@
 
 #include "args.h"
 #include "catalog/pg_type.h"
-#include "input.h"
+#include "input/input.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 

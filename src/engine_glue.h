@@ -16,7 +16,7 @@
 #ifndef ODP_ENGINE_GLUE_H
 #define ODP_ENGINE_GLUE_H
 
-#include "input.h"
+#include "input/input.h"
 #include "odp_distributed.h"
 #include "odp_engine.h"
 #include "odp_intervals.h"

@@ -28,7 +28,7 @@
 #include "args.h"
 #include "engine_glue.h"
 #include "funcapi.h"
-#include "input.h"
+#include "input/input.h"
 #include "intervals_pieces.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"

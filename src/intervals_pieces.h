@@ -15,7 +15,7 @@
 #define ODP_INTERVALS_PIECES_H
 
 #include "engine_glue.h"
-#include "input.h"
+#include "input/input.h"
 
 typedef struct IntervalPieceMerge IntervalPieceMerge;
 

@@ -24,10 +24,10 @@
 #include <math.h>
 
 #include "args.h"
-#include "distributed.h"
+#include "distributed/distributed.h"
 #include "engine_glue.h"
 #include "funcapi.h"
-#include "input.h"
+#include "input/input.h"
 #include "knn.h"
 #include "miscadmin.h"
 #include "odp_distance.h"

@@ -16,7 +16,7 @@
 
 #include "engine_glue.h"
 #include "fmgr.h"
-#include "input.h"
+#include "input/input.h"
 
 /* The neighbours a call computed, in the work context. */
 typedef struct OdpKnnResult

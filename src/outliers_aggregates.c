@@ -32,7 +32,7 @@
 #include "engine_glue.h"
 #include "fmgr.h"
 #include "funcapi.h"
-#include "input.h"
+#include "input/input.h"
 #include "utils/array.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"

@@ -34,7 +34,7 @@
 
 #include "catalog/pg_type.h"
 #include "fmgr.h"
-#include "input.h"
+#include "input/input.h"
 #include "nodes/nodeFuncs.h"
 #include "nodes/supportnodes.h"
 #include "utils/lsyscache.h"

@@ -20,7 +20,7 @@
 
 #include "catalog/pg_type.h"
 #include "engine_glue.h"
-#include "input.h"
+#include "input/input.h"
 #include "skyline_band.h"
 #include "utils/array.h"
 #include "utils/builtins.h"

@@ -14,7 +14,7 @@
 #ifndef ODP_SKYLINE_BAND_H
 #define ODP_SKYLINE_BAND_H
 
-#include "input.h"
+#include "input/input.h"
 #include "utils/array.h"
 
 /*

@@ -6,8 +6,14 @@
 #     -> gpu -> common -> include; outliers/ may include knn/), src/ includes
 #     only kernels/include/, the engine includes no PostgreSQL header and
 #     src/ no CUDA header;
+#   - src/'s files include each other by their path from src/
+#     ("input/input.h", "args.h"), and between src/'s folders includes run
+#     one way: distributed/ -> input/ -> service/; every folder may use the
+#     files at src/'s top (settings, arguments, engine calls, the analytics'
+#     SQL functions), which may use every folder;
 #   - no two object files call each other, directly or through a ring, and
-#     calls between kernels/'s folders follow the same arrows;
+#     calls between kernels/'s folders and between src/'s follow the same
+#     arrows;
 #   - no two functions of src/ and kernels/ have names a letter apart
 #     (cpu_ and gpu_ twins excepted);
 #   - no file of src/ or kernels/ passes 1,000 lines unless its opening
@@ -43,6 +49,23 @@ allowed() {
 }
 folders="include common gpu devices knn outliers pearson skyline intervals"
 
+# The same for src/: which folders a folder of src/ may include or call
+# besides itself; "top" stands for the files at src/'s top.
+src_allowed() {
+	case $1 in
+	top) echo "top distributed input service" ;;
+	distributed) echo "distributed input service top" ;;
+	input) echo "input service top" ;;
+	service) echo "service top" ;;
+	*) echo "" ;;
+	esac
+}
+src_folders="distributed input service"
+src_folder() {	# a path under src/ -> its folder of src/, or "top"
+	local p=${1#src/}
+	if [[ $p == */* ]]; then echo "${p%%/*}"; else echo top; fi
+}
+
 # 1. includes
 bad=""
 for dir in kernels/*/; do
@@ -66,22 +89,39 @@ for dir in kernels/*/; do
 	done < <(grep -oE '^#include "[^"]+"' "$dir"*.c "$dir"*.h "$dir"*.cu "$dir"*.cuh 2>/dev/null |
 		sed 's/#include "\(.*\)"/\1/')
 done
+for dir in src/*/; do
+	f=$(basename "$dir")
+	[[ " $src_folders " == *" $f "* ]] || bad+="src/$f/ is not a folder of the layout"$'\n'
+done
+for file in src/*.[ch] src/*/*.[ch]; do
+	[ -f "$file" ] || continue
+	f=$(src_folder "$file")
+	ok=" $(src_allowed "$f") "
+	while read -r inc; do
+		if [ -f "src/$inc" ]; then
+			target=$(src_folder "src/$inc")
+			[[ "$ok" == *" $target "* ]] || bad+="$file ($f) includes \"$inc\" ($target)"$'\n'
+		elif [ "$f" != top ] && [ -f "$(dirname "$file")/$inc" ]; then
+			bad+="$file includes \"$inc\" without its folder"$'\n'
+		fi
+	done < <(grep -oE '^#include "[^"]+"' "$file" | sed 's/#include "\(.*\)"/\1/')
+done
 pg=$(grep -nE '^#include [<"](postgres|fmgr|funcapi|miscadmin|pgstat)\.h[>"]|^#include [<"](access|catalog|executor|nodes|storage|utils|commands|parser|lib|port|mb)/' \
 	kernels/*/*.c kernels/*/*.h kernels/*/*.cu kernels/*/*.cuh 2>/dev/null)
 [ -n "$pg" ] && bad+="PostgreSQL headers in the engine:"$'\n'"$pg"$'\n'
-cu=$(grep -nE '^#include [<"](cuda|cub/|thrust/|cublas|nvrtc)' src/*.c src/*.h 2>/dev/null)
+cu=$(grep -nE '^#include [<"](cuda|cub/|thrust/|cublas|nvrtc)' src/*.[ch] src/*/*.[ch] 2>/dev/null)
 [ -n "$cu" ] && bad+="CUDA headers in src/:"$'\n'"$cu"$'\n'
 while IFS=: read -r file inc; do
 	[ -f "kernels/include/$inc" ] || bad+="$file includes \"$inc\", which is not in kernels/include/"$'\n'
-done < <(grep -oE '^#include "odp_[^"]+"' src/*.c src/*.h 2>/dev/null | sed 's/#include "\(.*\)"/\1/')
-report "includes run one way (analytics -> devices -> gpu -> common -> include; src/ -> include/)" \
+done < <(grep -oE '^#include "odp_[^"]+"' src/*.[ch] src/*/*.[ch] 2>/dev/null | sed 's/#include "\(.*\)"/\1/')
+report "includes run one way (analytics -> devices -> gpu -> common -> include; src/ -> include/; distributed/ -> input/ -> service/ in src/)" \
 	"$([ -z "$bad" ]; echo $?)" "$bad"
 
-guards=$(grep -h '^#ifndef ODP_' src/*.h kernels/*/*.h kernels/*/*.cuh 2>/dev/null | sort | uniq -d)
+guards=$(grep -h '^#ifndef ODP_' src/*.h src/*/*.h kernels/*/*.h kernels/*/*.cuh 2>/dev/null | sort | uniq -d)
 report "every header has an include guard of its own" "$([ -z "$guards" ]; echo $?)" "$guards"
 
 # 2. calls between object files
-objs=$(ls src/*.o kernels/*/*.o 2>/dev/null | grep -v '_trace\.o$')
+objs=$(ls src/*.o src/*/*.o kernels/*/*.o 2>/dev/null | grep -v '_trace\.o$')
 if [ -z "$objs" ]; then
 	report "calls run one way (object files)" 1 "no object files: build first (make)"
 else
@@ -112,17 +152,22 @@ else
 		"$([ -z "$cycles" ]; echo $?)" "$cycles"
 	upward=""
 	while read -r from to name; do
-		[[ $from == kernels/* && $to == kernels/* ]] || continue
-		ff=$(cut -d/ -f2 <<<"$from")
-		tf=$(cut -d/ -f2 <<<"$to")
-		[[ " $(allowed "$ff") " == *" $tf "* ]] || upward+="$from calls $name in $to"$'\n'
+		if [[ $from == kernels/* && $to == kernels/* ]]; then
+			ff=$(cut -d/ -f2 <<<"$from")
+			tf=$(cut -d/ -f2 <<<"$to")
+			[[ " $(allowed "$ff") " == *" $tf "* ]] || upward+="$from calls $name in $to"$'\n'
+		elif [[ $from == src/* && $to == src/* ]]; then
+			ff=$(src_folder "$from")
+			tf=$(src_folder "$to")
+			[[ " $(src_allowed "$ff") " == *" $tf "* ]] || upward+="$from calls $name in $to"$'\n'
+		fi
 	done <<<"$calls"
-	report "calls between kernels/'s folders follow the same arrows" \
+	report "calls between kernels/'s folders and between src/'s follow the same arrows" \
 		"$([ -z "$upward" ]; echo $?)" "$upward"
 fi
 
 # 3. names a letter apart
-near=$(grep -hoE '^[A-Za-z_][A-Za-z0-9_]*\(' src/*.c kernels/*/*.c kernels/*/*.cu 2>/dev/null |
+near=$(grep -hoE '^[A-Za-z_][A-Za-z0-9_]*\(' src/*.c src/*/*.c kernels/*/*.c kernels/*/*.cu 2>/dev/null |
 	tr -d '(' | sort -u | awk '
 	function near(a, b,   la, lb, i, t) {
 		la = length(a); lb = length(b)
@@ -150,7 +195,7 @@ report "no two functions of src/ and kernels/ have names a letter apart" \
 
 # 4. long files carry a map
 long=""
-for f in src/*.[ch] kernels/*/*.[ch] kernels/*/*.cu kernels/*/*.cuh; do
+for f in src/*.[ch] src/*/*.[ch] kernels/*/*.[ch] kernels/*/*.cu kernels/*/*.cuh; do
 	[ -f "$f" ] || continue
 	n=$(wc -l <"$f")
 	if [ "$n" -gt 1000 ] &&

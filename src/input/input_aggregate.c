@@ -13,14 +13,14 @@
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION
- *	  src/input_aggregate.c
+ *	  src/input/input_aggregate.c
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
-#include "input_checks.h"
+#include "input/input_checks.h"
 #include "portability/instr_time.h"
 #include "utils/memutils.h"
 

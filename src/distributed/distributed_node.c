@@ -27,7 +27,7 @@
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION
- *	  src/distributed_node.c
+ *	  src/distributed/distributed_node.c
  *
  *-------------------------------------------------------------------------
  */
@@ -35,11 +35,11 @@
 
 #include "access/htup_details.h"
 #include "args.h"
-#include "distributed_wire.h"
+#include "distributed/distributed_wire.h"
 #include "engine_glue.h"
 #include "fmgr.h"
 #include "funcapi.h"
-#include "input.h"
+#include "input/input.h"
 #include "settings.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"

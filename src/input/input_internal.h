@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * input_internal.h
- *	  What the input files (src/input_*.c) share: the reader's types and
+ *	  What the input files (src/input/input_*.c) share: the reader's types and
  *	  each file's functions for the others.  input.h is the API the rest
  *	  of src/ uses.
  *
@@ -39,7 +39,7 @@
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION
- *	  src/input_internal.h
+ *	  src/input/input_internal.h
  *
  *-------------------------------------------------------------------------
  */
@@ -49,7 +49,7 @@
 #include "access/attnum.h"
 #include "access/tupdesc.h"
 #include "executor/tuptable.h"
-#include "input.h"
+#include "input/input.h"
 #include "storage/shm_toc.h"
 #include "utils/builtins.h"
 #include "utils/fmgrprotos.h"

@@ -34,7 +34,7 @@
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION
- *	  src/input_pgvector.c
+ *	  src/input/input_pgvector.c
  *
  *-------------------------------------------------------------------------
  */
@@ -44,7 +44,7 @@
 #include "catalog/pg_language.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
-#include "input_internal.h"
+#include "input/input_internal.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"

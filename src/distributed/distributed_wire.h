@@ -17,7 +17,7 @@
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION
- *	  src/distributed_wire.h
+ *	  src/distributed/distributed_wire.h
  *
  *-------------------------------------------------------------------------
  */

@@ -21,15 +21,15 @@
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION
- *	  src/distributed_conn.c
+ *	  src/distributed/distributed_conn.c
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "commands/defrem.h"
-#include "distributed_conn.h"
-#include "distributed_wire.h"
+#include "distributed/distributed_conn.h"
+#include "distributed/distributed_wire.h"
 #include "foreign/foreign.h"
 #include "libpq-fe.h"
 #include "mb/pg_wchar.h"

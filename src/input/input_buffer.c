@@ -15,7 +15,7 @@
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION
- *	  src/input_buffer.c
+ *	  src/input/input_buffer.c
  *
  *-------------------------------------------------------------------------
  */
@@ -26,7 +26,7 @@
 #endif
 
 #include "common/int.h"
-#include "input_checks.h"
+#include "input/input_checks.h"
 #include "service/service.h"
 #include "service/service_shmem.h"
 #include "settings.h"

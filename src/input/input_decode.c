@@ -21,7 +21,7 @@
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION
- *	  src/input_decode.c
+ *	  src/input/input_decode.c
  *
  *-------------------------------------------------------------------------
  */
@@ -35,7 +35,7 @@
 #include "access/tableam.h"
 #include "catalog/pg_type.h"
 #include "executor/tuptable.h"
-#include "input_checks.h"
+#include "input/input_checks.h"
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/memutils.h"

@@ -7,14 +7,14 @@
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION
- *	  src/distributed.h
+ *	  src/distributed/distributed.h
  *
  *-------------------------------------------------------------------------
  */
 #ifndef ODP_DISTRIBUTED_PG_H
 #define ODP_DISTRIBUTED_PG_H
 
-#include "distributed_shards.h"
+#include "distributed/distributed_shards.h"
 #include "engine_glue.h"
 
 /* Results of a distributed top-n. */

@@ -7,14 +7,14 @@
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION
- *	  src/distributed_conn.h
+ *	  src/distributed/distributed_conn.h
  *
  *-------------------------------------------------------------------------
  */
 #ifndef ODP_DISTRIBUTED_CONN_H
 #define ODP_DISTRIBUTED_CONN_H
 
-#include "distributed_shards.h"
+#include "distributed/distributed_shards.h"
 
 typedef struct OdpNodeConn OdpNodeConn;
 

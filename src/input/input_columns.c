@@ -19,7 +19,7 @@
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION
- *	  src/input_columns.c
+ *	  src/input/input_columns.c
  *
  *-------------------------------------------------------------------------
  */
@@ -29,7 +29,7 @@
 #include "catalog/objectaddress.h"
 #include "catalog/pg_index.h"
 #include "catalog/pg_type.h"
-#include "input_checks.h"
+#include "input/input_checks.h"
 #include "miscadmin.h"
 #include "odp_engine.h"
 #include "settings.h"

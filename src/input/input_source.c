@@ -17,7 +17,7 @@
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION
- *	  src/input_source.c
+ *	  src/input/input_source.c
  *
  *-------------------------------------------------------------------------
  */
@@ -27,7 +27,7 @@
 #include "access/relation.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
-#include "input_internal.h"
+#include "input/input_internal.h"
 #include "nodes/value.h"
 #include "parser/scansup.h"
 #include "utils/builtins.h"

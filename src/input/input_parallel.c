@@ -34,7 +34,7 @@
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION
- *	  src/input_parallel.c
+ *	  src/input/input_parallel.c
  *
  *-------------------------------------------------------------------------
  */
@@ -47,7 +47,7 @@
 #include "access/tableam.h"
 #include "access/xact.h"
 #include "executor/tuptable.h"
-#include "input_internal.h"
+#include "input/input_internal.h"
 #include "miscadmin.h"
 #include "optimizer/cost.h"
 #include "optimizer/paths.h"

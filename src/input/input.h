@@ -15,7 +15,7 @@
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION
- *	  src/input.h
+ *	  src/input/input.h
  *
  *-------------------------------------------------------------------------
  */

@@ -7,14 +7,14 @@
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION
- *	  src/distributed_shards.h
+ *	  src/distributed/distributed_shards.h
  *
  *-------------------------------------------------------------------------
  */
 #ifndef ODP_DISTRIBUTED_SHARDS_H
 #define ODP_DISTRIBUTED_SHARDS_H
 
-#include "input.h"
+#include "input/input.h"
 #include "nodes/pg_list.h"
 
 /* One shard: a leaf partition, on a node or local. */

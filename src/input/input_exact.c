@@ -27,7 +27,7 @@
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION
- *	  src/input_exact.c
+ *	  src/input/input_exact.c
  *
  *-------------------------------------------------------------------------
  */
@@ -36,7 +36,7 @@
 #include <float.h>
 #include <math.h>
 
-#include "input_internal.h"
+#include "input/input_internal.h"
 #include "miscadmin.h"
 #include "odp_engine.h"
 #include "odp_order.h"

@@ -12,14 +12,14 @@
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION
- *	  src/input_checks.h
+ *	  src/input/input_checks.h
  *
  *-------------------------------------------------------------------------
  */
 #ifndef ODP_INPUT_CHECKS_H
 #define ODP_INPUT_CHECKS_H
 
-#include "input_internal.h"
+#include "input/input_internal.h"
 #include "utils/builtins.h"
 
 /* The hint of a value the reader cannot take (null, non-finite, NaN). */

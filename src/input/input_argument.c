@@ -20,14 +20,14 @@
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION
- *	  src/input_argument.c
+ *	  src/input/input_argument.c
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
-#include "input_checks.h"
+#include "input/input_checks.h"
 #include "odp_engine.h"
 #include "utils/array.h"
 #include "utils/builtins.h"

@@ -43,7 +43,7 @@
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION
- *	  src/input_reader.c
+ *	  src/input/input_reader.c
  *
  *-------------------------------------------------------------------------
  */
@@ -57,7 +57,7 @@
 #include "executor/spi.h"
 #include "tcop/dest.h"
 #include "executor/tuptable.h"
-#include "input_internal.h"
+#include "input/input_internal.h"
 #include "miscadmin.h"
 #include "portability/instr_time.h"
 #include "storage/bufmgr.h"

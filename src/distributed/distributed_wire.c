@@ -7,13 +7,13 @@
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION
- *	  src/distributed_wire.c
+ *	  src/distributed/distributed_wire.c
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
-#include "distributed_wire.h"
+#include "distributed/distributed_wire.h"
 #include "utils/memutils.h"
 
 /* "ODPw" read in this machine's byte order. */

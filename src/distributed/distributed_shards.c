@@ -15,7 +15,7 @@
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION
- *	  src/distributed_shards.c
+ *	  src/distributed/distributed_shards.c
  *
  *-------------------------------------------------------------------------
  */
@@ -26,7 +26,7 @@
 #include "catalog/pg_inherits.h"
 #include "catalog/pg_type.h"
 #include "commands/defrem.h"
-#include "distributed_shards.h"
+#include "distributed/distributed_shards.h"
 #include "foreign/foreign.h"
 #include "settings.h"
 #include "utils/array.h"

@@ -24,7 +24,7 @@
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION
- *	  src/distributed.c
+ *	  src/distributed/distributed.c
  *
  *-------------------------------------------------------------------------
  */
@@ -35,9 +35,9 @@
 
 #include "args.h"
 #include "catalog/pg_type.h"
-#include "distributed.h"
-#include "distributed_conn.h"
-#include "distributed_wire.h"
+#include "distributed/distributed.h"
+#include "distributed/distributed_conn.h"
+#include "distributed/distributed_wire.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "port/pg_bswap.h"

@@ -25,7 +25,7 @@
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION
- *	  src/input_regions.c
+ *	  src/input/input_regions.c
  *
  *-------------------------------------------------------------------------
  */
@@ -36,7 +36,7 @@
 #include "access/htup_details.h"
 #include "access/tupmacs.h"
 #include "catalog/pg_type.h"
-#include "input_checks.h"
+#include "input/input_checks.h"
 #include "odp_engine.h"
 #include "odp_order.h"
 #include "utils/builtins.h"
