@@ -115,10 +115,25 @@ odp_install_deps() {
 	fi
 }
 
-# Builds with warnings as errors and installs into the server's directories.
+# Builds with warnings as errors, and fails where the build prints anything
+# at all; installs into the server's directories.
 odp_build() {
+	local log
 	odp_log "building odp_gpu"
-	make -C "$ODP_ROOT" -s -j"$(nproc)" PG_CONFIG="$PG_CONFIG" PG_CFLAGS=-Werror >/dev/null
+	log=$(mktemp)
+	if ! make -C "$ODP_ROOT" -s -j"$(nproc)" PG_CONFIG="$PG_CONFIG" PG_CFLAGS=-Werror >/dev/null 2>"$log"; then
+		cat "$log" >&2
+		rm -f "$log"
+		return 1
+	fi
+	# a quiet build: no compiler or ptxas warning, no ptxas info line
+	if [ -s "$log" ]; then
+		echo "the build printed what it must not (a warning or a ptxas info line):" >&2
+		cat "$log" >&2
+		rm -f "$log"
+		return 1
+	fi
+	rm -f "$log"
 	make -C "$ODP_ROOT" -s install PG_CONFIG="$PG_CONFIG" >/dev/null
 }
 

@@ -95,13 +95,21 @@ OdpWgFence(void)
 #endif
 }
 
-/* Closes the products issued so far into a group; waits until at most N groups run. */
-template <int N>
+/* Closes the products issued so far into a group. */
 static __device__ __forceinline__ void
-OdpWgCommitWait(void)
+OdpWgCommit(void)
 {
 #if ODP_GPU_HAVE_WGMMA
 	asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+#endif
+}
+
+/* Waits until at most N groups of products run. */
+template <int N>
+static __device__ __forceinline__ void
+OdpWgWait(void)
+{
+#if ODP_GPU_HAVE_WGMMA
 	asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(N) : "memory");
 #endif
 }

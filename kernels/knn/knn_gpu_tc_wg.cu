@@ -347,15 +347,22 @@ TcFilterWgKernel(const __grid_constant__ TcArgs a)
 				OdpWgMma64x128(acc[0], OdpWgDesc(qdesc + (kchunk * BK + kk) / 8 * 128, a.dp * 16),
 							   OdpWgDesc(ring + slot * SLOT + kk / 8 * 128, BK * 16),
 							   FOLD || kchunk > 0 || kk > 0);
+
+			/*
+			 * Every stage's products close a group of their own, on every
+			 * path: a commit on one branch only made ptxas fence the
+			 * accumulators itself (C7519, warpgroup.arrive injected).
+			 */
+			OdpWgCommit();
 			if (kchunk < kc - 1)
 			{
 				/* stage s - 1's products are complete */
-				OdpWgCommitWait<1>();
+				OdpWgWait<1>();
 				if (kchunk > 0 && lane == 0)
 					OdpMbarArrive(empty + 8 * ((s - 1) % S), 0);
 			}
 		}
-		OdpWgCommitWait<0>();
+		OdpWgWait<0>();
 		if (kc > 1 && lane == 0)
 			OdpMbarArrive(empty + 8 * ((s_last - 1) % S), 0);
 		{
