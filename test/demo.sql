@@ -78,8 +78,9 @@ ANALYZE demo_points, demo_new_points, demo_returns, demo_hotels, demo_bookings, 
 
 -- The calls: every one says which path ran, and the GPU, where there is
 -- one, takes even this small data (under auto it otherwise leaves inputs
--- below 2,048 rows to the CPU; a single k-NN query stays on the CPU
--- either way, being faster there than the copy of the rows).
+-- below 2,048 rows to the CPU; a single k-NN query and Pearson's 12
+-- series, under 16 queries, stay on the CPU either way, being faster
+-- there than the copy of the rows).
 SET client_min_messages = notice;
 SET odp_gpu.report_timing = on;
 SET odp_gpu.gpu_min_rows = 0;
@@ -89,7 +90,7 @@ SET odp_gpu.gpu_min_rows = 0;
 \echo '== The GPU: SELECT device, name, usable, detail FROM odp_gpu_info();'
 SELECT device, name, usable, detail FROM odp_gpu_info();
 SELECT format('found: %s', CASE WHEN bool_or(usable)
-	THEN format('%s usable GPU(s) (%s): the calls below run on the GPU (path=gpu), one k-NN query on the CPU',
+	THEN format('%s usable GPU(s) (%s): the calls below run on the GPU (path=gpu), but for the single k-NN query and the 12 series of Pearson, under 16 queries or series, which the CPU answers faster than the copy to the GPU',
 				count(*) FILTER (WHERE usable), string_agg(DISTINCT name, ', ') FILTER (WHERE usable))
 	ELSE 'no usable GPU: every call below runs on the CPU path (path=cpu), with the same results' END)
 FROM odp_gpu_info() \g (format=unaligned tuples_only=on)
