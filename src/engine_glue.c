@@ -206,7 +206,7 @@ OdpGpuUsable(char **why)
 
 	/* the service holds the GPUs: ask it, never initialise CUDA here */
 	if (OdpServiceConfigured())
-		return OdpServiceReady(why, NULL);
+		return OdpServiceAwaitReady(why);
 	memset(&ctx, 0, sizeof(ctx));
 	status = odp_gpu_probe(&ctx, &count, &driver, &runtime);
 	if (status != ODP_OK)

@@ -41,6 +41,7 @@ int			odp_cpu_threads = ODP_CPU_THREADS_DEFAULT;
 bool		odp_report_timing = false;
 bool		odp_distributed = true;
 int			odp_node_connect_timeout = 10;
+int			odp_service_wait_ms = 60000;
 
 static const struct config_enum_entry parallel_read_options[] = {
 	{"auto", ODP_PARALLEL_READ_AUTO, false},
@@ -269,6 +270,13 @@ OdpDefineSettings(void)
 							NULL,
 							&odp_node_connect_timeout, 10, 1, 3600,
 							PGC_USERSET, GUC_UNIT_S, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("odp_gpu.service_wait",
+							"How long a call that wants the GPU waits for the GPU service to start or restart.",
+							"Past it the call fails; it never falls back to the CPU while the "
+							"service is on its way.  0 fails at once.",
+							&odp_service_wait_ms, 60000, 0, 3600000,
+							PGC_USERSET, GUC_UNIT_MS, NULL, NULL, NULL);
 
 }
 

@@ -67,6 +67,7 @@ extern int	odp_cpu_threads;
 extern bool odp_report_timing;
 extern bool odp_distributed;
 extern int	odp_node_connect_timeout;
+extern int	odp_service_wait_ms;
 
 extern char *odp_devices_setting;
 

@@ -83,11 +83,13 @@ extern void OdpServiceRegister(void);
 extern bool OdpServiceConfigured(void);
 
 /*
- * Whether the service can take GPU work now; otherwise *why (palloc'd)
- * says why (starting, restarting, no usable GPU: its probe's reason).
- * devices, when not NULL, receives the number of devices it holds.
+ * Whether the service can take GPU work: waits while it starts or restarts,
+ * up to odp_gpu.service_wait (an error past it; a cancel or
+ * statement_timeout ends the wait with theirs).  false, with *why
+ * (palloc'd) saying why, only where the service is up and found no usable
+ * GPU.
  */
-extern bool OdpServiceReady(char **why, int *devices);
+extern bool OdpServiceAwaitReady(char **why);
 
 /* Whether the service loaded cuBLAS (the correlations' GPU path). */
 extern bool OdpServiceBlasReady(void);

@@ -25,12 +25,16 @@
 #include "pgstat.h"
 #include "service/service.h"
 #include "service/service_shmem.h"
+#include "settings.h"
 #include "shared_buffers.h"
 #include "storage/latch.h"
 #include "storage/proc.h"
+#include "utils/timestamp.h"
 #include "utils/memutils.h"
 
 #define CLIENT_TICK_MS 100
+/* How often a call waiting for the service looks again, at most. */
+#define SERVICE_AWAIT_POLL_MS 100
 /* How long a backend polls a ring before it sleeps (odp_ring_poll). */
 #define CLIENT_POLL_US 100
 
@@ -52,25 +56,46 @@ typedef struct ClientState
 
 /* See service.h. */
 bool
-OdpServiceReady(char **why, int *devices)
+OdpServiceAwaitReady(char **why)
 {
-	bool		ready;
+	const TimestampTz start = GetCurrentTimestamp();
+	int			state;
+	bool		ready = false;
 
 	if (OdpService == NULL)
 	{
 		*why = pstrdup("odp_gpu is not in shared_preload_libraries");
 		return false;
 	}
-	LWLockAcquire(OdpService->lock, LW_SHARED);
-	ready = OdpService->state == ODP_SERVICE_READY && OdpService->ndevices > 0;
-	if (devices != NULL)
-		*devices = OdpService->ndevices;
-	if (OdpService->state != ODP_SERVICE_READY)
-		*why = psprintf("the odp_gpu service is %s",
-						OdpServiceStateName(OdpService->state));
-	else if (!ready)
-		*why = psprintf("the odp_gpu service has no usable GPU: %s", OdpService->why);
-	LWLockRelease(OdpService->lock);
+	for (;;)
+	{
+		LWLockAcquire(OdpService->lock, LW_SHARED);
+		state = OdpService->state;
+		if (state == ODP_SERVICE_READY)
+		{
+			ready = OdpService->ndevices > 0;
+			if (!ready)
+				*why = psprintf("the odp_gpu service has no usable GPU: %s", OdpService->why);
+		}
+		LWLockRelease(OdpService->lock);
+		if (state == ODP_SERVICE_READY)
+			break;
+		if (TimestampDifferenceExceeds(start, GetCurrentTimestamp(), odp_service_wait_ms))
+		{
+			ConditionVariableCancelSleep();
+			ereport(ERROR,
+					(errcode(ERRCODE_CANNOT_CONNECT_NOW),
+					 errmsg("the odp_gpu service is %s after %d ms of waiting for it",
+							OdpServiceStateName(state), odp_service_wait_ms),
+					 errhint("odp_gpu.service_wait bounds the wait; odp_gpu_info() and the "
+							 "server log show the service's state; odp_gpu.device = cpu "
+							 "computes in this backend.")));
+		}
+		/* statement_timeout and a cancel end the sleep with an error */
+		(void) ConditionVariableTimedSleep(&OdpService->state_changed,
+										   SERVICE_AWAIT_POLL_MS, PG_WAIT_EXTENSION);
+	}
+	ConditionVariableCancelSleep();
 	return ready;
 }
 

@@ -90,6 +90,7 @@ ServiceShmemStartup(void)
 		memset(OdpService, 0, ServiceHeaderBytes());
 		OdpService->lock = &(GetNamedLWLockTranche(ODP_SERVICE_TRANCHE))->lock;
 		ConditionVariableInit(&OdpService->slot_freed);
+		ConditionVariableInit(&OdpService->state_changed);
 		OdpService->state = ODP_SERVICE_DOWN;
 		OdpService->nslots = odp_service_slots;
 		for (int i = 0; i < odp_service_slots; i++)
@@ -168,8 +169,9 @@ OdpServiceRegister(void)
 	shmem_startup_hook = ServiceShmemStartup;
 
 	memset(&worker, 0, sizeof(worker));
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
-	worker.bgw_start_time = BgWorkerStart_PostmasterStart;
+	/* a connection (to no database) puts the service in pg_stat_activity */
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_ConsistentState;
 	worker.bgw_restart_time = 1;
 	snprintf(worker.bgw_library_name, BGW_MAXLEN, "odp_gpu");
 	snprintf(worker.bgw_function_name, BGW_MAXLEN, "OdpServiceMain");

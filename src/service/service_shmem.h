@@ -52,6 +52,7 @@ typedef struct OdpServiceShared
 {
 	LWLock	   *lock;			/* state, devices, slots' state fields */
 	ConditionVariable slot_freed;	/* a backend waits here for a slot */
+	ConditionVariable state_changed;	/* a backend waits here for READY */
 	int			state;			/* OdpServiceState */
 	int			pid;
 	int			procno;			/* the worker's PGPROC, for its latch */

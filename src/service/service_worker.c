@@ -773,6 +773,7 @@ ServiceStop(void)
 	OdpService->state = ODP_SERVICE_DOWN;
 	OdpService->pid = 0;
 	LWLockRelease(OdpService->lock);
+	ConditionVariableBroadcast(&OdpService->state_changed);
 }
 
 /* See service.h. */
@@ -782,6 +783,8 @@ OdpServiceMain(Datum arg)
 	pqsignal(SIGTERM, ServiceSigterm);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	BackgroundWorkerUnblockSignals();
+	/* no database: only so that pg_stat_activity shows the service */
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
 
 	/*
 	 * Every request's inputs and the engine's host buffers are allocated
@@ -811,6 +814,7 @@ OdpServiceMain(Datum arg)
 	OdpService->generation++;
 	OdpService->started_at = GetCurrentTimestamp();
 	LWLockRelease(OdpService->lock);
+	ConditionVariableBroadcast(&OdpService->state_changed);
 
 	/* CUDA is initialised here, outside the lock: it takes a while */
 	ServiceInitDevices();
@@ -818,6 +822,7 @@ OdpServiceMain(Datum arg)
 	LWLockAcquire(OdpService->lock, LW_EXCLUSIVE);
 	OdpService->state = ODP_SERVICE_READY;
 	LWLockRelease(OdpService->lock);
+	ConditionVariableBroadcast(&OdpService->state_changed);
 	ereport(LOG,
 			(errmsg("odp_gpu service ready: %d device%s%s%s", OdpService->ndevices,
 					OdpService->ndevices == 1 ? "" : "s",

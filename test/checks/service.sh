@@ -25,8 +25,11 @@
 #     calls after it succeeds);
 #   - the service stopped in the middle of a call (SIGTERM) fails that
 #     call with an error naming the service, not the server: no crash, no
-#     restart of the postmaster; an auto call meanwhile computes in the
-#     backend, and the service comes back by itself.
+#     restart of the postmaster; an auto call meanwhile waits for the
+#     service, which comes back by itself, and runs there;
+#   - calls made while it restarts: odp_gpu.service_wait = 0 fails at
+#     once, statement_timeout ends the wait, and a call waits and succeeds;
+#   - pg_stat_activity shows the service.
 # (odp_cron_checks service of test/checks/cron.sh runs the nightly job with
 # pg_cron and odp_gpu both preloaded, its calls in the service.)
 # Ends with the server restarted without preloading.  About 80 s on two
@@ -172,6 +175,9 @@ odp_service_checks() {
 	odp_restart_server "$ODP_SVC_OPTS" && odp_svc_wait_ready "$pos"
 	odp_check "the server restarts with odp_gpu preloaded, its service on the CPU engine" $? \
 		"$(odp_svc_log_since "$pos" | grep -m1 'odp_gpu service ready')"
+	out=$(psql -X -At -c "SELECT backend_type || ' ' || pid FROM pg_stat_activity WHERE backend_type = 'odp_gpu service'")
+	[ "$out" = "odp_gpu service $(odp_svc_pid)" ]
+	odp_check "pg_stat_activity shows the service, its backend_type naming it" $? "$out"
 
 	# 1. the regress suites through the service
 	suites=$(cd "$ODP_ROOT" && ls sql/*.sql | sed 's|sql/||; s|\.sql$||' |
@@ -409,10 +415,9 @@ SQL
 	odp_svc_error S | grep -q 'odp_gpu service'
 	odp_check "the service stopped (SIGTERM) in the middle of a call: the call fails with an error naming it" $? \
 		"after $el s: $(odp_svc_error S)"
-	[ "$(odp_svc_field S r)" = "$ref_knn" ] && grep -q 'odp_knn_join path=cpu ' "$dir/svc_S.out" &&
-		! grep -q 'odp_knn_join path=.* queued=' "$dir/svc_S.out"
-	odp_check "while the service is down an auto call computes on the CPU in the backend" $? \
-		"$(grep -m1 -o 'odp_knn_join path=[a-z]*' "$dir/svc_S.out")"
+	[ "$(odp_svc_field S r)" = "$ref_knn" ] && grep -q 'odp_knn_join path=gpu .* queued=' "$dir/svc_S.out"
+	odp_check "an auto call made while the service is down waits for it and runs there, not on the CPU" $? \
+		"$(grep -o 'odp_knn_join path=[a-z]* .*queued=[0-9.]* ms' "$dir/svc_S.out" | tail -1)"
 	odp_svc_wait_restart "$pos" "$pid"
 	rc=$?
 	pid2=$(odp_svc_pid)
@@ -426,6 +431,34 @@ SQL
 		odp_svc_log_since "$pos" | grep -q "(PID $pid) exited with exit code 1"
 	odp_check "no crash: the postmaster did not restart, the service exited with code 1" $? \
 		"started $pm_start; $(odp_svc_log_since "$pos" | grep -m1 -e "(PID $pid)" -e 'terminated by signal' | cut -c 1-200)"
+
+	# 7. calls made while the service is down (it restarts a second after
+	# it exits): bounded by odp_gpu.service_wait and by statement_timeout,
+	# else they wait and run there
+	pos=$(odp_svc_log_pos)
+	pid=$(odp_svc_pid)
+	kill -TERM "$pid"
+	for _ in $(seq 100); do
+		odp_svc_log_since "$pos" | grep -q "(PID $pid) exited" && break
+		sleep 0.02
+	done
+	out=$(odp_svc_psql D <<SQL
+SET odp_gpu.service_wait = 0;
+$ODP_SVC_KNN;
+SET odp_gpu.service_wait = '60s';
+SET statement_timeout = '200ms';
+$ODP_SVC_KNN;
+RESET statement_timeout;
+$ODP_SVC_KNN;
+SQL
+)
+	grep -q 'ERROR:  57P03: the odp_gpu service is [a-z]* after 0 ms of waiting for it' <<<"$out" &&
+		grep -q 'ERROR:  57014: canceling statement due to statement timeout' <<<"$out" &&
+		grep -q "^r=$ref_knn\$" <<<"$out" && grep -q 'odp_knn_join path=gpu .* queued=' <<<"$out"
+	odp_check "calls while the service restarts: odp_gpu.service_wait = 0 fails at once (57P03), statement_timeout ends the wait (57014), a third waits and runs there" $? \
+		"$(grep -m3 -e ERROR -e '^r=' <<<"$out" | cut -c 1-120 | tr '\n' ' ')"
+	odp_svc_wait_restart "$pos" "$pid"
+	odp_check "the service is back after the second stop" $? "pid $pid, now $(odp_svc_pid)"
 	psql -X -q -c "DROP TABLE svc_pts, svc_q, svc_long" >/dev/null
 	odp_restart_server ""
 	odp_check "the server restarts without odp_gpu preloaded" $? ""
