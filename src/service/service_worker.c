@@ -50,6 +50,7 @@
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/proc.h"
+#include "storage/procsignal.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
@@ -833,6 +834,14 @@ OdpServiceMain(Datum arg)
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 SERVICE_TICK_MS, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
+
+		/*
+		 * Connected, the service takes part in the server's barriers
+		 * (DROP DATABASE waits for every process to absorb one): absorb
+		 * them here, the only interrupt it takes from PostgreSQL.
+		 */
+		if (ProcSignalBarrierPending)
+			ProcessProcSignalBarrier();
 		if (ConfigReloadPending)
 		{
 			ConfigReloadPending = false;

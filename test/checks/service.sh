@@ -178,6 +178,9 @@ odp_service_checks() {
 	out=$(psql -X -At -c "SELECT backend_type || ' ' || pid FROM pg_stat_activity WHERE backend_type = 'odp_gpu service'")
 	[ "$out" = "odp_gpu service $(odp_svc_pid)" ]
 	odp_check "pg_stat_activity shows the service, its backend_type naming it" $? "$out"
+	# connected, the service must absorb the server's barriers: DROP DATABASE waits for them
+	out=$(timeout 30 psql -X -q -c "CREATE DATABASE odp_svc_barrier" -c "DROP DATABASE odp_svc_barrier" 2>&1)
+	odp_check "DROP DATABASE completes while the service runs (it absorbs the barrier)" $? "$out"
 
 	# 1. the regress suites through the service
 	suites=$(cd "$ODP_ROOT" && ls sql/*.sql | sed 's|sql/||; s|\.sql$||' |
