@@ -204,6 +204,41 @@ DROP TABLE lookalike;
 DROP SCHEMA knn_lookalike CASCADE;
 DROP FUNCTION knn_ids(anyelement);
 
+-- A result of 500,000 rows at work_mem = 4MB stays in memory, up to
+-- odp_gpu.output_memory; below that it spills to a temporary file, with the
+-- same rows.
+CREATE TABLE out_pts AS
+	SELECT i AS id, ARRAY[(i % 100)::real, (i / 100)::real] AS f FROM generate_series(1, 1000) i;
+CREATE TABLE out_q AS
+	SELECT i AS id, ARRAY[(i % 977)::real / 10, (i % 13)::real] AS f FROM generate_series(1, 100000) i;
+CREATE FUNCTION out_join() RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	line text;
+	spilled bool := false;
+BEGIN
+	FOR line IN EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF, SUMMARY OFF)
+		SELECT count(*) FROM odp_knn_join('out_q', 'out_pts', k => 5)
+	LOOP
+		spilled := spilled OR line ~ 'temp (read|written)=';
+	END LOOP;
+	RETURN (SELECT count(*) || ' rows, md5 ' ||
+				   md5(string_agg(query_id || ':' || rank || ':' || id || ':' || distance, ','
+								  ORDER BY query_id, rank))
+			FROM odp_knn_join('out_q', 'out_pts', k => 5)) ||
+		CASE WHEN spilled THEN ', spilled' ELSE ', in memory' END;
+END $$;
+SET work_mem = '4MB';
+CREATE TEMP TABLE out_res AS SELECT 'default' AS setting, out_join() AS result;
+SET odp_gpu.output_memory = '1MB';
+INSERT INTO out_res SELECT '1MB', out_join();
+RESET odp_gpu.output_memory;
+RESET work_mem;
+SELECT setting, split_part(result, ', ', 1) AS rows, split_part(result, ', ', 3) AS kept
+FROM out_res ORDER BY setting;
+SELECT count(DISTINCT split_part(result, ', ', 2)) AS distinct_results FROM out_res;
+DROP TABLE out_pts, out_q, out_res;
+DROP FUNCTION out_join();
+
 DROP TABLE ref;
 DROP FUNCTION ref_dist(text, real[], real[]);
 DROP FUNCTION odp_try(text);

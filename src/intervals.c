@@ -31,6 +31,7 @@
 #include "input/input.h"
 #include "intervals_pieces.h"
 #include "miscadmin.h"
+#include "output.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 #include "utils/tuplestore.h"
@@ -292,7 +293,7 @@ IntervalPairs(FunctionCallInfo fcinfo, const IntervalArgPos *pos)
 				old;
 
 	IntervalReadArgs(fcinfo, pos, &call);
-	InitMaterializedSRF(fcinfo, 0);
+	OdpOutputInit(fcinfo);
 	Assert(rsinfo->setDesc->natts == INTERVAL_COLS);
 
 	work = AllocSetContextCreate(CurrentMemoryContext, "odp_gpu interval match",

@@ -31,6 +31,7 @@
 #include "knn.h"
 #include "miscadmin.h"
 #include "odp_distance.h"
+#include "output.h"
 #include "utils/memutils.h"
 #include "utils/tuplestore.h"
 
@@ -212,7 +213,7 @@ odp_knn(PG_FUNCTION_ARGS)
 	spec.source = PG_GETARG_TEXT_PP(0);
 	spec.id_column = OdpArgOptText(fcinfo, 3);
 	spec.features = OdpArgOptArray(fcinfo, 4);
-	InitMaterializedSRF(fcinfo, 0);
+	OdpOutputInit(fcinfo);
 	Assert(rsinfo->setDesc->natts == KNN_COLS);
 
 	work = AllocSetContextCreate(CurrentMemoryContext, "odp_gpu knn",
@@ -309,7 +310,7 @@ odp_knn_join(PG_FUNCTION_ARGS)
 	k = OdpArgK(fcinfo, 2);
 	metric = OdpArgMetric(fcinfo, 5, true);
 	OdpKnnArgSpecs(fcinfo, 1, 3, 0, 6, &spec, &qspec);
-	InitMaterializedSRF(fcinfo, 0);
+	OdpOutputInit(fcinfo);
 	Assert(rsinfo->setDesc->natts == KNN_JOIN_COLS);
 
 	work = AllocSetContextCreate(CurrentMemoryContext, "odp_gpu knn join",

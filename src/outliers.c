@@ -34,6 +34,7 @@
 #include "knn.h"
 #include "miscadmin.h"
 #include "odp_distance.h"
+#include "output.h"
 #include "utils/memutils.h"
 #include "utils/tuplestore.h"
 
@@ -191,7 +192,7 @@ odp_outlier_scores(PG_FUNCTION_ARGS)
 	double		start;
 
 	OutlierReadArgs(fcinfo, 1, 2, 3, 4, &args);
-	InitMaterializedSRF(fcinfo, 0);
+	OdpOutputInit(fcinfo);
 	Assert(rsinfo->setDesc->natts == OUTLIER_SCORES_COLS);
 
 	work = AllocSetContextCreate(CurrentMemoryContext, "odp_gpu outlier scores",
@@ -240,7 +241,7 @@ odp_top_outliers(PG_FUNCTION_ARGS)
 	n = OdpArgPositive(fcinfo, 2, "n");
 	method = OdpArgMethod(fcinfo, 6);
 	OdpCheckKForMethod(args.k, method);
-	InitMaterializedSRF(fcinfo, 0);
+	OdpOutputInit(fcinfo);
 	Assert(rsinfo->setDesc->natts == TOP_OUTLIERS_COLS);
 
 	work = AllocSetContextCreate(CurrentMemoryContext, "odp_gpu top outliers",
@@ -292,7 +293,7 @@ odp_solving_set(PG_FUNCTION_ARGS)
 	if (!PG_ARGISNULL(6))
 		batch_size = OdpArgPositive(fcinfo, 6, "batch_size");
 	OdpCheckKForMethod(args.k, ODP_METHOD_SOLVINGSET);
-	InitMaterializedSRF(fcinfo, 0);
+	OdpOutputInit(fcinfo);
 	Assert(rsinfo->setDesc->natts == SOLVING_SET_COLS);
 
 	work = AllocSetContextCreate(CurrentMemoryContext, "odp_gpu solving set",
@@ -370,7 +371,7 @@ odp_outlier_predict(PG_FUNCTION_ARGS)
 				 errhint("Give the n-th best score of the data the solving set was built from.")));
 	metric = OdpArgMetric(fcinfo, 6, false);
 	OdpKnnArgSpecs(fcinfo, 0, 4, 1, 7, &sspec, &nspec);
-	InitMaterializedSRF(fcinfo, 0);
+	OdpOutputInit(fcinfo);
 	Assert(rsinfo->setDesc->natts == PREDICT_COLS);
 
 	work = AllocSetContextCreate(CurrentMemoryContext, "odp_gpu outlier predict",

@@ -30,6 +30,7 @@
 #include "funcapi.h"
 #include "input/input.h"
 #include "miscadmin.h"
+#include "output.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 #include "utils/tuplestore.h"
@@ -291,7 +292,7 @@ PearsonPairs(FunctionCallInfo fcinfo, const PearsonArgPos *pos, int min_abs_r_ar
 
 	PearsonReadArgs(fcinfo, pos, &args);
 	min_abs_r = PearsonArgMinAbsR(fcinfo, min_abs_r_arg);
-	InitMaterializedSRF(fcinfo, 0);
+	OdpOutputInit(fcinfo);
 	Assert(rsinfo->setDesc->natts == PEARSON_COLS);
 
 	work = AllocSetContextCreate(CurrentMemoryContext, "odp_gpu pearson",
@@ -360,7 +361,7 @@ PearsonTop(FunctionCallInfo fcinfo, const PearsonArgPos *pos, int k_arg,
 	PearsonReadArgs(fcinfo, pos, &args);
 	k = OdpArgK(fcinfo, k_arg);
 	rank = PearsonArgSign(fcinfo, sign_arg);
-	InitMaterializedSRF(fcinfo, 0);
+	OdpOutputInit(fcinfo);
 	Assert(rsinfo->setDesc->natts == PEARSON_TOP_COLS);
 
 	work = AllocSetContextCreate(CurrentMemoryContext, "odp_gpu pearson top",

@@ -42,6 +42,7 @@ bool		odp_report_timing = false;
 bool		odp_distributed = true;
 int			odp_node_connect_timeout = 10;
 int			odp_service_wait_ms = 60000;
+int			odp_output_memory_kb = 262144;
 
 static const struct config_enum_entry parallel_read_options[] = {
 	{"auto", ODP_PARALLEL_READ_AUTO, false},
@@ -277,6 +278,13 @@ OdpDefineSettings(void)
 							"service is on its way.  0 fails at once.",
 							&odp_service_wait_ms, 60000, 0, 3600000,
 							PGC_USERSET, GUC_UNIT_MS, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("odp_gpu.output_memory",
+							"Memory a result may take before it spills to a temporary file.",
+							"A result's rows take memory as they arrive, up to this (or work_mem "
+							"where that is larger); a larger result spills to disk.",
+							&odp_output_memory_kb, 262144, 64, MAX_KILOBYTES,
+							PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
 
 }
 

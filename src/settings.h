@@ -68,6 +68,7 @@ extern bool odp_report_timing;
 extern bool odp_distributed;
 extern int	odp_node_connect_timeout;
 extern int	odp_service_wait_ms;
+extern int	odp_output_memory_kb;
 
 extern char *odp_devices_setting;
 

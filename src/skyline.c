@@ -34,6 +34,7 @@
 #include "funcapi.h"
 #include "input/input.h"
 #include "miscadmin.h"
+#include "output.h"
 #include "skyline_band.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -143,7 +144,7 @@ odp_skyline(PG_FUNCTION_ARGS)
 	double		start;
 
 	band = SkylineReadArgs(fcinfo, &spec);
-	InitMaterializedSRF(fcinfo, 0);
+	OdpOutputInit(fcinfo);
 	Assert(rsinfo->setDesc->natts == SKYLINE_COLS);
 
 	work = AllocSetContextCreate(CurrentMemoryContext, "odp_gpu skyline",
