@@ -27,6 +27,13 @@ struct OdpRelayBatch
 	double	   *r;				/* or NULL */
 };
 
+/* Bytes one pushed pair takes (a, b and, where the relay carries it, r). */
+static size_t
+RelayPairBytes(const OdpPairRelay *relay)
+{
+	return 2 * sizeof(int64_t) + (relay->with_r ? sizeof(double) : 0);
+}
+
 /* With the lock held: stops the relay and wakes every part waiting for its turn. */
 static void
 RelayStopLocked(OdpPairRelay *relay)
@@ -55,7 +62,7 @@ OdpRelayPush(OdpPairRelay *relay, int part, const int64_t *a, const int64_t *b,
 			 const double *r, int64_t count, int64_t a_off, int64_t b_off,
 			 bool upper)
 {
-	const size_t per = 2 * sizeof(int64_t) + (relay->with_r ? sizeof(double) : 0);
+	const size_t per = RelayPairBytes(relay);
 	OdpRelayBatch *batch;
 	OdpRelayPart *rp = &relay->part[part];
 	int64_t		kept = 0;
@@ -135,7 +142,7 @@ OdpRelayFinish(OdpPairRelay *relay, int part, OdpStatus status)
 static void
 RelayPutBack(OdpPairRelay *relay, OdpRelayBatch *list)
 {
-	const size_t per = 2 * sizeof(int64_t) + (relay->with_r ? sizeof(double) : 0);
+	const size_t per = RelayPairBytes(relay);
 	OdpRelayPart *rp;
 	OdpRelayBatch *last = list;
 	size_t		bytes = per * (size_t) list->count;
