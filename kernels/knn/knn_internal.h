@@ -119,11 +119,14 @@ extern OdpStatus odp_knn64_filtered(OdpContext *ctx, const OdpMatrix *queries,
  * Every row's outlier score of float64 rows m (k nearest other rows'
  * distances summed by odp_sum_ascending64) through the same filter, the
  * lists summed on the device: the scores of the float64 CPU path, bit for
- * bit.  norms: m's, for cosine.
+ * bit.  norms: m's, for cosine.  Where the filter does not take the call
+ * (its shape, or data float32 cannot hold), sets *unfiltered and writes no
+ * score: odp_split_outlier_scores64 computes them exactly.
  */
 extern OdpStatus odp_knn64_filtered_scores(OdpContext *ctx, const OdpMatrix *m,
 										   const double *norms, OdpMetric metric,
-										   int32_t k, double *scores);
+										   int32_t k, double *scores,
+										   bool *unfiltered);
 
 /*
  * Whether odp_knn64_filtered filters a call of this shape (the data may

@@ -354,38 +354,16 @@ done:
 }
 
 /*
- * The exact float64 kernel for a whole call: its lists, or (sums not
- * NULL) their sums.
+ * odp_knn64_filtered, writing the lists or (sums not NULL) their sums.  A
+ * call the filter does not take (its shape or its data) runs
+ * odp_split_knn64 for lists; for sums it sets *unfiltered and writes no
+ * score, the caller having the exact scores' own path.
  */
-static OdpStatus
-wide_exact(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
-		   const double *qnorms, const double *cnorms, OdpMetric metric,
-		   int32_t k, bool self_join, double *dist, int64_t *index, double *sums)
-{
-	OdpStatus	status;
-
-	if (sums == NULL)
-		return odp_split_knn64(ctx, queries, cands, qnorms, cnorms, metric, k,
-							   self_join, dist, index);
-	dist = (double *) malloc(sizeof(double) * (size_t) queries->rows * k);
-	index = (int64_t *) malloc(sizeof(int64_t) * (size_t) queries->rows * k);
-	if (dist == NULL || index == NULL)
-		status = odp_fail(ctx, ODP_ERR_HOST_OOM, "out of memory for the k-NN lists");
-	else
-		status = odp_split_knn64(ctx, queries, cands, qnorms, cnorms, metric, k,
-								 self_join, dist, index);
-	for (int64_t q = 0; status == ODP_OK && q < queries->rows; q++)
-		sums[q] = odp_sum_ascending64(dist + (size_t) q * k, k);
-	free(dist);
-	free(index);
-	return status;
-}
-
-/* odp_knn64_filtered, writing the lists or (sums not NULL) their sums. */
 static OdpStatus
 wide_run(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
 		 const double *qnorms, const double *cnorms, OdpMetric metric,
-		 int32_t k, bool self_join, double *dist, int64_t *index, double *sums)
+		 int32_t k, bool self_join, double *dist, int64_t *index, double *sums,
+		 bool *unfiltered)
 {
 	OdpFilter64 f;
 	WideSplit	w;
@@ -400,8 +378,15 @@ wide_run(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
 	if (!odp_matrix_is64(queries) || !odp_matrix_is64(cands) ||
 		(metric == ODP_METRIC_COSINE && (qnorms == NULL || cnorms == NULL)) ||
 		!odp_knn64_filter_shape(metric, queries->rows, cands->rows, k, self_join))
-		return wide_exact(ctx, queries, cands, qnorms, cnorms, metric, k,
-						  self_join, dist, index, sums);
+	{
+		if (sums != NULL)
+		{
+			*unfiltered = true;
+			return ODP_OK;
+		}
+		return odp_split_knn64(ctx, queries, cands, qnorms, cnorms, metric, k,
+							   self_join, dist, index);
+	}
 	memset(&f, 0, sizeof(f));
 	memset(&w, 0, sizeof(w));
 	memset(&time, 0, sizeof(time));
@@ -441,9 +426,11 @@ wide_run(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
 		goto done;
 
 	stage = odp_now_ms();
-	if (refused)
-		status = wide_exact(ctx, queries, cands, qnorms, cnorms, metric, k,
-							self_join, dist, index, sums);
+	if (refused && sums != NULL)
+		*unfiltered = true;
+	else if (refused)
+		status = odp_split_knn64(ctx, queries, cands, qnorms, cnorms, metric, k,
+								 self_join, dist, index);
 	else
 	{
 		status = wide_fallback(ctx, &f, &fallbacks);
@@ -470,14 +457,16 @@ odp_knn64_filtered(OdpContext *ctx, const OdpMatrix *queries,
 				   bool self_join, double *dist, int64_t *index)
 {
 	return wide_run(ctx, queries, cands, qnorms, cnorms, metric, k, self_join,
-					dist, index, NULL);
+					dist, index, NULL, NULL);
 }
 
 /* See knn_internal.h. */
 OdpStatus
 odp_knn64_filtered_scores(OdpContext *ctx, const OdpMatrix *m,
 						  const double *norms, OdpMetric metric, int32_t k,
-						  double *scores)
+						  double *scores, bool *unfiltered)
 {
-	return wide_run(ctx, m, m, norms, norms, metric, k, true, NULL, NULL, scores);
+	*unfiltered = false;
+	return wide_run(ctx, m, m, norms, norms, metric, k, true, NULL, NULL, scores,
+					unfiltered);
 }

@@ -166,11 +166,31 @@ odp_outlier_scores_on_device(OdpContext *ctx, const OdpMatrix *m,
 							 OdpMetric metric, int32_t k, const float *norms,
 							 const double *norms64, double *scores)
 {
-	if (ctx->device == ODP_DEVICE_GPU && odp_matrix_is64(m) &&
-		odp_knn64_filter_shape(metric, m->rows, m->rows, k, true))
-		return odp_knn64_filtered_scores(ctx, m, norms64, metric, k, scores);
 	if (ctx->device == ODP_DEVICE_GPU && odp_matrix_is64(m))
-		return odp_split_outlier_scores64(ctx, m, metric, k, norms64, scores);
+	{
+		bool		unfiltered = true;
+		double		transfer_ms = 0.0,
+					compute_ms = 0.0;
+		int64_t		chunks = 0;
+		OdpStatus	status = ODP_OK;
+
+		if (odp_knn64_filter_shape(metric, m->rows, m->rows, k, true))
+		{
+			status = odp_knn64_filtered_scores(ctx, m, norms64, metric, k, scores,
+											   &unfiltered);
+			/* the filter's attempt counts with the exact scores' times */
+			transfer_ms = ctx->transfer_ms;
+			compute_ms = ctx->compute_ms;
+			chunks = ctx->chunks;
+		}
+		if (status != ODP_OK || !unfiltered)
+			return status;
+		status = odp_split_outlier_scores64(ctx, m, metric, k, norms64, scores);
+		ctx->transfer_ms += transfer_ms;
+		ctx->compute_ms += compute_ms;
+		ctx->chunks += chunks;
+		return status;
+	}
 	if (ctx->device == ODP_DEVICE_GPU)
 		return odp_split_outlier_scores(ctx, m, metric, k, norms, scores);
 	return odp_cpu_outlier_scores(ctx, m, metric, k, norms, norms64, scores);
