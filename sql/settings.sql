@@ -92,5 +92,20 @@ SHOW odp_gpu.distance_precision;
 SET odp_gpu.distance_precision = float16;
 RESET odp_gpu.distance_precision;
 SHOW odp_gpu.distance_precision;
+
+-- odp_gpu.output_memory (64 kB .. 2 TB) and odp_gpu.service_wait
+-- (0 .. 1 h): their defaults, a value in units, and values out of range
+SHOW odp_gpu.output_memory;
+SET odp_gpu.output_memory = '1GB';
+SHOW odp_gpu.output_memory;
+SET odp_gpu.output_memory = '32kB';
+SET odp_gpu.output_memory = -1;
+RESET odp_gpu.output_memory;
+SHOW odp_gpu.service_wait;
+SET odp_gpu.service_wait = '5min';
+SHOW odp_gpu.service_wait;
+SET odp_gpu.service_wait = -1;
+SET odp_gpu.service_wait = '2h';
+RESET odp_gpu.service_wait;
 DROP TABLE pts, one;
 DROP EXTENSION odp_gpu;
