@@ -40,7 +40,7 @@ DISTRIBUTED_OBJS = src/distributed/distributed.o src/distributed/distributed_wir
 SERVICE_OBJS = src/service/service_shmem.o src/service/service_worker.o \
 	src/service/service_thread.o src/service/service_ring.o \
 	src/service/service_client.o src/service/service_objects.o \
-	src/service/service_views.o
+	src/service/service_views.o src/service/service_staging.o
 
 # The engine, folder by folder (the map: README.md, "Where things are", and
 # kernels/include/odp_engine.h).  Each folder lists its C objects, its CUDA

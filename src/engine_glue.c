@@ -430,6 +430,9 @@ GlueRun(OdpContext *ctx, OdpCall *call, OdpRunInfo *info)
 	status = OdpServiceRun(ctx, call, odp_call_op_name(call->op), &service);
 	info->queued_ms = service.queued_ms;
 	info->service_device = service.device;
+	info->staged_bytes += service.staged_bytes;
+	info->streamed_bytes += service.streamed_bytes;
+	info->stream_ms += service.stream_ms;
 	return status;
 }
 
@@ -1044,11 +1047,15 @@ OdpReportTiming(const char *what, const OdpInput *in, const OdpRunInfo *info,
 	if (info->via_service)
 		extra = psprintf("%s queued=%.1f ms", extra, info->queued_ms);
 	phases = in->read_ms + info->query_read_ms + info->other_read_ms +
-		info->transfer_ms + info->compute_ms + output_ms;
+		info->transfer_ms + info->compute_ms + output_ms + info->stream_ms;
 	extra = psprintf("%s read_workers=%d total=%.1f ms other=%.1f ms", extra,
 					 in->read_workers, total, total - phases);
 	if (info->precision != NULL)
 		extra = psprintf("%s precision=%s", extra, info->precision);
+	if (info->via_service)
+		extra = psprintf("%s staged=%.1f MB streamed=%.1f MB stream=%.1f ms", extra,
+						 info->staged_bytes / 1048576.0, info->streamed_bytes / 1048576.0,
+						 info->stream_ms);
 	ereport(NOTICE,
 			(errmsg("odp_gpu timing: %s path=%s rows=" INT64_FORMAT " dims=%d "
 					"read=%.1f ms (%s) transfer=%.1f ms compute=%.1f ms output=%.1f ms chunks=" INT64_FORMAT "%s",

@@ -36,6 +36,9 @@ typedef struct OdpRunInfo
 	bool		via_service;	/* run by the GPU service */
 	double		queued_ms;		/* of it, waiting for a slot and memory */
 	int			service_device; /* the first device it ran on there */
+	int64		staged_bytes;	/* inputs the service read in place */
+	int64		streamed_bytes; /* inputs streamed to it */
+	double		stream_ms;		/* streaming inputs and outputs */
 
 	/* set by the distance analytics: "float32" or "float64"; else NULL */
 	const char *precision;

@@ -1,14 +1,15 @@
 /*-------------------------------------------------------------------------
  *
  * shared_buffers.c
- *	  A backend's large buffers in dynamic shared memory
- *	  (shared_buffers.h).
+ *	  A backend's large buffers in shared memory (shared_buffers.h).
  *
- * Each buffer is a segment, listed in this backend with its base and
- * size.  Its mapping is pinned (no resource owner's): it ends with the
- * memory context it was made for, whose reset or deletion (also when an
- * error aborts the transaction) detaches it through a context callback,
- * or with the backend.  Detaching forgets the entry (on_dsm_detach).
+ * Each buffer is an extent of the staging area or a segment, listed in
+ * this backend with its base and size.  It ends with the memory context
+ * it was made for, whose reset or deletion (also when an error aborts the
+ * transaction) frees it through a context callback, or with the backend
+ * (the staging area frees a backend's extents as it exits; a segment's
+ * mapping is pinned, no resource owner's, and detaching it forgets the
+ * entry through on_dsm_detach).
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -21,6 +22,7 @@
 
 #include <sys/statvfs.h>
 
+#include "service/service_staging.h"
 #include "shared_buffers.h"
 #include "storage/dsm.h"
 #include "storage/dsm_impl.h"
@@ -29,7 +31,7 @@
 typedef struct SharedBuffer
 {
 	struct SharedBuffer *next;
-	dsm_segment *seg;
+	dsm_segment *seg;			/* NULL: an extent of the staging area */
 	char	   *base;
 	Size		size;
 } SharedBuffer;
@@ -45,12 +47,10 @@ SharedFind(const void *ptr)
 	return NULL;
 }
 
-/* on_dsm_detach: the segment is gone, whoever detached it. */
+/* Unlists b. */
 static void
-SharedForget(dsm_segment *seg, Datum arg)
+SharedUnlist(SharedBuffer *gone)
 {
-	SharedBuffer *gone = (SharedBuffer *) DatumGetPointer(arg);
-
 	for (SharedBuffer **p = &shared_buffers; *p != NULL; p = &(*p)->next)
 		if (*p == gone)
 		{
@@ -60,14 +60,34 @@ SharedForget(dsm_segment *seg, Datum arg)
 		}
 }
 
-/* The memory context's callback: detaches the buffer if still listed. */
+/* on_dsm_detach: the segment is gone, whoever detached it. */
+static void
+SharedForget(dsm_segment *seg, Datum arg)
+{
+	SharedUnlist((SharedBuffer *) DatumGetPointer(arg));
+}
+
+/* Frees b, whatever holds it. */
+static void
+SharedRelease(SharedBuffer *b)
+{
+	if (b->seg != NULL)
+		dsm_detach(b->seg);		/* SharedForget unlists it */
+	else
+	{
+		OdpStagingFree(b->base);
+		SharedUnlist(b);
+	}
+}
+
+/* The memory context's callback: frees the buffer if still listed. */
 static void
 SharedContextGone(void *arg)
 {
 	SharedBuffer *b = SharedFind(arg);
 
 	if (b != NULL && b->base == (char *) arg)
-		dsm_detach(b->seg);
+		SharedRelease(b);
 }
 
 bool
@@ -94,35 +114,54 @@ OdpSharedBufferFree(void *buf)
 	SharedBuffer *b = SharedFind(buf);
 
 	if (b != NULL)
-		dsm_detach(b->seg);
+		SharedRelease(b);
 }
 
-void *
-OdpSharedBufferCreate(MemoryContext cxt, Size bytes)
+/* A new segment of bytes, or NULL. */
+static dsm_segment *
+SharedSegmentCreate(Size bytes)
 {
-	SharedBuffer *b;
-	MemoryContextCallback *cb;
-	dsm_segment *seg;
 	struct statvfs fs;
 
-	if (bytes == 0)
-		bytes = 1;
 	/* a POSIX segment fills /dev/shm: leave room there for others */
 	if (dynamic_shared_memory_type == DSM_IMPL_POSIX &&
 		(statvfs("/dev/shm", &fs) != 0 ||
 		 (double) fs.f_bavail * (double) fs.f_frsize < 1.25 * (double) bytes))
 		return NULL;
-	seg = dsm_create(bytes, DSM_CREATE_NULL_IF_MAXSEGMENTS);
-	if (seg == NULL)
+	return dsm_create(bytes, DSM_CREATE_NULL_IF_MAXSEGMENTS);
+}
+
+void *
+OdpSharedBufferCreate(MemoryContext cxt, Size bytes, int where)
+{
+	SharedBuffer *b;
+	MemoryContextCallback *cb;
+	dsm_segment *seg = NULL;
+	char	   *base = NULL;
+
+	if (bytes == 0)
+		bytes = 1;
+	if (where & ODP_SHARED_STAGING)
+		base = OdpStagingAlloc(bytes);
+	if (base == NULL && (where & ODP_SHARED_SEGMENT))
+	{
+		seg = SharedSegmentCreate(bytes);
+		if (seg != NULL)
+			base = dsm_segment_address(seg);
+	}
+	if (base == NULL)
 		return NULL;
 	b = MemoryContextAlloc(TopMemoryContext, sizeof(SharedBuffer));
 	b->seg = seg;
-	b->base = dsm_segment_address(seg);
-	b->size = bytes;
+	b->base = base;
+	b->size = seg != NULL ? bytes : (bytes + ODP_STAGING_BLOCK - 1) / ODP_STAGING_BLOCK * ODP_STAGING_BLOCK;
 	b->next = shared_buffers;
 	shared_buffers = b;
-	dsm_pin_mapping(seg);
-	on_dsm_detach(seg, SharedForget, PointerGetDatum(b));
+	if (seg != NULL)
+	{
+		dsm_pin_mapping(seg);
+		on_dsm_detach(seg, SharedForget, PointerGetDatum(b));
+	}
 	cb = MemoryContextAlloc(cxt, sizeof(MemoryContextCallback));
 	cb->func = SharedContextGone;
 	cb->arg = b->base;
@@ -131,21 +170,27 @@ OdpSharedBufferCreate(MemoryContext cxt, Size bytes)
 }
 
 void *
-OdpSharedBufferResize(MemoryContext cxt, void *buf, Size old_bytes, Size new_bytes)
+OdpSharedBufferResize(MemoryContext cxt, void *buf, Size old_bytes, Size new_bytes,
+					  int where)
 {
 	SharedBuffer *old = buf != NULL ? SharedFind(buf) : NULL;
 	char	   *base;
 
+	if (old != NULL && old->seg == NULL && OdpStagingResize(buf, new_bytes))
+	{
+		old->size = (Max(new_bytes, 1) + ODP_STAGING_BLOCK - 1) / ODP_STAGING_BLOCK * ODP_STAGING_BLOCK;
+		return buf;				/* grown or trimmed in place */
+	}
 	if (old != NULL && new_bytes <= old->size)
 		return buf;				/* a trim: the segment stays as it is */
-	if (!OdpSharedBufferFits(new_bytes))
+	if (where == ODP_SHARED_SEGMENT && !OdpSharedBufferFits(new_bytes))
 		return NULL;
-	base = OdpSharedBufferCreate(cxt, new_bytes);
+	base = OdpSharedBufferCreate(cxt, new_bytes, where);
 	if (base != NULL && buf != NULL)
 	{
 		memcpy(base, buf, Min(old != NULL ? old->size : old_bytes, new_bytes));
 		if (old != NULL)
-			dsm_detach(old->seg);
+			SharedRelease(old);
 		else
 			pfree(buf);
 	}
@@ -153,13 +198,19 @@ OdpSharedBufferResize(MemoryContext cxt, void *buf, Size old_bytes, Size new_byt
 }
 
 bool
-OdpSharedBufferFind(const void *ptr, Size bytes, uint32 *handle, Size *offset)
+OdpSharedBufferFind(const void *ptr, Size bytes, OdpSharedLocation *loc)
 {
 	SharedBuffer *b = ptr != NULL ? SharedFind(ptr) : NULL;
 
 	if (b == NULL || (const char *) ptr + bytes > b->base + b->size)
 		return false;
-	*handle = dsm_segment_handle(b->seg);
-	*offset = (Size) ((const char *) ptr - b->base);
+	loc->staged = b->seg == NULL;
+	if (loc->staged)
+	{
+		loc->handle = 0;
+		return OdpStagingFind(ptr, bytes, &loc->offset);
+	}
+	loc->handle = dsm_segment_handle(b->seg);
+	loc->offset = (Size) ((const char *) ptr - b->base);
 	return true;
 }

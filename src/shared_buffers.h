@@ -1,10 +1,11 @@
 /*-------------------------------------------------------------------------
  *
  * shared_buffers.h
- *	  Large buffers of a backend in dynamic shared memory, one segment
- *	  each, for the GPU service to map and read in place: the input layer
- *	  reads a table straight into them, so its rows reach the engine with
- *	  no copy between the backend and the service.
+ *	  Large buffers of a backend in shared memory, for the GPU service to
+ *	  read in place: extents of the service's staging area
+ *	  (service_staging.h), or dynamic shared memory segments, one each.
+ *	  The input layer reads a table straight into them, so its rows reach
+ *	  the engine with no copy between the backend and the service.
  *
  * A buffer lives as long as the memory context it was made for (the
  * segment's mapping is not the transaction's: a node state kept across
@@ -25,6 +26,10 @@
 /* Smallest buffer worth a segment of its own. */
 #define ODP_SHARED_MIN_BYTES	((Size) 1 << 20)
 
+/* Where a shared buffer may go: bits, tried in this order. */
+#define ODP_SHARED_STAGING		0x01	/* the GPU service's staging area */
+#define ODP_SHARED_SEGMENT		0x02	/* a dynamic shared memory segment */
+
 /*
  * Whether a buffer of bytes may go to dynamic shared memory now: POSIX
  * segments, and room for twice that in /dev/shm (a small /dev/shm, as in
@@ -33,29 +38,35 @@
 extern bool OdpSharedBufferFits(Size bytes);
 
 /*
- * A new shared buffer of bytes (any size, any type of dynamic shared
- * memory), for cxt; NULL where no segment can be had.  Parallel workers
- * write into these.
+ * A new shared buffer of bytes for cxt, in the first place of where
+ * that has room; NULL where none has.  Parallel workers write into these.
  */
-extern void *OdpSharedBufferCreate(MemoryContext cxt, Size bytes);
+extern void *OdpSharedBufferCreate(MemoryContext cxt, Size bytes, int where);
 
 /*
  * Resizes buf (NULL, a buffer of cxt of old_bytes, or a shared buffer)
- * to a shared buffer of at least new_bytes, keeping its first bytes;
- * returns NULL, leaving buf alone, where no segment can be had.
+ * to a shared buffer of at least new_bytes in where, keeping its first
+ * bytes (in place where the buffer can grow or shrink there); returns
+ * NULL, leaving buf alone, where no place has room.
  */
 extern void *OdpSharedBufferResize(MemoryContext cxt, void *buf, Size old_bytes,
-								   Size new_bytes);
+								   Size new_bytes, int where);
 
 /* Whether buf is a shared buffer (then OdpSharedBufferFree frees it). */
 extern bool OdpSharedBufferIs(const void *buf);
 extern void OdpSharedBufferFree(void *buf);
 
 /*
- * Where bytes at ptr lie in a shared buffer: its segment's handle and
- * the offset; false where they do not.
+ * Where bytes at ptr lie: in the staging area at offset (*staged), or in
+ * a segment, its handle and the offset; false where in neither.
  */
-extern bool OdpSharedBufferFind(const void *ptr, Size bytes, uint32 *handle,
-								Size *offset);
+typedef struct OdpSharedLocation
+{
+	bool		staged;
+	uint32		handle;			/* a segment's (not staged) */
+	Size		offset;
+} OdpSharedLocation;
+
+extern bool OdpSharedBufferFind(const void *ptr, Size bytes, OdpSharedLocation *loc);
 
 #endif							/* ODP_SHARED_BUFFERS_H */

@@ -70,6 +70,14 @@ odp_gpu_device_poison(OdpContext *ctx, int index)
 	return odp_fail(ctx, ODP_ERR_NO_GPU, ODP_NO_CUDA_MESSAGE);
 }
 
+OdpStatus
+odp_gpu_host_register(OdpContext *ctx, void *ptr, size_t bytes)
+{
+	(void) ptr;
+	(void) bytes;
+	return odp_fail(ctx, ODP_ERR_NO_GPU, ODP_NO_CUDA_MESSAGE);
+}
+
 /* Nothing is ever pinned without CUDA. */
 void
 odp_gpu_pin_thread_disable(void)

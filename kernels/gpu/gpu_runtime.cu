@@ -423,6 +423,41 @@ odp_gpu_pin_thread_disable(void)
 	pin_disabled = true;
 }
 
+/* The area odp_gpu_host_register locked, set once before any call runs. */
+static const char *registered_base = NULL;
+static size_t registered_bytes = 0;
+
+/* See odp_engine.h. */
+extern "C" OdpStatus
+odp_gpu_host_register(OdpContext *ctx, void *ptr, size_t bytes)
+{
+	cudaError_t err;
+
+	if (registered_base != NULL)
+		return odp_fail(ctx, ODP_ERR_INVALID_ARGUMENT,
+						"a host area is registered already");
+	err = cudaHostRegister(ptr, bytes, cudaHostRegisterPortable);
+	if (err != cudaSuccess)
+	{
+		(void) cudaGetLastError();
+		return odp_fail(ctx, ODP_ERR_GPU, "could not page-lock %zu bytes of host memory: %s",
+						bytes, cudaGetErrorString(err));
+	}
+	registered_base = (const char *) ptr;
+	registered_bytes = bytes;
+	return ODP_OK;
+}
+
+/* Whether [ptr, ptr + bytes) lies in the registered area. */
+static bool
+OdpGpuHostRegistered(const void *ptr, size_t bytes)
+{
+	const char *p = (const char *) ptr;
+
+	return registered_base != NULL && p >= registered_base &&
+		bytes <= registered_bytes && p - registered_base <= (ptrdiff_t) (registered_bytes - bytes);
+}
+
 /* See gpu_runtime.cuh. */
 void *
 OdpGpuPinHost(OdpContext *ctx, const void *ptr, size_t bytes)
@@ -430,7 +465,8 @@ OdpGpuPinHost(OdpContext *ctx, const void *ptr, size_t bytes)
 	double		t0 = odp_now_ms();
 	void	   *pinned = NULL;
 
-	if (!odp_gpu_pin_inputs || pin_disabled || bytes < ODP_GPU_PIN_BYTES)
+	if (!odp_gpu_pin_inputs || pin_disabled || bytes < ODP_GPU_PIN_BYTES ||
+		OdpGpuHostRegistered(ptr, bytes))
 		return NULL;
 	if (cudaHostRegister((void *) ptr, bytes, cudaHostRegisterReadOnly) == cudaSuccess)
 		pinned = (void *) ptr;

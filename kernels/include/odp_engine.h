@@ -274,6 +274,15 @@ extern OdpStatus odp_gpu_device_recover(OdpContext *ctx, int index,
 										bool *rebuilt);
 
 /*
+ * Page-locks [ptr, ptr + bytes) for every device of this process, for the
+ * life of the process: a host area every call's inputs are written into
+ * (the GPU service's staging area).  Copies from it run at the bus's
+ * page-locked speed, and the engine never locks pages of it again per
+ * call.  At most one area per process; a second call fails.
+ */
+extern OdpStatus odp_gpu_host_register(OdpContext *ctx, void *ptr, size_t bytes);
+
+/*
  * Poisons device index's context with an illegal memory access, as a
  * faulty kernel would; for tests of odp_gpu_device_recover only.
  */

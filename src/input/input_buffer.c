@@ -29,6 +29,7 @@
 #include "input/input_checks.h"
 #include "service/service.h"
 #include "service/service_shmem.h"
+#include "service/service_staging.h"
 #include "settings.h"
 #include "shared_buffers.h"
 #include "miscadmin.h"
@@ -150,12 +151,14 @@ OdpResize(OdpReader *r, void *buf, Size old_size, Size size)
 {
 	if (size == 0)
 		size = 1;
-	if (r->shared && size >= ODP_SHARED_MIN_BYTES)
+	if (r->shared != 0 && size >= ODP_SHARED_MIN_BYTES)
 	{
-		void	   *shared = OdpSharedBufferResize(r->outcxt, buf, old_size, size);
+		void	   *shared = OdpSharedBufferResize(r->outcxt, buf, old_size, size, r->shared);
 
 		if (shared != NULL)
 			return shared;
+		if (r->shared & ODP_SHARED_STAGING)
+			OdpStagingCountMiss();
 	}
 	if (buf != NULL && OdpSharedBufferIs(buf))
 	{
@@ -289,7 +292,8 @@ OdpReaderShareBuffers(OdpReader *r, int64 capacity)
 	for (int a = 0; a < n; a++)
 	{
 		shared[a] = OdpSharedBufferCreate(r->outcxt,
-										  OdpMulSize(Max(capacity, 1), arrays[a].rowbytes));
+										  OdpMulSize(Max(capacity, 1), arrays[a].rowbytes),
+										  r->shared | ODP_SHARED_SEGMENT);
 		if (shared[a] == NULL)
 		{
 			while (--a >= 0)
@@ -304,7 +308,7 @@ OdpReaderShareBuffers(OdpReader *r, int64 capacity)
 		*arrays[a].ptr = shared[a];
 	}
 	r->capacity = capacity;
-	r->shared = true;
+	r->shared |= ODP_SHARED_SEGMENT;
 	return true;
 }
 
@@ -518,15 +522,23 @@ OdpReaderInit(OdpReader *r, const OdpColumnPlan *plan, MemoryContext outcxt,
 	r->max_dims = spec != NULL && spec->max_dims > 0 ? spec->max_dims : ODP_MAX_DIMS;
 	r->empty_ok = spec != NULL && spec->empty_ok;
 	/*
-	 * Large buffers go to dynamic shared memory where the GPU service reads
-	 * them in place, and, for a table of known size, where the server
-	 * keeps memory for it (min_dynamic_shared_memory): its pages are
-	 * mapped already, so the read fills them without a fault or a clear
-	 * per page, as fresh memory would take.
+	 * Large buffers go where the GPU service reads them in place: its
+	 * staging area, whose pages are mapped and page-locked already, so the
+	 * read fills them without a fault or a clear per page and the copy to
+	 * the GPU runs at the bus's speed.  Then, where asked, dynamic shared
+	 * memory; and for a table of known size, where the server keeps memory
+	 * for it (min_dynamic_shared_memory), which is mapped already too.
 	 */
-	r->shared = (OdpServiceConfigured() && odp_device_setting != ODP_SETTING_CPU &&
-				 odp_service_inputs_in_place) ||
-		(min_dynamic_shared_memory > 0 && capacity_hint > 0);
+	r->shared = 0;
+	if (OdpServiceConfigured() && odp_device_setting != ODP_SETTING_CPU)
+	{
+		if (OdpStagingConfigured())
+			r->shared |= ODP_SHARED_STAGING;
+		if (odp_service_inputs_in_place)
+			r->shared |= ODP_SHARED_SEGMENT;
+	}
+	if (min_dynamic_shared_memory > 0 && capacity_hint > 0)
+		r->shared |= ODP_SHARED_SEGMENT;
 	if (plan->regions)
 	{
 		const OdpRegionColumn *last = &plan->region[plan->nregions - 1];

@@ -212,7 +212,8 @@ typedef struct OdpColumnPlan
 typedef struct OdpReader
 {
 	const OdpColumnPlan *plan;
-	bool		shared;			/* large buffers in dynamic shared memory */
+	int			shared;			/* where large buffers go: ODP_SHARED_* bits
+								 * (shared_buffers.h), 0: this backend */
 	MemoryContext outcxt;		/* where data and ids live (the caller's) */
 	MemoryContext rowcxt;		/* reset every batch of rows */
 	int64		rows;

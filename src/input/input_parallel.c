@@ -54,6 +54,7 @@
 #include "optimizer/plancat.h"
 #include "port/atomics.h"
 #include "postmaster/bgworker_internals.h"
+#include "service/service_staging.h"
 #include "settings.h"
 #include "shared_buffers.h"
 #include "storage/bufmgr.h"
@@ -117,7 +118,8 @@ typedef struct OdpParallelRead
 	bool		capacity_final; /* rows of pieces (multiranges): set when
 								 * the backend has seen a chunk's pieces */
 	int			narrays;
-	dsm_handle	handles[ODP_READER_ARRAYS];
+	dsm_handle	handles[ODP_READER_ARRAYS]; /* 0: in the staging area */
+	Size		staged_offset[ODP_READER_ARRAYS];
 
 	/* under mutex */
 	int64		placed_chunks;	/* chunks < this have their offsets */
@@ -366,6 +368,13 @@ OdpMapOutput(OdpParticipant *p)
 	p->narrays = s->narrays;
 	for (int a = 0; a < s->narrays; a++)
 	{
+		/* the staging area is mapped in every process, at one address */
+		if (s->handles[a] == 0)
+		{
+			p->segs[a] = NULL;
+			p->out[a] = OdpStagingBase() + s->staged_offset[a];
+			continue;
+		}
 		p->segs[a] = dsm_attach(s->handles[a]);
 		if (p->segs[a] == NULL)
 			elog(ERROR, "odp_gpu: could not map the parallel read's output");
@@ -452,11 +461,13 @@ OdpMakeOutput(OdpParticipant *p, OdpReader *r)
 	s->dims = r->dims;
 	for (int a = 0; a < p->narrays; a++)
 	{
-		Size		offset;
+		OdpSharedLocation loc;
 
 		p->out[a] = *arrays[a].ptr;
-		if (!OdpSharedBufferFind(p->out[a], 1, &s->handles[a], &offset) || offset != 0)
-			elog(ERROR, "odp_gpu: parallel read output is not a segment");
+		if (!OdpSharedBufferFind(p->out[a], 1, &loc) || (!loc.staged && loc.offset != 0))
+			elog(ERROR, "odp_gpu: parallel read output is not in shared memory");
+		s->handles[a] = loc.staged ? 0 : loc.handle;
+		s->staged_offset[a] = loc.staged ? loc.offset : 0;
 	}
 	OdpSetOutputState(s, ODP_OUTPUT_READY);
 }
@@ -781,5 +792,6 @@ OdpParallelWorkerRead(shm_toc *toc, Relation rel, const OdpColumnPlan *plan,
 	OdpMapOutput(&p);
 	OdpParticipate(&p, NULL);
 	for (int a = 0; a < p.narrays; a++)
-		dsm_detach(p.segs[a]);
+		if (p.segs[a] != NULL)
+			dsm_detach(p.segs[a]);
 }

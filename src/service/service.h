@@ -31,6 +31,9 @@ typedef struct OdpServiceRunInfo
 {
 	double		queued_ms;		/* waiting for a slot and for GPU memory */
 	int			device;			/* the first device it ran on */
+	int64		staged_bytes;	/* inputs the service read in place */
+	int64		streamed_bytes; /* inputs that streamed through the ring */
+	double		stream_ms;		/* streaming inputs in and outputs back */
 } OdpServiceRunInfo;
 
 /* One device the service holds, as odp_gpu_info() shows it. */

@@ -315,15 +315,15 @@ ClientSubmit(ClientState *cs, OdpCall *call, const char *function)
 
 		for (int i = 0; i < ODP_CALL_MAX_ARRAYS; i++)
 		{
-			uint32		handle = 0;
-			Size		offset = 0;
+			OdpSharedLocation loc = {0};
 
 			/* a node state keeps its rows: they stream to the service's own */
 			if (i >= n || call->op == ODP_CALL_NODE_CREATE ||
-				!OdpSharedBufferFind(*arrays[i].ptr, arrays[i].bytes, &handle, &offset))
-				handle = 0;
-			slot->shared_handle[i] = handle;
-			slot->shared_offset[i] = offset;
+				!OdpSharedBufferFind(*arrays[i].ptr, arrays[i].bytes, &loc))
+				memset(&loc, 0, sizeof(loc));
+			slot->staged[i] = loc.staged;
+			slot->shared_handle[i] = loc.handle;
+			slot->shared_offset[i] = loc.offset;
 			slot->mapped[i] = NULL;
 		}
 	}
@@ -366,20 +366,33 @@ ClientPairs(ClientState *cs, OdpCall *call, const OdpFrame *frame,
 	return CLIENT_OK;
 }
 
-/* Streams the inputs, then takes frames until the end and the outputs. */
+/*
+ * Streams the inputs, then takes frames until the end and the outputs;
+ * says in info how the inputs went and how long the streams took.
+ */
 static ClientStop
-ClientExchange(ClientState *cs, OdpCall *call, OdpServiceResult *result)
+ClientExchange(ClientState *cs, OdpCall *call, OdpServiceResult *result,
+			   OdpServiceRunInfo *info)
 {
 	OdpCallArray arrays[ODP_CALL_MAX_ARRAYS];
 	int			n = odp_call_inputs(call, arrays);
 	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "odp_gpu service pairs",
 											  ALLOCSET_DEFAULT_SIZES);
 	ClientStop	stop = CLIENT_OK;
+	double		t0 = odp_now_ms();
 
 	/* what the service maps in place does not stream */
 	for (int i = 0; stop == CLIENT_OK && i < n; i++)
-		if (cs->slot->shared_handle[i] == 0)
-			stop = ClientWrite(cs, *arrays[i].ptr, arrays[i].bytes);
+	{
+		if (cs->slot->staged[i] || cs->slot->shared_handle[i] != 0)
+		{
+			info->staged_bytes += (int64) arrays[i].bytes;
+			continue;
+		}
+		info->streamed_bytes += (int64) arrays[i].bytes;
+		stop = ClientWrite(cs, *arrays[i].ptr, arrays[i].bytes);
+	}
+	info->stream_ms = odp_now_ms() - t0;
 	while (stop == CLIENT_OK)
 	{
 		OdpFrame	frame;
@@ -395,11 +408,13 @@ ClientExchange(ClientState *cs, OdpCall *call, OdpServiceResult *result)
 			break;
 		if (result->status == ODP_OK)
 		{
+			t0 = odp_now_ms();
 			call->count = result->count;
 			call->outliers = result->outliers;
 			n = odp_call_outputs(call, true, arrays);
 			for (int i = 0; stop == CLIENT_OK && i < n; i++)
 				stop = ClientRead(cs, *arrays[i].ptr, arrays[i].bytes);
+			info->stream_ms += odp_now_ms() - t0;
 		}
 		break;
 	}
@@ -430,7 +445,7 @@ OdpServiceRun(OdpContext *ctx, OdpCall *call, const char *function,
 	PG_TRY();
 	{
 		ClientSubmit(&cs, call, function);
-		stop = ClientExchange(&cs, call, &result);
+		stop = ClientExchange(&cs, call, &result, info);
 	}
 	PG_CATCH();
 	{

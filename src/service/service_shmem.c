@@ -7,8 +7,9 @@
  * The shared area is the slots' headers followed by two rings per slot,
  * in the server's main shared memory: odp_gpu.service_slots x 2 x
  * odp_gpu.service_ring_size (32 x 2 x 512 kB = 32 MB by default).  Inputs
- * and outputs of any size stream through the rings in pieces, so nothing
- * depends on the size of /dev/shm.
+ * are read into the staging area (service_staging.h) where it has room;
+ * the others, and outputs of any size, stream through the rings in
+ * pieces, so nothing depends on the size of /dev/shm.
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -23,6 +24,7 @@
 #include "postmaster/bgworker.h"
 #include "service/service.h"
 #include "service/service_shmem.h"
+#include "service/service_staging.h"
 #include "storage/ipc.h"
 #include "storage/shmem.h"
 #include "utils/guc.h"
@@ -72,6 +74,8 @@ ServiceShmemRequest(void)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(ServiceShmemSize());
 	RequestNamedLWLockTranche(ODP_SERVICE_TRANCHE, 1);
+	RequestAddinShmemSpace(OdpStagingShmemSize());
+	OdpStagingRequestLock();
 }
 
 static void
@@ -82,6 +86,8 @@ ServiceShmemStartup(void)
 	if (prev_shmem_startup_hook)
 		prev_shmem_startup_hook();
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	OdpStagingShmemInit(ShmemInitStruct("odp_gpu staging", OdpStagingShmemSize(), &found),
+						found);
 	OdpService = ShmemInitStruct("odp_gpu service", ServiceShmemSize(), &found);
 	if (!found)
 	{
@@ -155,6 +161,7 @@ OdpServiceDefineSettings(void)
 							"Inputs and outputs of any size pass through it in pieces.",
 							&odp_service_ring_kb, 512, 64, 1024 * 1024,
 							fixed, GUC_UNIT_KB, NULL, NULL, NULL);
+	OdpStagingDefineSetting(fixed);
 }
 
 /* See service.h. */
@@ -163,6 +170,7 @@ OdpServiceRegister(void)
 {
 	BackgroundWorker worker;
 
+	OdpStagingCreate();
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = ServiceShmemRequest;
 	prev_shmem_startup_hook = shmem_startup_hook;

@@ -57,12 +57,14 @@ typedef struct OdpServiceSlot
 								 * device's context before the call */
 
 	/*
-	 * Input arrays (odp_call_inputs' order) that lie in the backend's
-	 * dynamic shared memory: the segment's handle (0: the array streams
-	 * through the inbound ring) and the offset.  The service maps them and
-	 * the engine reads them in place, at mapped[] (the service's
-	 * addresses).
+	 * Input arrays (odp_call_inputs' order) that lie in shared memory:
+	 * in the staging area (staged, at shared_offset), or in one of the
+	 * backend's dynamic shared memory segments (shared_handle, at
+	 * shared_offset in it).  The others stream through the inbound ring.
+	 * The service maps them and the engine reads them in place, at
+	 * mapped[] (the service's addresses).
 	 */
+	bool		staged[ODP_CALL_MAX_ARRAYS];
 	uint32_t	shared_handle[ODP_CALL_MAX_ARRAYS];
 	uint64_t	shared_offset[ODP_CALL_MAX_ARRAYS];
 	void	   *mapped[ODP_CALL_MAX_ARRAYS];

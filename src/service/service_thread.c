@@ -204,7 +204,7 @@ ThreadAllocateInputs(OdpServiceSlot *slot, OdpCallArray *arrays, int n,
 {
 	for (int i = 0; i < n; i++)
 	{
-		if (slot->shared_handle[i] != 0)
+		if (slot->staged[i] || slot->shared_handle[i] != 0)
 		{
 			*arrays[i].ptr = slot->mapped[i];
 			continue;
@@ -247,7 +247,7 @@ odp_service_thread_main(void *arg)
 	/* the inputs are read whole even after a failure: the backend sends them */
 	for (int i = 0; ok && i < nin; i++)
 	{
-		if (slot->shared_handle[i] != 0)
+		if (slot->staged[i] || slot->shared_handle[i] != 0)
 			continue;			/* mapped in place, not streamed */
 		if (status == ODP_OK)
 			ok = ThreadRead(slot, *inputs[i].ptr, inputs[i].bytes);

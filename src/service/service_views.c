@@ -2,8 +2,9 @@
  *
  * service_views.c
  *	  What the GPU service is doing, for SQL: odp_gpu_activity() (the view
- *	  odp_gpu_activity: one row per request the service holds) and the
- *	  service's state and devices for odp_gpu_info() (gpu_info.c).
+ *	  odp_gpu_activity: one row per request the service holds), the
+ *	  service's state and devices for odp_gpu_info() (gpu_info.c), and
+ *	  its staging area: odp_gpu_staging().
  *
  * Both copy what they need from the shared state under the lock in
  * shared mode, then build their rows after releasing it: a query on the
@@ -30,6 +31,7 @@
 #include "miscadmin.h"
 #include "service/service.h"
 #include "service/service_shmem.h"
+#include "service/service_staging.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"
@@ -206,4 +208,27 @@ OdpServiceGetInfo(OdpServiceInfo *info)
 	}
 	LWLockRelease(OdpService->lock);
 	return true;
+}
+
+PG_FUNCTION_INFO_V1(odp_gpu_staging);
+
+/* The staging area's state (service_staging.h), one record. */
+Datum
+odp_gpu_staging(PG_FUNCTION_ARGS)
+{
+	TupleDesc	tupdesc;
+	OdpStagingInfo info;
+	Datum		values[6];
+	bool		nulls[6] = {false};
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	OdpStagingGetInfo(&info);
+	values[0] = Int64GetDatum(info.size);
+	values[1] = Int64GetDatum(info.used);
+	values[2] = Int64GetDatum(info.largest_free);
+	values[3] = Int32GetDatum(info.extents);
+	values[4] = Int64GetDatum(info.misses);
+	values[5] = BoolGetDatum(info.locked);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

@@ -45,6 +45,7 @@
 #include "service/service.h"
 #include "service/service_objects.h"
 #include "service/service_shmem.h"
+#include "service/service_staging.h"
 #include "settings.h"
 #include "storage/dsm.h"
 #include "storage/ipc.h"
@@ -108,6 +109,33 @@ ServiceBudgets(void)
 		else
 			dev->budget = (size_t) (service_free_memory[d] * 0.90);
 	}
+}
+
+/*
+ * Page-locks the staging area for the GPUs, once for the service's life:
+ * every input written there then copies at the bus's speed, and no call
+ * locks its pages again.  Without it copies are pageable, and slower.
+ */
+static void
+ServiceLockStaging(void)
+{
+	OdpContext	ctx;
+	double		t0 = odp_now_ms();
+	bool		locked;
+
+	if (!OdpStagingConfigured())
+		return;
+	memset(&ctx, 0, sizeof(ctx));
+	locked = odp_gpu_host_register(&ctx, OdpStagingBase(), OdpStagingBytes()) == ODP_OK;
+	OdpStagingSetLocked(locked);
+	if (locked)
+		ereport(LOG,
+				(errmsg("odp_gpu service: page-locked the staging area (%zu MB) in %.0f ms",
+						OdpStagingBytes() >> 20, odp_now_ms() - t0)));
+	else
+		ereport(LOG,
+				(errmsg("odp_gpu service: inputs copy to the GPU from pageable memory: %s",
+						ctx.message)));
 }
 
 /*
@@ -192,6 +220,7 @@ ServiceInitDevices(void)
 				sizeof(OdpService->why));
 		return;
 	}
+	ServiceLockStaging();
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.gpu_id = OdpService->devices[0].ordinal;
 	OdpService->blas_ready = odp_gpu_pearson_available(&ctx) == ODP_OK;
@@ -288,6 +317,11 @@ ServiceUnmapInputs(int i)
 		if (slot->mapped[a] == NULL)
 			continue;
 		slot->mapped[a] = NULL;
+		if (slot->staged[a])
+		{
+			OdpStagingRelease(slot->shared_offset[a]);
+			continue;
+		}
 		for (int m = 0; m < service_nmappings; m++)
 		{
 			ServiceMapping *map = &service_mappings[m];
@@ -319,6 +353,18 @@ ServiceMapInputs(int i)
 			ServiceMapping *map = NULL;
 			ServiceMapping *free_entry = NULL;
 
+			if (slot->staged[a])
+			{
+				OdpCallArray arrays[ODP_CALL_MAX_ARRAYS];
+				int			n = odp_call_inputs(&slot->call, arrays);
+
+				/* held until the request ends, even if its backend goes */
+				ok = a < n && OdpStagingAcquire(slot->shared_offset[a], arrays[a].bytes,
+												slot->backend_pid);
+				if (ok)
+					slot->mapped[a] = OdpStagingBase() + slot->shared_offset[a];
+				continue;
+			}
 			if (slot->shared_handle[a] == 0)
 				continue;
 			for (int m = 0; m < service_nmappings && map == NULL; m++)
@@ -807,6 +853,8 @@ OdpServiceMain(Datum arg)
 	service_mappings = MemoryContextAllocZero(TopMemoryContext,
 											  sizeof(ServiceMapping) * service_nmappings);
 
+	/* what a service before this one was reading, nothing reads now */
+	OdpStagingResetReaders();
 	LWLockAcquire(OdpService->lock, LW_EXCLUSIVE);
 	ServiceResetSlots();
 	OdpService->state = ODP_SERVICE_STARTING;

@@ -1,0 +1,475 @@
+/*-------------------------------------------------------------------------
+ *
+ * service_staging.c
+ *	  The staging area (service_staging.h): the postmaster's mapping, and
+ *	  its extents, kept in the main shared memory under one lock.
+ *
+ * The bookkeeping is per block: the block's extent (the extent's first
+ * block, or -1 when free), and for an extent's first block its owner, its
+ * length, how many requests the service runs on it and whether its owner
+ * gave it up while one did.  A search for free blocks is a scan of the
+ * blocks: 512 for the default area, a few hundred thousand at most,
+ * against a read of at least a block of rows per extent.
+ *
+ * Copyright (c) 2026, odp_gpu developers
+ *
+ * IDENTIFICATION
+ *	  src/service/service_staging.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "miscadmin.h"
+#include "service/service_staging.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "utils/guc.h"
+
+#define ODP_STAGING_TRANCHE "odp_gpu_staging"
+
+/* Linux 5.14; older kernels refuse it and the pages fault in as written. */
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+typedef struct StagingBlock
+{
+	int32		extent;			/* first block of its extent, -1: free */
+	int32		owner;			/* first block: the owner's pid */
+	int32		length;			/* first block: blocks in the extent */
+	int16		readers;		/* first block: requests reading it */
+	bool		orphaned;		/* first block: its owner gave it up */
+} StagingBlock;
+
+typedef struct StagingShared
+{
+	LWLock	   *lock;
+	int32		nblocks;
+	int32		extents;
+	int64		used_blocks;
+	pg_atomic_uint64 misses;
+	bool		locked;
+	StagingBlock blocks[FLEXIBLE_ARRAY_MEMBER];
+} StagingShared;
+
+int			odp_staging_mb = 1024;
+
+static char *staging_base = NULL;	/* inherited from the postmaster */
+static Size staging_bytes = 0;
+static StagingShared *staging = NULL;
+static bool staging_exit_hook = false;
+
+static bool
+StagingCheckSize(int *newval, void **extra, GucSource source)
+{
+	long		pages = sysconf(_SC_PHYS_PAGES);
+	long		page = sysconf(_SC_PAGESIZE);
+	double		host_mb = pages > 0 && page > 0 ? (double) pages * page / (1024.0 * 1024.0) : 0;
+
+	if (host_mb > 0 && (double) *newval > host_mb / 2)
+	{
+		GUC_check_errdetail("The staging area stays allocated (and page-locked while the GPU service runs); "
+							"this host has %.0f MB of memory, and the area may take at most half of it.",
+							host_mb);
+		return false;
+	}
+	return true;
+}
+
+/* See service_staging.h. */
+void
+OdpStagingDefineSetting(GucContext fixed)
+{
+	DefineCustomIntVariable("odp_gpu.staging_size",
+							"Size of the host memory inputs are read into for the GPU service.",
+							"The backends and their parallel workers write inputs into it, and the service "
+							"copies them to the GPU from it at the bus's page-locked speed.  Allocated when "
+							"the server starts and page-locked while the service runs on GPUs; an input that "
+							"finds no room streams to the service as with 0 (no area).",
+							&odp_staging_mb, 1024, 0, 1024 * 1024,
+							fixed, GUC_UNIT_MB, StagingCheckSize, NULL, NULL);
+}
+
+/* See service_staging.h. */
+void
+OdpStagingCreate(void)
+{
+	int			fd;
+	void	   *p;
+
+	staging_bytes = (Size) odp_staging_mb * 1024 * 1024;
+	if (staging_bytes == 0)
+		return;
+	fd = memfd_create("odp_gpu staging", MFD_CLOEXEC);
+	if (fd < 0)
+		ereport(FATAL,
+				(errcode_for_file_access(),
+				 errmsg("odp_gpu: could not create the staging area: %m")));
+	if (ftruncate(fd, (off_t) staging_bytes) != 0)
+		ereport(FATAL,
+				(errcode_for_file_access(),
+				 errmsg("odp_gpu: could not size the staging area to %d MB: %m",
+						odp_staging_mb),
+				 errhint("Lower odp_gpu.staging_size.")));
+	p = mmap(NULL, staging_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		ereport(FATAL,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("odp_gpu: could not map the staging area of %d MB: %m",
+						odp_staging_mb),
+				 errhint("Lower odp_gpu.staging_size.")));
+	close(fd);					/* the mapping keeps the file */
+	staging_base = p;
+}
+
+/* See service_staging.h. */
+Size
+OdpStagingShmemSize(void)
+{
+	Size		nblocks = ((Size) odp_staging_mb * 1024 * 1024 + ODP_STAGING_BLOCK - 1) /
+		ODP_STAGING_BLOCK;
+
+	return add_size(offsetof(StagingShared, blocks), mul_size(nblocks, sizeof(StagingBlock)));
+}
+
+/* See service_staging.h. */
+void
+OdpStagingShmemInit(void *place, bool found)
+{
+	staging = place;
+	if (found)
+		return;
+	staging->lock = &(GetNamedLWLockTranche(ODP_STAGING_TRANCHE))->lock;
+	staging->nblocks = (int32) (staging_bytes / ODP_STAGING_BLOCK);
+	staging->extents = 0;
+	staging->used_blocks = 0;
+	staging->locked = false;
+	pg_atomic_init_u64(&staging->misses, 0);
+	for (int32 b = 0; b < staging->nblocks; b++)
+	{
+		memset(&staging->blocks[b], 0, sizeof(StagingBlock));
+		staging->blocks[b].extent = -1;
+	}
+}
+
+/* See service_staging.h. */
+void
+OdpStagingRequestLock(void)
+{
+	RequestNamedLWLockTranche(ODP_STAGING_TRANCHE, 1);
+}
+
+/* See service_staging.h. */
+bool
+OdpStagingConfigured(void)
+{
+	return staging != NULL && staging_base != NULL && staging->nblocks > 0;
+}
+
+/* See service_staging.h. */
+char *
+OdpStagingBase(void)
+{
+	return staging_base;
+}
+
+/* See service_staging.h. */
+Size
+OdpStagingBytes(void)
+{
+	return staging_bytes;
+}
+
+static Size
+StagingBlocksFor(Size bytes)
+{
+	return (Max(bytes, 1) + ODP_STAGING_BLOCK - 1) / ODP_STAGING_BLOCK;
+}
+
+/* The first block of the extent starting at p, or -1. */
+static int32
+StagingExtentAt(const void *p)
+{
+	Size		offset;
+
+	if (!OdpStagingConfigured() || (const char *) p < staging_base ||
+		(const char *) p >= staging_base + staging_bytes)
+		return -1;
+	offset = (Size) ((const char *) p - staging_base);
+	if (offset % ODP_STAGING_BLOCK != 0)
+		return -1;
+	return (int32) (offset / ODP_STAGING_BLOCK);
+}
+
+/* Frees the blocks [first, first + n) (lock held). */
+static void
+StagingFreeBlocks(int32 first, int32 n)
+{
+	for (int32 b = first; b < first + n; b++)
+	{
+		memset(&staging->blocks[b], 0, sizeof(StagingBlock));
+		staging->blocks[b].extent = -1;
+	}
+	staging->used_blocks -= n;
+}
+
+/* Frees the extent at first, or leaves it to the request reading it. */
+static void
+StagingDrop(int32 first)
+{
+	StagingBlock *head = &staging->blocks[first];
+
+	if (head->readers > 0)
+	{
+		head->orphaned = true;
+		head->owner = 0;
+		return;
+	}
+	StagingFreeBlocks(first, head->length);
+	staging->extents--;
+}
+
+/* before_shmem_exit: whatever this backend still holds goes back. */
+static void
+StagingAtExit(int code, Datum arg)
+{
+	LWLockAcquire(staging->lock, LW_EXCLUSIVE);
+	for (int32 b = 0; b < staging->nblocks; b++)
+		if (staging->blocks[b].extent == b && staging->blocks[b].owner == MyProcPid)
+			StagingDrop(b);
+	LWLockRelease(staging->lock);
+}
+
+/* Maps the pages of [p, p + bytes) in this process, where the kernel can. */
+static void
+StagingPopulate(char *p, Size bytes)
+{
+#ifdef __linux__
+	(void) madvise(p, bytes, MADV_POPULATE_WRITE);
+#endif
+}
+
+/* See service_staging.h. */
+void *
+OdpStagingAlloc(Size bytes)
+{
+	Size		need = StagingBlocksFor(bytes);
+	int32		first = -1;
+	int32		run = 0;
+
+	if (!OdpStagingConfigured() || need > (Size) staging->nblocks)
+		return NULL;
+	if (!staging_exit_hook)
+	{
+		before_shmem_exit(StagingAtExit, (Datum) 0);
+		staging_exit_hook = true;
+	}
+	LWLockAcquire(staging->lock, LW_EXCLUSIVE);
+	for (int32 b = 0; b < staging->nblocks; b++)
+	{
+		if (staging->blocks[b].extent >= 0)
+		{
+			run = 0;
+			b += staging->blocks[staging->blocks[b].extent].length -
+				(b - staging->blocks[b].extent) - 1;
+			continue;
+		}
+		if (++run == (int32) need)
+		{
+			first = b - run + 1;
+			break;
+		}
+	}
+	if (first >= 0)
+	{
+		for (int32 b = first; b < first + (int32) need; b++)
+			staging->blocks[b].extent = first;
+		staging->blocks[first].owner = MyProcPid;
+		staging->blocks[first].length = (int32) need;
+		staging->used_blocks += need;
+		staging->extents++;
+	}
+	LWLockRelease(staging->lock);
+	if (first < 0)
+		return NULL;
+	StagingPopulate(staging_base + (Size) first * ODP_STAGING_BLOCK, need * ODP_STAGING_BLOCK);
+	return staging_base + (Size) first * ODP_STAGING_BLOCK;
+}
+
+/* See service_staging.h. */
+bool
+OdpStagingResize(void *p, Size bytes)
+{
+	int32		first = StagingExtentAt(p);
+	int32		need = (int32) StagingBlocksFor(bytes);
+	int32		have;
+	bool		ok = true;
+
+	if (first < 0)
+		return false;
+	LWLockAcquire(staging->lock, LW_EXCLUSIVE);
+	have = staging->blocks[first].length;
+	Assert(staging->blocks[first].owner == MyProcPid);
+	if (need < have)
+	{
+		StagingFreeBlocks(first + need, have - need);
+		staging->blocks[first].length = need;
+	}
+	else if (need > have)
+	{
+		if (first + need > staging->nblocks)
+			ok = false;
+		for (int32 b = first + have; ok && b < first + need; b++)
+			ok = staging->blocks[b].extent < 0;
+		if (ok)
+		{
+			for (int32 b = first + have; b < first + need; b++)
+				staging->blocks[b].extent = first;
+			staging->blocks[first].length = need;
+			staging->used_blocks += need - have;
+		}
+	}
+	LWLockRelease(staging->lock);
+	if (ok && need > have)
+		StagingPopulate(staging_base + (Size) (first + have) * ODP_STAGING_BLOCK,
+						(Size) (need - have) * ODP_STAGING_BLOCK);
+	return ok;
+}
+
+/* See service_staging.h. */
+void
+OdpStagingFree(void *p)
+{
+	int32		first = StagingExtentAt(p);
+
+	if (first < 0)
+		return;
+	LWLockAcquire(staging->lock, LW_EXCLUSIVE);
+	if (staging->blocks[first].extent == first && staging->blocks[first].owner == MyProcPid)
+		StagingDrop(first);
+	LWLockRelease(staging->lock);
+}
+
+/* See service_staging.h. */
+bool
+OdpStagingFind(const void *ptr, Size bytes, Size *offset)
+{
+	if (!OdpStagingConfigured() || (const char *) ptr < staging_base ||
+		(const char *) ptr + bytes > staging_base + staging_bytes)
+		return false;
+	*offset = (Size) ((const char *) ptr - staging_base);
+	return true;
+}
+
+/* See service_staging.h. */
+void
+OdpStagingCountMiss(void)
+{
+	if (OdpStagingConfigured())
+		pg_atomic_fetch_add_u64(&staging->misses, 1);
+}
+
+/* See service_staging.h. */
+bool
+OdpStagingAcquire(Size offset, Size bytes, int pid)
+{
+	int32		b = (int32) (offset / ODP_STAGING_BLOCK);
+	bool		ok = false;
+
+	if (!OdpStagingConfigured() || offset + bytes > staging_bytes)
+		return false;
+	LWLockAcquire(staging->lock, LW_EXCLUSIVE);
+	if (staging->blocks[b].extent >= 0)
+	{
+		int32		first = staging->blocks[b].extent;
+		StagingBlock *head = &staging->blocks[first];
+
+		ok = head->owner == pid && !head->orphaned &&
+			offset + bytes <= (Size) (first + head->length) * ODP_STAGING_BLOCK;
+		if (ok)
+			head->readers++;
+	}
+	LWLockRelease(staging->lock);
+	return ok;
+}
+
+/* See service_staging.h. */
+void
+OdpStagingRelease(Size offset)
+{
+	int32		b = (int32) (offset / ODP_STAGING_BLOCK);
+
+	if (!OdpStagingConfigured())
+		return;
+	LWLockAcquire(staging->lock, LW_EXCLUSIVE);
+	if (staging->blocks[b].extent >= 0)
+	{
+		int32		first = staging->blocks[b].extent;
+		StagingBlock *head = &staging->blocks[first];
+
+		Assert(head->readers > 0);
+		if (--head->readers == 0 && head->orphaned)
+			StagingDrop(first);
+	}
+	LWLockRelease(staging->lock);
+}
+
+/* See service_staging.h. */
+void
+OdpStagingResetReaders(void)
+{
+	if (!OdpStagingConfigured())
+		return;
+	LWLockAcquire(staging->lock, LW_EXCLUSIVE);
+	staging->locked = false;
+	for (int32 b = 0; b < staging->nblocks; b++)
+	{
+		StagingBlock *head = &staging->blocks[b];
+
+		if (head->extent != b)
+			continue;
+		head->readers = 0;
+		if (head->orphaned)
+			StagingDrop(b);
+	}
+	LWLockRelease(staging->lock);
+}
+
+/* See service_staging.h. */
+void
+OdpStagingSetLocked(bool locked)
+{
+	if (!OdpStagingConfigured())
+		return;
+	LWLockAcquire(staging->lock, LW_EXCLUSIVE);
+	staging->locked = locked;
+	LWLockRelease(staging->lock);
+}
+
+/* See service_staging.h. */
+void
+OdpStagingGetInfo(OdpStagingInfo *info)
+{
+	int32		run = 0;
+
+	memset(info, 0, sizeof(*info));
+	if (!OdpStagingConfigured())
+		return;
+	LWLockAcquire(staging->lock, LW_SHARED);
+	info->size = (int64) staging_bytes;
+	info->used = staging->used_blocks * (int64) ODP_STAGING_BLOCK;
+	info->extents = staging->extents;
+	info->locked = staging->locked;
+	for (int32 b = 0; b < staging->nblocks; b++)
+	{
+		run = staging->blocks[b].extent < 0 ? run + 1 : 0;
+		info->largest_free = Max(info->largest_free, (int64) run * (int64) ODP_STAGING_BLOCK);
+	}
+	LWLockRelease(staging->lock);
+	info->misses = (int64) pg_atomic_read_u64(&staging->misses);
+}
