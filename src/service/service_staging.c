@@ -64,13 +64,27 @@ static Size staging_bytes = 0;
 static StagingShared *staging = NULL;
 static bool staging_exit_hook = false;
 
-static bool
-StagingCheckSize(int *newval, void **extra, GucSource source)
+/* This host's memory in MB (0: unknown). */
+static double
+StagingHostMb(void)
 {
 	long		pages = sysconf(_SC_PHYS_PAGES);
 	long		page = sysconf(_SC_PAGESIZE);
-	double		host_mb = pages > 0 && page > 0 ? (double) pages * page / (1024.0 * 1024.0) : 0;
 
+	return pages > 0 && page > 0 ? (double) pages * page / (1024.0 * 1024.0) : 0;
+}
+
+/*
+ * A size set for the area may take at most half of the host's memory.
+ * The default is let through (OdpStagingCreate halves it on a small host).
+ */
+static bool
+StagingCheckSize(int *newval, void **extra, GucSource source)
+{
+	double		host_mb = StagingHostMb();
+
+	if (source == PGC_S_DEFAULT)
+		return true;
 	if (host_mb > 0 && (double) *newval > host_mb / 2)
 	{
 		GUC_check_errdetail("The staging area stays allocated (and page-locked while the GPU service runs); "
@@ -81,17 +95,51 @@ StagingCheckSize(int *newval, void **extra, GucSource source)
 	return true;
 }
 
+/* Bounds of odp_gpu.staging_size, in MB. */
+#define STAGING_MAX_MB	(1024 * 1024)
+
+/*
+ * Refuses to start the server with a staging size out of range.  The
+ * server only warns about a bad value of a setting an extension defines,
+ * and starts with the default; a server whose staging area is not what
+ * its administrator sized is worse than one that does not start.  The
+ * value set (the placeholder's, before the definition) is checked here.
+ */
+static void
+StagingRefuseBadSize(void)
+{
+	const char *value = GetConfigOption("odp_gpu.staging_size", true, false);
+	const char *hint = NULL;
+	int			mb;
+
+	if (value == NULL)
+		return;
+	if (!parse_int(value, &mb, GUC_UNIT_MB, &hint) || mb < 0 || mb > STAGING_MAX_MB)
+		ereport(FATAL,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for parameter \"odp_gpu.staging_size\": \"%s\"", value),
+				 errdetail("It must be a size from 0 (no staging area) to %d MB.", STAGING_MAX_MB),
+				 hint ? errhint("%s", hint) : 0));
+	if (!StagingCheckSize(&mb, NULL, PGC_S_FILE))
+		ereport(FATAL,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for parameter \"odp_gpu.staging_size\": \"%s\"", value),
+				 errdetail_internal("%s", GUC_check_errdetail_string)));
+}
+
 /* See service_staging.h. */
 void
 OdpStagingDefineSetting(GucContext fixed)
 {
+	if (fixed == PGC_POSTMASTER)
+		StagingRefuseBadSize();
 	DefineCustomIntVariable("odp_gpu.staging_size",
 							"Size of the host memory inputs are read into for the GPU service.",
 							"The backends and their parallel workers write inputs into it, and the service "
 							"copies them to the GPU from it at the bus's page-locked speed.  Allocated when "
 							"the server starts and page-locked while the service runs on GPUs; an input that "
 							"finds no room streams to the service as with 0 (no area).",
-							&odp_staging_mb, 1024, 0, 1024 * 1024,
+							&odp_staging_mb, 1024, 0, STAGING_MAX_MB,
 							fixed, GUC_UNIT_MB, StagingCheckSize, NULL, NULL);
 }
 
@@ -102,6 +150,16 @@ OdpStagingCreate(void)
 	int			fd;
 	void	   *p;
 
+	/* the default area on a host of less than twice its size: half of it */
+	if (StagingHostMb() > 0 && odp_staging_mb > StagingHostMb() / 2)
+	{
+		int			mb = (int) (StagingHostMb() / 2) & ~1;
+
+		ereport(LOG,
+				(errmsg("odp_gpu: the staging area takes %d MB, half of this host's memory, "
+						"rather than odp_gpu.staging_size's default of %d MB", mb, odp_staging_mb)));
+		odp_staging_mb = mb;
+	}
 	staging_bytes = (Size) odp_staging_mb * 1024 * 1024;
 	if (staging_bytes == 0)
 		return;
