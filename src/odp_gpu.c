@@ -20,6 +20,7 @@
 
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "backend_staging.h"
 #include "service/service.h"
 #include "settings.h"
 #include "utils/guc.h"
@@ -34,6 +35,7 @@ _PG_init(void)
 {
 	OdpDefineSettings();
 	OdpServiceDefineSettings();
+	OdpBackendStagingDefineSetting();
 	MarkGUCPrefixReserved("odp_gpu");
 	if (process_shared_preload_libraries_in_progress)
 		OdpServiceRegister();

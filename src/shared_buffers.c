@@ -3,8 +3,9 @@
  * shared_buffers.c
  *	  A backend's large buffers in shared memory (shared_buffers.h).
  *
- * Each buffer is an extent of the staging area or a segment, listed in
- * this backend with its base and size.  It ends with the memory context
+ * Each buffer is an extent of the service's staging area or of the
+ * backend's own area, or a segment, listed in this backend with its base
+ * and size.  It ends with the memory context
  * it was made for, whose reset or deletion (also when an error aborts the
  * transaction) frees it through a context callback, or with the backend
  * (the staging area frees a backend's extents as it exits; a segment's
@@ -22,16 +23,25 @@
 
 #include <sys/statvfs.h>
 
+#include "backend_staging.h"
 #include "service/service_staging.h"
 #include "shared_buffers.h"
 #include "storage/dsm.h"
 #include "storage/dsm_impl.h"
 #include "utils/memutils.h"
 
+typedef enum SharedKind
+{
+	SHARED_SEGMENT,				/* a segment of its own */
+	SHARED_STAGED,				/* an extent of the service's staging area */
+	SHARED_OWN					/* an extent of the backend's own area */
+} SharedKind;
+
 typedef struct SharedBuffer
 {
 	struct SharedBuffer *next;
-	dsm_segment *seg;			/* NULL: an extent of the staging area */
+	SharedKind	kind;
+	dsm_segment *seg;			/* SHARED_SEGMENT's */
 	char	   *base;
 	Size		size;
 } SharedBuffer;
@@ -71,11 +81,14 @@ SharedForget(dsm_segment *seg, Datum arg)
 static void
 SharedRelease(SharedBuffer *b)
 {
-	if (b->seg != NULL)
+	if (b->kind == SHARED_SEGMENT)
 		dsm_detach(b->seg);		/* SharedForget unlists it */
 	else
 	{
-		OdpStagingFree(b->base);
+		if (b->kind == SHARED_STAGED)
+			OdpStagingFree(b->base);
+		else
+			OdpBackendStagingFree(b->base);
 		SharedUnlist(b);
 	}
 }
@@ -88,6 +101,16 @@ SharedContextGone(void *arg)
 
 	if (b != NULL && b->base == (char *) arg)
 		SharedRelease(b);
+}
+
+/* The bytes an extent of kind holds for a request of bytes. */
+static Size
+SharedExtentBytes(SharedKind kind, Size bytes)
+{
+	Size		unit = kind == SHARED_STAGED ? ODP_STAGING_BLOCK :
+		kind == SHARED_OWN ? ((Size) 2 << 20) : 1;
+
+	return (Max(bytes, 1) + unit - 1) / unit * unit;
 }
 
 bool
@@ -138,13 +161,20 @@ OdpSharedBufferCreate(MemoryContext cxt, Size bytes, int where)
 	MemoryContextCallback *cb;
 	dsm_segment *seg = NULL;
 	char	   *base = NULL;
+	SharedKind	kind = SHARED_STAGED;
 
 	if (bytes == 0)
 		bytes = 1;
 	if (where & ODP_SHARED_STAGING)
 		base = OdpStagingAlloc(bytes);
+	if (base == NULL && (where & ODP_SHARED_OWN))
+	{
+		kind = SHARED_OWN;
+		base = OdpBackendStagingAlloc(bytes);
+	}
 	if (base == NULL && (where & ODP_SHARED_SEGMENT))
 	{
+		kind = SHARED_SEGMENT;
 		seg = SharedSegmentCreate(bytes);
 		if (seg != NULL)
 			base = dsm_segment_address(seg);
@@ -152,12 +182,13 @@ OdpSharedBufferCreate(MemoryContext cxt, Size bytes, int where)
 	if (base == NULL)
 		return NULL;
 	b = MemoryContextAlloc(TopMemoryContext, sizeof(SharedBuffer));
+	b->kind = kind;
 	b->seg = seg;
 	b->base = base;
-	b->size = seg != NULL ? bytes : (bytes + ODP_STAGING_BLOCK - 1) / ODP_STAGING_BLOCK * ODP_STAGING_BLOCK;
+	b->size = SharedExtentBytes(kind, bytes);
 	b->next = shared_buffers;
 	shared_buffers = b;
-	if (seg != NULL)
+	if (kind == SHARED_SEGMENT)
 	{
 		dsm_pin_mapping(seg);
 		on_dsm_detach(seg, SharedForget, PointerGetDatum(b));
@@ -176,9 +207,11 @@ OdpSharedBufferResize(MemoryContext cxt, void *buf, Size old_bytes, Size new_byt
 	SharedBuffer *old = buf != NULL ? SharedFind(buf) : NULL;
 	char	   *base;
 
-	if (old != NULL && old->seg == NULL && OdpStagingResize(buf, new_bytes))
+	if (old != NULL &&
+		((old->kind == SHARED_STAGED && OdpStagingResize(buf, new_bytes)) ||
+		 (old->kind == SHARED_OWN && OdpBackendStagingResize(buf, new_bytes))))
 	{
-		old->size = (Max(new_bytes, 1) + ODP_STAGING_BLOCK - 1) / ODP_STAGING_BLOCK * ODP_STAGING_BLOCK;
+		old->size = SharedExtentBytes(old->kind, new_bytes);
 		return buf;				/* grown or trimmed in place */
 	}
 	if (old != NULL && new_bytes <= old->size)
@@ -204,12 +237,14 @@ OdpSharedBufferFind(const void *ptr, Size bytes, OdpSharedLocation *loc)
 
 	if (b == NULL || (const char *) ptr + bytes > b->base + b->size)
 		return false;
-	loc->staged = b->seg == NULL;
+	loc->staged = b->kind == SHARED_STAGED;
 	if (loc->staged)
 	{
 		loc->handle = 0;
 		return OdpStagingFind(ptr, bytes, &loc->offset);
 	}
+	if (b->kind == SHARED_OWN)
+		return OdpBackendStagingFind(ptr, bytes, &loc->handle, &loc->offset);
 	loc->handle = dsm_segment_handle(b->seg);
 	loc->offset = (Size) ((const char *) ptr - b->base);
 	return true;

@@ -3,7 +3,8 @@
  * shared_buffers.h
  *	  Large buffers of a backend in shared memory, for the GPU service to
  *	  read in place: extents of the service's staging area
- *	  (service_staging.h), or dynamic shared memory segments, one each.
+ *	  (service_staging.h) or of the backend's own (backend_staging.h), or
+ *	  dynamic shared memory segments, one each.
  *	  The input layer reads a table straight into them, so its rows reach
  *	  the engine with no copy between the backend and the service.
  *
@@ -28,7 +29,9 @@
 
 /* Where a shared buffer may go: bits, tried in this order. */
 #define ODP_SHARED_STAGING		0x01	/* the GPU service's staging area */
-#define ODP_SHARED_SEGMENT		0x02	/* a dynamic shared memory segment */
+#define ODP_SHARED_OWN			0x02	/* the backend's own area
+										 * (backend_staging.h) */
+#define ODP_SHARED_SEGMENT		0x04	/* a dynamic shared memory segment */
 
 /*
  * Whether a buffer of bytes may go to dynamic shared memory now: POSIX
@@ -57,8 +60,9 @@ extern bool OdpSharedBufferIs(const void *buf);
 extern void OdpSharedBufferFree(void *buf);
 
 /*
- * Where bytes at ptr lie: in the staging area at offset (*staged), or in
- * a segment, its handle and the offset; false where in neither.
+ * Where bytes at ptr lie: in the service's staging area at offset
+ * (staged), or in a segment (the backend's own area's, or one of their
+ * own), its handle and the offset; false where in none.
  */
 typedef struct OdpSharedLocation
 {

@@ -70,12 +70,13 @@ odp_gpu_device_poison(OdpContext *ctx, int index)
 	return odp_fail(ctx, ODP_ERR_NO_GPU, ODP_NO_CUDA_MESSAGE);
 }
 
+/* Without CUDA nothing is locked; a lazy area is only remembered. */
 OdpStatus
-odp_gpu_host_register(OdpContext *ctx, void *ptr, size_t bytes)
+odp_gpu_host_area(OdpContext *ctx, void *ptr, size_t bytes, bool eager)
 {
 	(void) ptr;
 	(void) bytes;
-	return odp_fail(ctx, ODP_ERR_NO_GPU, ODP_NO_CUDA_MESSAGE);
+	return eager ? odp_fail(ctx, ODP_ERR_NO_GPU, ODP_NO_CUDA_MESSAGE) : ODP_OK;
 }
 
 /* Nothing is ever pinned without CUDA. */

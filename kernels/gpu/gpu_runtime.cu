@@ -286,6 +286,8 @@ odp_gpu_device_info(OdpContext *ctx, int index, OdpGpuInfo *info)
 	return ODP_OK;
 }
 
+static void OdpGpuAreaLock(OdpContext *ctx);
+
 /* See gpu_runtime.cuh. */
 OdpStatus
 OdpGpuBegin(OdpContext *ctx, OdpGpuDevice *dev)
@@ -310,6 +312,7 @@ OdpGpuBegin(OdpContext *ctx, OdpGpuDevice *dev)
 	err = cudaMemGetInfo(&dev->free_memory, &dev->total_memory);
 	OdpSignalsRestore(&old_mask);
 	ODP_CUDA_RETURN(ctx, err, "reading the GPU's free memory");
+	OdpGpuAreaLock(ctx);
 
 	/*
 	 * Attributes one by one: cudaGetDeviceProperties reads every property
@@ -423,39 +426,83 @@ odp_gpu_pin_thread_disable(void)
 	pin_disabled = true;
 }
 
-/* The area odp_gpu_host_register locked, set once before any call runs. */
-static const char *registered_base = NULL;
-static size_t registered_bytes = 0;
+/*
+ * The staging area (odp_gpu_host_area): declared by the host program's
+ * thread, locked by it or by the first GPU call after, which may run in
+ * an engine thread (a split call's parts run in several): under a mutex.
+ */
+static pthread_mutex_t area_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *area_base = NULL;
+static size_t area_bytes = 0;
+static bool area_locked = false;
 
-/* See odp_engine.h. */
-extern "C" OdpStatus
-odp_gpu_host_register(OdpContext *ctx, void *ptr, size_t bytes)
+/* Locks the declared area if not yet (area_lock held); false on failure. */
+static bool
+OdpGpuAreaLockHeld(char *message, size_t len)
 {
 	cudaError_t err;
 
-	if (registered_base != NULL)
-		return odp_fail(ctx, ODP_ERR_INVALID_ARGUMENT,
-						"a host area is registered already");
-	err = cudaHostRegister(ptr, bytes, cudaHostRegisterPortable);
+	if (area_base == NULL || area_locked)
+		return true;
+	err = cudaHostRegister(area_base, area_bytes, cudaHostRegisterPortable);
 	if (err != cudaSuccess)
 	{
 		(void) cudaGetLastError();
-		return odp_fail(ctx, ODP_ERR_GPU, "could not page-lock %zu bytes of host memory: %s",
-						bytes, cudaGetErrorString(err));
+		if (message != NULL)
+			snprintf(message, len, "could not page-lock %zu bytes of host memory: %s",
+					 area_bytes, cudaGetErrorString(err));
+		/* not again for this area: its copies are pageable */
+		area_base = NULL;
+		area_bytes = 0;
+		return false;
 	}
-	registered_base = (const char *) ptr;
-	registered_bytes = bytes;
-	return ODP_OK;
+	area_locked = true;
+	return true;
 }
 
-/* Whether [ptr, ptr + bytes) lies in the registered area. */
+/* See odp_engine.h. */
+extern "C" OdpStatus
+odp_gpu_host_area(OdpContext *ctx, void *ptr, size_t bytes, bool eager)
+{
+	char		message[ODP_MESSAGE_LEN] = "";
+	bool		ok = true;
+
+	pthread_mutex_lock(&area_lock);
+	if (area_locked)
+	{
+		(void) cudaHostUnregister(area_base);
+		(void) cudaGetLastError();
+	}
+	area_base = (char *) ptr;
+	area_bytes = ptr != NULL ? bytes : 0;
+	area_locked = false;
+	if (eager)
+		ok = OdpGpuAreaLockHeld(message, sizeof(message));
+	pthread_mutex_unlock(&area_lock);
+	return ok ? ODP_OK : odp_fail(ctx, ODP_ERR_GPU, "%s", message);
+}
+
+/* Locks the declared area for a GPU call about to copy (OdpGpuBegin). */
+static void
+OdpGpuAreaLock(OdpContext *ctx)
+{
+	double		t0;
+
+	t0 = odp_now_ms();
+	pthread_mutex_lock(&area_lock);
+	(void) OdpGpuAreaLockHeld(NULL, 0);
+	pthread_mutex_unlock(&area_lock);
+	ctx->transfer_ms += odp_now_ms() - t0;
+}
+
+/* Whether [ptr, ptr + bytes) lies in the locked area. */
 static bool
 OdpGpuHostRegistered(const void *ptr, size_t bytes)
 {
 	const char *p = (const char *) ptr;
 
-	return registered_base != NULL && p >= registered_base &&
-		bytes <= registered_bytes && p - registered_base <= (ptrdiff_t) (registered_bytes - bytes);
+	return area_locked && p >= area_base && bytes <= area_bytes &&
+		(size_t) (p - area_base) <= area_bytes - bytes;
 }
 
 /* See gpu_runtime.cuh. */

@@ -104,7 +104,8 @@ extern void OdpSignalsRestore(const sigset_t *old);
 
 /*
  * Page-locks a large input (ODP_GPU_PIN_BYTES or more) for its copy to
- * the GPU and returns it, or NULL when it is small, odp_gpu_pin_inputs is
+ * the GPU and returns it, or NULL when it is small, lies in the process's
+ * staging area (odp_gpu_host_area: locked already), odp_gpu_pin_inputs is
  * clear or locking fails (no error: the copy is then pageable).  A copy
  * from pageable memory goes through the driver's staging buffers at a few
  * GB/s; from page-locked memory the GPU reads at the bus's speed, and an

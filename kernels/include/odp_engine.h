@@ -274,13 +274,17 @@ extern OdpStatus odp_gpu_device_recover(OdpContext *ctx, int index,
 										bool *rebuilt);
 
 /*
- * Page-locks [ptr, ptr + bytes) for every device of this process, for the
- * life of the process: a host area every call's inputs are written into
- * (the GPU service's staging area).  Copies from it run at the bus's
- * page-locked speed, and the engine never locks pages of it again per
- * call.  At most one area per process; a second call fails.
+ * Declares [ptr, ptr + bytes) the process's staging area, the host memory
+ * every call's inputs are written into: it is page-locked for every
+ * device, now (eager: the GPU service, as it starts) or by the next GPU
+ * call (a backend, which starts CUDA only when a call needs it), and stays
+ * locked until another area (or NULL) replaces it; the caller frees the
+ * old area only after that.  Copies from it run at the bus's page-locked
+ * speed, and the engine never locks pages of it again per call.  A
+ * failure to lock leaves the area unlocked (copies pageable) and, when
+ * eager, returns ODP_ERR_GPU with the reason.
  */
-extern OdpStatus odp_gpu_host_register(OdpContext *ctx, void *ptr, size_t bytes);
+extern OdpStatus odp_gpu_host_area(OdpContext *ctx, void *ptr, size_t bytes, bool eager);
 
 /*
  * Poisons device index's context with an illegal memory access, as a

@@ -30,6 +30,7 @@
 #include "service/service.h"
 #include "service/service_shmem.h"
 #include "service/service_staging.h"
+#include "backend_staging.h"
 #include "settings.h"
 #include "shared_buffers.h"
 #include "miscadmin.h"
@@ -289,6 +290,27 @@ OdpReaderShareBuffers(OdpReader *r, int64 capacity)
 	int			n = OdpReaderArrays(r, arrays);
 
 	Assert(r->rows == 0 && r->dims >= 0);
+
+	/*
+	 * No row yet: the buffers go first, so that an area that holds the
+	 * input once is not asked to hold it twice.  Where no shared memory
+	 * can be had the reader is left empty, to grow from nothing.
+	 */
+	for (int a = 0; a < n; a++)
+	{
+		if (*arrays[a].ptr != NULL)
+			OdpRelease(*arrays[a].ptr);
+		*arrays[a].ptr = NULL;
+	}
+	r->capacity = 0;
+	if (r->shared & ODP_SHARED_OWN)
+	{
+		Size		total = 0;
+
+		for (int a = 0; a < n; a++)
+			total += OdpMulSize(Max(capacity, 1), arrays[a].rowbytes);
+		OdpBackendStagingExpect(total);
+	}
 	for (int a = 0; a < n; a++)
 	{
 		shared[a] = OdpSharedBufferCreate(r->outcxt,
@@ -302,11 +324,7 @@ OdpReaderShareBuffers(OdpReader *r, int64 capacity)
 		}
 	}
 	for (int a = 0; a < n; a++)
-	{
-		if (*arrays[a].ptr != NULL)
-			OdpRelease(*arrays[a].ptr);
 		*arrays[a].ptr = shared[a];
-	}
 	r->capacity = capacity;
 	r->shared |= ODP_SHARED_SEGMENT;
 	return true;
@@ -536,6 +554,14 @@ OdpReaderInit(OdpReader *r, const OdpColumnPlan *plan, MemoryContext outcxt,
 			r->shared |= ODP_SHARED_STAGING;
 		if (odp_service_inputs_in_place)
 			r->shared |= ODP_SHARED_SEGMENT;
+	}
+	else if (!plan->regions && OdpBackendStagingWanted())
+	{
+		/* the backend copies the input itself: from its own locked area */
+		r->shared |= ODP_SHARED_OWN;
+		if (capacity_hint > 0)
+			OdpBackendStagingExpect((Size) (capacity_hint * 1.05 *
+											(sizeof(int64) + Max(r->dims, 16) * (r->f64 ? 8 : 4))));
 	}
 	if (min_dynamic_shared_memory > 0 && capacity_hint > 0)
 		r->shared |= ODP_SHARED_SEGMENT;

@@ -357,7 +357,7 @@ extern int	OdpReaderArrays(OdpReader *r, OdpReaderArray *arrays);
 /*
  * Moves the reader's buffers (no rows yet, dims known) to new shared
  * buffers of capacity rows, which parallel workers can fill; false,
- * leaving them as they were, where shared memory cannot be had.
+ * leaving the reader without buffers, where shared memory cannot be had.
  */
 extern bool OdpReaderShareBuffers(OdpReader *r, int64 capacity);
 

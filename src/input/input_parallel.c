@@ -119,7 +119,7 @@ typedef struct OdpParallelRead
 								 * the backend has seen a chunk's pieces */
 	int			narrays;
 	dsm_handle	handles[ODP_READER_ARRAYS]; /* 0: in the staging area */
-	Size		staged_offset[ODP_READER_ARRAYS];
+	Size		offsets[ODP_READER_ARRAYS]; /* in the area or the segment */
 
 	/* under mutex */
 	int64		placed_chunks;	/* chunks < this have their offsets */
@@ -368,17 +368,26 @@ OdpMapOutput(OdpParticipant *p)
 	p->narrays = s->narrays;
 	for (int a = 0; a < s->narrays; a++)
 	{
+		dsm_segment *seg = NULL;
+
+		p->segs[a] = NULL;
 		/* the staging area is mapped in every process, at one address */
 		if (s->handles[a] == 0)
 		{
-			p->segs[a] = NULL;
-			p->out[a] = OdpStagingBase() + s->staged_offset[a];
+			p->out[a] = OdpStagingBase() + s->offsets[a];
 			continue;
 		}
-		p->segs[a] = dsm_attach(s->handles[a]);
-		if (p->segs[a] == NULL)
-			elog(ERROR, "odp_gpu: could not map the parallel read's output");
-		p->out[a] = dsm_segment_address(p->segs[a]);
+		/* arrays in one segment (the backend's own area): mapped once */
+		for (int b = 0; b < a && seg == NULL; b++)
+			if (s->handles[b] == s->handles[a])
+				seg = dsm_find_mapping(s->handles[a]);
+		if (seg == NULL)
+		{
+			seg = p->segs[a] = dsm_attach(s->handles[a]);
+			if (seg == NULL)
+				elog(ERROR, "odp_gpu: could not map the parallel read's output");
+		}
+		p->out[a] = (char *) dsm_segment_address(seg) + s->offsets[a];
 	}
 }
 
@@ -464,10 +473,10 @@ OdpMakeOutput(OdpParticipant *p, OdpReader *r)
 		OdpSharedLocation loc;
 
 		p->out[a] = *arrays[a].ptr;
-		if (!OdpSharedBufferFind(p->out[a], 1, &loc) || (!loc.staged && loc.offset != 0))
+		if (!OdpSharedBufferFind(p->out[a], 1, &loc))
 			elog(ERROR, "odp_gpu: parallel read output is not in shared memory");
 		s->handles[a] = loc.staged ? 0 : loc.handle;
-		s->staged_offset[a] = loc.staged ? loc.offset : 0;
+		s->offsets[a] = loc.offset;
 	}
 	OdpSetOutputState(s, ODP_OUTPUT_READY);
 }

@@ -126,7 +126,7 @@ ServiceLockStaging(void)
 	if (!OdpStagingConfigured())
 		return;
 	memset(&ctx, 0, sizeof(ctx));
-	locked = odp_gpu_host_register(&ctx, OdpStagingBase(), OdpStagingBytes()) == ODP_OK;
+	locked = odp_gpu_host_area(&ctx, OdpStagingBase(), OdpStagingBytes(), true) == ODP_OK;
 	OdpStagingSetLocked(locked);
 	if (locked)
 		ereport(LOG,
