@@ -22,6 +22,12 @@ SET odp_gpu.service_slots = 8;
 SET odp_gpu.service_ring_size = '1MB';
 SET odp_gpu.service_engine = cpu;
 
+-- the staging area inputs are read into for the service: none without
+-- it (size 0); its size is fixed at server start
+SELECT * FROM odp_gpu_staging();
+SHOW odp_gpu.staging_size;
+SET odp_gpu.staging_size = '2GB';
+
 -- everyone may read both, as pg_stat_activity
 CREATE ROLE regress_odp_watcher;
 SET ROLE regress_odp_watcher;
@@ -32,5 +38,6 @@ DROP ROLE regress_odp_watcher;
 
 SELECT obj_description('odp_gpu_activity'::regclass, 'pg_class') IS NOT NULL AS view_comment,
 	   obj_description('odp_gpu_activity()'::regprocedure, 'pg_proc') IS NOT NULL AS function_comment,
-	   obj_description('odp_gpu_info()'::regprocedure, 'pg_proc') IS NOT NULL AS info_comment;
+	   obj_description('odp_gpu_info()'::regprocedure, 'pg_proc') IS NOT NULL AS info_comment,
+	   obj_description('odp_gpu_staging()'::regprocedure, 'pg_proc') IS NOT NULL AS staging_comment;
 DROP EXTENSION odp_gpu;

@@ -107,5 +107,16 @@ SHOW odp_gpu.service_wait;
 SET odp_gpu.service_wait = -1;
 SET odp_gpu.service_wait = '2h';
 RESET odp_gpu.service_wait;
+
+-- odp_gpu.backend_staging_size (0 .. 1 TB, superuser): its default, a
+-- value in units, values out of range
+SHOW odp_gpu.backend_staging_size;
+SET odp_gpu.backend_staging_size = '256MB';
+SHOW odp_gpu.backend_staging_size;
+SET odp_gpu.backend_staging_size = 0;
+SHOW odp_gpu.backend_staging_size;
+SET odp_gpu.backend_staging_size = -1;
+SET odp_gpu.backend_staging_size = '2TB';
+RESET odp_gpu.backend_staging_size;
 DROP TABLE pts, one;
 DROP EXTENSION odp_gpu;
