@@ -191,6 +191,12 @@ GlueReportFailure(OdpStatus status, const OdpContext *ctx,
 }
 
 /*
+ * Time the GPU probe took since the last engine call (the first probe in
+ * a backend starts CUDA's driver), for that call's setup phase.
+ */
+static double glue_probe_ms = 0;
+
+/*
  * Returns whether a GPU is usable for odp_gpu.device_id; otherwise sets
  * *why (palloc'd) to the reason.  With the GPU service, whether it is
  * ready; without, the first call in a backend initialises CUDA.
@@ -203,12 +209,14 @@ OdpGpuUsable(char **why)
 	int			count = 0,
 				driver = 0,
 				runtime = 0;
+	double		t0 = odp_now_ms();
 
 	/* the service holds the GPUs: ask it, never initialise CUDA here */
 	if (OdpServiceConfigured())
 		return OdpServiceAwaitReady(why);
 	memset(&ctx, 0, sizeof(ctx));
 	status = odp_gpu_probe(&ctx, &count, &driver, &runtime);
+	glue_probe_ms += odp_now_ms() - t0;
 	if (status != ODP_OK)
 	{
 		*why = pstrdup(ctx.message[0] ? ctx.message : odp_status_name(status));
@@ -422,12 +430,23 @@ GlueRun(OdpContext *ctx, OdpCall *call, OdpRunInfo *info)
 {
 	OdpServiceRunInfo service;
 	OdpStatus	status;
+	double		t0 = odp_now_ms();
 
+	/* the GPU probe before it (OdpGpuUsable) sets up too */
+	info->setup_ms += glue_probe_ms;
+	glue_probe_ms = 0;
 	if (!info->on_gpu || !OdpServiceConfigured())
-		return odp_call_run(ctx, call);
+	{
+		status = odp_call_run(ctx, call);
+		/* what the engine's phases leave out: a context, modules, threads */
+		info->setup_ms += Max(odp_now_ms() - t0 - ctx->transfer_ms - ctx->compute_ms, 0.0);
+		return status;
+	}
 	memset(&service, 0, sizeof(service));
 	info->via_service = true;
 	status = OdpServiceRun(ctx, call, odp_call_op_name(call->op), &service);
+	info->setup_ms += Max(odp_now_ms() - t0 - ctx->transfer_ms - ctx->compute_ms -
+						  service.stream_ms - service.queued_ms, 0.0);
 	info->queued_ms = service.queued_ms;
 	info->service_device = service.device;
 	info->staged_bytes += service.staged_bytes;
@@ -1047,7 +1066,8 @@ OdpReportTiming(const char *what, const OdpInput *in, const OdpRunInfo *info,
 	if (info->via_service)
 		extra = psprintf("%s queued=%.1f ms", extra, info->queued_ms);
 	phases = in->read_ms + info->query_read_ms + info->other_read_ms +
-		info->transfer_ms + info->compute_ms + output_ms + info->stream_ms;
+		info->transfer_ms + info->compute_ms + output_ms + info->stream_ms +
+		info->setup_ms + (info->via_service ? info->queued_ms : 0.0);
 	extra = psprintf("%s read_workers=%d total=%.1f ms other=%.1f ms", extra,
 					 in->read_workers, total, total - phases);
 	if (info->precision != NULL)
@@ -1056,6 +1076,7 @@ OdpReportTiming(const char *what, const OdpInput *in, const OdpRunInfo *info,
 		extra = psprintf("%s staged=%.1f MB streamed=%.1f MB stream=%.1f ms", extra,
 						 info->staged_bytes / 1048576.0, info->streamed_bytes / 1048576.0,
 						 info->stream_ms);
+	extra = psprintf("%s setup=%.1f ms", extra, info->setup_ms);
 	ereport(NOTICE,
 			(errmsg("odp_gpu timing: %s path=%s rows=" INT64_FORMAT " dims=%d "
 					"read=%.1f ms (%s) transfer=%.1f ms compute=%.1f ms output=%.1f ms chunks=" INT64_FORMAT "%s",
