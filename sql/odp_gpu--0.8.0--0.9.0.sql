@@ -1,4 +1,4 @@
-/* odp_gpu--0.8.0--0.9.0.sql: pgvector's types as features (odp_knn's query of pgvector's types or text, the aggregates' features "any") */
+/* odp_gpu--0.8.0--0.9.0.sql: pgvector's types as features (odp_knn's query of pgvector's types or text, the aggregates' features "any"); the GPU service's staging area (odp_gpu_staging()) */
 
 -- complain if script is sourced in psql, rather than via ALTER EXTENSION
 \echo Use "ALTER EXTENSION odp_gpu UPDATE TO '0.9.0'" to load this file. \quit
@@ -120,3 +120,19 @@ CREATE AGGREGATE odp_skyline_agg(id bigint, features "any", directions text[], b
 
 COMMENT ON AGGREGATE odp_skyline_agg(bigint, "any", text[], integer) IS
 'the ids of the k-skyband of each group (rows fewer than band rows of the group dominate), ascending, compared in float64; features as for odp_skyline_agg(bigint, "any", text[]); NULL over no rows';
+
+-- The staging area inputs are read into for the GPU service
+-- (odp_gpu.staging_size).  VOLATILE: it changes from one call to the next.
+CREATE FUNCTION odp_gpu_staging(
+	OUT size bigint,
+	OUT used bigint,
+	OUT largest_free bigint,
+	OUT inputs integer,
+	OUT misses bigint,
+	OUT page_locked boolean)
+RETURNS record
+AS 'MODULE_PATHNAME', 'odp_gpu_staging'
+LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION odp_gpu_staging() IS
+'the GPU service''s staging area, where inputs are read for the service (odp_gpu.staging_size): its size, the bytes input arrays hold now, the longest free run, the arrays held, how many arrays found no room since the server started (they streamed to the service instead), and whether the service page-locked it for the GPUs; size 0 where odp_gpu is not preloaded or the area is off';

@@ -20,10 +20,9 @@
 
 #include "access/parallel.h"
 #include "backend_staging.h"
-#include "engine_glue.h"
+#include "dsm_room.h"
 #include "odp_engine.h"
 #include "settings.h"
-#include "shared_buffers.h"
 #include "service/service.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
@@ -79,14 +78,16 @@ AreaCap(void)
 bool
 OdpBackendStagingWanted(void)
 {
-	char	   *why = NULL;
-
 	/* a parallel worker writes into its backend's buffers, never its own */
-	if (IsParallelWorker() || OdpServiceConfigured() || odp_backend_staging_mb == 0 ||
-		odp_device_setting == ODP_SETTING_CPU)
-		return false;
-	/* a backend that already holds an area used the GPU before */
-	return area_seg != NULL || OdpGpuUsable(&why);
+	return !IsParallelWorker() && !OdpServiceConfigured() && odp_backend_staging_mb > 0 &&
+		odp_device_setting != ODP_SETTING_CPU;
+}
+
+/* See backend_staging.h. */
+bool
+OdpBackendStagingHeld(void)
+{
+	return area_seg != NULL;
 }
 
 /* See backend_staging.h. */
@@ -104,7 +105,7 @@ AreaRemake(Size size)
 	dsm_segment *seg;
 
 	Assert(nextents == 0);
-	if (!OdpSharedBufferFits(size))
+	if (!OdpDsmHasRoom(size, 1.25))
 		return false;
 	seg = dsm_create(size, DSM_CREATE_NULL_IF_MAXSEGMENTS);
 	if (seg == NULL)

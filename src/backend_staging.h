@@ -36,10 +36,13 @@ extern int	odp_backend_staging_mb;
 extern void OdpBackendStagingDefineSetting(void);
 
 /*
- * Whether this backend's inputs go to its own area: no GPU service, a
- * setting that allows one, and a usable GPU unless odp_gpu.device = cpu.
+ * Whether this backend's inputs may go to its own area: no GPU service, a
+ * setting that allows one, odp_gpu.device other than cpu (the caller
+ * checks for a usable GPU, unless the area is held already: a backend
+ * that holds one has used the GPU).
  */
 extern bool OdpBackendStagingWanted(void);
+extern bool OdpBackendStagingHeld(void);
 
 /* The call will want about bytes: the size to make the area at least. */
 extern void OdpBackendStagingExpect(Size bytes);

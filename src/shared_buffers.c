@@ -21,9 +21,8 @@
  */
 #include "postgres.h"
 
-#include <sys/statvfs.h>
-
 #include "backend_staging.h"
+#include "dsm_room.h"
 #include "service/service_staging.h"
 #include "shared_buffers.h"
 #include "storage/dsm.h"
@@ -116,13 +115,8 @@ SharedExtentBytes(SharedKind kind, Size bytes)
 bool
 OdpSharedBufferFits(Size bytes)
 {
-	struct statvfs fs;
-
-	if (dynamic_shared_memory_type != DSM_IMPL_POSIX || bytes < ODP_SHARED_MIN_BYTES)
-		return false;
-	if (statvfs("/dev/shm", &fs) != 0)
-		return false;
-	return (double) fs.f_bavail * (double) fs.f_frsize >= 2.0 * (double) bytes;
+	return dynamic_shared_memory_type == DSM_IMPL_POSIX && bytes >= ODP_SHARED_MIN_BYTES &&
+		OdpDsmHasRoom(bytes, 2.0);
 }
 
 bool
@@ -144,12 +138,8 @@ OdpSharedBufferFree(void *buf)
 static dsm_segment *
 SharedSegmentCreate(Size bytes)
 {
-	struct statvfs fs;
-
 	/* a POSIX segment fills /dev/shm: leave room there for others */
-	if (dynamic_shared_memory_type == DSM_IMPL_POSIX &&
-		(statvfs("/dev/shm", &fs) != 0 ||
-		 (double) fs.f_bavail * (double) fs.f_frsize < 1.25 * (double) bytes))
+	if (!OdpDsmHasRoom(bytes, 1.25))
 		return NULL;
 	return dsm_create(bytes, DSM_CREATE_NULL_IF_MAXSEGMENTS);
 }

@@ -31,6 +31,7 @@
 #include "service/service_shmem.h"
 #include "service/service_staging.h"
 #include "backend_staging.h"
+#include "engine_glue.h"
 #include "settings.h"
 #include "shared_buffers.h"
 #include "miscadmin.h"
@@ -524,6 +525,8 @@ OdpReaderInit(OdpReader *r, const OdpColumnPlan *plan, MemoryContext outcxt,
 			  MemoryContext rowcxt, const char *desc, double capacity_hint,
 			  const OdpInputSpec *spec)
 {
+	char	   *why = NULL;
+
 	memset(r, 0, sizeof(*r));
 	r->plan = plan;
 	r->outcxt = outcxt;
@@ -555,7 +558,8 @@ OdpReaderInit(OdpReader *r, const OdpColumnPlan *plan, MemoryContext outcxt,
 		if (odp_service_inputs_in_place)
 			r->shared |= ODP_SHARED_SEGMENT;
 	}
-	else if (!plan->regions && OdpBackendStagingWanted())
+	else if (!plan->regions && OdpBackendStagingWanted() &&
+			 (OdpBackendStagingHeld() || OdpGpuUsable(&why)))
 	{
 		/* the backend copies the input itself: from its own locked area */
 		r->shared |= ODP_SHARED_OWN;
