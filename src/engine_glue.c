@@ -433,19 +433,19 @@ GlueRun(OdpContext *ctx, OdpCall *call, OdpRunInfo *info)
 	double		t0 = odp_now_ms();
 
 	/* the GPU probe before it (OdpGpuUsable) sets up too */
-	info->setup_ms += glue_probe_ms;
+	info->startup_ms += glue_probe_ms;
 	glue_probe_ms = 0;
 	if (!info->on_gpu || !OdpServiceConfigured())
 	{
 		status = odp_call_run(ctx, call);
 		/* what the engine's phases leave out: a context, modules, threads */
-		info->setup_ms += Max(odp_now_ms() - t0 - ctx->transfer_ms - ctx->compute_ms, 0.0);
+		info->startup_ms += Max(odp_now_ms() - t0 - ctx->transfer_ms - ctx->compute_ms, 0.0);
 		return status;
 	}
 	memset(&service, 0, sizeof(service));
 	info->via_service = true;
 	status = OdpServiceRun(ctx, call, odp_call_op_name(call->op), &service);
-	info->setup_ms += Max(odp_now_ms() - t0 - ctx->transfer_ms - ctx->compute_ms -
+	info->startup_ms += Max(odp_now_ms() - t0 - ctx->transfer_ms - ctx->compute_ms -
 						  service.stream_ms - service.queued_ms, 0.0);
 	info->queued_ms = service.queued_ms;
 	info->service_device = service.device;
@@ -1067,7 +1067,7 @@ OdpReportTiming(const char *what, const OdpInput *in, const OdpRunInfo *info,
 		extra = psprintf("%s queued=%.1f ms", extra, info->queued_ms);
 	phases = in->read_ms + info->query_read_ms + info->other_read_ms +
 		info->transfer_ms + info->compute_ms + output_ms + info->stream_ms +
-		info->setup_ms + (info->via_service ? info->queued_ms : 0.0);
+		info->startup_ms + (info->via_service ? info->queued_ms : 0.0);
 	extra = psprintf("%s read_workers=%d total=%.1f ms other=%.1f ms", extra,
 					 in->read_workers, total, total - phases);
 	if (info->precision != NULL)
@@ -1076,7 +1076,7 @@ OdpReportTiming(const char *what, const OdpInput *in, const OdpRunInfo *info,
 		extra = psprintf("%s staged=%.1f MB streamed=%.1f MB stream=%.1f ms", extra,
 						 info->staged_bytes / 1048576.0, info->streamed_bytes / 1048576.0,
 						 info->stream_ms);
-	extra = psprintf("%s setup=%.1f ms", extra, info->setup_ms);
+	extra = psprintf("%s startup=%.1f ms", extra, info->startup_ms);
 	ereport(NOTICE,
 			(errmsg("odp_gpu timing: %s path=%s rows=" INT64_FORMAT " dims=%d "
 					"read=%.1f ms (%s) transfer=%.1f ms compute=%.1f ms output=%.1f ms chunks=" INT64_FORMAT "%s",

@@ -39,7 +39,7 @@ typedef struct OdpRunInfo
 	int64		staged_bytes;	/* inputs the service read in place */
 	int64		streamed_bytes; /* inputs streamed to it */
 	double		stream_ms;		/* streaming inputs and outputs */
-	double		setup_ms;		/* what an engine call took beyond its
+	double		startup_ms;		/* what an engine call took beyond its
 								 * phases: starting CUDA, a context, the
 								 * service's thread; and the GPU probe */
 
