@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # test/bench/bench_lib.sh: shared by the SQL benchmarks that time an
 # odp_gpu call beside PostgreSQL's own scan of the same table
 # (read_bench.sh, datapath_bench.sh): the tables' generation, the timing
@@ -32,7 +33,7 @@ bench_scan_ms() {
 	local W=$1 sql=$2 i
 	{
 		bench_parallel_settings "$W"
-		echo '\timing on'
+		printf '%s\n' '\timing on'
 		for ((i = 0; i <= REPS; i++)); do echo "$sql;"; done
 	} | "${PSQL[@]}" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | tail -n +2 | sort -n | head -1
 }
