@@ -66,6 +66,7 @@
 #   MODES="service backend mindsm"  DEVICE=gpu (odp_gpu.device)
 #   WORKLOADS="pearson knn outliers skyline regions pairs"  REPS=3
 #   WORKERS (N; unset: as above)  SERVICE_ENGINE  MIN_DSM=3GB
+#   SRF_WORK_MEM=1GB (work_mem of PostgreSQL's SRF; empty: the server's)
 #   CUDA_HOME=/usr/local/cuda  ODP_DATASETS (default ../shared/datasets
 #   beside the checkout)  KEEP_TABLES=1 keeps the tables (dp_*) for a later
 #   run of the same SCALE.
@@ -92,6 +93,7 @@ MODES=${MODES:-service backend mindsm}
 WORKLOADS=${WORKLOADS:-pearson knn outliers skyline regions pairs}
 WORKERS=${WORKERS:-}
 MIN_DSM=${MIN_DSM:-3GB}
+SRF_WORK_MEM=${SRF_WORK_MEM-1GB}
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 if [ -z "${SERVICE_ENGINE:-}" ]; then
 	SERVICE_ENGINE=gpu
@@ -109,7 +111,7 @@ chmod 755 "$work"
 failed=0
 restarted=0
 notes=()
-say() { echo "$*" >&2; }
+say() { printf '[%4d s] %s\n' "$SECONDS" "$*" >&2; }
 note() { notes+=("$*"); say "note: $*"; }
 q1() { "${PSQL[@]}" -c "$1" 2>&1; }
 one_line() { tr '\n' ' ' | sed 's/  */ /g; s/ $//' | cut -c1-300; }
@@ -339,10 +341,12 @@ scans() {
 }
 
 # The best of REPS runs (after a first) of PostgreSQL's own SRF of R rows
-# with the result's columns, ms.
+# with the result's columns, ms; at work_mem = SRF_WORK_MEM, so that its
+# tuplestore stays in memory as the calls' do (odp_gpu.output_memory).
 srf_ms() {
 	local i
 	{
+		[ -n "$SRF_WORK_MEM" ] && echo "SET work_mem = '$SRF_WORK_MEM';"
 		printf '%s\n' '\timing on'
 		for ((i = 0; i <= REPS; i++)); do
 			echo "SELECT count(*) FROM (SELECT $W_SRF FROM generate_series(1, $1) i) s;"
@@ -351,10 +355,11 @@ srf_ms() {
 }
 
 # row LABEL NOTICE WHOLE_MS: one row of the table (the globals SCAN0,
-# SCANN, SRF, RESULT_ROWS hold the shared cells)
+# SCANN, SRF hold the shared cells); row LABEL NOTICE: only the limit, ms
 row() {
-	local n=$2
-	awk -v label="$1" -v whole="$3" -v scan0="$SCAN0" -v scann="$SCANN" -v srf="$SRF" \
+	local n=$2 summary=0
+	[ -z "${3:-}" ] && summary=1
+	awk -v label="$1" -v whole="${3:-}" -v scan0="$SCAN0" -v scann="$SCANN" -v srf="$SRF" \
 		-v rows="$(bench_key rows "$n")" -v dims="$(bench_key dims "$n")" \
 		-v queries="$(bench_key queries "$n")" -v other_rows="$(bench_key other_rows "$n")" \
 		-v rd="$(bench_key read "$n")" -v qrd="$(bench_key query_read "$n")" -v ord="$(bench_key other_read "$n")" \
@@ -362,18 +367,27 @@ row() {
 		-v co="$(bench_key compute "$n")" -v ou="$(bench_key output "$n")" \
 		-v ot="$(bench_key other "$n")" -v to="$(bench_key total "$n")" \
 		-v path="$(sed -n 's/.* path=\([a-z]*\).*/\1/p' <<<"$n")" -v queued="$(bench_key queued "$n")" \
-		-v eb="$W_EB" -v p64="$PIN64" -v p512="$PIN512" '
+		-v eb="$W_EB" -v p64="$PIN64" -v p512="$PIN512" -v summary="$summary" '
 		function ms(v) { return v == "" ? "-" : sprintf("%.1f", v) }
 		BEGIN {
 			per = dims * eb + 8
 			bytes = rows * per + (queries + other_rows) * per
 			gbps = tr > 0 ? bytes / 1e9 / (tr / 1000) : ""
 			ref = bytes < 181e6 ? p64 : p512
-			printf "| %s | %s%s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+			# the limit: the faster scan, the copy at the pinned speed
+			# (where known), the compute, the SRF
+			scan = scann < scan0 ? scann : scan0
+			limit = scan + (ref == "-" ? 0 : bytes / 1e9 / ref * 1000) + co + srf
+			if (summary) {
+				printf "%.1f\n", limit
+				exit
+			}
+			printf "| %s | %s%s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 				label, path, queued != "" ? " (service)" : "", ms(scan0), ms(scann),
 				ms(rd + qrd + ord), rw, ms(tr), gbps == "" ? "-" : sprintf("%.1f", gbps),
 				ref == "-" ? "-" : ref, (gbps == "" || ref == "-") ? "-" : sprintf("%.2f", gbps / ref),
-				ms(co), ms(ou), ms(ot), ms(to), ms(whole), ms(srf)
+				ms(co), ms(ou), ms(ot), ms(to), ms(whole), ms(srf), ms(limit),
+				(limit > 0 ? sprintf("%.2f", whole / limit) : "-")
 		}'
 }
 
@@ -425,11 +439,11 @@ measure() {
 	echo
 	echo "Input $(input_bytes "$n"); result $RESULT_ROWS rows$([ "$w" = regions ] && echo " (a count: $C_RESULT pairs)")$([ "$w" = pearson ] || [ "$w" = pairs ] && echo " ($C_RESULT pairs)")."
 	echo
-	echo "| call | path | PG scan, 0 workers ms | PG scan, $N workers ms | read ms | read workers | transfer ms | transfer GB/s | pinned cudaMemcpy GB/s | transfer / pinned | compute ms | output ms | other ms | total (in the function) ms | whole statement ms | PG SRF of $RESULT_ROWS rows ms |"
-	echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+	echo "| call | path | PG scan, 0 workers ms | PG scan, $N workers ms | read ms | read workers | transfer ms | transfer GB/s | pinned cudaMemcpy GB/s | transfer / pinned | compute ms | output ms | other ms | total (in the function) ms | whole statement ms | PG SRF of $RESULT_ROWS rows ms | limit ms | whole / limit |"
+	echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 	row "warm (best of $REPS)" "$n" "$bt"
 	row "first (new session)" "$first_n" "$first_ms"
-	SUMMARY+=("$w|$mode|$bt|$first_ms|$(bench_key total "$n")|$SCANN|$SRF")
+	SUMMARY+=("$w|$mode|$(awk -v a="$bt" -v b="$first_ms" 'BEGIN { printf "%.1f|%.1f", a, b }')|$(row - "$n")")
 }
 
 SUMMARY=()
@@ -479,7 +493,7 @@ for mode in $MODES; do
 done
 
 echo
-echo "## summary: whole statement ms, warm / first (PostgreSQL's scan with N workers + its SRF of the result)"
+echo "## summary: whole statement ms, warm / first (the warm call's limit)"
 echo
 read -ra modes <<<"$MODES"
 echo "| workload | $(printf '%s | ' "${modes[@]}")"
@@ -489,19 +503,22 @@ for w in $WORKLOADS; do
 	for mode in $MODES; do
 		cell=-
 		for s in "${SUMMARY[@]}"; do
-			IFS='|' read -r sw sm warm first _ scann srf <<<"$s"
-			[ "$sw" = "$w" ] && [ "$sm" = "$mode" ] &&
-				cell=$(awk -v a="$warm" -v b="$first" -v c="$scann" -v d="$srf" 'BEGIN { printf "%.1f / %.1f (%.1f)", a, b, c + d }')
+			IFS='|' read -r sw sm warm first limit <<<"$s"
+			[ "$sw" = "$w" ] && [ "$sm" = "$mode" ] && cell="$warm / $first ($limit)"
 		done
 		line+=" $cell |"
 	done
 	echo "$line"
 done
 echo
+echo "Limit: PostgreSQL's scan (the faster of 0 and N workers) + the input bytes at the pinned cudaMemcpy speed (where measured)" \
+	"+ the call's compute + PostgreSQL's SRF of the result's rows (issue 41's bound for a whole call)."
+echo
 echo "Input bytes: rows x dims x 4 (real[]) or 8 (float8[]; a tstzrange: two 8-byte bounds) + 8 (id) per row" \
 	"of every input table; transfer GB/s = those bytes / the transfer phase; the pinned reference is the size" \
 	"nearer the input's (64 or 512 MB).  PG SRF: PostgreSQL plans SELECT count(*) FROM (SELECT casts of i" \
-	"FROM generate_series(1, R) i) s as one function scan of R rows (its tuplestore) and the count."
+	"FROM generate_series(1, R) i) s as one function scan of R rows (its tuplestore) and the count;" \
+	"it runs at work_mem = ${SRF_WORK_MEM:-as the server sets it}."
 if [ "${#notes[@]}" -gt 0 ]; then
 	echo
 	printf -- '- note: %s\n' "${notes[@]}"
