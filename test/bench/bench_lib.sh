@@ -50,12 +50,13 @@ bench_best_notice() {
 # fills it with BODY, an INSERT's SELECT over generate_series(@LO@, @HI@)
 # i, in one chunk per CPU at once (setseed per chunk and SEED: the same
 # rows every run; tables of one BODY need different SEEDs, or their
-# chunks repeat each other's rows); then VACUUM ANALYZE.  A table of that name that already has rows is
-# kept as it is (KEEP_TABLES=1 runs reuse it).
+# chunks repeat each other's rows); then VACUUM ANALYZE.  A table of that
+# name that already has ROWS rows is kept as it is (KEEP_TABLES=1 runs
+# reuse it; one an interrupted run left part-filled is made again).
 bench_gen() {
 	local t=$1 cols=$2 n=$3 body=$4 seed=${5:-0} chunks c lo hi b pids=() p err=0 dir
 	if [ "$("${PSQL[@]}" -c "SELECT to_regclass('$t') IS NOT NULL")" = t ] &&
-		[ "$("${PSQL[@]}" -c "SELECT EXISTS (SELECT 1 FROM $t)")" = t ]; then
+		[ "$("${PSQL[@]}" -c "SELECT count(*) FROM $t")" = "$n" ]; then
 		return 0
 	fi
 	"${PSQL[@]}" -c "SET client_min_messages = warning" -c "DROP TABLE IF EXISTS $t" \

@@ -156,12 +156,12 @@ CELEBA=$DATASETS/adbench_classical/csv/8_celeba.csv.gz
 KDD=$DATASETS/kddcup99/kddcup.data_10_percent.gz
 all_tables=()
 
-# have TABLE: whether TABLE exists with rows (a KEEP_TABLES run's, or this
-# run's: it is made once)
+# have TABLE ROWS: whether TABLE exists with ROWS rows (a KEEP_TABLES
+# run's, or this run's: it is made once)
 have() {
 	all_tables+=("$1")
 	[ "$(q1 "SELECT to_regclass('$1') IS NOT NULL")" = t ] &&
-		[ "$(q1 "SELECT EXISTS (SELECT 1 FROM $1)")" = t ]
+		[ "$(q1 "SELECT count(*) FROM $1")" = "$2" ]
 }
 # head_of FILE N: the first N lines of gzipped FILE (zcat ends on a broken
 # pipe where N is less than all)
@@ -212,7 +212,7 @@ make_tables() {
 	outliers)
 		if [ -r "$CELEBA" ]; then
 			t=dp_celeba_${N_BITS}
-			have "$t" || head_of "$CELEBA" "$N_BITS" |
+			have "$t" "$N_BITS" || head_of "$CELEBA" "$N_BITS" |
 				awk -F, '{ s = $1; for (j = 2; j <= 39; j++) s = s "," $j; print NR "\t{" s "}" }' |
 				load "$t" "id bigint PRIMARY KEY, f real[]" || return 1
 			W_TITLE="odp_top_outliers: CelebA (ADBench 8_celeba) $N_BITS x 39 of 0/1, k = 10, n = 10"
@@ -228,7 +228,7 @@ make_tables() {
 	skyline)
 		if [ -r "$KDD" ]; then
 			t=dp_kdd_${N_KDD}
-			have "$t" || head_of "$KDD" "$N_KDD" |
+			have "$t" "$N_KDD" || head_of "$KDD" "$N_KDD" |
 				awk -F, '{ print NR "\t{" $1 "," $5 "," $6 "," $23 "," $24 "," $32 "}" }' |
 				load "$t" "id bigint PRIMARY KEY, v float8[]" || return 1
 			W_TITLE="odp_skyline: KDD Cup 1999 10% $N_KDD x 6 (duration, src_bytes, dst_bytes, count, srv_count, dst_host_count) float8[]"
@@ -437,7 +437,7 @@ measure() {
 	echo
 	echo "#### $W_TITLE — mode $mode"
 	echo
-	echo "Input $(input_bytes "$n"); result $RESULT_ROWS rows$([ "$w" = regions ] && echo " (a count: $C_RESULT pairs)")$([ "$w" = pearson ] || [ "$w" = pairs ] && echo " ($C_RESULT pairs)")."
+	echo "Input $(input_bytes "$n"); result $RESULT_ROWS row$([ "$RESULT_ROWS" = 1 ] || echo s)$([ "$w" = regions ] && echo " (a count: $C_RESULT pairs)")$([ "$w" = pearson ] || [ "$w" = pairs ] && echo " ($C_RESULT pairs)")."
 	echo
 	echo "| call | path | PG scan, 0 workers ms | PG scan, $N workers ms | read ms | read workers | transfer ms | transfer GB/s | pinned cudaMemcpy GB/s | transfer / pinned | compute ms | output ms | other ms | total (in the function) ms | whole statement ms | PG SRF of $RESULT_ROWS rows ms | limit ms | whole / limit |"
 	echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
@@ -483,7 +483,7 @@ for mode in $MODES; do
 	*) note "unknown mode $mode (service, backend, mindsm)"; failed=1; continue ;;
 	esac
 	echo
-	echo "## mode $mode: shared_preload_libraries = '$(q1 "SHOW shared_preload_libraries")'," \
+	echo "## mode $mode$([ "$mode" = current ] && echo " (the server as it runs: this script could not restart it)"): shared_preload_libraries = '$(q1 "SHOW shared_preload_libraries")'," \
 		"min_dynamic_shared_memory = $(q1 "SHOW min_dynamic_shared_memory"), work_mem = $(q1 "SHOW work_mem")," \
 		"odp_gpu.output_memory = $("${PSQL[@]}" -c "LOAD 'odp_gpu'" -c "SHOW odp_gpu.output_memory" 2>&1 | tail -1)," \
 		"max_parallel_workers_per_gather = $(q1 "SHOW max_parallel_workers_per_gather")"
