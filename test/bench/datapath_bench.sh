@@ -65,7 +65,9 @@
 #   SCALE (default 1) multiplies every table's rows (at least 100 each).
 #   MODES="service backend mindsm"  DEVICE=gpu (odp_gpu.device)
 #   WORKLOADS="pearson knn outliers skyline regions pairs"  REPS=3
-#   WORKERS (N; unset: as above)  SERVICE_ENGINE  MIN_DSM=3GB
+#   WORKERS: N, and the workers of the calls' reads too (the tables'
+#   parallel_workers, max_parallel_workers_per_gather); unset: as above
+#   SERVICE_ENGINE  MIN_DSM=3GB
 #   SRF_WORK_MEM=1GB (work_mem of PostgreSQL's SRF; empty: the server's)
 #   CUDA_HOME=/usr/local/cuda  ODP_DATASETS (default ../shared/datasets
 #   beside the checkout)  KEEP_TABLES=1 keeps the tables (dp_*) for a later
@@ -310,6 +312,7 @@ run_calls() {
 	{
 		echo "SET odp_gpu.device = $1;"
 		echo "SET odp_gpu.report_timing = on;"
+		[ -n "$WORKERS" ] && echo "SET max_parallel_workers_per_gather = $WORKERS;"
 		printf '%s\n' '\timing on'
 		for ((i = 0; i < $2; i++)); do echo "$W_CALL;"; done
 	} | "${PSQL[@]}" >"$work/calls.out" 2>"$work/calls.err"
@@ -435,7 +438,7 @@ measure() {
 	SCANN=$(scans "$N") || { failed=1; echo "$w: PostgreSQL's scan failed"; return 1; }
 	SRF=$(srf_ms "$RESULT_ROWS")
 	echo
-	echo "#### $W_TITLE — mode $mode"
+	echo "#### $W_TITLE; mode $mode"
 	echo
 	echo "Input $(input_bytes "$n"); result $RESULT_ROWS row$([ "$RESULT_ROWS" = 1 ] || echo s)$([ "$w" = regions ] && echo " (a count: $C_RESULT pairs)")$([ "$w" = pearson ] || [ "$w" = pairs ] && echo " ($C_RESULT pairs)")."
 	echo
@@ -465,6 +468,11 @@ for w in $WORKLOADS; do
 	say "-- $w"
 	make_tables "$w" >/dev/null || { failed=1; note "the tables of $w could not be made"; }
 done
+if [ -n "$WORKERS" ]; then
+	for t in $(printf '%s\n' "${all_tables[@]}" | sort -u); do
+		"${PSQL[@]}" -c "ALTER TABLE $t SET (parallel_workers = $WORKERS)"
+	done
+fi
 
 for mode in $MODES; do
 	case $mode in
