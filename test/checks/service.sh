@@ -163,18 +163,27 @@ odp_svc_ms() { sed -n "s/.* $2=\([0-9.]*\) ms.*/\1/p" "$ODP_RUN_DIR/svc_$1.out" 
 # The first error of session $1, one line.
 odp_svc_error() { grep -m1 -E '(ERROR|FATAL): ' "$ODP_RUN_DIR/svc_$1.out" | sed 's/^psql:[^ ]* //'; }
 
+# Restarts the server with the service's options plus $2, and checks that
+# its service comes up (message $3); returns 1 without restarting where
+# the checks may not restart the server (they are then skipped, named $1).
+odp_svc_restart_checked() {
+	local pos
+	if [ "${ODP_USE_RUNNING_SERVER:-0}" = 1 ]; then
+		echo "skipped: the $1 checks restart the server, which ODP_USE_RUNNING_SERVER=1 forbids"
+		return 1
+	fi
+	pos=$(odp_svc_log_pos)
+	odp_restart_server "$ODP_SVC_OPTS $2" && odp_svc_wait_ready "$pos"
+	odp_check "$3" $? "$(odp_svc_log_since "$pos" | grep -m1 -e 'odp_gpu service ready' -e FATAL)"
+	return 0
+}
+
 odp_service_checks() {
 	local dir=$ODP_RUN_DIR out rc pos suites name result ok n i t0 t1 el s e r rd qd
 	local ref_knn ref_top ref_12k spans overlap shortest pm_start pid pid2
 
-	if [ "${ODP_USE_RUNNING_SERVER:-0}" = 1 ]; then
-		echo "skipped: the service checks restart the server, which ODP_USE_RUNNING_SERVER=1 forbids"
-		return 0
-	fi
-	pos=$(odp_svc_log_pos)
-	odp_restart_server "$ODP_SVC_OPTS" && odp_svc_wait_ready "$pos"
-	odp_check "the server restarts with odp_gpu preloaded, its service on the CPU engine" $? \
-		"$(odp_svc_log_since "$pos" | grep -m1 'odp_gpu service ready')"
+	odp_svc_restart_checked service "" \
+		"the server restarts with odp_gpu preloaded, its service on the CPU engine" || return 0
 	out=$(psql -X -At -c "SELECT backend_type || ' ' || pid FROM pg_stat_activity WHERE backend_type = 'odp_gpu service'")
 	[ "$out" = "odp_gpu service $(odp_svc_pid)" ]
 	odp_check "pg_stat_activity shows the service, its backend_type naming it" $? "$out"

@@ -59,14 +59,8 @@ odp_stg_wait_used() {
 odp_staging_checks() {
 	local dir=$ODP_RUN_DIR out pos ref ok n staged streamed misses i
 
-	if [ "${ODP_USE_RUNNING_SERVER:-0}" = 1 ]; then
-		echo "skipped: the staging checks restart the server, which ODP_USE_RUNNING_SERVER=1 forbids"
-		return 0
-	fi
-	pos=$(odp_svc_log_pos)
-	odp_restart_server "$ODP_SVC_OPTS -c odp_gpu.staging_size=16MB" && odp_svc_wait_ready "$pos"
-	odp_check "the server restarts with a staging area of 16 MB" $? \
-		"$(odp_svc_log_since "$pos" | grep -m1 -e 'odp_gpu service ready' -e FATAL)"
+	odp_svc_restart_checked staging "-c odp_gpu.staging_size=16MB" \
+		"the server restarts with a staging area of 16 MB" || return 0
 	out=$(psql -X -q -At -v ON_ERROR_STOP=1 2>&1 <<SQL
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS odp_gpu;
