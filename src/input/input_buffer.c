@@ -344,7 +344,7 @@ OdpReaderDiscard(OdpReader *r)
  * Ids spanning at most this many values per row (plus the slack) are
  * ranked through a bitmap of their range instead of being sorted.
  */
-#define ODP_DENSE_IDS_PER_ROW	4
+#define ODP_DENSE_IDS_PER_ROW	16
 #define ODP_DENSE_IDS_SLACK		65536
 
 /* Arrays with rows no wider are gathered through a scratch copy. */

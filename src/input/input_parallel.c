@@ -331,32 +331,6 @@ OdpWaitToPlace(OdpParticipant *p)
 
 /* ---- scanning ---- */
 
-/* Decodes the rows of chunk c into the stage and publishes it. */
-static void
-OdpReadChunkRows(OdpParticipant *p, TableScanDesc scan, TupleTableSlot *slot,
-				 int64 c)
-{
-	OdpParallelRead *s = p->shared;
-	BlockNumber start = (BlockNumber) (c * s->chunk_blocks);
-	BlockNumber nblocks = Min(s->chunk_blocks, s->nblocks - start);
-	int64		first = p->stage.rows;
-
-	table_rescan(scan, NULL);
-	heap_setscanlimits(scan, start, nblocks);
-	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
-		OdpReaderAddSlot(&p->stage, slot);
-	MemoryContextReset(p->stage.rowcxt);
-
-	/* an empty chunk has nothing to copy: it only moves the others' places */
-	if (p->stage.rows > first)
-	{
-		p->staged_chunk[p->nstaged] = c;
-		p->staged_start[p->nstaged] = first;
-		p->nstaged++;
-	}
-	OdpPublishChunk(s, c, &p->stage, first);
-}
-
 /* Maps the output buffers the backend made (a worker). */
 static void
 OdpMapOutput(OdpParticipant *p)
@@ -462,6 +436,49 @@ OdpMakeOutput(OdpParticipant *p, OdpReader *r)
 }
 
 /*
+ * Decodes the rows of chunk c into the stage and publishes it.  The
+ * backend whose output is not made yet (*ready false) makes it as soon as
+ * its first row has set the dimensions, in the middle of the chunk, so
+ * that the workers, which wait for the output, start at once rather than
+ * after the backend's whole first chunk (many megabytes where rows are
+ * TOASTed arrays).  A read of pieces waits for the chunk's end: its
+ * rows' pieces size the output.
+ */
+static void
+OdpReadChunkRows(OdpParticipant *p, OdpReader *r, bool *ready,
+				 TableScanDesc scan, TupleTableSlot *slot, int64 c)
+{
+	OdpParallelRead *s = p->shared;
+	BlockNumber start = (BlockNumber) (c * s->chunk_blocks);
+	BlockNumber nblocks = Min(s->chunk_blocks, s->nblocks - start);
+	int64		first = p->stage.rows;
+	bool		early = !*ready && !p->stage.plan->pieces;
+
+	table_rescan(scan, NULL);
+	heap_setscanlimits(scan, start, nblocks);
+	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	{
+		OdpReaderAddSlot(&p->stage, slot);
+		if (unlikely(early) && p->stage.dims >= 0 && p->stage.rows > 0)
+		{
+			OdpMakeOutput(p, r);
+			*ready = true;
+			early = false;
+		}
+	}
+	MemoryContextReset(p->stage.rowcxt);
+
+	/* an empty chunk has nothing to copy: it only moves the others' places */
+	if (p->stage.rows > first)
+	{
+		p->staged_chunk[p->nstaged] = c;
+		p->staged_start[p->nstaged] = first;
+		p->nstaged++;
+	}
+	OdpPublishChunk(s, c, &p->stage, first);
+}
+
+/*
  * Reads chunks until none is left, then copies the last staged ones.  The
  * backend (r != NULL) makes the output after its first row; until then it
  * alone takes chunks.
@@ -489,7 +506,7 @@ OdpParticipate(OdpParticipant *p, OdpReader *r)
 		c = (int64) pg_atomic_fetch_add_u64(&s->next_chunk, 1);
 		if (c >= s->nchunks)
 			break;
-		OdpReadChunkRows(p, scan, slot, c);
+		OdpReadChunkRows(p, r, &ready, scan, slot, c);
 		if (!ready && p->stage.dims >= 0 && p->stage.rows > 0)
 		{
 			OdpMakeOutput(p, r);
