@@ -15,6 +15,12 @@
  * place once known, while it goes on with the next chunks; it waits only
  * when it holds many chunks whose places are not yet known.  Nobody waits
  * for a chunk that is not being decoded, so the read cannot deadlock.
+ * Wide rows (TOASTed arrays) skip the stage: a participant counts its
+ * chunk's rows first (a scan of a few heap blocks), publishes the count,
+ * and once the chunks before it are counted decodes its rows straight
+ * into their place; everyone publishes before waiting, so this cannot
+ * deadlock either.  A participant maps the output's pages it is about to
+ * write in one call per copy, not one fault per page.
  *
  * The output is sized before reading from the table's statistics (rows
  * per block times the blocks, or the planner's estimate for a table never
@@ -22,7 +28,8 @@
  * read again serially.  Dimensions that the first row sets (arrays,
  * cubes) are found by the backend alone: only it takes chunks until it
  * has read a row, so the first row is the physically first one, as in
- * the serial read.
+ * the serial read; it makes the output right after that row, so that the
+ * workers start while it finishes its chunk.
  *
  * Errors.  The parallel read runs in a subtransaction.  Whatever fails in
  * it, in the backend or in a worker (a NULL, a NaN, a ragged array, no
