@@ -7,10 +7,15 @@
  * Rows arrive in scan order.  The buffers grow geometrically with
  * repalloc_huge and are trimmed at the end; all sizes are computed in Size
  * with overflow checks.  If the ids are not already ascending (the
- * decoder checks while storing them), (id, row) pairs are sorted and the
- * values are permuted in place by following cycles, so that the sort
- * needs no second copy of the matrix.  Duplicate ids are then found by
- * comparing neighbours.
+ * decoder checks while storing them), the rows are put in id order: ids
+ * that are distinct and dense (1..n shuffled, as a table loaded by
+ * several sessions or rewritten holds them) are ranked in linear time
+ * through a bitmap of their range, others by sorting (id, row) pairs, so
+ * that a large table read out of order costs no n log n sort.  Narrow
+ * arrays (the ids, a few values per row) are then gathered through one
+ * scratch copy, wide ones permuted in place by following cycles, so that
+ * no second copy of the matrix is needed.  Duplicate ids are then found
+ * by comparing neighbours.
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -26,6 +31,7 @@
 #endif
 
 #include "common/int.h"
+#include "port/pg_bitutils.h"
 #include "input/input_checks.h"
 #include "service/service.h"
 #include "service/service_shmem.h"
@@ -358,25 +364,92 @@ OdpReaderDiscard(OdpReader *r)
 }
 
 /*
- * Orders the rows by ascending id: sorts (id, row) pairs, then permutes
- * every per-row array in place by following the permutation's cycles
- * (each row moves once, through one row of scratch space per array).
+ * Ids spanning at most this many values per row (plus the slack) are
+ * ranked through a bitmap of their range instead of being sorted.
  */
-static void
-OdpReaderSortRows(OdpReader *r)
+#define ODP_DENSE_IDS_PER_ROW	16
+#define ODP_DENSE_IDS_SLACK		65536
+
+/* Arrays with rows no wider are gathered through a scratch copy. */
+#define ODP_GATHER_ROW_BYTES	16
+
+/*
+ * Sets from[j] to the row whose id is the j-th smallest, in time linear
+ * in the rows, where the ids are distinct and span a range of at most a
+ * few values per row (ids 1..n in any order, the common case): each id
+ * sets its bit in a bitmap of the range, and its rank is the bits set
+ * before it.  Returns false, having set nothing, where the range is wider
+ * or two rows share an id (the comparison sort then orders them, and the
+ * check for duplicates names the smallest).
+ */
+static bool
+OdpDenseIdOrder(const OdpReader *r, int64 *from)
 {
 	int64		n = r->rows;
-	OdpReaderArray arrays[ODP_READER_ARRAYS];
-	char	   *scratch[ODP_READER_ARRAYS];
-	int			narrays;
-	OdpIdRow   *pairs;
-	int64		moved = 0;
+	int64		min = r->ids[0];
+	int64		max = r->ids[0];
+	uint64		range;
+	Size		nwords;
+	uint64	   *bits;
+	int64	   *before;
+	int64		count = 0;
+	bool		distinct = true;
 
-	/* ids come from the pairs; the other arrays follow the cycles */
-	narrays = OdpReaderArrays(r, arrays) - 1;
-	memmove(arrays, arrays + 1, sizeof(OdpReaderArray) * narrays);
-	for (int a = 0; a < narrays; a++)
-		scratch[a] = palloc(Max(arrays[a].rowbytes, 1));
+	for (int64 i = 1; i < n; i++)
+	{
+		min = Min(min, r->ids[i]);
+		max = Max(max, r->ids[i]);
+	}
+	range = (uint64) max - (uint64) min;
+	if (range >= (uint64) n * ODP_DENSE_IDS_PER_ROW + ODP_DENSE_IDS_SLACK)
+		return false;
+	nwords = (Size) (range / 64 + 1);
+	bits = MemoryContextAllocHuge(CurrentMemoryContext, nwords * sizeof(uint64));
+	memset(bits, 0, nwords * sizeof(uint64));
+	for (int64 i = 0; i < n; i++)
+	{
+		uint64		off = (uint64) r->ids[i] - (uint64) min;
+		uint64		bit = UINT64CONST(1) << (off % 64);
+
+		if (unlikely(bits[off / 64] & bit))
+		{
+			distinct = false;
+			break;
+		}
+		bits[off / 64] |= bit;
+	}
+	if (!distinct)
+	{
+		pfree(bits);
+		return false;
+	}
+	before = MemoryContextAllocHuge(CurrentMemoryContext, nwords * sizeof(int64));
+	for (Size w = 0; w < nwords; w++)
+	{
+		before[w] = count;
+		count += pg_popcount64(bits[w]);
+	}
+	for (int64 i = 0; i < n; i++)
+	{
+		uint64		off = (uint64) r->ids[i] - (uint64) min;
+		uint64		below = bits[off / 64] & ((UINT64CONST(1) << (off % 64)) - 1);
+
+		from[before[off / 64] + pg_popcount64(below)] = i;
+	}
+	pfree(before);
+	pfree(bits);
+	return true;
+}
+
+/*
+ * Sets from[j] to the row whose id is the j-th smallest by sorting
+ * (id, row) pairs.
+ */
+static void
+OdpSortedIdOrder(const OdpReader *r, int64 *from)
+{
+	int64		n = r->rows;
+	OdpIdRow   *pairs;
 
 	pairs = MemoryContextAllocHuge(CurrentMemoryContext,
 								   OdpMulSize(n, sizeof(OdpIdRow)));
@@ -386,39 +459,133 @@ OdpReaderSortRows(OdpReader *r)
 		pairs[i].row = i;
 	}
 	OdpSortIdRows(pairs, n);
-
 	for (int64 i = 0; i < n; i++)
-		r->ids[i] = pairs[i].id;
+		from[i] = pairs[i].row;
+	pfree(pairs);
+}
 
-	/* pairs[j].row is the row that goes to position j */
-	for (int64 i = 0; i < n; i++)
+/*
+ * Gathers n rows of rowbytes bytes of base in the order from gives into
+ * scratch, then copies them back.  The reads are independent of each
+ * other (from is read in order), so the memory system overlaps them,
+ * where following the permutation's cycles waits for every row in turn.
+ */
+static pg_attribute_always_inline void
+OdpGatherRows(char *base, char *scratch, const int64 *from, int64 n,
+			  Size rowbytes)
+{
+	for (int64 j = 0; j < n; j++)
+	{
+		if ((j & ((ODP_INPUT_BATCH_ROWS << 4) - 1)) == 0)
+			CHECK_FOR_INTERRUPTS();
+		memcpy(scratch + rowbytes * j, base + rowbytes * from[j], rowbytes);
+	}
+	memcpy(base, scratch, rowbytes * n);
+}
+
+/*
+ * Orders the rows by ascending id: finds the order (from[j], the row that
+ * goes to position j: by ranking the ids where they are dense, else by
+ * sorting), then moves every per-row array: narrow ones by a gather
+ * through a scratch copy, wide ones in place by following the
+ * permutation's cycles (each row moves once, through one row of scratch
+ * space per array).  The scratch copy of a narrow array takes no more than
+ * the pairs of the sort would.
+ */
+static void
+OdpReaderSortRows(OdpReader *r)
+{
+	int64		n = r->rows;
+	OdpReaderArray arrays[ODP_READER_ARRAYS];
+	OdpReaderArray wide[ODP_READER_ARRAYS];
+	char	   *scratch[ODP_READER_ARRAYS];
+	int			narrays;
+	int			nwide = 0;
+	Size		gather_bytes = 0;
+	int64	   *from;
+	int64		moved = 0;
+
+	if (n < 2)
+		return;
+	from = MemoryContextAllocHuge(CurrentMemoryContext,
+								  OdpMulSize(n, sizeof(int64)));
+	if (r->piece != NULL || !OdpDenseIdOrder(r, from))
+		OdpSortedIdOrder(r, from);
+
+	narrays = OdpReaderArrays(r, arrays);
+	for (int a = 0; a < narrays; a++)
+	{
+		if (arrays[a].rowbytes == 0)
+			continue;
+		if (arrays[a].rowbytes <= ODP_GATHER_ROW_BYTES)
+			gather_bytes = Max(gather_bytes, arrays[a].rowbytes * (Size) n);
+		else
+			wide[nwide++] = arrays[a];
+	}
+	if (gather_bytes > 0)
+	{
+		char	   *buf = MemoryContextAllocHuge(CurrentMemoryContext, gather_bytes);
+
+		/* constant widths, so that each copy is a move or two */
+		for (int a = 0; a < narrays; a++)
+		{
+			char	   *base = *arrays[a].ptr;
+
+			switch (arrays[a].rowbytes)
+			{
+				case 1:
+					OdpGatherRows(base, buf, from, n, 1);
+					break;
+				case 4:
+					OdpGatherRows(base, buf, from, n, 4);
+					break;
+				case 8:
+					OdpGatherRows(base, buf, from, n, 8);
+					break;
+				case 16:
+					OdpGatherRows(base, buf, from, n, 16);
+					break;
+				default:
+					if (arrays[a].rowbytes > 0 &&
+						arrays[a].rowbytes <= ODP_GATHER_ROW_BYTES)
+						OdpGatherRows(base, buf, from, n, arrays[a].rowbytes);
+					break;
+			}
+		}
+		pfree(buf);
+	}
+
+	for (int a = 0; a < nwide; a++)
+		scratch[a] = palloc(wide[a].rowbytes);
+	/* from[j] is the row that goes to position j */
+	for (int64 i = 0; i < n && nwide > 0; i++)
 	{
 		int64		j = i;
 
-		if (pairs[i].row == i)
+		if (from[i] == i)
 			continue;
-		for (int a = 0; a < narrays; a++)
-			memcpy(scratch[a], *arrays[a].ptr + arrays[a].rowbytes * i,
-				   arrays[a].rowbytes);
+		for (int a = 0; a < nwide; a++)
+			memcpy(scratch[a], *wide[a].ptr + wide[a].rowbytes * i,
+				   wide[a].rowbytes);
 		for (;;)
 		{
-			int64		k = pairs[j].row;
+			int64		k = from[j];
 
 			/* one cycle can span every row: let the user cancel */
 			if ((++moved & (ODP_INPUT_BATCH_ROWS - 1)) == 0)
 				CHECK_FOR_INTERRUPTS();
-			pairs[j].row = j;
-			for (int a = 0; a < narrays; a++)
-				memcpy(*arrays[a].ptr + arrays[a].rowbytes * j,
-					   k == i ? scratch[a] : *arrays[a].ptr + arrays[a].rowbytes * k,
-					   arrays[a].rowbytes);
+			from[j] = j;
+			for (int a = 0; a < nwide; a++)
+				memcpy(*wide[a].ptr + wide[a].rowbytes * j,
+					   k == i ? scratch[a] : *wide[a].ptr + wide[a].rowbytes * k,
+					   wide[a].rowbytes);
 			if (k == i)
 				break;
 			j = k;
 		}
 	}
-	pfree(pairs);
-	for (int a = 0; a < narrays; a++)
+	pfree(from);
+	for (int a = 0; a < nwide; a++)
 		pfree(scratch[a]);
 }
 

@@ -15,6 +15,12 @@
  * place once known, while it goes on with the next chunks; it waits only
  * when it holds many chunks whose places are not yet known.  Nobody waits
  * for a chunk that is not being decoded, so the read cannot deadlock.
+ * Wide rows (TOASTed arrays) skip the stage: a participant counts its
+ * chunk's rows first (a scan of a few heap blocks), publishes the count,
+ * and once the chunks before it are counted decodes its rows straight
+ * into their place; everyone publishes before waiting, so this cannot
+ * deadlock either.  A participant maps the output's pages it is about to
+ * write in one call per copy, not one fault per page.
  *
  * The output is sized before reading from the table's statistics (rows
  * per block times the blocks, or the planner's estimate for a table never
@@ -22,7 +28,8 @@
  * read again serially.  Dimensions that the first row sets (arrays,
  * cubes) are found by the backend alone: only it takes chunks until it
  * has read a row, so the first row is the physically first one, as in
- * the serial read.
+ * the serial read; it makes the output right after that row, so that the
+ * workers start while it finishes its chunk.
  *
  * Errors.  The parallel read runs in a subtransaction.  Whatever fails in
  * it, in the backend or in a worker (a NULL, a NaN, a ragged array, no
@@ -39,6 +46,11 @@
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
+
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
+#include <unistd.h>
 
 #include "access/heapam.h"
 #include "access/parallel.h"
@@ -77,6 +89,9 @@
 /* Decoded chunks, or bytes, a participant holds before it waits. */
 #define ODP_MAX_STAGED_CHUNKS	32
 #define ODP_MAX_STAGED_BYTES	((Size) 64 << 20)
+
+/* Rows of at least this many bytes are decoded in place (OdpReadsDirect). */
+#define ODP_DIRECT_ROW_BYTES	2048
 
 /* Room in the output for more rows than the statistics say. */
 #define ODP_CAPACITY_MARGIN		1.10
@@ -230,21 +245,13 @@ OdpParallelCapacity(Relation rel)
 
 /* ---- placing chunks ---- */
 
-/* Publishes chunk c's rows and the places that are now known. */
+/* Publishes chunk c's row count and the places that are now known. */
 static void
-OdpPublishChunk(OdpParallelRead *s, int64 c, const OdpReader *stage, int64 start)
+OdpPublishRows(OdpParallelRead *s, int64 c, int64 rows)
 {
-	int64		rows = stage->rows - start;
-	bool		ascending = true;
 	bool		advanced = false;
 
-	for (int64 i = start + 1; i < stage->rows; i++)
-		ascending &= stage->ids[i] > stage->ids[i - 1];
-
 	SpinLockAcquire(&s->mutex);
-	s->chunks[c].first_id = rows > 0 ? stage->ids[start] : 0;
-	s->chunks[c].last_id = rows > 0 ? stage->ids[stage->rows - 1] : 0;
-	s->chunks[c].ascending = ascending;
 	s->chunks[c].rows = rows;
 	while (s->placed_chunks < s->nchunks && s->chunks[s->placed_chunks].rows >= 0)
 	{
@@ -258,6 +265,51 @@ OdpPublishChunk(OdpParallelRead *s, int64 c, const OdpReader *stage, int64 start
 	SpinLockRelease(&s->mutex);
 	if (advanced)
 		ConditionVariableBroadcast(&s->cv);
+}
+
+/* Records the first and last ids of chunk c's n rows, ids. */
+static void
+OdpPublishIds(OdpParallelRead *s, int64 c, const int64 *ids, int64 n)
+{
+	bool		ascending = true;
+
+	for (int64 i = 1; i < n; i++)
+		ascending &= ids[i] > ids[i - 1];
+	SpinLockAcquire(&s->mutex);
+	s->chunks[c].first_id = n > 0 ? ids[0] : 0;
+	s->chunks[c].last_id = n > 0 ? ids[n - 1] : 0;
+	s->chunks[c].ascending = ascending;
+	SpinLockRelease(&s->mutex);
+}
+
+/* Publishes chunk c's rows, the stage's from start on. */
+static void
+OdpPublishChunk(OdpParallelRead *s, int64 c, const OdpReader *stage, int64 start)
+{
+	OdpPublishIds(s, c, stage->ids + start, stage->rows - start);
+	OdpPublishRows(s, c, stage->rows - start);
+}
+
+/*
+ * Maps the pages of the output that a copy of bytes at dst is about to
+ * write, in one call: each process maps the shared output's pages it
+ * writes, and taking a fault per 4 kB page costs more than the copy.
+ * Only advice: where the kernel cannot, the copy faults them in.
+ */
+static void
+OdpPrefault(char *dst, Size bytes)
+{
+#if defined(__linux__) && defined(MADV_POPULATE_WRITE)
+	uintptr_t	page = (uintptr_t) sysconf(_SC_PAGESIZE);
+	uintptr_t	start = ((uintptr_t) dst + page - 1) & ~(page - 1);
+	uintptr_t	end = ((uintptr_t) dst + bytes) & ~(page - 1);
+
+	if (end > start)
+		(void) madvise((void *) start, end - start, MADV_POPULATE_WRITE);
+#else
+	(void) dst;
+	(void) bytes;
+#endif
 }
 
 /*
@@ -287,9 +339,13 @@ OdpPlaceStaged(OdpParticipant *p)
 			int64		start = p->staged_start[done];
 
 			for (int a = 0; a < p->narrays; a++)
-				memcpy(p->out[a] + (Size) chunk->offset * arrays[a].rowbytes,
-					   *arrays[a].ptr + (Size) start * arrays[a].rowbytes,
-					   (Size) chunk->rows * arrays[a].rowbytes);
+			{
+				char	   *dst = p->out[a] + (Size) chunk->offset * arrays[a].rowbytes;
+				Size		bytes = (Size) chunk->rows * arrays[a].rowbytes;
+
+				OdpPrefault(dst, bytes);
+				memcpy(dst, *arrays[a].ptr + (Size) start * arrays[a].rowbytes, bytes);
+			}
 		}
 	}
 	else
@@ -332,32 +388,6 @@ OdpWaitToPlace(OdpParticipant *p)
 }
 
 /* ---- scanning ---- */
-
-/* Decodes the rows of chunk c into the stage and publishes it. */
-static void
-OdpReadChunkRows(OdpParticipant *p, TableScanDesc scan, TupleTableSlot *slot,
-				 int64 c)
-{
-	OdpParallelRead *s = p->shared;
-	BlockNumber start = (BlockNumber) (c * s->chunk_blocks);
-	BlockNumber nblocks = Min(s->chunk_blocks, s->nblocks - start);
-	int64		first = p->stage.rows;
-
-	table_rescan(scan, NULL);
-	heap_setscanlimits(scan, start, nblocks);
-	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
-		OdpReaderAddSlot(&p->stage, slot);
-	MemoryContextReset(p->stage.rowcxt);
-
-	/* an empty chunk has nothing to copy: it only moves the others' places */
-	if (p->stage.rows > first)
-	{
-		p->staged_chunk[p->nstaged] = c;
-		p->staged_start[p->nstaged] = first;
-		p->nstaged++;
-	}
-	OdpPublishChunk(s, c, &p->stage, first);
-}
 
 /* Maps the output buffers the backend made (a worker). */
 static void
@@ -482,6 +512,161 @@ OdpMakeOutput(OdpParticipant *p, OdpReader *r)
 }
 
 /*
+ * Whether the rows are wide enough (TOASTed arrays) to be decoded straight
+ * into the output: a chunk's rows are then counted first, which costs a
+ * scan of its heap blocks but lets every participant publish its chunk's
+ * count at once and write at its place without a private stage and a
+ * second copy.  Narrow rows are staged: a second scan would cost more than
+ * the copy.  Pieces (multiranges) are staged: their count is the decoded
+ * rows'.
+ */
+static bool
+OdpReadsDirect(OdpParticipant *p)
+{
+	OdpReaderArray arrays[ODP_READER_ARRAYS];
+	int			n;
+	Size		row = 0;
+
+	if (p->stage.plan->pieces || p->stage.dims < 0)
+		return false;
+	n = OdpReaderArrays(&p->stage, arrays);
+	for (int a = 0; a < n; a++)
+		row += arrays[a].rowbytes;
+	return row >= ODP_DIRECT_ROW_BYTES;
+}
+
+/*
+ * Reads chunk c straight into its place in the output (OdpReadsDirect):
+ * counts its rows, publishes the count, waits until the chunks before it
+ * are counted, then decodes its rows into a reader whose buffers are the
+ * output's rows from the chunk's offset on.
+ */
+static void
+OdpReadChunkDirect(OdpParticipant *p, TableScanDesc scan, TupleTableSlot *slot,
+				   int64 c)
+{
+	OdpParallelRead *s = p->shared;
+	BlockNumber start = (BlockNumber) (c * s->chunk_blocks);
+	BlockNumber nblocks = Min(s->chunk_blocks, s->nblocks - start);
+	OdpReaderArray arrays[ODP_READER_ARRAYS];
+	OdpReader	view;
+	int64		rows = 0;
+	int64		offset = 0;
+	bool		placed = false;
+	bool		overflow = false;
+	int			n;
+
+	table_rescan(scan, NULL);
+	heap_setscanlimits(scan, start, nblocks);
+	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+		rows++;
+	OdpPublishRows(s, c, rows);
+	if (rows == 0)
+		return;
+
+	ConditionVariablePrepareToSleep(&s->cv);
+	for (;;)
+	{
+		SpinLockAcquire(&s->mutex);
+		placed = s->placed_chunks > c;
+		offset = s->chunks[c].offset;
+		overflow = s->overflow;
+		SpinLockRelease(&s->mutex);
+		if (placed || overflow)
+			break;
+		ConditionVariableSleep(&s->cv, PG_WAIT_EXTENSION);
+	}
+	ConditionVariableCancelSleep();
+	/* more rows than the output holds: the table is read again serially */
+	if (overflow || offset + rows > s->capacity)
+		return;
+
+	/* the stage's state and flags, the output's buffers */
+	view = p->stage;
+	view.rows = 0;
+	view.capacity = rows;
+	n = OdpReaderArrays(&view, arrays);
+	Assert(n == p->narrays);
+	for (int a = 0; a < n; a++)
+	{
+		*arrays[a].ptr = p->out[a] + (Size) offset * arrays[a].rowbytes;
+		OdpPrefault(*arrays[a].ptr, (Size) rows * arrays[a].rowbytes);
+	}
+
+	table_rescan(scan, NULL);
+	heap_setscanlimits(scan, start, nblocks);
+	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	{
+		/* the snapshot is the same: both scans see the same rows */
+		if (view.rows >= rows)
+			elog(ERROR, "odp_gpu: a chunk of %s returned more rows than it had",
+				 view.desc);
+		OdpReaderAddSlot(&view, slot);
+	}
+	MemoryContextReset(view.rowcxt);
+	if (view.rows != rows)
+		elog(ERROR, "odp_gpu: a chunk of %s returned fewer rows than it had",
+			 view.desc);
+	OdpPublishIds(s, c, view.ids, rows);
+	p->stage.any_missing |= view.any_missing;
+	p->stage.any_bflag |= view.any_bflag;
+	p->stage.exact_long |= view.exact_long;
+	for (int d = 0; d < ODP_MAX_INTERVAL_DIMS; d++)
+		p->stage.exact_dims[d] |= view.exact_dims[d];
+}
+
+/*
+ * Decodes the rows of chunk c into the stage and publishes it.  The
+ * backend whose output is not made yet (*ready false) makes it as soon as
+ * its first row has set the dimensions, in the middle of the chunk, so
+ * that the workers, which wait for the output, start at once rather than
+ * after the backend's whole first chunk (many megabytes where rows are
+ * TOASTed arrays).  A read of pieces waits for the chunk's end: its
+ * rows' pieces size the output.
+ */
+static void
+OdpReadChunkRows(OdpParticipant *p, OdpReader *r, bool *ready,
+				 TableScanDesc scan, TupleTableSlot *slot, int64 c)
+{
+	OdpParallelRead *s = p->shared;
+	BlockNumber start = (BlockNumber) (c * s->chunk_blocks);
+	BlockNumber nblocks = Min(s->chunk_blocks, s->nblocks - start);
+	int64		first = p->stage.rows;
+	bool		early = !*ready && !p->stage.plan->pieces;
+
+	table_rescan(scan, NULL);
+	heap_setscanlimits(scan, start, nblocks);
+	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	{
+		OdpReaderAddSlot(&p->stage, slot);
+		if (unlikely(early) && p->stage.dims >= 0 && p->stage.rows > 0)
+		{
+			OdpMakeOutput(p, r);
+			*ready = true;
+			early = false;
+			if (OdpReadsDirect(p))
+			{
+				/* the rows staged so far are read again, in place */
+				MemoryContextReset(p->stage.rowcxt);
+				p->stage.rows = first;
+				OdpReadChunkDirect(p, scan, slot, c);
+				return;
+			}
+		}
+	}
+	MemoryContextReset(p->stage.rowcxt);
+
+	/* an empty chunk has nothing to copy: it only moves the others' places */
+	if (p->stage.rows > first)
+	{
+		p->staged_chunk[p->nstaged] = c;
+		p->staged_start[p->nstaged] = first;
+		p->nstaged++;
+	}
+	OdpPublishChunk(s, c, &p->stage, first);
+}
+
+/*
  * Reads chunks until none is left, then copies the last staged ones.  The
  * backend (r != NULL) makes the output after its first row; until then it
  * alone takes chunks.
@@ -493,6 +678,7 @@ OdpParticipate(OdpParticipant *p, OdpReader *r)
 	TupleTableSlot *slot = table_slot_create(p->rel, NULL);
 	TableScanDesc scan;
 	bool		ready = r == NULL;
+	bool		direct = ready && OdpReadsDirect(p);
 
 	scan = table_beginscan_strat(p->rel, GetActiveSnapshot(), 0, NULL, true, false);
 	for (;;)
@@ -509,7 +695,11 @@ OdpParticipate(OdpParticipant *p, OdpReader *r)
 		c = (int64) pg_atomic_fetch_add_u64(&s->next_chunk, 1);
 		if (c >= s->nchunks)
 			break;
-		OdpReadChunkRows(p, scan, slot, c);
+		if (ready && direct)
+			OdpReadChunkDirect(p, scan, slot, c);
+		else
+			OdpReadChunkRows(p, r, &ready, scan, slot, c);
+		direct = ready && OdpReadsDirect(p);
 		if (!ready && p->stage.dims >= 0 && p->stage.rows > 0)
 		{
 			OdpMakeOutput(p, r);
