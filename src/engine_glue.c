@@ -196,6 +196,9 @@ GlueReportFailure(OdpStatus status, const OdpContext *ctx,
  */
 static double glue_probe_ms = 0;
 
+/* What this backend's probes found: -1 none yet, else whether usable. */
+static int	glue_gpu_seen = -1;
+
 /*
  * Returns whether a GPU is usable for odp_gpu.device_id; otherwise sets
  * *why (palloc'd) to the reason.  With the GPU service, whether it is
@@ -217,6 +220,7 @@ OdpGpuUsable(char **why)
 	memset(&ctx, 0, sizeof(ctx));
 	status = odp_gpu_probe(&ctx, &count, &driver, &runtime);
 	glue_probe_ms += odp_now_ms() - t0;
+	glue_gpu_seen = status == ODP_OK && count > 0;
 	if (status != ODP_OK)
 	{
 		*why = pstrdup(ctx.message[0] ? ctx.message : odp_status_name(status));
@@ -244,6 +248,13 @@ OdpGpuUsable(char **why)
 		}
 	}
 	return true;
+}
+
+/* See engine_glue.h. */
+bool
+OdpGpuSeenUsable(void)
+{
+	return glue_gpu_seen == 1;
 }
 
 /*
@@ -777,6 +788,8 @@ OdpComputePearsonPairs(const OdpInput *x, const OdpInput *y, OdpPearsonMethod me
 	info->has_pairs = true;
 	info->pairs = call.count;
 	info->emit_ms = st.ms;
+	/* the pairs were stored during the engine call: output, not start-up */
+	info->startup_ms = Max(info->startup_ms - st.ms, 0.0);
 }
 
 /*
@@ -877,6 +890,8 @@ OdpComputeIntervalPairs(const OdpInput *a, const OdpInput *b, OdpPairSink sink,
 	info->has_pairs = true;
 	info->pairs = call.count;
 	info->emit_ms = st.ms;
+	/* the pairs were stored during the engine call: output, not start-up */
+	info->startup_ms = Max(info->startup_ms - st.ms, 0.0);
 }
 
 /* The number of overlapping pairs (as OdpComputeIntervalPairs finds them). */

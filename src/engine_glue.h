@@ -109,6 +109,12 @@ extern void OdpEngineCallBegin(OdpEngineCall *call, bool on_gpu);
 extern void OdpEngineCallEnd(OdpEngineCall *call, OdpStatus status);
 
 extern bool OdpGpuUsable(char **why);
+
+/*
+ * Whether a GPU probe of this backend found a GPU, without probing (a
+ * probe starts CUDA's driver: the first call's, not a read's, to pay).
+ */
+extern bool OdpGpuSeenUsable(void);
 /* Fewest queries odp_gpu.device = auto sends to the GPU (k-NN). */
 #define ODP_GPU_MIN_QUERIES 16
 

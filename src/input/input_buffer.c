@@ -692,7 +692,6 @@ OdpReaderInit(OdpReader *r, const OdpColumnPlan *plan, MemoryContext outcxt,
 			  MemoryContext rowcxt, const char *desc, double capacity_hint,
 			  const OdpInputSpec *spec)
 {
-	char	   *why = NULL;
 
 	memset(r, 0, sizeof(*r));
 	r->plan = plan;
@@ -726,7 +725,7 @@ OdpReaderInit(OdpReader *r, const OdpColumnPlan *plan, MemoryContext outcxt,
 			r->shared |= ODP_SHARED_SEGMENT;
 	}
 	else if (!plan->regions && OdpBackendStagingWanted() &&
-			 (OdpBackendStagingHeld() || OdpGpuUsable(&why)))
+			 (OdpBackendStagingHeld() || OdpGpuSeenUsable()))
 	{
 		/* the backend copies the input itself: from its own locked area */
 		r->shared |= ODP_SHARED_OWN;
