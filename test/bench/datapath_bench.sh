@@ -344,15 +344,22 @@ scans() {
 }
 
 # The best of REPS runs (after a first) of PostgreSQL's own SRF of R rows
-# with the result's columns, ms; at work_mem = SRF_WORK_MEM, so that its
-# tuplestore stays in memory as the calls' do (odp_gpu.output_memory).
+# with the result's columns, ms: a SQL function returning them as a table,
+# STRICT so that the planner does not inline it (inlined, it would drop
+# the columns the count does not read): it fills a tuplestore with every
+# column, and the executor reads them back, as from the calls.  At
+# work_mem = SRF_WORK_MEM, so that its tuplestore stays in memory as the
+# calls' do (odp_gpu.output_memory).
 srf_ms() {
-	local i
+	local i cols
+	cols=$(tr ',' '\n' <<<"$W_SRF" | sed 's/.*:://; s/[ )]*$//' | awk '{ printf "%sc%d %s", (NR > 1 ? ", " : ""), NR, $1 }')
 	{
 		[ -n "$SRF_WORK_MEM" ] && echo "SET work_mem = '$SRF_WORK_MEM';"
+		echo "CREATE FUNCTION pg_temp.dp_srf(n bigint) RETURNS TABLE ($cols) LANGUAGE sql STRICT"
+		echo "  AS 'SELECT $W_SRF FROM generate_series(1, n) i';"
 		printf '%s\n' '\timing on'
 		for ((i = 0; i <= REPS; i++)); do
-			echo "SELECT count(*) FROM (SELECT $W_SRF FROM generate_series(1, $1) i) s;"
+			echo "SELECT count(*) FROM pg_temp.dp_srf($1);"
 		done
 	} | "${PSQL[@]}" 2>&1 | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | tail -n +2 | sort -n | head -1
 }
@@ -385,11 +392,14 @@ row() {
 				printf "%.1f\n", limit
 				exit
 			}
-			printf "| %s | %s%s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+			# the output and the reading of it by PostgreSQL (the statement
+			# beyond the function) against the SRF of as many rows
+			outr = (srf > 0.5 && whole != "") ? sprintf("%.2f", (ou + whole - to) / srf) : "-"
+			printf "| %s | %s%s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 				label, path, queued != "" ? " (service)" : "", ms(scan0), ms(scann),
 				ms(rd + qrd + ord), rw, ms(tr), gbps == "" ? "-" : sprintf("%.1f", gbps),
 				ref == "-" ? "-" : ref, (gbps == "" || ref == "-") ? "-" : sprintf("%.2f", gbps / ref),
-				ms(co), ms(ou), ms(ot), ms(to), ms(whole), ms(srf), ms(limit),
+				ms(co), ms(ou), ms(ot), ms(to), ms(whole), ms(srf), outr, ms(limit),
 				(limit > 0 ? sprintf("%.2f", whole / limit) : "-")
 		}'
 }
@@ -442,8 +452,8 @@ measure() {
 	echo
 	echo "Input $(input_bytes "$n"); result $RESULT_ROWS row$([ "$RESULT_ROWS" = 1 ] || echo s)$([ "$w" = regions ] && echo " (a count: $C_RESULT pairs)")$([ "$w" = pearson ] || [ "$w" = pairs ] && echo " ($C_RESULT pairs)")."
 	echo
-	echo "| call | path | PG scan, 0 workers ms | PG scan, $N workers ms | read ms | read workers | transfer ms | transfer GB/s | pinned cudaMemcpy GB/s | transfer / pinned | compute ms | output ms | other ms | total (in the function) ms | whole statement ms | PG SRF of $RESULT_ROWS rows ms | limit ms | whole / limit |"
-	echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+	echo "| call | path | PG scan, 0 workers ms | PG scan, $N workers ms | read ms | read workers | transfer ms | transfer GB/s | pinned cudaMemcpy GB/s | transfer / pinned | compute ms | output ms | other ms | total (in the function) ms | whole statement ms | PG SRF of $RESULT_ROWS rows ms | (output + reading it) / SRF | limit ms | whole / limit |"
+	echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 	row "warm (best of $REPS)" "$n" "$bt"
 	row "first (new session)" "$first_n" "$first_ms"
 	SUMMARY+=("$w|$mode|$(awk -v a="$bt" -v b="$first_ms" 'BEGIN { printf "%.1f|%.1f", a, b }')|$(row - "$n")")
@@ -524,9 +534,9 @@ echo "Limit: PostgreSQL's scan (the faster of 0 and N workers) + the input bytes
 echo
 echo "Input bytes: rows x dims x 4 (real[]) or 8 (float8[]; a tstzrange: two 8-byte bounds) + 8 (id) per row" \
 	"of every input table; transfer GB/s = those bytes / the transfer phase; the pinned reference is the size" \
-	"nearer the input's (64 or 512 MB).  PG SRF: PostgreSQL plans SELECT count(*) FROM (SELECT casts of i" \
-	"FROM generate_series(1, R) i) s as one function scan of R rows (its tuplestore) and the count;" \
-	"it runs at work_mem = ${SRF_WORK_MEM:-as the server sets it}."
+	"nearer the input's (64 or 512 MB).  PG SRF: SELECT count(*) FROM f(R), f a STRICT (not inlined) SQL function" \
+	"RETURNS TABLE of the result's column types, SELECT casts of i FROM generate_series(1, n) i: a tuplestore of R rows" \
+	"of those columns, read back by the executor; it runs at work_mem = ${SRF_WORK_MEM:-as the server sets it}."
 if [ "${#notes[@]}" -gt 0 ]; then
 	echo
 	printf -- '- note: %s\n' "${notes[@]}"
