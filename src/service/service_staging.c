@@ -163,24 +163,24 @@ OdpStagingCreate(void)
 	staging_bytes = (Size) odp_staging_mb * 1024 * 1024;
 	if (staging_bytes == 0)
 		return;
+	/*
+	 * Where the system refuses the area (no memfd, an address space too
+	 * small), the server runs without it: inputs then stream to the
+	 * service, slower, as with a size of 0.
+	 */
 	fd = memfd_create("odp_gpu staging", MFD_CLOEXEC);
-	if (fd < 0)
-		ereport(FATAL,
-				(errcode_for_file_access(),
-				 errmsg("odp_gpu: could not create the staging area: %m")));
-	if (ftruncate(fd, (off_t) staging_bytes) != 0)
-		ereport(FATAL,
-				(errcode_for_file_access(),
-				 errmsg("odp_gpu: could not size the staging area to %d MB: %m",
-						odp_staging_mb),
-				 errhint("Lower odp_gpu.staging_size.")));
-	p = mmap(NULL, staging_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (p == MAP_FAILED)
-		ereport(FATAL,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("odp_gpu: could not map the staging area of %d MB: %m",
-						odp_staging_mb),
-				 errhint("Lower odp_gpu.staging_size.")));
+	if (fd < 0 || ftruncate(fd, (off_t) staging_bytes) != 0 ||
+		(p = mmap(NULL, staging_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED)
+	{
+		ereport(WARNING,
+				(errmsg("odp_gpu: could not make a staging area of %d MB: %m", odp_staging_mb),
+				 errdetail("Inputs stream to the GPU service through its rings instead."),
+				 errhint("Lower odp_gpu.staging_size, or set it to 0.")));
+		if (fd >= 0)
+			close(fd);
+		staging_bytes = 0;
+		return;
+	}
 	close(fd);					/* the mapping keeps the file */
 	staging_base = p;
 }
