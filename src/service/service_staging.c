@@ -60,6 +60,7 @@ typedef struct StagingShared
 int			odp_staging_mb = 1024;
 
 static char *staging_base = NULL;	/* inherited from the postmaster */
+static int	staging_fd = -1;	/* the memfd, inherited too */
 static Size staging_bytes = 0;
 static StagingShared *staging = NULL;
 static bool staging_exit_hook = false;
@@ -181,7 +182,12 @@ OdpStagingCreate(void)
 		staging_bytes = 0;
 		return;
 	}
-	close(fd);					/* the mapping keeps the file */
+	/*
+	 * The descriptor stays open, inherited by every process the postmaster
+	 * starts (closed on exec): a process of the service's own can be handed
+	 * it to map the area: an engine running in a process of its own.
+	 */
+	staging_fd = fd;
 	staging_base = p;
 }
 
