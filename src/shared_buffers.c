@@ -102,18 +102,13 @@ SharedContextGone(void *arg)
 		SharedRelease(b);
 }
 
-/* The bytes an extent of kind holds for a request of bytes. */
-static Size
-SharedExtentBytes(SharedKind kind, Size bytes)
-{
-	Size		unit = kind == SHARED_STAGED ? ODP_STAGING_BLOCK :
-		kind == SHARED_OWN ? ((Size) 2 << 20) : 1;
-
-	return (Max(bytes, 1) + unit - 1) / unit * unit;
-}
-
-bool
-OdpSharedBufferFits(Size bytes)
+/*
+ * Whether a buffer of bytes may go to a segment of its own now: POSIX
+ * segments, and room for twice that in /dev/shm (a small /dev/shm, as in
+ * many containers, keeps inputs private; they then stream to the service).
+ */
+static bool
+SharedSegmentFits(Size bytes)
 {
 	return dynamic_shared_memory_type == DSM_IMPL_POSIX && bytes >= ODP_SHARED_MIN_BYTES &&
 		OdpDsmHasRoom(bytes, 2.0);
@@ -175,7 +170,7 @@ OdpSharedBufferCreate(MemoryContext cxt, Size bytes, int where)
 	b->kind = kind;
 	b->seg = seg;
 	b->base = base;
-	b->size = SharedExtentBytes(kind, bytes);
+	b->size = bytes;
 	b->next = shared_buffers;
 	shared_buffers = b;
 	if (kind == SHARED_SEGMENT)
@@ -201,12 +196,12 @@ OdpSharedBufferResize(MemoryContext cxt, void *buf, Size old_bytes, Size new_byt
 		((old->kind == SHARED_STAGED && OdpStagingResize(buf, new_bytes)) ||
 		 (old->kind == SHARED_OWN && OdpBackendStagingResize(buf, new_bytes))))
 	{
-		old->size = SharedExtentBytes(old->kind, new_bytes);
+		old->size = new_bytes;
 		return buf;				/* grown or trimmed in place */
 	}
 	if (old != NULL && new_bytes <= old->size)
 		return buf;				/* a trim: the segment stays as it is */
-	if (where == ODP_SHARED_SEGMENT && !OdpSharedBufferFits(new_bytes))
+	if (where == ODP_SHARED_SEGMENT && !SharedSegmentFits(new_bytes))
 		return NULL;
 	base = OdpSharedBufferCreate(cxt, new_bytes, where);
 	if (base != NULL && buf != NULL)

@@ -34,13 +34,6 @@
 #define ODP_SHARED_SEGMENT		0x04	/* a dynamic shared memory segment */
 
 /*
- * Whether a buffer of bytes may go to dynamic shared memory now: POSIX
- * segments, and room for twice that in /dev/shm (a small /dev/shm, as in
- * many containers, keeps inputs private; they then stream to the service).
- */
-extern bool OdpSharedBufferFits(Size bytes);
-
-/*
  * A new shared buffer of bytes for cxt, in the first place of where
  * that has room; NULL where none has.  Parallel workers write into these.
  */

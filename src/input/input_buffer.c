@@ -497,9 +497,11 @@ OdpReaderSortRows(OdpReader *r)
 {
 	int64		n = r->rows;
 	OdpReaderArray arrays[ODP_READER_ARRAYS];
+	OdpReaderArray narrow[ODP_READER_ARRAYS];
 	OdpReaderArray wide[ODP_READER_ARRAYS];
 	char	   *scratch[ODP_READER_ARRAYS];
 	int			narrays;
+	int			nnarrow = 0;
 	int			nwide = 0;
 	Size		gather_bytes = 0;
 	int64	   *from;
@@ -518,7 +520,10 @@ OdpReaderSortRows(OdpReader *r)
 		if (arrays[a].rowbytes == 0)
 			continue;
 		if (arrays[a].rowbytes <= ODP_GATHER_ROW_BYTES)
+		{
+			narrow[nnarrow++] = arrays[a];
 			gather_bytes = Max(gather_bytes, arrays[a].rowbytes * (Size) n);
+		}
 		else
 			wide[nwide++] = arrays[a];
 	}
@@ -527,11 +532,11 @@ OdpReaderSortRows(OdpReader *r)
 		char	   *buf = MemoryContextAllocHuge(CurrentMemoryContext, gather_bytes);
 
 		/* constant widths, so that each copy is a move or two */
-		for (int a = 0; a < narrays; a++)
+		for (int a = 0; a < nnarrow; a++)
 		{
-			char	   *base = *arrays[a].ptr;
+			char	   *base = *narrow[a].ptr;
 
-			switch (arrays[a].rowbytes)
+			switch (narrow[a].rowbytes)
 			{
 				case 1:
 					OdpGatherRows(base, buf, from, n, 1);
@@ -546,9 +551,7 @@ OdpReaderSortRows(OdpReader *r)
 					OdpGatherRows(base, buf, from, n, 16);
 					break;
 				default:
-					if (arrays[a].rowbytes > 0 &&
-						arrays[a].rowbytes <= ODP_GATHER_ROW_BYTES)
-						OdpGatherRows(base, buf, from, n, arrays[a].rowbytes);
+					OdpGatherRows(base, buf, from, n, narrow[a].rowbytes);
 					break;
 			}
 		}
@@ -692,7 +695,6 @@ OdpReaderInit(OdpReader *r, const OdpColumnPlan *plan, MemoryContext outcxt,
 			  MemoryContext rowcxt, const char *desc, double capacity_hint,
 			  const OdpInputSpec *spec)
 {
-
 	memset(r, 0, sizeof(*r));
 	r->plan = plan;
 	r->outcxt = outcxt;

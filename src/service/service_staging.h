@@ -79,7 +79,10 @@ extern void OdpStagingFree(void *p);
 /* Whether bytes at ptr lie in the area; then their offset in it. */
 extern bool OdpStagingFind(const void *ptr, Size bytes, Size *offset);
 
-/* Counts an input array that found no room (it streamed instead). */
+/*
+ * Counts an input buffer that found no room (it streams instead; one
+ * array that grows may find none several times).
+ */
 extern void OdpStagingCountMiss(void);
 
 /* The area's base address in this process (the service's view). */
@@ -106,7 +109,7 @@ typedef struct OdpStagingInfo
 	int64		used;			/* bytes in extents */
 	int64		largest_free;	/* longest run of free blocks, in bytes */
 	int			extents;
-	int64		misses;			/* arrays that found no room, since start */
+	int64		misses;			/* times a buffer found no room, since start */
 	bool		locked;			/* page-locked by the service */
 } OdpStagingInfo;
 

@@ -344,6 +344,8 @@ static bool
 ServiceMapInputs(int i)
 {
 	OdpServiceSlot *slot = &OdpService->slots[i];
+	OdpCallArray arrays[ODP_CALL_MAX_ARRAYS];
+	int			n = odp_call_inputs(&slot->call, arrays);
 	volatile bool ok = true;
 
 	PG_TRY();
@@ -355,9 +357,6 @@ ServiceMapInputs(int i)
 
 			if (slot->staged[a])
 			{
-				OdpCallArray arrays[ODP_CALL_MAX_ARRAYS];
-				int			n = odp_call_inputs(&slot->call, arrays);
-
 				/* held until the request ends, even if its backend goes */
 				ok = a < n && OdpStagingAcquire(slot->shared_offset[a], arrays[a].bytes,
 												slot->backend_pid);
