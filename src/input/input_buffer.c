@@ -464,6 +464,14 @@ OdpSortedIdOrder(const OdpReader *r, int64 *from)
 	pfree(pairs);
 }
 
+/* See input_internal.h: ranked where the ids are dense, else sorted. */
+void
+OdpReaderIdOrder(const OdpReader *r, int64 *from)
+{
+	if (r->piece != NULL || !OdpDenseIdOrder(r, from))
+		OdpSortedIdOrder(r, from);
+}
+
 /*
  * Gathers n rows of rowbytes bytes of base in the order from gives into
  * scratch, then copies them back.  The reads are independent of each
@@ -511,8 +519,7 @@ OdpReaderSortRows(OdpReader *r)
 		return;
 	from = MemoryContextAllocHuge(CurrentMemoryContext,
 								  OdpMulSize(n, sizeof(int64)));
-	if (r->piece != NULL || !OdpDenseIdOrder(r, from))
-		OdpSortedIdOrder(r, from);
+	OdpReaderIdOrder(r, from);
 
 	narrays = OdpReaderArrays(r, arrays);
 	for (int a = 0; a < narrays; a++)

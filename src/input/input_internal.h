@@ -338,6 +338,12 @@ extern void OdpReaderGrow(OdpReader *r);
 extern void OdpReaderSetDims(OdpReader *r, int32 dims);
 extern void OdpReaderFinish(OdpReader *r);
 
+/*
+ * Sets from[j] to the row (of r's rows, ids in r->ids) whose id is the
+ * j-th smallest; rows sharing an id end up next to each other.
+ */
+extern void OdpReaderIdOrder(const OdpReader *r, int64 *from);
+
 /* One of the reader's per-row arrays: where it is, bytes per row. */
 typedef struct OdpReaderArray
 {
@@ -435,5 +441,8 @@ extern void OdpParallelWorkerRead(shm_toc *toc, Relation rel,
 extern void OdpReaderAddRow(OdpReader *r, const Datum *values,
 							const bool *isnull);
 extern void OdpReaderAddSlot(OdpReader *r, TupleTableSlot *slot);
+
+/* The id of the row in slot, checked as OdpReaderAddSlot checks it. */
+extern int64 OdpSlotId(const OdpReader *r, TupleTableSlot *slot);
 
 #endif							/* ODP_INPUT_INTERNAL_H */

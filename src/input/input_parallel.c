@@ -15,12 +15,18 @@
  * place once known, while it goes on with the next chunks; it waits only
  * when it holds many chunks whose places are not yet known.  Nobody waits
  * for a chunk that is not being decoded, so the read cannot deadlock.
- * Wide rows (TOASTed arrays) skip the stage: a participant counts its
- * chunk's rows first (a scan of a few heap blocks), publishes the count,
- * and once the chunks before it are counted decodes its rows straight
- * into their place; everyone publishes before waiting, so this cannot
- * deadlock either.  A participant maps the output's pages it is about to
- * write in one call per copy, not one fault per page.
+ * Wide rows (TOASTed arrays) skip the stage, and land in id order: the
+ * participants first count each chunk's rows and write their ids at the
+ * chunk's place (a scan of a few heap blocks); everyone publishes before
+ * waiting, so this cannot deadlock either.  Once every chunk is counted,
+ * the backend ranks the ids (the order the serial read's sort would
+ * give) and shares each row's place; the participants then decode the
+ * chunks again, each row straight into its final place.  Rows out of id
+ * order so cost no move of the decoded rows afterwards (a pass over the
+ * whole input, which took longer than the parallel read itself for
+ * 512 MB of float8[] rows inserted by concurrent sessions).  A
+ * participant maps the output's pages it is about to write in one call
+ * per copy, not one fault per page.
  *
  * The output is sized before reading from the table's statistics (rows
  * per block times the blocks, or the planner's estimate for a table never
@@ -109,6 +115,14 @@ typedef struct OdpReadChunk
 	bool		ascending;		/* ids strictly ascending within */
 } OdpReadChunk;
 
+/* Where wide rows go (OdpReadsDirect): known once every chunk is counted. */
+typedef enum OdpOrderState
+{
+	ODP_ORDER_PENDING,
+	ODP_ORDER_IDENTITY,			/* ids ascending: each chunk at its offset */
+	ODP_ORDER_PERMUTED			/* each row at its rank (order_handle) */
+} OdpOrderState;
+
 typedef enum OdpOutputState
 {
 	ODP_OUTPUT_PENDING,			/* the backend looks for the first row */
@@ -145,6 +159,12 @@ typedef struct OdpParallelRead
 	bool		exact_long;		/* numeric bounds: input_exact.c */
 	uint8		exact_dims[ODP_MAX_INTERVAL_DIMS];
 
+	/* wide rows: counted, then decoded in a second round */
+	int64		counted_chunks; /* under mutex: ids published */
+	int			order;			/* OdpOrderState, under mutex */
+	dsm_handle	order_handle;	/* PERMUTED: each row's place, in table order */
+	pg_atomic_uint64 next_decode;
+
 	OdpReadChunk chunks[FLEXIBLE_ARRAY_MEMBER];
 } OdpParallelRead;
 
@@ -175,6 +195,10 @@ typedef struct OdpParticipant
 	int			nstaged;
 	int64		staged_chunk[ODP_MAX_STAGED_CHUNKS];
 	int64		staged_start[ODP_MAX_STAGED_CHUNKS];
+	int64	   *chunk_ids;		/* wide rows: a chunk's ids while counted */
+	int64		chunk_ids_room;
+	const int64 *place;			/* wide rows out of id order: row -> place */
+	dsm_segment *order_seg;		/* a worker's mapping of place */
 } OdpParticipant;
 
 /* ---- how many workers ---- */
@@ -267,19 +291,25 @@ OdpPublishRows(OdpParallelRead *s, int64 c, int64 rows)
 		ConditionVariableBroadcast(&s->cv);
 }
 
-/* Records the first and last ids of chunk c's n rows, ids. */
+/* Records the first and last ids of chunk c's n rows, ids; counts c. */
 static void
 OdpPublishIds(OdpParallelRead *s, int64 c, const int64 *ids, int64 n)
 {
 	bool		ascending = true;
+	bool		all;
 
 	for (int64 i = 1; i < n; i++)
 		ascending &= ids[i] > ids[i - 1];
+
 	SpinLockAcquire(&s->mutex);
 	s->chunks[c].first_id = n > 0 ? ids[0] : 0;
 	s->chunks[c].last_id = n > 0 ? ids[n - 1] : 0;
 	s->chunks[c].ascending = ascending;
+	all = ++s->counted_chunks == s->nchunks;
 	SpinLockRelease(&s->mutex);
+	/* wide rows: the backend waits for the last chunk's ids to rank them */
+	if (all)
+		ConditionVariableBroadcast(&s->cv);
 }
 
 /* Publishes chunk c's rows, the stage's from start on. */
@@ -536,33 +566,16 @@ OdpReadsDirect(OdpParticipant *p)
 }
 
 /*
- * Reads chunk c straight into its place in the output (OdpReadsDirect):
- * counts its rows, publishes the count, waits until the chunks before it
- * are counted, then decodes its rows into a reader whose buffers are the
- * output's rows from the chunk's offset on.
+ * Waits until the chunks before c are counted; returns chunk c's first
+ * output row, or -1 where the output is too small (the table is then
+ * read again serially).
  */
-static void
-OdpReadChunkDirect(OdpParticipant *p, TableScanDesc scan, TupleTableSlot *slot,
-				   int64 c)
+static int64
+OdpWaitForOffset(OdpParallelRead *s, int64 c, int64 rows)
 {
-	OdpParallelRead *s = p->shared;
-	BlockNumber start = (BlockNumber) (c * s->chunk_blocks);
-	BlockNumber nblocks = Min(s->chunk_blocks, s->nblocks - start);
-	OdpReaderArray arrays[ODP_READER_ARRAYS];
-	OdpReader	view;
-	int64		rows = 0;
-	int64		offset = 0;
 	bool		placed = false;
 	bool		overflow = false;
-	int			n;
-
-	table_rescan(scan, NULL);
-	heap_setscanlimits(scan, start, nblocks);
-	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
-		rows++;
-	OdpPublishRows(s, c, rows);
-	if (rows == 0)
-		return;
+	int64		offset = 0;
 
 	ConditionVariablePrepareToSleep(&s->cv);
 	for (;;)
@@ -577,17 +590,187 @@ OdpReadChunkDirect(OdpParticipant *p, TableScanDesc scan, TupleTableSlot *slot,
 		ConditionVariableSleep(&s->cv, PG_WAIT_EXTENSION);
 	}
 	ConditionVariableCancelSleep();
-	/* more rows than the output holds: the table is read again serially */
 	if (overflow || offset + rows > s->capacity)
-		return;
+		return -1;
+	return offset;
+}
 
-	/* the stage's state and flags, the output's buffers */
+/*
+ * Counts chunk c's rows (OdpReadsDirect's first round): publishes the
+ * count, and once the chunks before it are counted writes the rows' ids
+ * at the chunk's place in the output, for the backend to rank.
+ */
+static void
+OdpCountChunkDirect(OdpParticipant *p, TableScanDesc scan, TupleTableSlot *slot,
+					int64 c)
+{
+	OdpParallelRead *s = p->shared;
+	BlockNumber start = (BlockNumber) (c * s->chunk_blocks);
+	BlockNumber nblocks = Min(s->chunk_blocks, s->nblocks - start);
+	int64		rows = 0;
+	int64		offset;
+
+	table_rescan(scan, NULL);
+	heap_setscanlimits(scan, start, nblocks);
+	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	{
+		if (rows == p->chunk_ids_room)
+		{
+			p->chunk_ids_room = Max(p->chunk_ids_room * 2, 1024);
+			p->chunk_ids = p->chunk_ids == NULL ?
+				MemoryContextAlloc(p->cxt, sizeof(int64) * p->chunk_ids_room) :
+				repalloc(p->chunk_ids, sizeof(int64) * p->chunk_ids_room);
+		}
+		p->chunk_ids[rows++] = OdpSlotId(&p->stage, slot);
+	}
+	OdpPublishRows(s, c, rows);
+	if (rows > 0)
+	{
+		offset = OdpWaitForOffset(s, c, rows);
+		if (offset < 0)
+			return;
+		memcpy(p->out[0] + (Size) offset * sizeof(int64), p->chunk_ids,
+			   sizeof(int64) * rows);
+	}
+	OdpPublishIds(s, c, p->chunk_ids, rows);
+}
+
+/* Whether the ids ascend within each chunk and from chunk to chunk. */
+static bool
+OdpChunksAscending(const OdpParallelRead *s)
+{
+	int64		last = 0;
+	bool		any = false;
+
+	for (int64 c = 0; c < s->nchunks; c++)
+	{
+		const OdpReadChunk *chunk = &s->chunks[c];
+
+		if (chunk->rows == 0)
+			continue;
+		if (!chunk->ascending || (any && chunk->first_id <= last))
+			return false;
+		last = chunk->last_id;
+		any = true;
+	}
+	return true;
+}
+
+/*
+ * Ranks the rows' ids once every chunk is counted (the backend, r the
+ * final reader, whose ids are the output's): where they are out of order,
+ * shares in a segment of its own each row's place, the inverse of the
+ * order OdpReaderFinish would sort them in.
+ */
+static void
+OdpRankRows(OdpParticipant *p, OdpReader *r)
+{
+	OdpParallelRead *s = p->shared;
+	int64		n = s->placed_rows;
+	int64	   *from;
+	int64	   *place;
+	dsm_segment *seg;
+
+	if (OdpChunksAscending(s))
+	{
+		SpinLockAcquire(&s->mutex);
+		s->order = ODP_ORDER_IDENTITY;
+		SpinLockRelease(&s->mutex);
+		return;
+	}
+	r->rows = n;
+	from = MemoryContextAllocHuge(p->cxt, mul_size(Max(n, 1), sizeof(int64)));
+	OdpReaderIdOrder(r, from);
+	r->rows = 0;
+	seg = dsm_create(mul_size(Max(n, 1), sizeof(int64)), 0);
+	place = dsm_segment_address(seg);
+	for (int64 j = 0; j < n; j++)
+		place[from[j]] = j;
+	pfree(from);
+	p->order_seg = seg;
+	p->place = place;
+	SpinLockAcquire(&s->mutex);
+	s->order_handle = dsm_segment_handle(seg);
+	s->order = ODP_ORDER_PERMUTED;
+	SpinLockRelease(&s->mutex);
+}
+
+/*
+ * Waits until every chunk is counted and the rows' places are known: the
+ * backend ranks them, the workers wait for it.  False where the output
+ * was too small.
+ */
+static bool
+OdpAwaitOrder(OdpParticipant *p, OdpReader *r)
+{
+	OdpParallelRead *s = p->shared;
+	bool		overflow;
+	bool		waited_for;
+	int			order;
+	dsm_handle	handle;
+
+	ConditionVariablePrepareToSleep(&s->cv);
+	for (;;)
+	{
+		SpinLockAcquire(&s->mutex);
+		overflow = s->overflow;
+		order = s->order;
+		waited_for = r != NULL ? s->counted_chunks == s->nchunks : order != ODP_ORDER_PENDING;
+		SpinLockRelease(&s->mutex);
+		if (overflow || waited_for)
+			break;
+		ConditionVariableSleep(&s->cv, PG_WAIT_EXTENSION);
+	}
+	ConditionVariableCancelSleep();
+	if (overflow)
+		return false;
+	if (r != NULL)
+	{
+		OdpRankRows(p, r);
+		ConditionVariableBroadcast(&s->cv);
+		return true;
+	}
+	if (order == ODP_ORDER_PERMUTED)
+	{
+		SpinLockAcquire(&s->mutex);
+		handle = s->order_handle;
+		SpinLockRelease(&s->mutex);
+		p->order_seg = dsm_attach(handle);
+		if (p->order_seg == NULL)
+			elog(ERROR, "odp_gpu: could not map the parallel read's row order");
+		p->place = dsm_segment_address(p->order_seg);
+	}
+	return true;
+}
+
+/*
+ * Decodes chunk c's rows straight into their places in the output
+ * (OdpReadsDirect's second round): from the chunk's offset on where the
+ * ids ascend, else each row at its rank.  The reader's state and flags
+ * are the stage's; its buffers, the output's rows.
+ */
+static void
+OdpDecodeChunkDirect(OdpParticipant *p, TableScanDesc scan, TupleTableSlot *slot,
+					 int64 c)
+{
+	OdpParallelRead *s = p->shared;
+	BlockNumber start = (BlockNumber) (c * s->chunk_blocks);
+	BlockNumber nblocks = Min(s->chunk_blocks, s->nblocks - start);
+	int64		rows = s->chunks[c].rows;
+	int64		offset = s->chunks[c].offset;
+	OdpReaderArray arrays[ODP_READER_ARRAYS];
+	OdpReader	view;
+	int64		done = 0;
+	int			n;
+
+	if (rows <= 0)
+		return;
 	view = p->stage;
 	view.rows = 0;
-	view.capacity = rows;
+	view.capacity = p->place != NULL ? 1 : rows;
 	n = OdpReaderArrays(&view, arrays);
 	Assert(n == p->narrays);
-	for (int a = 0; a < n; a++)
+	for (int a = 0; a < n && p->place == NULL; a++)
 	{
 		*arrays[a].ptr = p->out[a] + (Size) offset * arrays[a].rowbytes;
 		OdpPrefault(*arrays[a].ptr, (Size) rows * arrays[a].rowbytes);
@@ -598,21 +781,66 @@ OdpReadChunkDirect(OdpParticipant *p, TableScanDesc scan, TupleTableSlot *slot,
 	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
 	{
 		/* the snapshot is the same: both scans see the same rows */
-		if (view.rows >= rows)
+		if (done >= rows)
 			elog(ERROR, "odp_gpu: a chunk of %s returned more rows than it had",
 				 view.desc);
-		OdpReaderAddSlot(&view, slot);
+		if (p->place != NULL)
+		{
+			int64		at = p->place[offset + done];
+
+			for (int a = 0; a < n; a++)
+				*arrays[a].ptr = p->out[a] + (Size) at * arrays[a].rowbytes;
+			view.rows = 0;
+			OdpReaderAddSlot(&view, slot);
+			/* a row at a time: what its decoding allocated goes now */
+			MemoryContextReset(view.rowcxt);
+			CHECK_FOR_INTERRUPTS();
+		}
+		else
+			OdpReaderAddSlot(&view, slot);
+		done++;
 	}
 	MemoryContextReset(view.rowcxt);
-	if (view.rows != rows)
+	if (done != rows)
 		elog(ERROR, "odp_gpu: a chunk of %s returned fewer rows than it had",
 			 view.desc);
-	OdpPublishIds(s, c, view.ids, rows);
 	p->stage.any_missing |= view.any_missing;
 	p->stage.any_bflag |= view.any_bflag;
 	p->stage.exact_long |= view.exact_long;
 	for (int d = 0; d < ODP_MAX_INTERVAL_DIMS; d++)
 		p->stage.exact_dims[d] |= view.exact_dims[d];
+}
+
+/*
+ * The second round of a read of wide rows, once the backend's and the
+ * workers' first rounds have counted every chunk: decodes chunks until
+ * none is left.
+ */
+static void
+OdpDecodeChunksDirect(OdpParticipant *p, OdpReader *r, TableScanDesc scan,
+					  TupleTableSlot *slot)
+{
+	OdpParallelRead *s = p->shared;
+
+	if (!OdpAwaitOrder(p, r))
+		return;
+	for (;;)
+	{
+		int64		c;
+
+		bool		overflow;
+
+		CHECK_FOR_INTERRUPTS();
+		SpinLockAcquire(&s->mutex);
+		overflow = s->overflow;
+		SpinLockRelease(&s->mutex);
+		if (overflow)
+			break;
+		c = (int64) pg_atomic_fetch_add_u64(&s->next_decode, 1);
+		if (c >= s->nchunks)
+			break;
+		OdpDecodeChunkDirect(p, scan, slot, c);
+	}
 }
 
 /*
@@ -646,10 +874,10 @@ OdpReadChunkRows(OdpParticipant *p, OdpReader *r, bool *ready,
 			early = false;
 			if (OdpReadsDirect(p))
 			{
-				/* the rows staged so far are read again, in place */
+				/* the rows staged so far are counted, then read in place */
 				MemoryContextReset(p->stage.rowcxt);
 				p->stage.rows = first;
-				OdpReadChunkDirect(p, scan, slot, c);
+				OdpCountChunkDirect(p, scan, slot, c);
 				return;
 			}
 		}
@@ -696,7 +924,7 @@ OdpParticipate(OdpParticipant *p, OdpReader *r)
 		if (c >= s->nchunks)
 			break;
 		if (ready && direct)
-			OdpReadChunkDirect(p, scan, slot, c);
+			OdpCountChunkDirect(p, scan, slot, c);
 		else
 			OdpReadChunkRows(p, r, &ready, scan, slot, c);
 		direct = ready && OdpReadsDirect(p);
@@ -721,8 +949,13 @@ OdpParticipate(OdpParticipant *p, OdpReader *r)
 		p->nstaged = 0;
 		OdpSetOutputState(s, ODP_OUTPUT_NONE);
 	}
-	else if (p->nstaged > 0)
-		OdpWaitToPlace(p);
+	else
+	{
+		if (p->nstaged > 0)
+			OdpWaitToPlace(p);
+		if (OdpReadsDirect(p))
+			OdpDecodeChunksDirect(p, r, scan, slot);
+	}
 
 	SpinLockAcquire(&s->mutex);
 	s->any_missing |= p->stage.any_missing;
@@ -849,6 +1082,8 @@ OdpRunParallelRead(Relation rel, const OdpInputSpec *spec, OdpReader *r,
 	s->capacity_final = !r->plan->pieces;
 	s->output = ODP_OUTPUT_PENDING;
 	pg_atomic_init_u64(&s->next_chunk, 0);
+	pg_atomic_init_u64(&s->next_decode, 0);
+	s->order = ODP_ORDER_PENDING;
 	ConditionVariableInit(&s->cv);
 	SpinLockInit(&s->mutex);
 	for (int64 c = 0; c < nchunks; c++)
@@ -867,28 +1102,22 @@ OdpRunParallelRead(Relation rel, const OdpInputSpec *spec, OdpReader *r,
 	ok = !s->overflow;
 	if (ok && s->output == ODP_OUTPUT_READY)
 	{
-		bool		ascending = true;
-		int64		last = 0;
-		bool		any = false;
-
 		r->rows = s->placed_rows;
 		r->any_missing = s->any_missing;
 		r->any_bflag = s->any_bflag;
 		r->exact_long = s->exact_long;
 		memcpy(r->exact_dims, s->exact_dims, sizeof(r->exact_dims));
-		/* ids ascending within each chunk and from chunk to chunk */
-		for (int64 c = 0; c < nchunks && ascending; c++)
+		if (s->order == ODP_ORDER_PERMUTED)
 		{
-			const OdpReadChunk *chunk = &s->chunks[c];
-
-			if (chunk->rows == 0)
-				continue;
-			ascending = chunk->ascending && (!any || chunk->first_id > last);
-			last = chunk->last_id;
-			any = true;
+			/* in id order already; ids may still repeat */
+			r->sorted = true;
+			r->unique = false;
 		}
-		r->sorted = r->unique = ascending;
+		else
+			r->sorted = r->unique = OdpChunksAscending(s);
 	}
+	if (leader.order_seg != NULL)
+		dsm_detach(leader.order_seg);
 	DestroyParallelContext(pcxt);
 	ExitParallelMode();
 	return ok;
@@ -993,4 +1222,6 @@ OdpParallelWorkerRead(shm_toc *toc, Relation rel, const OdpColumnPlan *plan,
 	for (int a = 0; a < p.narrays; a++)
 		if (p.segs[a] != NULL)
 			dsm_detach(p.segs[a]);
+	if (p.order_seg != NULL)
+		dsm_detach(p.order_seg);
 }

@@ -122,6 +122,44 @@ SQL
 	[ "$(sed -n 1p <<<"$out")" = "$(sed -n 2p <<<"$out")" ] && [ -n "$(sed -n 1p <<<"$out")" ]
 	odp_check "$dev: the parallel read gives the serial read's k-NN" $? "$out"
 
+	# wide rows (TOASTed float8[]) stored out of id order, ids dense and
+	# sparse: workers place each row at its rank; the results and the
+	# duplicate-id error are the serial read's
+	out=$(psql -X -At -v ON_ERROR_STOP=0 2>&1 <<SQL
+SET client_min_messages = warning;
+DROP TABLE IF EXISTS odp_par_wide, odp_par_sparse, odp_par_dup;
+CREATE TABLE odp_par_wide (id bigint, v float8[]);
+INSERT INTO odp_par_wide
+	SELECT i, array(SELECT ((i::bigint * 7919 + j * 104729) % 1000003)::float8 / 1000 FROM generate_series(1, 1024) j)
+	FROM generate_series(1, 3001) i ORDER BY (i * 7) % 3001;
+CREATE TABLE odp_par_sparse AS SELECT id * 1000003 - 5000000 AS id, v FROM odp_par_wide;
+CREATE TABLE odp_par_dup AS SELECT id % 2999 AS id, v FROM odp_par_wide;
+VACUUM ANALYZE odp_par_wide, odp_par_sparse, odp_par_dup;
+SET client_min_messages = notice;
+SET odp_gpu.device = $dev;
+SET odp_gpu.report_timing = on;
+SET max_parallel_workers_per_gather = 2;
+SET odp_gpu.parallel_read = off;
+SELECT 'knn=' || md5(string_agg(id || ':' || distance, ',' ORDER BY rank)) FROM odp_knn('odp_par_wide', (SELECT v FROM odp_par_wide WHERE id = 11), k => 200);
+SELECT 'sparse=' || md5(string_agg(id || ':' || distance, ',' ORDER BY rank)) FROM odp_knn('odp_par_sparse', (SELECT v FROM odp_par_wide WHERE id = 11), k => 200);
+SELECT 'top=' || md5(string_agg(t::text, ',' ORDER BY t::text)) FROM odp_pearson_top('odp_par_sparse', k => 30) t;
+SELECT count(*) FROM odp_knn('odp_par_dup', (SELECT v FROM odp_par_wide WHERE id = 11), k => 5);
+SET odp_gpu.parallel_read = force;
+SELECT 'knn=' || md5(string_agg(id || ':' || distance, ',' ORDER BY rank)) FROM odp_knn('odp_par_wide', (SELECT v FROM odp_par_wide WHERE id = 11), k => 200);
+SELECT 'sparse=' || md5(string_agg(id || ':' || distance, ',' ORDER BY rank)) FROM odp_knn('odp_par_sparse', (SELECT v FROM odp_par_wide WHERE id = 11), k => 200);
+SELECT 'top=' || md5(string_agg(t::text, ',' ORDER BY t::text)) FROM odp_pearson_top('odp_par_sparse', k => 30) t;
+SELECT count(*) FROM odp_knn('odp_par_dup', (SELECT v FROM odp_par_wide WHERE id = 11), k => 5);
+DROP TABLE odp_par_wide, odp_par_sparse, odp_par_dup;
+SQL
+)
+	workers=$(grep -o 'read_workers=[0-9]*' <<<"$out" | cut -d= -f2 | tr '\n' ' ')
+	[ "$workers" = "0 0 0 2 2 2 " ] && [ "$(grep -c -e '^knn=' -e '^sparse=' -e '^top=' <<<"$out")" = 6 ] &&
+		[ "$(grep '^knn=' <<<"$out" | sort -u | wc -l)" = 1 ] && [ "$(grep '^sparse=' <<<"$out" | sort -u | wc -l)" = 1 ] &&
+		[ "$(grep '^top=' <<<"$out" | sort -u | wc -l)" = 1 ] &&
+		[ "$(grep -c 'ERROR:  id column "id" has duplicate value 1$' <<<"$out")" = 2 ]
+	odp_check "$dev: workers place wide rows stored out of id order (dense and sparse ids) at their ranks: the serial read's results and duplicate-id error" $? \
+		"read_workers: $workers; $(grep -v NOTICE <<<"$out" | tr '\n' ' ')"
+
 	# statement_timeout during the read (calls one after another, most of
 	# each the read: a fast host reads the table within any fixed timeout);
 	# no worker left; the next call works
