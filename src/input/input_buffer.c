@@ -492,13 +492,32 @@ OdpGatherRows(char *base, char *scratch, const int64 *from, int64 n,
 }
 
 /*
+ * A second buffer of size bytes like buf (shared where buf is), for a
+ * gather out of place; NULL where none can be had.
+ */
+static char *
+OdpGatherTarget(OdpReader *r, const void *buf, Size size)
+{
+	char	   *target;
+
+	if (OdpSharedBufferIs(buf))
+		return OdpSharedBufferCreate(r->outcxt, size, r->shared | ODP_SHARED_SEGMENT);
+	target = MemoryContextAllocExtended(r->outcxt, size, MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+	if (target != NULL)
+		OdpAdviseHugePages(target, size);
+	return target;
+}
+
+/*
  * Orders the rows by ascending id: finds the order (from[j], the row that
  * goes to position j: by ranking the ids where they are dense, else by
  * sorting), then moves every per-row array: narrow ones by a gather
  * through a scratch copy, wide ones in place by following the
  * permutation's cycles (each row moves once, through one row of scratch
  * space per array).  The scratch copy of a narrow array takes no more than
- * the pairs of the sort would.
+ * the pairs of the sort would.  A wide array is gathered out of place
+ * instead where a second buffer can be had: its reads do not wait for
+ * each other, where following the cycles waits for every row.
  */
 static void
 OdpReaderSortRows(OdpReader *r)
@@ -565,6 +584,26 @@ OdpReaderSortRows(OdpReader *r)
 		pfree(buf);
 	}
 
+	for (int a = 0; a < nwide; a++)
+	{
+		/* the reader's capacity, as every other array has */
+		Size		bytes = wide[a].rowbytes * (Size) r->capacity;
+		char	   *target = OdpGatherTarget(r, *wide[a].ptr, bytes);
+
+		if (target == NULL)
+			continue;
+		for (int64 j = 0; j < n; j++)
+		{
+			if ((j & (ODP_INPUT_BATCH_ROWS - 1)) == 0)
+				CHECK_FOR_INTERRUPTS();
+			memcpy(target + wide[a].rowbytes * j, *wide[a].ptr + wide[a].rowbytes * from[j],
+				   wide[a].rowbytes);
+		}
+		OdpRelease(*wide[a].ptr);
+		*wide[a].ptr = target;
+		/* gathered: the cycles below leave it alone */
+		wide[a--] = wide[--nwide];
+	}
 	for (int a = 0; a < nwide; a++)
 		scratch[a] = palloc(wide[a].rowbytes);
 	/* from[j] is the row that goes to position j */

@@ -26,7 +26,12 @@
  * whole input, which took longer than the parallel read itself for
  * 512 MB of float8[] rows inserted by concurrent sessions).  A
  * participant maps the output's pages it is about to write in one call
- * per copy, not one fault per page.
+ * per copy, not one fault per page.  Narrow rows out of id order are
+ * staged and copied in table order as before; once every chunk is in the
+ * output, the backend ranks the ids and every participant gathers a share
+ * of the rows into a second output, in id order (where no second output
+ * can be had, the backend alone moves them in place afterwards, as the
+ * serial read does).
  *
  * The output is sized before reading from the table's statistics (rows
  * per block times the blocks, or the planner's estimate for a table never
@@ -123,6 +128,17 @@ typedef enum OdpOrderState
 	ODP_ORDER_PERMUTED			/* each row at its rank (order_handle) */
 } OdpOrderState;
 
+/* Whether staged rows are gathered in id order once all are copied. */
+typedef enum OdpReorderState
+{
+	ODP_REORDER_PENDING,
+	ODP_REORDER_NONE,			/* in order, or left to the backend alone */
+	ODP_REORDER_GATHER			/* everyone gathers spans of rows */
+} OdpReorderState;
+
+/* Rows a participant gathers at a time. */
+#define ODP_GATHER_SPAN_ROWS	16384
+
 typedef enum OdpOutputState
 {
 	ODP_OUTPUT_PENDING,			/* the backend looks for the first row */
@@ -164,6 +180,15 @@ typedef struct OdpParallelRead
 	int			order;			/* OdpOrderState, under mutex */
 	dsm_handle	order_handle;	/* PERMUTED: each row's place, in table order */
 	pg_atomic_uint64 next_decode;
+
+	/* narrow rows out of id order: gathered in id order by everyone */
+	int64		copied_chunks;	/* under mutex: chunks in the output */
+	int			reorder;		/* OdpReorderState, under mutex */
+	dsm_handle	from_handle;	/* from[j]: the row that goes to place j */
+	dsm_handle	gather_handles[ODP_READER_ARRAYS];	/* the second output */
+	Size		gather_offsets[ODP_READER_ARRAYS];
+	pg_atomic_uint64 next_span;
+	int64		spans_done;		/* under mutex */
 
 	OdpReadChunk chunks[FLEXIBLE_ARRAY_MEMBER];
 } OdpParallelRead;
@@ -312,12 +337,29 @@ OdpPublishIds(OdpParallelRead *s, int64 c, const int64 *ids, int64 n)
 		ConditionVariableBroadcast(&s->cv);
 }
 
+/* Counts chunks copied to the output (an empty one counts at once). */
+static void
+OdpCountCopied(OdpParallelRead *s, int64 chunks)
+{
+	bool		all;
+
+	SpinLockAcquire(&s->mutex);
+	s->copied_chunks += chunks;
+	all = s->copied_chunks == s->nchunks;
+	SpinLockRelease(&s->mutex);
+	/* the backend waits for the last copy to order the rows */
+	if (all)
+		ConditionVariableBroadcast(&s->cv);
+}
+
 /* Publishes chunk c's rows, the stage's from start on. */
 static void
 OdpPublishChunk(OdpParallelRead *s, int64 c, const OdpReader *stage, int64 start)
 {
 	OdpPublishIds(s, c, stage->ids + start, stage->rows - start);
 	OdpPublishRows(s, c, stage->rows - start);
+	if (stage->rows == start)
+		OdpCountCopied(s, 1);
 }
 
 /*
@@ -377,6 +419,8 @@ OdpPlaceStaged(OdpParticipant *p)
 				memcpy(dst, *arrays[a].ptr + (Size) start * arrays[a].rowbytes, bytes);
 			}
 		}
+		if (done > 0)
+			OdpCountCopied(s, done);
 	}
 	else
 		done = p->nstaged;		/* the rows are read again serially */
@@ -419,6 +463,49 @@ OdpWaitToPlace(OdpParticipant *p)
 
 /* ---- scanning ---- */
 
+/*
+ * Maps n shared buffers given by handles (0: the staging area) and
+ * offsets into out, the segments this process attached in segs (a
+ * worker).
+ */
+static void
+OdpMapBuffers(int n, const dsm_handle *handles, const Size *offsets,
+			  char **out, dsm_segment **segs)
+{
+	for (int a = 0; a < n; a++)
+	{
+		dsm_segment *seg = NULL;
+
+		segs[a] = NULL;
+		/* the staging area is mapped in every process, at one address */
+		if (handles[a] == 0)
+		{
+			out[a] = OdpStagingBase() + offsets[a];
+			continue;
+		}
+		/* arrays in one segment (the backend's own area): mapped once */
+		for (int b = 0; b < a && seg == NULL; b++)
+			if (handles[b] == handles[a])
+				seg = dsm_find_mapping(handles[a]);
+		if (seg == NULL)
+		{
+			seg = segs[a] = dsm_attach(handles[a]);
+			if (seg == NULL)
+				elog(ERROR, "odp_gpu: could not map the parallel read's output");
+		}
+		out[a] = (char *) dsm_segment_address(seg) + offsets[a];
+	}
+}
+
+/* Detaches what OdpMapBuffers attached. */
+static void
+OdpUnmapBuffers(int n, dsm_segment **segs)
+{
+	for (int a = 0; a < n; a++)
+		if (segs[a] != NULL)
+			dsm_detach(segs[a]);
+}
+
 /* Maps the output buffers the backend made (a worker). */
 static void
 OdpMapOutput(OdpParticipant *p)
@@ -426,29 +513,19 @@ OdpMapOutput(OdpParticipant *p)
 	OdpParallelRead *s = p->shared;
 
 	p->narrays = s->narrays;
-	for (int a = 0; a < s->narrays; a++)
-	{
-		dsm_segment *seg = NULL;
+	OdpMapBuffers(s->narrays, s->handles, s->offsets, p->out, p->segs);
+}
 
-		p->segs[a] = NULL;
-		/* the staging area is mapped in every process, at one address */
-		if (s->handles[a] == 0)
-		{
-			p->out[a] = OdpStagingBase() + s->offsets[a];
-			continue;
-		}
-		/* arrays in one segment (the backend's own area): mapped once */
-		for (int b = 0; b < a && seg == NULL; b++)
-			if (s->handles[b] == s->handles[a])
-				seg = dsm_find_mapping(s->handles[a]);
-		if (seg == NULL)
-		{
-			seg = p->segs[a] = dsm_attach(s->handles[a]);
-			if (seg == NULL)
-				elog(ERROR, "odp_gpu: could not map the parallel read's output");
-		}
-		p->out[a] = (char *) dsm_segment_address(seg) + s->offsets[a];
-	}
+/* Where shared buffer buf is, for the workers (handle 0: the staging area). */
+static void
+OdpLocateBuffer(const void *buf, dsm_handle *handle, Size *offset)
+{
+	OdpSharedLocation loc;
+
+	if (!OdpSharedBufferFind(buf, 1, &loc))
+		elog(ERROR, "odp_gpu: parallel read output is not in shared memory");
+	*handle = loc.staged ? 0 : loc.handle;
+	*offset = loc.offset;
 }
 
 /* Waits until the backend has made the output (a worker); false: no rows. */
@@ -530,13 +607,8 @@ OdpMakeOutput(OdpParticipant *p, OdpReader *r)
 	s->dims = r->dims;
 	for (int a = 0; a < p->narrays; a++)
 	{
-		OdpSharedLocation loc;
-
 		p->out[a] = *arrays[a].ptr;
-		if (!OdpSharedBufferFind(p->out[a], 1, &loc))
-			elog(ERROR, "odp_gpu: parallel read output is not in shared memory");
-		s->handles[a] = loc.staged ? 0 : loc.handle;
-		s->offsets[a] = loc.offset;
+		OdpLocateBuffer(p->out[a], &s->handles[a], &s->offsets[a]);
 	}
 	OdpSetOutputState(s, ODP_OUTPUT_READY);
 }
@@ -969,6 +1041,223 @@ OdpParticipate(OdpParticipant *p, OdpReader *r)
 	ExecDropSingleTupleTableSlot(slot);
 }
 
+/* Copies row from[j] of src to place j of dst for j in [j0, j1). */
+static pg_attribute_always_inline void
+OdpGatherRowsInto(char *dst, const char *src, const int64 *from, int64 j0,
+				  int64 j1, Size rowbytes)
+{
+	for (int64 j = j0; j < j1; j++)
+		memcpy(dst + rowbytes * j, src + rowbytes * from[j], rowbytes);
+}
+
+/* Gathers places [j0, j1) of every array into dst (constant widths inlined). */
+static void
+OdpGatherSpan(OdpParticipant *p, char **dst, const int64 *from, int64 j0, int64 j1)
+{
+	OdpReaderArray arrays[ODP_READER_ARRAYS];
+
+	(void) OdpReaderArrays(&p->stage, arrays);
+	for (int a = 0; a < p->narrays; a++)
+	{
+		switch (arrays[a].rowbytes)
+		{
+			case 1:
+				OdpGatherRowsInto(dst[a], p->out[a], from, j0, j1, 1);
+				break;
+			case 4:
+				OdpGatherRowsInto(dst[a], p->out[a], from, j0, j1, 4);
+				break;
+			case 8:
+				OdpGatherRowsInto(dst[a], p->out[a], from, j0, j1, 8);
+				break;
+			case 16:
+				OdpGatherRowsInto(dst[a], p->out[a], from, j0, j1, 16);
+				break;
+			default:
+				OdpGatherRowsInto(dst[a], p->out[a], from, j0, j1, arrays[a].rowbytes);
+				break;
+		}
+	}
+}
+
+/*
+ * Decides, once every chunk is in the output (the backend, r the final
+ * reader), whether the rows are gathered in id order by everyone: staged
+ * rows whose ids are out of order, with room for a second output and the
+ * order (from) in shared memory.  Sets the state the workers wait for;
+ * returns the second output's buffers in dst, and from.
+ */
+static bool
+OdpPlanGather(OdpParticipant *p, OdpReader *r, char **dst, int64 **from,
+			  dsm_segment **from_seg)
+{
+	OdpParallelRead *s = p->shared;
+	OdpReaderArray arrays[ODP_READER_ARRAYS];
+	bool		overflow;
+	bool		gather = false;
+	int64		n = 0;
+	int			a = 0;
+
+	if (s->output == ODP_OUTPUT_READY && !OdpReadsDirect(p))
+	{
+		ConditionVariablePrepareToSleep(&s->cv);
+		for (;;)
+		{
+			bool		all;
+
+			SpinLockAcquire(&s->mutex);
+			overflow = s->overflow;
+			all = s->copied_chunks == s->nchunks;
+			n = s->placed_rows;
+			SpinLockRelease(&s->mutex);
+			if (overflow || all)
+				break;
+			ConditionVariableSleep(&s->cv, PG_WAIT_EXTENSION);
+		}
+		ConditionVariableCancelSleep();
+		gather = !overflow && n > 1 && !OdpChunksAscending(s);
+	}
+	if (gather)
+	{
+		*from_seg = dsm_create(mul_size(n, sizeof(int64)), DSM_CREATE_NULL_IF_MAXSEGMENTS);
+		gather = *from_seg != NULL;
+	}
+	if (gather)
+	{
+		int			narrays = OdpReaderArrays(r, arrays);
+
+		for (a = 0; a < narrays; a++)
+		{
+			dst[a] = OdpSharedBufferCreate(r->outcxt, mul_size(n, arrays[a].rowbytes),
+										   r->shared | ODP_SHARED_SEGMENT);
+			if (dst[a] == NULL)
+				break;
+			OdpLocateBuffer(dst[a], &s->gather_handles[a], &s->gather_offsets[a]);
+		}
+		if (a < narrays)
+		{
+			/* no room for a second output: the backend moves them alone */
+			while (--a >= 0)
+				OdpSharedBufferFree(dst[a]);
+			dsm_detach(*from_seg);
+			*from_seg = NULL;
+			gather = false;
+		}
+	}
+	if (gather)
+	{
+		*from = dsm_segment_address(*from_seg);
+		r->rows = n;
+		OdpReaderIdOrder(r, *from);
+		r->rows = 0;
+		s->from_handle = dsm_segment_handle(*from_seg);
+	}
+	SpinLockAcquire(&s->mutex);
+	s->reorder = gather ? ODP_REORDER_GATHER : ODP_REORDER_NONE;
+	SpinLockRelease(&s->mutex);
+	ConditionVariableBroadcast(&s->cv);
+	return gather;
+}
+
+/*
+ * Gathers the output's rows in id order into a second output, a span of
+ * rows at a time, with the other participants, where the backend decided
+ * so (OdpPlanGather); the backend then makes the second output its
+ * reader's.  A worker waits for the decision.
+ */
+static void
+OdpGatherInOrder(OdpParticipant *p, OdpReader *r)
+{
+	OdpParallelRead *s = p->shared;
+	char	   *dst[ODP_READER_ARRAYS];
+	dsm_segment *segs[ODP_READER_ARRAYS] = {0};
+	dsm_segment *from_seg = NULL;
+	int64	   *from = NULL;
+	int64		n;
+	int64		nspans;
+	int			state;
+
+	if (r != NULL)
+	{
+		if (!OdpPlanGather(p, r, dst, &from, &from_seg))
+			return;
+	}
+	else
+	{
+		ConditionVariablePrepareToSleep(&s->cv);
+		for (;;)
+		{
+			SpinLockAcquire(&s->mutex);
+			state = s->reorder;
+			SpinLockRelease(&s->mutex);
+			if (state != ODP_REORDER_PENDING)
+				break;
+			ConditionVariableSleep(&s->cv, PG_WAIT_EXTENSION);
+		}
+		ConditionVariableCancelSleep();
+		if (state != ODP_REORDER_GATHER)
+			return;
+		OdpMapBuffers(p->narrays, s->gather_handles, s->gather_offsets, dst, segs);
+		from_seg = dsm_attach(s->from_handle);
+		if (from_seg == NULL)
+			elog(ERROR, "odp_gpu: could not map the parallel read's row order");
+		from = dsm_segment_address(from_seg);
+	}
+
+	/* final: every chunk is in the output */
+	SpinLockAcquire(&s->mutex);
+	n = s->placed_rows;
+	SpinLockRelease(&s->mutex);
+	nspans = (n + ODP_GATHER_SPAN_ROWS - 1) / ODP_GATHER_SPAN_ROWS;
+	for (;;)
+	{
+		int64		span = (int64) pg_atomic_fetch_add_u64(&s->next_span, 1);
+		int64		j0 = span * ODP_GATHER_SPAN_ROWS;
+		bool		all;
+
+		if (span >= nspans)
+			break;
+		CHECK_FOR_INTERRUPTS();
+		OdpGatherSpan(p, dst, from, j0, Min(j0 + ODP_GATHER_SPAN_ROWS, n));
+		SpinLockAcquire(&s->mutex);
+		all = ++s->spans_done == nspans;
+		SpinLockRelease(&s->mutex);
+		if (all)
+			ConditionVariableBroadcast(&s->cv);
+	}
+
+	if (r != NULL)
+	{
+		OdpReaderArray arrays[ODP_READER_ARRAYS];
+		int			narrays = OdpReaderArrays(r, arrays);
+
+		/* every span gathered, the workers' too: the second output is r's */
+		ConditionVariablePrepareToSleep(&s->cv);
+		for (;;)
+		{
+			bool		all;
+
+			SpinLockAcquire(&s->mutex);
+			all = s->spans_done == nspans;
+			SpinLockRelease(&s->mutex);
+			if (all)
+				break;
+			ConditionVariableSleep(&s->cv, PG_WAIT_EXTENSION);
+		}
+		ConditionVariableCancelSleep();
+		for (int a = 0; a < narrays; a++)
+		{
+			OdpSharedBufferFree(*arrays[a].ptr);
+			*arrays[a].ptr = dst[a];
+			p->out[a] = NULL;
+		}
+		r->capacity = n;
+	}
+	else
+		OdpUnmapBuffers(p->narrays, segs);
+	dsm_detach(from_seg);
+}
+
 /* Prepares a participant's private stage and contexts. */
 static void
 OdpParticipantInit(OdpParticipant *p, OdpParallelRead *s, Relation rel,
@@ -1083,7 +1372,9 @@ OdpRunParallelRead(Relation rel, const OdpInputSpec *spec, OdpReader *r,
 	s->output = ODP_OUTPUT_PENDING;
 	pg_atomic_init_u64(&s->next_chunk, 0);
 	pg_atomic_init_u64(&s->next_decode, 0);
+	pg_atomic_init_u64(&s->next_span, 0);
 	s->order = ODP_ORDER_PENDING;
+	s->reorder = ODP_REORDER_PENDING;
 	ConditionVariableInit(&s->cv);
 	SpinLockInit(&s->mutex);
 	for (int64 c = 0; c < nchunks; c++)
@@ -1096,6 +1387,7 @@ OdpRunParallelRead(Relation rel, const OdpInputSpec *spec, OdpReader *r,
 
 	OdpParticipantInit(&leader, s, rel, r->plan, spec, desc, CurrentMemoryContext);
 	OdpParticipate(&leader, r);
+	OdpGatherInOrder(&leader, r);
 	MemoryContextDelete(leader.cxt);
 	WaitForParallelWorkersToFinish(pcxt);
 
@@ -1107,7 +1399,7 @@ OdpRunParallelRead(Relation rel, const OdpInputSpec *spec, OdpReader *r,
 		r->any_bflag = s->any_bflag;
 		r->exact_long = s->exact_long;
 		memcpy(r->exact_dims, s->exact_dims, sizeof(r->exact_dims));
-		if (s->order == ODP_ORDER_PERMUTED)
+		if (s->order == ODP_ORDER_PERMUTED || s->reorder == ODP_REORDER_GATHER)
 		{
 			/* in id order already; ids may still repeat */
 			r->sorted = true;
@@ -1219,9 +1511,8 @@ OdpParallelWorkerRead(shm_toc *toc, Relation rel, const OdpColumnPlan *plan,
 		OdpReaderSetDims(&p.stage, s->dims);
 	OdpMapOutput(&p);
 	OdpParticipate(&p, NULL);
-	for (int a = 0; a < p.narrays; a++)
-		if (p.segs[a] != NULL)
-			dsm_detach(p.segs[a]);
+	OdpGatherInOrder(&p, NULL);
+	OdpUnmapBuffers(p.narrays, p.segs);
 	if (p.order_seg != NULL)
 		dsm_detach(p.order_seg);
 }
