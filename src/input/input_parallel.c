@@ -49,6 +49,18 @@
  * read raises, naming the same row.  Cancels, timeouts and shutdowns are
  * re-raised at once.
  *
+ * Map of this file.  From top to bottom:
+ *	- how many workers: OdpParallelReadWorkers, OdpParallelCapacity;
+ *	- placing chunks: OdpPublishRows/Ids/Chunk, OdpCountCopied,
+ *	  OdpPlaceStaged, OdpWaitToPlace;
+ *	- the output: OdpMapBuffers, OdpMapOutput, OdpMakeOutput;
+ *	- wide rows: OdpCountChunkDirect (first round), OdpRankRows and
+ *	  OdpAwaitOrder, OdpDecodeChunkDirect (second round);
+ *	- narrow rows: OdpReadChunkRows; OdpParticipate, every participant's
+ *	  loop; OdpPlanGather and OdpGatherInOrder (rows out of id order);
+ *	- the backend: OdpRunParallelRead, OdpReadTableParallel;
+ *	- a worker: OdpParallelWorkerSpec, OdpParallelWorkerRead.
+ *
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION
@@ -889,7 +901,7 @@ OdpDecodeChunkDirect(OdpParticipant *p, TableScanDesc scan, TupleTableSlot *slot
  * none is left.
  */
 static void
-OdpDecodeChunksDirect(OdpParticipant *p, OdpReader *r, TableScanDesc scan,
+OdpDecodeInPlaces(OdpParticipant *p, OdpReader *r, TableScanDesc scan,
 					  TupleTableSlot *slot)
 {
 	OdpParallelRead *s = p->shared;
@@ -1026,7 +1038,7 @@ OdpParticipate(OdpParticipant *p, OdpReader *r)
 		if (p->nstaged > 0)
 			OdpWaitToPlace(p);
 		if (OdpReadsDirect(p))
-			OdpDecodeChunksDirect(p, r, scan, slot);
+			OdpDecodeInPlaces(p, r, scan, slot);
 	}
 
 	SpinLockAcquire(&s->mutex);
