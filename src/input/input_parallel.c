@@ -235,7 +235,8 @@ typedef struct OdpParticipant
 	int64	   *chunk_ids;		/* wide rows: a chunk's ids while counted */
 	int64		chunk_ids_room;
 	const int64 *place;			/* wide rows out of id order: row -> place */
-	dsm_segment *order_seg;		/* a worker's mapping of place */
+	dsm_segment *order_seg;		/* the mapping of place */
+	dsm_segment *from_seg;		/* narrow rows out of id order: the order */
 } OdpParticipant;
 
 /* ---- how many workers ---- */
@@ -376,24 +377,34 @@ OdpPublishChunk(OdpParallelRead *s, int64 c, const OdpReader *stage, int64 start
 
 /*
  * Maps the pages of the output that a copy of bytes at dst is about to
- * write, in one call: each process maps the shared output's pages it
- * writes, and taking a fault per 4 kB page costs more than the copy.
- * Only advice: where the kernel cannot, the copy faults them in.
+ * write (or, read, to read), in one call: each process maps the shared
+ * output's pages it touches (a worker is a new process every call), and
+ * taking a fault per 4 kB page costs more than the copy.  Only advice:
+ * where the kernel cannot, the copy faults them in.
  */
 static void
-OdpPrefault(char *dst, Size bytes)
+OdpPrefaultFor(const char *dst, Size bytes, bool read)
 {
-#if defined(__linux__) && defined(MADV_POPULATE_WRITE)
+#if defined(__linux__) && defined(MADV_POPULATE_WRITE) && defined(MADV_POPULATE_READ)
 	uintptr_t	page = (uintptr_t) sysconf(_SC_PAGESIZE);
 	uintptr_t	start = ((uintptr_t) dst + page - 1) & ~(page - 1);
 	uintptr_t	end = ((uintptr_t) dst + bytes) & ~(page - 1);
 
 	if (end > start)
-		(void) madvise((void *) start, end - start, MADV_POPULATE_WRITE);
+		(void) madvise((void *) start, end - start,
+					   read ? MADV_POPULATE_READ : MADV_POPULATE_WRITE);
 #else
 	(void) dst;
 	(void) bytes;
+	(void) read;
 #endif
+}
+
+/* OdpPrefaultFor a write. */
+static void
+OdpPrefault(char *dst, Size bytes)
+{
+	OdpPrefaultFor(dst, bytes, false);
 }
 
 /*
@@ -873,7 +884,10 @@ OdpDecodeChunkDirect(OdpParticipant *p, TableScanDesc scan, TupleTableSlot *slot
 			int64		at = p->place[offset + done];
 
 			for (int a = 0; a < n; a++)
+			{
 				*arrays[a].ptr = p->out[a] + (Size) at * arrays[a].rowbytes;
+				OdpPrefault(*arrays[a].ptr, arrays[a].rowbytes);
+			}
 			view.rows = 0;
 			OdpReaderAddSlot(&view, slot);
 			/* a row at a time: what its decoding allocated goes now */
@@ -1071,6 +1085,8 @@ OdpGatherSpan(OdpParticipant *p, char **dst, const int64 *from, int64 j0, int64 
 	(void) OdpReaderArrays(&p->stage, arrays);
 	for (int a = 0; a < p->narrays; a++)
 	{
+		OdpPrefault(dst[a] + (Size) j0 * arrays[a].rowbytes,
+					(Size) (j1 - j0) * arrays[a].rowbytes);
 		switch (arrays[a].rowbytes)
 		{
 			case 1:
@@ -1183,7 +1199,6 @@ OdpGatherInOrder(OdpParticipant *p, OdpReader *r)
 	OdpParallelRead *s = p->shared;
 	char	   *dst[ODP_READER_ARRAYS];
 	dsm_segment *segs[ODP_READER_ARRAYS] = {0};
-	dsm_segment *from_seg = NULL;
 	int64	   *from = NULL;
 	int64		n;
 	int64		nspans;
@@ -1191,7 +1206,8 @@ OdpGatherInOrder(OdpParticipant *p, OdpReader *r)
 
 	if (r != NULL)
 	{
-		if (!OdpPlanGather(p, r, dst, &from, &from_seg))
+		/* the order's segment stays until the workers are done */
+		if (!OdpPlanGather(p, r, dst, &from, &p->from_seg))
 			return;
 	}
 	else
@@ -1209,11 +1225,14 @@ OdpGatherInOrder(OdpParticipant *p, OdpReader *r)
 		ConditionVariableCancelSleep();
 		if (state != ODP_REORDER_GATHER)
 			return;
+		/* a latecomer with nothing left to gather maps nothing */
+		if (pg_atomic_read_u64(&s->next_span) * ODP_GATHER_SPAN_ROWS >= (uint64) s->placed_rows)
+			return;
 		OdpMapBuffers(p->narrays, s->gather_handles, s->gather_offsets, dst, segs);
-		from_seg = dsm_attach(s->from_handle);
-		if (from_seg == NULL)
+		p->from_seg = dsm_attach(s->from_handle);
+		if (p->from_seg == NULL)
 			elog(ERROR, "odp_gpu: could not map the parallel read's row order");
-		from = dsm_segment_address(from_seg);
+		from = dsm_segment_address(p->from_seg);
 	}
 
 	/* final: every chunk is in the output */
@@ -1221,7 +1240,7 @@ OdpGatherInOrder(OdpParticipant *p, OdpReader *r)
 	n = s->placed_rows;
 	SpinLockRelease(&s->mutex);
 	nspans = (n + ODP_GATHER_SPAN_ROWS - 1) / ODP_GATHER_SPAN_ROWS;
-	for (;;)
+	for (bool mapped = false;;)
 	{
 		int64		span = (int64) pg_atomic_fetch_add_u64(&s->next_span, 1);
 		int64		j0 = span * ODP_GATHER_SPAN_ROWS;
@@ -1230,6 +1249,16 @@ OdpGatherInOrder(OdpParticipant *p, OdpReader *r)
 		if (span >= nspans)
 			break;
 		CHECK_FOR_INTERRUPTS();
+		/* spans read rows from all over the first output: map it at once */
+		if (!mapped)
+		{
+			OdpReaderArray arrays[ODP_READER_ARRAYS];
+
+			(void) OdpReaderArrays(&p->stage, arrays);
+			for (int a = 0; a < p->narrays; a++)
+				OdpPrefaultFor(p->out[a], (Size) n * arrays[a].rowbytes, true);
+			mapped = true;
+		}
 		OdpGatherSpan(p, dst, from, j0, Min(j0 + ODP_GATHER_SPAN_ROWS, n));
 		SpinLockAcquire(&s->mutex);
 		all = ++s->spans_done == nspans;
@@ -1267,7 +1296,6 @@ OdpGatherInOrder(OdpParticipant *p, OdpReader *r)
 	}
 	else
 		OdpUnmapBuffers(p->narrays, segs);
-	dsm_detach(from_seg);
 }
 
 /* Prepares a participant's private stage and contexts. */
@@ -1422,6 +1450,8 @@ OdpRunParallelRead(Relation rel, const OdpInputSpec *spec, OdpReader *r,
 	}
 	if (leader.order_seg != NULL)
 		dsm_detach(leader.order_seg);
+	if (leader.from_seg != NULL)
+		dsm_detach(leader.from_seg);
 	DestroyParallelContext(pcxt);
 	ExitParallelMode();
 	return ok;
@@ -1527,4 +1557,6 @@ OdpParallelWorkerRead(shm_toc *toc, Relation rel, const OdpColumnPlan *plan,
 	OdpUnmapBuffers(p.narrays, p.segs);
 	if (p.order_seg != NULL)
 		dsm_detach(p.order_seg);
+	if (p.from_seg != NULL)
+		dsm_detach(p.from_seg);
 }

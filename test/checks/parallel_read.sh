@@ -122,6 +122,31 @@ SQL
 	[ "$(sed -n 1p <<<"$out")" = "$(sed -n 2p <<<"$out")" ] && [ -n "$(sed -n 1p <<<"$out")" ]
 	odp_check "$dev: the parallel read gives the serial read's k-NN" $? "$out"
 
+	# narrow rows stored out of id order: every participant gathers them
+	# in id order; the serial read's k-NN
+	out=$(psql -X -At -v ON_ERROR_STOP=1 2>&1 <<SQL
+SET client_min_messages = warning;
+DROP TABLE IF EXISTS odp_par_shuffled;
+CREATE TABLE odp_par_shuffled AS SELECT * FROM odp_par_data ORDER BY (id * 7919) % 300007;
+ANALYZE odp_par_shuffled;
+SET client_min_messages = notice;
+SET odp_gpu.device = $dev;
+SET odp_gpu.report_timing = on;
+SET max_parallel_workers_per_gather = 2;
+SET odp_gpu.parallel_read = off;
+SELECT sum(id * rank) || ':' || sum(distance)::numeric(20,3) FROM odp_knn('odp_par_shuffled', '{1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16}', k => 100);
+SET odp_gpu.parallel_read = force;
+SELECT sum(id * rank) || ':' || sum(distance)::numeric(20,3) FROM odp_knn('odp_par_shuffled', '{1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16}', k => 100);
+SELECT sum(id * rank) || ':' || sum(distance)::numeric(20,3) FROM odp_knn('odp_par_data', '{1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16}', k => 100);
+DROP TABLE odp_par_shuffled;
+SQL
+)
+	workers=$(grep -o 'read_workers=[0-9]*' <<<"$out" | cut -d= -f2 | tr '\n' ' ')
+	res=$(grep -v NOTICE <<<"$out" | grep ':' | sort -u)
+	[ "$workers" = "0 2 2 " ] && [ "$(wc -l <<<"$res")" = 1 ] && [ -n "$res" ]
+	odp_check "$dev: workers gather narrow rows stored out of id order in id order: the serial read's k-NN" $? \
+		"read_workers: $workers; $(grep -v NOTICE <<<"$out" | tr '\n' ' ')"
+
 	# wide rows (TOASTed float8[]) stored out of id order, ids dense and
 	# sparse: workers place each row at its rank; the results and the
 	# duplicate-id error are the serial read's
