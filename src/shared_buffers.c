@@ -223,6 +223,8 @@ OdpSharedBufferFind(const void *ptr, Size bytes, OdpSharedLocation *loc)
 	if (b == NULL || (const char *) ptr + bytes > b->base + b->size)
 		return false;
 	loc->staged = b->kind == SHARED_STAGED;
+	loc->where = b->kind == SHARED_STAGED ? ODP_SHARED_STAGING :
+		b->kind == SHARED_OWN ? ODP_SHARED_OWN : ODP_SHARED_SEGMENT;
 	if (loc->staged)
 	{
 		loc->handle = 0;

@@ -59,6 +59,7 @@ extern void OdpSharedBufferFree(void *buf);
  */
 typedef struct OdpSharedLocation
 {
+	int			where;			/* ODP_SHARED_STAGING, _OWN or _SEGMENT */
 	bool		staged;
 	uint32		handle;			/* a segment's (not staged) */
 	Size		offset;

@@ -492,20 +492,19 @@ OdpGatherRows(char *base, char *scratch, const int64 *from, int64 n,
 }
 
 /*
- * A second buffer of size bytes like buf (shared where buf is), for a
- * gather out of place; NULL where none can be had.
+ * A second buffer of size bytes in the same area as buf, for a gather
+ * out of place; NULL where none can be had, or where buf is not in an
+ * area whose pages stay mapped between calls (the staging areas): the
+ * first touches of fresh pages cost more than following the cycles.
  */
 static char *
 OdpGatherTarget(OdpReader *r, const void *buf, Size size)
 {
-	char	   *target;
+	OdpSharedLocation loc;
 
-	if (OdpSharedBufferIs(buf))
-		return OdpSharedBufferCreate(r->outcxt, size, r->shared | ODP_SHARED_SEGMENT);
-	target = MemoryContextAllocExtended(r->outcxt, size, MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
-	if (target != NULL)
-		OdpAdviseHugePages(target, size);
-	return target;
+	if (!OdpSharedBufferFind(buf, 1, &loc) || loc.where == ODP_SHARED_SEGMENT)
+		return NULL;
+	return OdpSharedBufferCreate(r->outcxt, size, loc.where);
 }
 
 /*
