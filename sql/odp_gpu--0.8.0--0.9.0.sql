@@ -129,10 +129,11 @@ CREATE FUNCTION odp_gpu_staging(
 	OUT largest_free bigint,
 	OUT inputs integer,
 	OUT misses bigint,
-	OUT page_locked boolean)
+	OUT page_locked boolean,
+	OUT huge_pages boolean)
 RETURNS record
 AS 'MODULE_PATHNAME', 'odp_gpu_staging'
 LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 
 COMMENT ON FUNCTION odp_gpu_staging() IS
-'the GPU service''s staging area, where inputs are read for the service (odp_gpu.staging_size): its size, the bytes input arrays hold now, the longest free run, the arrays held, how many times an input buffer found no room since the server started (its array streamed to the service instead), and whether the service page-locked it for the GPUs; size 0 where odp_gpu is not preloaded or the area is off';
+'the GPU service''s staging area, where inputs are read for the service (odp_gpu.staging_size): its size, the bytes input arrays hold now, the longest free run, the arrays held, how many times an input buffer found no room since the server started (its array streamed to the service instead), whether the service page-locked it for the GPUs, and whether it is in huge pages (huge_pages not off and the host has them reserved); size 0 where odp_gpu is not preloaded or the area is off';

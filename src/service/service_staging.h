@@ -46,7 +46,10 @@ extern int	odp_staging_mb;
 /* Defines odp_gpu.staging_size (context: fixed when preloaded). */
 extern void OdpStagingDefineSetting(GucContext fixed);
 
-/* Makes and maps the area (the postmaster, while preloading). */
+/*
+ * Sizes the area (the postmaster, while preloading); it is made and mapped
+ * once the server's shared memory is (OdpStagingShmemInit).
+ */
 extern void OdpStagingCreate(void);
 
 /*
@@ -111,6 +114,7 @@ typedef struct OdpStagingInfo
 	int			extents;
 	int64		misses;			/* times a buffer found no room, since start */
 	bool		locked;			/* page-locked by the service */
+	bool		huge_pages;		/* in huge pages */
 } OdpStagingInfo;
 
 extern void OdpStagingGetInfo(OdpStagingInfo *info);

@@ -218,8 +218,8 @@ odp_gpu_staging(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
 	OdpStagingInfo info;
-	Datum		values[6];
-	bool		nulls[6] = {false};
+	Datum		values[7];
+	bool		nulls[7] = {false};
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -230,5 +230,6 @@ odp_gpu_staging(PG_FUNCTION_ARGS)
 	values[3] = Int32GetDatum(info.extents);
 	values[4] = Int64GetDatum(info.misses);
 	values[5] = BoolGetDatum(info.locked);
+	values[6] = BoolGetDatum(info.huge_pages);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
