@@ -506,10 +506,12 @@ OdpMapBuffers(int n, const dsm_handle *handles, const Size *offsets,
 			out[a] = OdpStagingBase() + offsets[a];
 			continue;
 		}
-		/* arrays in one segment (the backend's own area): mapped once */
-		for (int b = 0; b < a && seg == NULL; b++)
-			if (handles[b] == handles[a])
-				seg = dsm_find_mapping(handles[a]);
+		/*
+		 * A segment mapped already (several arrays in the backend's own
+		 * area, or a second output in the area of the first) is mapped once:
+		 * attaching it again is an error.
+		 */
+		seg = dsm_find_mapping(handles[a]);
 		if (seg == NULL)
 		{
 			seg = segs[a] = dsm_attach(handles[a]);
