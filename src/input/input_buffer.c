@@ -472,23 +472,61 @@ OdpReaderIdOrder(const OdpReader *r, int64 *from)
 		OdpSortedIdOrder(r, from);
 }
 
-/*
- * Gathers n rows of rowbytes bytes of base in the order from gives into
- * scratch, then copies them back.  The reads are independent of each
- * other (from is read in order), so the memory system overlaps them,
- * where following the permutation's cycles waits for every row in turn.
- */
+/* Copies row from[j] of src to place j of dst, for j in [j0, j1). */
 static pg_attribute_always_inline void
-OdpGatherRows(char *base, char *scratch, const int64 *from, int64 n,
-			  Size rowbytes)
+OdpGatherRange(char *dst, const char *src, const int64 *from, int64 j0,
+			   int64 j1, Size rowbytes)
 {
-	for (int64 j = 0; j < n; j++)
+	for (int64 j = j0; j < j1; j++)
+		memcpy(dst + rowbytes * j, src + rowbytes * from[j], rowbytes);
+}
+
+/*
+ * See input_internal.h.  The reads are independent of each other (from is
+ * read in order), so the memory system overlaps them, where following the
+ * permutation's cycles waits for every row in turn.
+ */
+void
+OdpGatherRowsInOrder(char *dst, const char *src, const int64 *from, int64 j0,
+					 int64 j1, Size rowbytes)
+{
+	/* constant widths, so that each copy is a move or two */
+	switch (rowbytes)
 	{
-		if ((j & ((ODP_INPUT_BATCH_ROWS << 4) - 1)) == 0)
-			CHECK_FOR_INTERRUPTS();
-		memcpy(scratch + rowbytes * j, base + rowbytes * from[j], rowbytes);
+		case 1:
+			OdpGatherRange(dst, src, from, j0, j1, 1);
+			break;
+		case 4:
+			OdpGatherRange(dst, src, from, j0, j1, 4);
+			break;
+		case 8:
+			OdpGatherRange(dst, src, from, j0, j1, 8);
+			break;
+		case 16:
+			OdpGatherRange(dst, src, from, j0, j1, 16);
+			break;
+		default:
+			OdpGatherRange(dst, src, from, j0, j1, rowbytes);
+			break;
 	}
-	memcpy(base, scratch, rowbytes * n);
+}
+
+/* Bytes gathered between two looks for a cancel (and at most these rows). */
+#define ODP_GATHER_CHECK_BYTES	((Size) 2 << 20)
+#define ODP_GATHER_CHECK_ROWS	((int64) ODP_INPUT_BATCH_ROWS << 4)
+
+/* OdpGatherRowsInOrder of all n rows, letting the user cancel. */
+static void
+OdpGatherAll(char *dst, const char *src, const int64 *from, int64 n, Size rowbytes)
+{
+	const int64 step = Min(ODP_GATHER_CHECK_ROWS,
+						   Max((int64) (ODP_GATHER_CHECK_BYTES / rowbytes), 1));
+
+	for (int64 j0 = 0; j0 < n; j0 += step)
+	{
+		CHECK_FOR_INTERRUPTS();
+		OdpGatherRowsInOrder(dst, src, from, j0, Min(j0 + step, n), rowbytes);
+	}
 }
 
 /*
@@ -556,29 +594,13 @@ OdpReaderSortRows(OdpReader *r)
 	{
 		char	   *buf = MemoryContextAllocHuge(CurrentMemoryContext, gather_bytes);
 
-		/* constant widths, so that each copy is a move or two */
+		/* through the scratch copy, then back */
 		for (int a = 0; a < nnarrow; a++)
 		{
 			char	   *base = *narrow[a].ptr;
 
-			switch (narrow[a].rowbytes)
-			{
-				case 1:
-					OdpGatherRows(base, buf, from, n, 1);
-					break;
-				case 4:
-					OdpGatherRows(base, buf, from, n, 4);
-					break;
-				case 8:
-					OdpGatherRows(base, buf, from, n, 8);
-					break;
-				case 16:
-					OdpGatherRows(base, buf, from, n, 16);
-					break;
-				default:
-					OdpGatherRows(base, buf, from, n, narrow[a].rowbytes);
-					break;
-			}
+			OdpGatherAll(buf, base, from, n, narrow[a].rowbytes);
+			memcpy(base, buf, narrow[a].rowbytes * (Size) n);
 		}
 		pfree(buf);
 	}
@@ -591,13 +613,7 @@ OdpReaderSortRows(OdpReader *r)
 
 		if (target == NULL)
 			continue;
-		for (int64 j = 0; j < n; j++)
-		{
-			if ((j & (ODP_INPUT_BATCH_ROWS - 1)) == 0)
-				CHECK_FOR_INTERRUPTS();
-			memcpy(target + wide[a].rowbytes * j, *wide[a].ptr + wide[a].rowbytes * from[j],
-				   wide[a].rowbytes);
-		}
+		OdpGatherAll(target, *wide[a].ptr, from, n, wide[a].rowbytes);
 		OdpRelease(*wide[a].ptr);
 		*wide[a].ptr = target;
 		/* gathered: the cycles below leave it alone */

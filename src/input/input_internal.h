@@ -344,6 +344,13 @@ extern void OdpReaderFinish(OdpReader *r);
  */
 extern void OdpReaderIdOrder(const OdpReader *r, int64 *from);
 
+/*
+ * Copies row from[j] of src (rows of rowbytes bytes) to place j of dst,
+ * for places [j0, j1): rows put in the order from gives.
+ */
+extern void OdpGatherRowsInOrder(char *dst, const char *src, const int64 *from,
+								 int64 j0, int64 j1, Size rowbytes);
+
 /* One of the reader's per-row arrays: where it is, bytes per row. */
 typedef struct OdpReaderArray
 {

@@ -53,7 +53,8 @@
  *	- how many workers: OdpParallelReadWorkers, OdpParallelCapacity;
  *	- placing chunks: OdpPublishRows/Ids/Chunk, OdpCountCopied,
  *	  OdpPlaceStaged, OdpWaitToPlace;
- *	- the output: OdpMapBuffers, OdpMapOutput, OdpMakeOutput;
+ *	- waiting: OdpWaitUntil, and the states waited for (OdpChunkPlaced...);
+ *	- the output: OdpScanChunk, OdpMapBuffers, OdpMapOutput, OdpMakeOutput;
  *	- wide rows: OdpCountChunkDirect (first round), OdpRankRows and
  *	  OdpAwaitOrder, OdpDecodeChunkDirect (second round);
  *	- narrow rows: OdpReadChunkRows; OdpParticipate, every participant's
@@ -484,7 +485,88 @@ OdpWaitToPlace(OdpParticipant *p)
 	ConditionVariableCancelSleep();
 }
 
+/* A state the participants wait for, tested under the shared mutex. */
+typedef bool (*OdpReadTest) (const OdpParallelRead *s, int64 arg);
+
+/* Sleeps on the shared condition variable until test(s, arg) holds. */
+static void
+OdpWaitUntil(OdpParallelRead *s, OdpReadTest test, int64 arg)
+{
+	bool		done;
+
+	ConditionVariablePrepareToSleep(&s->cv);
+	for (;;)
+	{
+		SpinLockAcquire(&s->mutex);
+		done = test(s, arg);
+		SpinLockRelease(&s->mutex);
+		if (done)
+			break;
+		ConditionVariableSleep(&s->cv, PG_WAIT_EXTENSION);
+	}
+	ConditionVariableCancelSleep();
+}
+
+/* The states waited for (OdpWaitUntil); overflow ends every wait for chunks. */
+static bool
+OdpOutputDecided(const OdpParallelRead *s, int64 arg)
+{
+	return s->output != ODP_OUTPUT_PENDING;
+}
+
+/* Chunk arg has its offset. */
+static bool
+OdpChunkPlaced(const OdpParallelRead *s, int64 arg)
+{
+	return s->placed_chunks > arg || s->overflow;
+}
+
+/* Every chunk's ids are published (wide rows, the backend). */
+static bool
+OdpAllCounted(const OdpParallelRead *s, int64 arg)
+{
+	return s->counted_chunks == s->nchunks || s->overflow;
+}
+
+/* The wide rows' places are known (a worker). */
+static bool
+OdpOrderDecided(const OdpParallelRead *s, int64 arg)
+{
+	return s->order != ODP_ORDER_PENDING || s->overflow;
+}
+
+/* Every staged chunk is in the output (narrow rows, the backend). */
+static bool
+OdpAllCopied(const OdpParallelRead *s, int64 arg)
+{
+	return s->copied_chunks == s->nchunks || s->overflow;
+}
+
+/* Whether the rows are gathered is known (a worker). */
+static bool
+OdpReorderDecided(const OdpParallelRead *s, int64 arg)
+{
+	return s->reorder != ODP_REORDER_PENDING;
+}
+
+/* All arg spans are gathered (the backend). */
+static bool
+OdpSpansGathered(const OdpParallelRead *s, int64 arg)
+{
+	return s->spans_done == arg;
+}
+
 /* ---- scanning ---- */
+
+/* Restarts scan on chunk c's blocks. */
+static void
+OdpScanChunk(const OdpParallelRead *s, TableScanDesc scan, int64 c)
+{
+	BlockNumber start = (BlockNumber) (c * s->chunk_blocks);
+
+	table_rescan(scan, NULL);
+	heap_setscanlimits(scan, start, Min(s->chunk_blocks, s->nblocks - start));
+}
 
 /*
  * Maps n shared buffers given by handles (0: the staging area) and
@@ -559,17 +641,10 @@ OdpWaitForOutput(OdpParallelRead *s)
 {
 	int			state;
 
-	ConditionVariablePrepareToSleep(&s->cv);
-	for (;;)
-	{
-		SpinLockAcquire(&s->mutex);
-		state = s->output;
-		SpinLockRelease(&s->mutex);
-		if (state != ODP_OUTPUT_PENDING)
-			break;
-		ConditionVariableSleep(&s->cv, PG_WAIT_EXTENSION);
-	}
-	ConditionVariableCancelSleep();
+	OdpWaitUntil(s, OdpOutputDecided, 0);
+	SpinLockAcquire(&s->mutex);
+	state = s->output;
+	SpinLockRelease(&s->mutex);
 	return state == ODP_OUTPUT_READY;
 }
 
@@ -670,23 +745,14 @@ OdpReadsDirect(OdpParticipant *p)
 static int64
 OdpWaitForOffset(OdpParallelRead *s, int64 c, int64 rows)
 {
-	bool		placed = false;
-	bool		overflow = false;
-	int64		offset = 0;
+	bool		overflow;
+	int64		offset;
 
-	ConditionVariablePrepareToSleep(&s->cv);
-	for (;;)
-	{
-		SpinLockAcquire(&s->mutex);
-		placed = s->placed_chunks > c;
-		offset = s->chunks[c].offset;
-		overflow = s->overflow;
-		SpinLockRelease(&s->mutex);
-		if (placed || overflow)
-			break;
-		ConditionVariableSleep(&s->cv, PG_WAIT_EXTENSION);
-	}
-	ConditionVariableCancelSleep();
+	OdpWaitUntil(s, OdpChunkPlaced, c);
+	SpinLockAcquire(&s->mutex);
+	offset = s->chunks[c].offset;
+	overflow = s->overflow;
+	SpinLockRelease(&s->mutex);
 	if (overflow || offset + rows > s->capacity)
 		return -1;
 	return offset;
@@ -702,13 +768,10 @@ OdpCountChunkDirect(OdpParticipant *p, TableScanDesc scan, TupleTableSlot *slot,
 					int64 c)
 {
 	OdpParallelRead *s = p->shared;
-	BlockNumber start = (BlockNumber) (c * s->chunk_blocks);
-	BlockNumber nblocks = Min(s->chunk_blocks, s->nblocks - start);
 	int64		rows = 0;
 	int64		offset;
 
-	table_rescan(scan, NULL);
-	heap_setscanlimits(scan, start, nblocks);
+	OdpScanChunk(s, scan, c);
 	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
 	{
 		if (rows == p->chunk_ids_room)
@@ -802,23 +865,15 @@ OdpAwaitOrder(OdpParticipant *p, OdpReader *r)
 {
 	OdpParallelRead *s = p->shared;
 	bool		overflow;
-	bool		waited_for;
 	int			order;
 	dsm_handle	handle;
 
-	ConditionVariablePrepareToSleep(&s->cv);
-	for (;;)
-	{
-		SpinLockAcquire(&s->mutex);
-		overflow = s->overflow;
-		order = s->order;
-		waited_for = r != NULL ? s->counted_chunks == s->nchunks : order != ODP_ORDER_PENDING;
-		SpinLockRelease(&s->mutex);
-		if (overflow || waited_for)
-			break;
-		ConditionVariableSleep(&s->cv, PG_WAIT_EXTENSION);
-	}
-	ConditionVariableCancelSleep();
+	OdpWaitUntil(s, r != NULL ? OdpAllCounted : OdpOrderDecided, 0);
+	SpinLockAcquire(&s->mutex);
+	overflow = s->overflow;
+	order = s->order;
+	handle = s->order_handle;
+	SpinLockRelease(&s->mutex);
 	if (overflow)
 		return false;
 	if (r != NULL)
@@ -829,9 +884,6 @@ OdpAwaitOrder(OdpParticipant *p, OdpReader *r)
 	}
 	if (order == ODP_ORDER_PERMUTED)
 	{
-		SpinLockAcquire(&s->mutex);
-		handle = s->order_handle;
-		SpinLockRelease(&s->mutex);
 		p->order_seg = dsm_attach(handle);
 		if (p->order_seg == NULL)
 			elog(ERROR, "odp_gpu: could not map the parallel read's row order");
@@ -851,8 +903,6 @@ OdpDecodeChunkDirect(OdpParticipant *p, TableScanDesc scan, TupleTableSlot *slot
 					 int64 c)
 {
 	OdpParallelRead *s = p->shared;
-	BlockNumber start = (BlockNumber) (c * s->chunk_blocks);
-	BlockNumber nblocks = Min(s->chunk_blocks, s->nblocks - start);
 	int64		rows = s->chunks[c].rows;
 	int64		offset = s->chunks[c].offset;
 	OdpReaderArray arrays[ODP_READER_ARRAYS];
@@ -873,8 +923,7 @@ OdpDecodeChunkDirect(OdpParticipant *p, TableScanDesc scan, TupleTableSlot *slot
 		OdpPrefault(*arrays[a].ptr, (Size) rows * arrays[a].rowbytes);
 	}
 
-	table_rescan(scan, NULL);
-	heap_setscanlimits(scan, start, nblocks);
+	OdpScanChunk(s, scan, c);
 	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
 	{
 		/* the snapshot is the same: both scans see the same rows */
@@ -957,13 +1006,10 @@ OdpReadChunkRows(OdpParticipant *p, OdpReader *r, bool *ready,
 				 TableScanDesc scan, TupleTableSlot *slot, int64 c)
 {
 	OdpParallelRead *s = p->shared;
-	BlockNumber start = (BlockNumber) (c * s->chunk_blocks);
-	BlockNumber nblocks = Min(s->chunk_blocks, s->nblocks - start);
 	int64		first = p->stage.rows;
 	bool		early = !*ready && !p->stage.plan->pieces;
 
-	table_rescan(scan, NULL);
-	heap_setscanlimits(scan, start, nblocks);
+	OdpScanChunk(s, scan, c);
 	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
 	{
 		OdpReaderAddSlot(&p->stage, slot);
@@ -1069,16 +1115,7 @@ OdpParticipate(OdpParticipant *p, OdpReader *r)
 	ExecDropSingleTupleTableSlot(slot);
 }
 
-/* Copies row from[j] of src to place j of dst for j in [j0, j1). */
-static pg_attribute_always_inline void
-OdpGatherRowsInto(char *dst, const char *src, const int64 *from, int64 j0,
-				  int64 j1, Size rowbytes)
-{
-	for (int64 j = j0; j < j1; j++)
-		memcpy(dst + rowbytes * j, src + rowbytes * from[j], rowbytes);
-}
-
-/* Gathers places [j0, j1) of every array into dst (constant widths inlined). */
+/* Gathers places [j0, j1) of every array into dst. */
 static void
 OdpGatherSpan(OdpParticipant *p, char **dst, const int64 *from, int64 j0, int64 j1)
 {
@@ -1089,24 +1126,7 @@ OdpGatherSpan(OdpParticipant *p, char **dst, const int64 *from, int64 j0, int64 
 	{
 		OdpPrefault(dst[a] + (Size) j0 * arrays[a].rowbytes,
 					(Size) (j1 - j0) * arrays[a].rowbytes);
-		switch (arrays[a].rowbytes)
-		{
-			case 1:
-				OdpGatherRowsInto(dst[a], p->out[a], from, j0, j1, 1);
-				break;
-			case 4:
-				OdpGatherRowsInto(dst[a], p->out[a], from, j0, j1, 4);
-				break;
-			case 8:
-				OdpGatherRowsInto(dst[a], p->out[a], from, j0, j1, 8);
-				break;
-			case 16:
-				OdpGatherRowsInto(dst[a], p->out[a], from, j0, j1, 16);
-				break;
-			default:
-				OdpGatherRowsInto(dst[a], p->out[a], from, j0, j1, arrays[a].rowbytes);
-				break;
-		}
+		OdpGatherRowsInOrder(dst[a], p->out[a], from, j0, j1, arrays[a].rowbytes);
 	}
 }
 
@@ -1130,21 +1150,11 @@ OdpPlanGather(OdpParticipant *p, OdpReader *r, char **dst, int64 **from,
 
 	if (s->output == ODP_OUTPUT_READY && !OdpReadsDirect(p))
 	{
-		ConditionVariablePrepareToSleep(&s->cv);
-		for (;;)
-		{
-			bool		all;
-
-			SpinLockAcquire(&s->mutex);
-			overflow = s->overflow;
-			all = s->copied_chunks == s->nchunks;
-			n = s->placed_rows;
-			SpinLockRelease(&s->mutex);
-			if (overflow || all)
-				break;
-			ConditionVariableSleep(&s->cv, PG_WAIT_EXTENSION);
-		}
-		ConditionVariableCancelSleep();
+		OdpWaitUntil(s, OdpAllCopied, 0);
+		SpinLockAcquire(&s->mutex);
+		overflow = s->overflow;
+		n = s->placed_rows;
+		SpinLockRelease(&s->mutex);
 		gather = !overflow && n > 1 && !OdpChunksAscending(s);
 	}
 	if (gather)
@@ -1214,17 +1224,10 @@ OdpGatherInOrder(OdpParticipant *p, OdpReader *r)
 	}
 	else
 	{
-		ConditionVariablePrepareToSleep(&s->cv);
-		for (;;)
-		{
-			SpinLockAcquire(&s->mutex);
-			state = s->reorder;
-			SpinLockRelease(&s->mutex);
-			if (state != ODP_REORDER_PENDING)
-				break;
-			ConditionVariableSleep(&s->cv, PG_WAIT_EXTENSION);
-		}
-		ConditionVariableCancelSleep();
+		OdpWaitUntil(s, OdpReorderDecided, 0);
+		SpinLockAcquire(&s->mutex);
+		state = s->reorder;
+		SpinLockRelease(&s->mutex);
 		if (state != ODP_REORDER_GATHER)
 			return;
 		/* a latecomer with nothing left to gather maps nothing */
@@ -1275,19 +1278,7 @@ OdpGatherInOrder(OdpParticipant *p, OdpReader *r)
 		int			narrays = OdpReaderArrays(r, arrays);
 
 		/* every span gathered, the workers' too: the second output is r's */
-		ConditionVariablePrepareToSleep(&s->cv);
-		for (;;)
-		{
-			bool		all;
-
-			SpinLockAcquire(&s->mutex);
-			all = s->spans_done == nspans;
-			SpinLockRelease(&s->mutex);
-			if (all)
-				break;
-			ConditionVariableSleep(&s->cv, PG_WAIT_EXTENSION);
-		}
-		ConditionVariableCancelSleep();
+		OdpWaitUntil(s, OdpSpansGathered, nspans);
 		for (int a = 0; a < narrays; a++)
 		{
 			OdpSharedBufferFree(*arrays[a].ptr);
