@@ -164,53 +164,57 @@ OdpStagingCreate(void)
 }
 
 /*
- * Makes the area: a memfd the postmaster maps, once its main shared
- * memory is made (so that the server's own huge pages come first), before
+ * A memfd for the area, which the postmaster maps once its main shared
+ * memory is made (so that the server's own huge pages come first) and before
  * it starts any process.  In huge pages where the server may use them
  * (huge_pages not off) and the host has them: a new process then maps
  * the area with one entry per 2 MB, where with 4 kB pages each process
  * maps every page it touches again, which a parallel worker (a new
  * process every call) pays on each call (H200 host: 512 MB took 268 ms to
  * write in a new process, 48 ms in huge pages or in the process that had
- * them mapped already).
+ * them mapped already).  Returns the memfd, with flags (MFD_HUGETLB or
+ * 0), mapped at *p; -1, errno set, where the system refuses it.
  */
+static int
+StagingMapFd(unsigned int flags, void **p)
+{
+	int			fd = memfd_create("odp_gpu staging", MFD_CLOEXEC | flags);
+	int			saved;
+
+	if (fd < 0)
+		return -1;
+	if (ftruncate(fd, (off_t) staging_bytes) == 0 &&
+		(*p = mmap(NULL, staging_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) != MAP_FAILED)
+		return fd;
+	saved = errno;
+	close(fd);
+	errno = saved;
+	return -1;
+}
+
+/* Makes the area, in huge pages where it can (StagingMapFd). */
 static void
 StagingMap(void)
 {
 	int			fd = -1;
-	void	   *p = MAP_FAILED;
+	void	   *p = NULL;
 
 #ifdef MFD_HUGETLB
 	if (huge_pages != HUGE_PAGES_OFF && staging_bytes % ODP_STAGING_BLOCK == 0)
-	{
-		fd = memfd_create("odp_gpu staging", MFD_CLOEXEC | MFD_HUGETLB);
-		if (fd >= 0 &&
-			(ftruncate(fd, (off_t) staging_bytes) != 0 ||
-			 (p = mmap(NULL, staging_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED))
-		{
-			close(fd);
-			fd = -1;
-		}
-		staging_huge = fd >= 0;
-	}
+		fd = StagingMapFd(MFD_HUGETLB, &p);
+	staging_huge = fd >= 0;
 #endif
 	/*
 	 * Where the system refuses the area (no memfd, an address space too
 	 * small), the server runs without it: inputs then stream to the
 	 * service, slower, as with a size of 0.
 	 */
-	if (fd < 0)
-		fd = memfd_create("odp_gpu staging", MFD_CLOEXEC);
-	if (fd < 0 || (p == MAP_FAILED &&
-				   (ftruncate(fd, (off_t) staging_bytes) != 0 ||
-					(p = mmap(NULL, staging_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED)))
+	if (fd < 0 && (fd = StagingMapFd(0, &p)) < 0)
 	{
 		ereport(WARNING,
 				(errmsg("odp_gpu: could not make a staging area of %d MB: %m", odp_staging_mb),
 				 errdetail("Inputs stream to the GPU service through its rings instead."),
 				 errhint("Lower odp_gpu.staging_size, or set it to 0.")));
-		if (fd >= 0)
-			close(fd);
 		staging_bytes = 0;
 		return;
 	}
