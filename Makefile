@@ -36,11 +36,18 @@ DISTRIBUTED_OBJS = src/distributed/distributed.o src/distributed/distributed_wir
 	src/distributed/distributed_node.o src/distributed/distributed_conn.o \
 	src/distributed/distributed_shards.o
 
-# The GPU service (src/service/service.h)
+# The GPU service (src/service/service.h): its worker and the backends' side
 SERVICE_OBJS = src/service/service_shmem.o src/service/service_worker.o \
-	src/service/service_thread.o src/service/service_ring.o \
-	src/service/service_client.o src/service/service_objects.o \
-	src/service/service_views.o src/service/service_staging.o
+	src/service/service_engine_proc.o src/service/service_ring.o \
+	src/service/service_client.o src/service/service_views.o \
+	src/service/service_staging.o
+
+# The service's engine process, a program of its own with no PostgreSQL in
+# it (src/service/service_engine.h): its main, the request threads, the
+# rings, the node states it keeps, the engine calls and the engine.
+ENGINE_PROGRAM_BIN = src/service/odp_gpu_engine
+ENGINE_PROGRAM_OBJS = src/service/engine_process.o src/service/service_thread.o \
+	src/service/service_ring.o src/service/service_objects.o src/engine_call.o
 
 # The engine, folder by folder (the map: README.md, "Where things are", and
 # kernels/include/odp_engine.h).  Each folder lists its C objects, its CUDA
@@ -141,7 +148,7 @@ ENGINE_TESTS = test/engine/test_engine
 BENCHES = test/bench/outliers_engine_bench test/bench/knn_engine_bench \
 	test/bench/pearson_engine_bench test/bench/pearson_engine_bench_trace \
 	test/bench/skyline_engine_bench test/bench/intervals_engine_bench
-EXTRA_CLEAN = $(ENGINE_TESTS) $(BENCHES) $(PEARSON_TRACE_OBJS) \
+EXTRA_CLEAN = $(ENGINE_TESTS) $(BENCHES) $(PEARSON_TRACE_OBJS) $(ENGINE_PROGRAM_BIN) \
 	$(wildcard src/*.o src/*/*.o kernels/*/*.o src/*.d src/*/*.d kernels/*/*.d)
 
 override with_llvm = no
@@ -158,7 +165,23 @@ include $(PGXS)
 
 # Dependencies on headers come from the compilers (-MMD -MP: one .d file
 # beside each object), not from hand-kept lists.
-$(SRC_OBJS): override CFLAGS += -MMD -MP
+$(SRC_OBJS) $(ENGINE_PROGRAM_OBJS): override CFLAGS += -MMD -MP
+
+# The engine process's program, built with the library and installed
+# beside it (the service runs $libdir/odp_gpu_engine).
+all: $(ENGINE_PROGRAM_BIN)
+$(ENGINE_PROGRAM_BIN): $(ENGINE_PROGRAM_OBJS) $(ENGINE_OBJS)
+	$(CC) $(CFLAGS) -o $@ $(ENGINE_PROGRAM_OBJS) $(ENGINE_OBJS) $(SHLIB_LINK) $(LDFLAGS_EX)
+
+install: install-engine-program
+.PHONY: install-engine-program
+install-engine-program: $(ENGINE_PROGRAM_BIN) installdirs
+	$(INSTALL_PROGRAM) $(ENGINE_PROGRAM_BIN) '$(DESTDIR)$(pkglibdir)/odp_gpu_engine'
+
+uninstall: uninstall-engine-program
+.PHONY: uninstall-engine-program
+uninstall-engine-program:
+	rm -f '$(DESTDIR)$(pkglibdir)/odp_gpu_engine'
 
 # The engine's objects: PostgreSQL's warnings and code generation flags,
 # its preprocessor definitions (not its include directories), the
@@ -221,4 +244,4 @@ test/bench/skyline_engine_bench: test/bench/skyline_engine_bench.c $(ENGINE_OBJS
 test/bench/intervals_engine_bench: test/bench/intervals_engine_bench.c $(ENGINE_OBJS)
 	$(ENGINE_PROGRAM) -o $@ $< $(ENGINE_OBJS) $(SHLIB_LINK) -lm
 
--include $(OBJS:.o=.d) $(PEARSON_TRACE_OBJS:.o=.d)
+-include $(OBJS:.o=.d) $(ENGINE_PROGRAM_OBJS:.o=.d) $(PEARSON_TRACE_OBJS:.o=.d)

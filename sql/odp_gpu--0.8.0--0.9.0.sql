@@ -1,4 +1,4 @@
-/* odp_gpu--0.8.0--0.9.0.sql: pgvector's types as features (odp_knn's query of pgvector's types or text, the aggregates' features "any"); the GPU service's staging area (odp_gpu_staging()) */
+/* odp_gpu--0.8.0--0.9.0.sql: pgvector's types as features (odp_knn's query of pgvector's types or text, the aggregates' features "any"); the GPU service's staging area (odp_gpu_staging()); its engine process in odp_gpu_info() */
 
 -- complain if script is sourced in psql, rather than via ALTER EXTENSION
 \echo Use "ALTER EXTENSION odp_gpu UPDATE TO '0.9.0'" to load this file. \quit
@@ -137,3 +137,41 @@ LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 
 COMMENT ON FUNCTION odp_gpu_staging() IS
 'the GPU service''s staging area, where inputs are read for the service (odp_gpu.staging_size): its size, the bytes input arrays hold now, the longest free run, the arrays held, how many times an input buffer found no room since the server started (its array streamed to the service instead), whether the service page-locked it for the GPUs, and whether it is in huge pages (huge_pages not off and the host has them reserved); size 0 where odp_gpu is not preloaded or the area is off';
+
+-- The GPU service runs its engine (CUDA, the request threads) in a process
+-- of its own, which the service restarts when it dies: odp_gpu_info()
+-- shows it.  New result columns, so the function is replaced (a view over
+-- odp_gpu_info() must be dropped before this update and created again
+-- after it).  Markings as before.
+DROP FUNCTION odp_gpu_info();
+
+CREATE FUNCTION odp_gpu_info(
+	OUT device integer,
+	OUT name text,
+	OUT compute_capability text,
+	OUT total_memory bigint,
+	OUT free_memory bigint,
+	OUT multiprocessors integer,
+	OUT driver_version text,
+	OUT runtime_version text,
+	OUT built_with_cuda text,
+	OUT usable boolean,
+	OUT selected boolean,
+	OUT detail text,
+	OUT mode text,
+	OUT service_state text,
+	OUT budget bigint,
+	OUT reserved bigint,
+	OUT running integer,
+	OUT queued integer,
+	OUT waiting_for_slot bigint,
+	OUT engine_pid integer,
+	OUT engine_started_at timestamptz,
+	OUT engine_restarts bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'odp_gpu_info'
+LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED
+ROWS 1;
+
+COMMENT ON FUNCTION odp_gpu_info() IS
+'GPUs odp_gpu computes on (memory in bytes, versions, whether the current settings use each), or one row saying why none is usable; mode ''service'' when the odp_gpu service holds the GPUs (shared_preload_libraries), with its state, each device''s budget, reserved bytes, running and queued requests, the backends waiting for a free slot, and its engine process (the process that holds CUDA and runs the requests: its pid and start, NULL while it restarts, and how many times it was restarted); mode ''backend'' when each backend opens the GPUs itself (those columns NULL)';

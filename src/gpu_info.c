@@ -52,6 +52,9 @@ typedef enum GpuInfoColumn
 	COL_RUNNING,
 	COL_QUEUED,
 	COL_WAITING_FOR_SLOT,
+	COL_ENGINE_PID,
+	COL_ENGINE_STARTED_AT,
+	COL_ENGINE_RESTARTS,
 	GPU_INFO_COLS
 } GpuInfoColumn;
 
@@ -179,6 +182,22 @@ SetInt32(Datum *values, bool *nulls, int col, int32 value)
 }
 
 /*
+ * The service's engine process: its pid and start (NULL while there is
+ * none) and how many times it was restarted.
+ */
+static void
+SetEngine(Datum *values, bool *nulls, const OdpServiceInfo *service)
+{
+	if (service->engine_pid != 0)
+	{
+		SetInt32(values, nulls, COL_ENGINE_PID, service->engine_pid);
+		values[COL_ENGINE_STARTED_AT] = TimestampTzGetDatum(service->engine_started_at);
+		nulls[COL_ENGINE_STARTED_AT] = false;
+	}
+	SetInt64(values, nulls, COL_ENGINE_RESTARTS, service->engine_restarts);
+}
+
+/*
  * Service mode: one row per device the service holds (the CPU engine's
  * one with odp_gpu.service_engine = cpu), or one row saying why it has
  * none.  No CUDA call here.
@@ -197,6 +216,7 @@ ServiceRows(ReturnSetInfo *rsinfo, const OdpServiceInfo *service)
 		RowStart(values, nulls, "service");
 		SetText(values, nulls, COL_SERVICE_STATE, service->state);
 		SetInt64(values, nulls, COL_WAITING_FOR_SLOT, service->waiting_for_slot);
+		SetEngine(values, nulls, service);
 		SetBool(values, nulls, COL_USABLE, false);
 		SetBool(values, nulls, COL_SELECTED, false);
 		values[COL_DRIVER_VERSION] = CudaVersionText(service->driver_version,
@@ -213,8 +233,14 @@ ServiceRows(ReturnSetInfo *rsinfo, const OdpServiceInfo *service)
 		return;
 	}
 
-	held = psprintf("held by the odp_gpu service (pid %d, since %s)", service->pid,
-					timestamptz_to_str(service->started_at));
+	held = service->engine_pid != 0 ?
+		psprintf("held by the odp_gpu service (pid %d, since %s) in its engine process "
+				 "(pid %d, since %s)", service->pid, timestamptz_to_str(service->started_at),
+				 service->engine_pid, timestamptz_to_str(service->engine_started_at)) :
+		psprintf("held by the odp_gpu service (pid %d, since %s), whose engine process "
+				 "restarts (the last one %s)", service->pid,
+				 timestamptz_to_str(service->started_at),
+				 service->engine_last_exit[0] ? service->engine_last_exit : "ended");
 	for (int d = 0; d < service->ndevices; d++)
 	{
 		const OdpServiceDeviceInfo *dev = &service->devices[d];
@@ -253,6 +279,7 @@ ServiceRows(ReturnSetInfo *rsinfo, const OdpServiceInfo *service)
 		SetInt32(values, nulls, COL_RUNNING, dev->running);
 		SetInt32(values, nulls, COL_QUEUED, dev->queued);
 		SetInt64(values, nulls, COL_WAITING_FOR_SLOT, service->waiting_for_slot);
+		SetEngine(values, nulls, service);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 }

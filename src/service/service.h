@@ -63,6 +63,10 @@ typedef struct OdpServiceInfo
 	int			driver_version; /* 0: unknown (the CPU engine) */
 	int			runtime_version;
 	int64		waiting_for_slot;	/* backends waiting for a free slot */
+	int			engine_pid;		/* the engine process; 0: none now */
+	TimestampTz engine_started_at;
+	int64		engine_restarts;	/* its starts after the worker's first */
+	char		engine_last_exit[256];	/* how the last one ended, or "" */
 	int			ndevices;
 	OdpServiceDeviceInfo devices[ODP_MAX_GPUS];
 } OdpServiceInfo;

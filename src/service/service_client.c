@@ -27,6 +27,7 @@
 #include "service/service_shmem.h"
 #include "settings.h"
 #include "shared_buffers.h"
+#include "storage/dsm_impl.h"
 #include "storage/latch.h"
 #include "storage/proc.h"
 #include "utils/timestamp.h"
@@ -294,6 +295,19 @@ ClientTakeSlot(ClientState *cs)
 	return ready;
 }
 
+/*
+ * Whether the engine process can map a dynamic shared memory segment of
+ * this backend by its name: a POSIX segment of its own (dsm_impl_posix),
+ * not a piece of the main shared memory's region (min_dynamic_shared_memory,
+ * whose handles are odd, as dsm.c makes them), which it never maps.  The
+ * others stream through the rings.
+ */
+static bool
+ClientSegmentMappable(uint32 handle)
+{
+	return dynamic_shared_memory_type == DSM_IMPL_POSIX && (handle & 1) == 0;
+}
+
 /* Fills the slot and hands it to the service. */
 static void
 ClientSubmit(ClientState *cs, OdpCall *call, const char *function)
@@ -308,7 +322,8 @@ ClientSubmit(ClientState *cs, OdpCall *call, const char *function)
 	slot->userid = GetSessionUserId();
 	strlcpy(slot->function, function, sizeof(slot->function));
 	slot->submitted_ms = odp_now_ms();
-	slot->poison = odp_service_fault_test;
+	slot->fault = odp_service_fault_test;
+	slot->lost[0] = '\0';
 	{
 		OdpCallArray arrays[ODP_CALL_MAX_ARRAYS];
 		int			n = odp_call_inputs(call, arrays);
@@ -319,7 +334,8 @@ ClientSubmit(ClientState *cs, OdpCall *call, const char *function)
 
 			/* a node state keeps its rows: they stream to the service's own */
 			if (i >= n || call->op == ODP_CALL_NODE_CREATE ||
-				!OdpSharedBufferFind(*arrays[i].ptr, arrays[i].bytes, &loc))
+				!OdpSharedBufferFind(*arrays[i].ptr, arrays[i].bytes, &loc) ||
+				(!loc.staged && !ClientSegmentMappable(loc.handle)))
 				memset(&loc, 0, sizeof(loc));
 			slot->staged[i] = loc.staged;
 			slot->shared_handle[i] = loc.handle;
@@ -335,6 +351,7 @@ ClientSubmit(ClientState *cs, OdpCall *call, const char *function)
 	atomic_store(&slot->finished, 0);
 	atomic_store(&slot->backend_waiting, 0);
 	atomic_store(&slot->progress_done, 0);
+	atomic_store(&slot->beat_ms, (int64_t) odp_now_ms());
 	odp_ring_init(slot->in, slot->in->size);
 	odp_ring_init(slot->out, slot->out->size);
 
@@ -459,9 +476,13 @@ OdpServiceRun(OdpContext *ctx, OdpCall *call, const char *function,
 		ClientAbandon(&cs);
 		if (stop == CLIENT_CANCELLED)
 			return ODP_ERR_CANCELLED;
-		snprintf(ctx->message, sizeof(ctx->message),
-				 "the odp_gpu service stopped while running this call; "
-				 "it restarts by itself (odp_gpu_info() shows its state)");
+		/* set before the worker marked it finished */
+		if (cs.slot->lost[0] != '\0')
+			strlcpy(ctx->message, cs.slot->lost, sizeof(ctx->message));
+		else
+			snprintf(ctx->message, sizeof(ctx->message),
+					 "the odp_gpu service stopped while running this call; "
+					 "it restarts by itself (odp_gpu_info() shows its state)");
 		return ODP_ERR_GPU;
 	}
 	info->queued_ms = result.queued_ms + (cs.slot->submitted_ms - start);

@@ -4,8 +4,10 @@
  *	  The GPU service's settings, its shared memory and its registration
  *	  as a background worker, all done while the library is preloaded.
  *
- * The shared area is the slots' headers followed by two rings per slot,
- * in the server's main shared memory: odp_gpu.service_slots x 2 x
+ The service's state (its lock, devices and budgets) is in the server's
+ * main shared memory.  The slots and their two rings each are in the
+ * engine area, a memfd the postmaster makes at start, which the engine
+ * process maps too (service_engine.h): odp_gpu.service_slots x 2 x
  * odp_gpu.service_ring_size (32 x 2 x 512 kB = 32 MB by default).  Inputs
  * are read into the staging area (service_staging.h) where it has room;
  * the others, and outputs of any size, stream through the rings in
@@ -20,26 +22,49 @@
  */
 #include "postgres.h"
 
+#include <sys/mman.h>
+
 #include "miscadmin.h"
 #include "postmaster/bgworker.h"
 #include "service/service.h"
+#include "service/service_engine.h"
 #include "service/service_shmem.h"
 #include "service/service_staging.h"
 #include "storage/ipc.h"
+#include "storage/pg_shmem.h"
 #include "storage/shmem.h"
 #include "utils/guc.h"
 
 #define ODP_SERVICE_TRANCHE "odp_gpu_service"
 
 OdpServiceShared *OdpService = NULL;
+OdpEngineArea *OdpEngine = NULL;
+/* The engine area's memfd, inherited from the postmaster. */
+int			odp_engine_area_fd = -1;
 int			odp_service_slots = 32;
 int			odp_service_ring_kb = 512;
 int			odp_service_engine = ODP_SERVICE_ENGINE_GPU;
-bool		odp_service_fault_test = false;
+int			odp_service_fault_test = ODP_FAULT_NONE;
+int			odp_engine_timeout_s = 300;
 bool		odp_service_inputs_in_place = false;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+/* "on" (and true, yes, 1) stays what it was when the setting was a boolean */
+static const struct config_enum_entry service_fault_options[] = {
+	{"off", ODP_FAULT_NONE, false},
+	{"poison", ODP_FAULT_POISON, false},
+	{"hang", ODP_FAULT_HANG, false},
+	{"on", ODP_FAULT_POISON, true},
+	{"true", ODP_FAULT_POISON, true},
+	{"false", ODP_FAULT_NONE, true},
+	{"yes", ODP_FAULT_POISON, true},
+	{"no", ODP_FAULT_NONE, true},
+	{"1", ODP_FAULT_POISON, true},
+	{"0", ODP_FAULT_NONE, true},
+	{NULL, 0, false}
+};
 
 static const struct config_enum_entry service_engine_options[] = {
 	{"gpu", ODP_SERVICE_ENGINE_GPU, false},
@@ -54,17 +79,53 @@ ServiceRingBytes(void)
 }
 
 static Size
-ServiceHeaderBytes(void)
+ServiceShmemSize(void)
 {
-	return MAXALIGN(add_size(offsetof(OdpServiceShared, slots),
+	return MAXALIGN(sizeof(OdpServiceShared));
+}
+
+/* The engine area: its head, the slots, then two rings per slot. */
+static Size
+EngineHeadBytes(void)
+{
+	return MAXALIGN(add_size(offsetof(OdpEngineArea, slots),
 							 mul_size(sizeof(OdpServiceSlot), odp_service_slots)));
 }
 
 static Size
-ServiceShmemSize(void)
+EngineAreaBytes(void)
 {
-	return add_size(ServiceHeaderBytes(),
-					mul_size(ServiceRingBytes(), mul_size(2, odp_service_slots)));
+	Size		bytes = add_size(EngineHeadBytes(),
+								 mul_size(ServiceRingBytes(), mul_size(2, odp_service_slots)));
+
+	/* whole huge pages, so that it can be in them */
+	return (bytes + ((Size) 2 << 20) - 1) & ~(((Size) 2 << 20) - 1);
+}
+
+/*
+ * Makes the engine area (the postmaster, once: a restart after a crash
+ * keeps it, as it keeps the staging area), in huge pages where it can.
+ * Without it the service cannot run: the server refuses to start.
+ */
+static void
+EngineAreaMap(void)
+{
+	void	   *p = NULL;
+	int			fd = -1;
+
+#ifdef MFD_HUGETLB
+	if (huge_pages != HUGE_PAGES_OFF)
+		fd = OdpMemfdMap("odp_gpu engine area", EngineAreaBytes(), MFD_HUGETLB, &p);
+#endif
+	if (fd < 0)
+		fd = OdpMemfdMap("odp_gpu engine area", EngineAreaBytes(), 0, &p);
+	if (fd < 0)
+		ereport(FATAL,
+				(errmsg("odp_gpu: could not make the GPU service's engine area of %zu MB: %m",
+						EngineAreaBytes() >> 20),
+				 errhint("Lower odp_gpu.service_slots or odp_gpu.service_ring_size.")));
+	odp_engine_area_fd = fd;
+	OdpEngine = p;
 }
 
 static void
@@ -88,17 +149,24 @@ ServiceShmemStartup(void)
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	OdpStagingShmemInit(ShmemInitStruct("odp_gpu staging", OdpStagingShmemSize(), &found),
 						found);
+	if (!IsUnderPostmaster && OdpEngine == NULL)
+		EngineAreaMap();
 	OdpService = ShmemInitStruct("odp_gpu service", ServiceShmemSize(), &found);
 	if (!found)
 	{
-		char	   *rings = (char *) OdpService + ServiceHeaderBytes();
+		char	   *rings = (char *) OdpEngine + EngineHeadBytes();
 
-		memset(OdpService, 0, ServiceHeaderBytes());
+		memset(OdpService, 0, ServiceShmemSize());
+		memset(OdpEngine, 0, EngineHeadBytes());
+		OdpEngine->pg_base = (uint64) (uintptr_t) OdpEngine;
+		OdpEngine->bytes = EngineAreaBytes();
+		OdpEngine->nslots = odp_service_slots;
 		OdpService->lock = &(GetNamedLWLockTranche(ODP_SERVICE_TRANCHE))->lock;
 		ConditionVariableInit(&OdpService->slot_freed);
 		ConditionVariableInit(&OdpService->state_changed);
 		OdpService->state = ODP_SERVICE_DOWN;
 		OdpService->nslots = odp_service_slots;
+		OdpService->slots = OdpEngine->slots;
 		for (int i = 0; i < odp_service_slots; i++)
 		{
 			OdpServiceSlot *slot = &OdpService->slots[i];
@@ -144,12 +212,21 @@ OdpServiceDefineSettings(void)
 							 "faster than reading into shared memory.",
 							 &odp_service_inputs_in_place, false,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
-	DefineCustomBoolVariable("odp_gpu.service_fault_test",
-							 "Makes the GPU service poison the device's context before this session's GPU calls.",
-							 "For tests of the service's recovery from a CUDA fault: the call fails, the "
-							 "service rebuilds the context (or restarts) and queued calls run.",
-							 &odp_service_fault_test, false,
+	DefineCustomEnumVariable("odp_gpu.service_fault_test",
+							 "Makes the GPU service's engine fail this session's GPU calls on purpose, for tests.",
+							 "poison (or on) poisons the device's context before the call: the call fails, the "
+							 "service rebuilds the context (or restarts its engine process) and queued calls "
+							 "run.  hang makes the call never move again, as a kernel that never returns "
+							 "would: the watchdog (odp_gpu.engine_timeout) kills and restarts the engine process.",
+							 &odp_service_fault_test, ODP_FAULT_NONE, service_fault_options,
 							 PGC_SUSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
+	DefineCustomIntVariable("odp_gpu.engine_timeout",
+							"How long a request in the GPU service's engine process may go without moving before the process is killed and restarted.",
+							"The engine shows it moves between bounded pieces of work and while it streams; a "
+							"kernel or driver call stuck longer than this fails every request of the engine "
+							"process, which restarts.  0 turns the watchdog off.",
+							&odp_engine_timeout_s, 300, 0, 86400,
+							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
 	DefineCustomIntVariable("odp_gpu.service_slots",
 							"Requests the GPU service holds at once (running or queued).",
 							"A backend whose call finds every slot taken waits for one. "

@@ -46,6 +46,7 @@ typedef struct OdpServiceDevice
 	int			queued;
 	bool		needs_check;	/* a request failed with a CUDA error: admit
 								 * nothing until its context is checked */
+	bool		checking;		/* the engine process checks it now */
 } OdpServiceDevice;
 
 typedef struct OdpServiceShared
@@ -79,18 +80,30 @@ typedef struct OdpServiceShared
 		int			owner;
 		int64_t		handle;
 	}			drops[ODP_SERVICE_DROPS];
+	/* the engine process (service_engine.h), the worker's child */
+	int			engine_pid;		/* 0 while there is none */
+	int64_t		engine_started_at;	/* TimestampTz */
+	int64_t		engine_restarts;	/* starts after the worker's first */
+	bool		engine_ready;	/* it runs requests */
+	char		engine_last_exit[ODP_SERVICE_WHY_LEN];	/* how the last one ended */
+
 	int			nslots;
-	OdpServiceSlot slots[FLEXIBLE_ARRAY_MEMBER];
+	OdpServiceSlot *slots;		/* in the engine area (every server process
+								 * maps it at the same address) */
 } OdpServiceShared;
 
 /* NULL unless the library was preloaded. */
 extern OdpServiceShared *OdpService;
+/* The engine area (service_engine.h); NULL unless preloaded. */
+extern struct OdpEngineArea *OdpEngine;
+extern int	odp_engine_area_fd;
 
 /* Settings of the service (PGC_POSTMASTER / PGC_SIGHUP). */
 extern int	odp_service_slots;
 extern int	odp_service_ring_kb;
 extern int	odp_service_engine;	/* OdpServiceEngine */
-extern bool odp_service_fault_test;
+extern int	odp_service_fault_test; /* OdpServiceFault */
+extern int	odp_engine_timeout_s;
 extern bool odp_service_inputs_in_place;
 
 typedef enum OdpServiceEngine

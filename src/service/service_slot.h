@@ -53,16 +53,16 @@ typedef struct OdpServiceSlot
 								 * privileges and pg_read_all_stats only */
 	char		function[ODP_SLOT_FUNCTION_LEN];
 	double		submitted_ms;	/* odp_now_ms() */
-	bool		poison;			/* odp_gpu.service_fault_test: poison the
-								 * device's context before the call */
+	int			fault;			/* OdpServiceFault: odp_gpu.service_fault_test */
 
 	/*
 	 * Input arrays (odp_call_inputs' order) that lie in shared memory:
 	 * in the staging area (staged, at shared_offset), or in one of the
 	 * backend's dynamic shared memory segments (shared_handle, at
 	 * shared_offset in it).  The others stream through the inbound ring.
-	 * The service maps them and the engine reads them in place, at
-	 * mapped[] (the service's addresses).
+	 * The worker holds them (mapped[] non-NULL: the worker's addresses)
+	 * while the request runs; the engine process maps them itself and
+	 * reads them in place.
 	 */
 	bool		staged[ODP_CALL_MAX_ARRAYS];
 	uint32_t	shared_handle[ODP_CALL_MAX_ARRAYS];
@@ -92,6 +92,14 @@ typedef struct OdpServiceSlot
 								 * devices' contexts may be poisoned */
 	_Atomic int64_t progress_done;	/* engine steps so far (its cancel
 									 * polls); the engine tells no total */
+	_Atomic int64_t beat_ms;	/* odp_now_ms() when its thread last showed
+								 * it moves (the watchdog's clock) */
+
+	/*
+	 * Set by the worker before it marks the request finished when the
+	 * engine process ended under it: what the backend reports.
+	 */
+	char		lost[ODP_MESSAGE_LEN];
 
 	OdpRing    *in;				/* backend -> service: input arrays */
 	OdpRing    *out;			/* service -> backend: frames */
@@ -128,15 +136,12 @@ typedef struct OdpServiceResult
 	OdpIntervalStats intervals;
 } OdpServiceResult;
 
-/*
- * The engine thread's body (service_thread.c): runs the slot's call on
- * the given context (devices, budget and path filled in by the service)
- * and marks the slot finished; then sends SIGUSR1 to its own process so
- * that the service's main thread wakes.
- */
-extern void *odp_service_thread_main(void *slot);
-
-/* Whether the service is stopping: every thread cancels. */
-extern _Atomic int odp_service_stopping;
+/* What odp_gpu.service_fault_test makes the engine do to a request. */
+typedef enum OdpServiceFault
+{
+	ODP_FAULT_NONE = 0,
+	ODP_FAULT_POISON,			/* poison the device's context first */
+	ODP_FAULT_HANG				/* never move again (the watchdog's test) */
+} OdpServiceFault;
 
 #endif							/* ODP_SERVICE_SLOT_H */

@@ -172,19 +172,25 @@ OdpStagingCreate(void)
  * maps every page it touches again, which a parallel worker (a new
  * process every call) pays on each call (H200 host: 512 MB took 268 ms to
  * write in a new process, 48 ms in huge pages or in the process that had
- * them mapped already).  Returns the memfd, with flags (MFD_HUGETLB or
- * 0), mapped at *p; -1, errno set, where the system refuses it.
+ * them mapped already).
  */
 static int
 StagingMapFd(unsigned int flags, void **p)
 {
-	int			fd = memfd_create("odp_gpu staging", MFD_CLOEXEC | flags);
+	return OdpMemfdMap("odp_gpu staging", staging_bytes, flags, p);
+}
+
+/* See service_staging.h. */
+int
+OdpMemfdMap(const char *name, Size bytes, unsigned int flags, void **p)
+{
+	int			fd = memfd_create(name, MFD_CLOEXEC | flags);
 	int			saved;
 
 	if (fd < 0)
 		return -1;
-	if (ftruncate(fd, (off_t) staging_bytes) == 0 &&
-		(*p = mmap(NULL, staging_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) != MAP_FAILED)
+	if (ftruncate(fd, (off_t) bytes) == 0 &&
+		(*p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) != MAP_FAILED)
 		return fd;
 	saved = errno;
 	close(fd);
@@ -220,8 +226,7 @@ StagingMap(void)
 	}
 	/*
 	 * The descriptor stays open, inherited by every process the postmaster
-	 * starts (closed on exec): a process of the service's own can be handed
-	 * it to map the area: an engine running in a process of its own.
+	 * starts (closed on exec): the service hands it to its engine process.
 	 */
 	staging_fd = fd;
 	staging_base = p;
@@ -279,6 +284,13 @@ char *
 OdpStagingBase(void)
 {
 	return staging_base;
+}
+
+/* See service_staging.h. */
+int
+OdpStagingFd(void)
+{
+	return OdpStagingConfigured() ? staging_fd : -1;
 }
 
 /* See service_staging.h. */

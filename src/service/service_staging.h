@@ -91,6 +91,15 @@ extern void OdpStagingCountMiss(void);
 /* The area's base address in this process (the service's view). */
 extern char *OdpStagingBase(void);
 extern Size OdpStagingBytes(void);
+/* Its memfd (inherited from the postmaster), for the engine process; -1: none. */
+extern int	OdpStagingFd(void);
+
+/*
+ * A memfd of bytes named name (flags: MFD_HUGETLB or 0; closed on exec),
+ * mapped shared at *p: memory a process outside PostgreSQL can be handed.
+ * -1, errno set, where the system refuses it.
+ */
+extern int	OdpMemfdMap(const char *name, Size bytes, unsigned int flags, void **p);
 
 /*
  * The service: marks the extent holding [offset, offset + bytes) as read

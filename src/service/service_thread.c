@@ -4,12 +4,10 @@
  *	  The GPU service's engine threads: each runs one request (a slot,
  *	  service_slot.h) from its inputs to its last output byte.
  *
- * No PostgreSQL function is called here, nor may one be: these threads
- * run beside the service's main thread, and the server's code is not
- * thread-safe.  They read and write the slot's rings, run the engine, and
- * wake the backend with SIGUSR1 (its handler sets its latch) and the main
- * thread with SIGUSR1 to their own process (every engine thread blocks
- * every signal, so the main thread takes it).
+ They run in the engine process (service_engine.h), which has no
+ * PostgreSQL in it.  They read and write the slot's rings, run the engine,
+ * wake the backend with SIGUSR1 (its handler sets its latch) and, at the
+ * end, tell the worker through the job's done callback.
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -24,8 +22,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "service/service_engine.h"
 #include "service/service_objects.h"
-#include "service/service_slot.h"
 
 /* How long a thread sleeps on a ring before it looks at the cancel flag. */
 #define THREAD_SLEEP_MS 50
@@ -40,6 +38,13 @@ ThreadCancelled(OdpServiceSlot *slot)
 	return atomic_load(&slot->cancel) || atomic_load(&odp_service_stopping);
 }
 
+/* Shows the watchdog that the request moves. */
+static void
+ThreadBeat(OdpServiceSlot *slot)
+{
+	atomic_store(&slot->beat_ms, (int64_t) odp_now_ms());
+}
+
 /* The engine's cancel callback. */
 static bool
 ThreadCancelRequested(void *arg)
@@ -48,6 +53,7 @@ ThreadCancelRequested(void *arg)
 
 	/* the engine polls between bounded pieces of work: count them */
 	atomic_fetch_add(&slot->progress_done, 1);
+	ThreadBeat(slot);
 	return ThreadCancelled(slot);
 }
 
@@ -65,9 +71,10 @@ ThreadWakeBackend(OdpServiceSlot *slot)
  * gave the request up.  False when cancelled first.
  */
 static bool
-ThreadMove(OdpServiceSlot *slot, void *buf, size_t bytes, bool put)
+ThreadMove(OdpEngineJob *job, void *buf, size_t bytes, bool put)
 {
-	OdpRing    *ring = put ? slot->out : slot->in;
+	OdpServiceSlot *slot = job->slot;
+	OdpRing    *ring = put ? job->out : job->in;
 	char	   *p = buf;
 
 	while (bytes > 0)
@@ -87,6 +94,8 @@ ThreadMove(OdpServiceSlot *slot, void *buf, size_t bytes, bool put)
 		}
 		if (ThreadCancelled(slot))
 			return false;
+		/* waiting for the backend is moving, for the watchdog */
+		ThreadBeat(slot);
 		if (!odp_ring_poll(ring, put, THREAD_POLL_US))
 			odp_ring_sleep(ring, seen, THREAD_SLEEP_MS);
 	}
@@ -94,15 +103,15 @@ ThreadMove(OdpServiceSlot *slot, void *buf, size_t bytes, bool put)
 }
 
 static bool
-ThreadRead(OdpServiceSlot *slot, void *dst, size_t bytes)
+ThreadRead(OdpEngineJob *job, void *dst, size_t bytes)
 {
-	return ThreadMove(slot, dst, bytes, false);
+	return ThreadMove(job, dst, bytes, false);
 }
 
 static bool
-ThreadWrite(OdpServiceSlot *slot, const void *src, size_t bytes)
+ThreadWrite(OdpEngineJob *job, const void *src, size_t bytes)
 {
-	return ThreadMove(slot, (void *) src, bytes, true);
+	return ThreadMove(job, (void *) src, bytes, true);
 }
 
 /* The engine's pair callback: one pair frame. */
@@ -110,16 +119,16 @@ static bool
 ThreadEmit(void *arg, const int64_t *a, const int64_t *b, const double *r,
 		   int64_t count)
 {
-	OdpServiceSlot *slot = (OdpServiceSlot *) arg;
+	OdpEngineJob *job = (OdpEngineJob *) arg;
 	OdpFrame	frame;
 
 	frame.kind = ODP_FRAME_PAIRS;
 	frame.with_r = r != NULL;
 	frame.count = count;
-	return ThreadWrite(slot, &frame, sizeof(frame)) &&
-		ThreadWrite(slot, a, (size_t) count * sizeof(int64_t)) &&
-		ThreadWrite(slot, b, (size_t) count * sizeof(int64_t)) &&
-		(r == NULL || ThreadWrite(slot, r, (size_t) count * sizeof(double)));
+	return ThreadWrite(job, &frame, sizeof(frame)) &&
+		ThreadWrite(job, a, (size_t) count * sizeof(int64_t)) &&
+		ThreadWrite(job, b, (size_t) count * sizeof(int64_t)) &&
+		(r == NULL || ThreadWrite(job, r, (size_t) count * sizeof(double)));
 }
 
 /* Allocates the arrays listed, pointing the call at them; false on OOM. */
@@ -195,18 +204,18 @@ ThreadRunCall(OdpServiceSlot *slot, OdpContext *ctx, OdpCall *call,
 }
 
 /*
- * Points the call at its inputs: those the service mapped in place, and
- * the others in buffers of their own (listed in owned), to be streamed.
+ * Points the call at its inputs: those mapped in place, and the others in
+ * buffers of their own (listed in owned), to be streamed.
  */
 static bool
-ThreadAllocateInputs(OdpServiceSlot *slot, OdpCallArray *arrays, int n,
+ThreadAllocateInputs(OdpEngineJob *job, OdpCallArray *arrays, int n,
 					 void **owned, int *nowned)
 {
 	for (int i = 0; i < n; i++)
 	{
-		if (slot->staged[i] || slot->shared_handle[i] != 0)
+		if (job->inputs[i] != NULL)
 		{
-			*arrays[i].ptr = slot->mapped[i];
+			*arrays[i].ptr = job->inputs[i];
 			continue;
 		}
 		if (!ThreadAllocate(&arrays[i], 1, owned, nowned))
@@ -218,7 +227,8 @@ ThreadAllocateInputs(OdpServiceSlot *slot, OdpCallArray *arrays, int n,
 void *
 odp_service_thread_main(void *arg)
 {
-	OdpServiceSlot *slot = (OdpServiceSlot *) arg;
+	OdpEngineJob *job = (OdpEngineJob *) arg;
+	OdpServiceSlot *slot = job->slot;
 	OdpCall		call = slot->call;
 	OdpContext	ctx = slot->run;
 	OdpCallArray inputs[ODP_CALL_MAX_ARRAYS];
@@ -233,11 +243,12 @@ odp_service_thread_main(void *arg)
 	bool		ok = true;
 
 	memset(&result, 0, sizeof(result));
+	ThreadBeat(slot);
 	ctx.cancel = ThreadCancelRequested;
 	ctx.cancel_arg = slot;
 	if (ctx.message[0] != '\0')
 		status = ODP_ERR_INVALID_ARGUMENT;	/* the service refused it */
-	else if (!ThreadAllocateInputs(slot, inputs, nin, owned, &nowned) ||
+	else if (!ThreadAllocateInputs(job, inputs, nin, owned, &nowned) ||
 		!ThreadAllocate(outputs, nout, owned, &nowned))
 	{
 		status = ODP_ERR_HOST_OOM;
@@ -250,7 +261,7 @@ odp_service_thread_main(void *arg)
 		if (slot->staged[i] || slot->shared_handle[i] != 0)
 			continue;			/* mapped in place, not streamed */
 		if (status == ODP_OK)
-			ok = ThreadRead(slot, *inputs[i].ptr, inputs[i].bytes);
+			ok = ThreadRead(job, *inputs[i].ptr, inputs[i].bytes);
 		else
 		{
 			char		sink[65536];
@@ -260,20 +271,23 @@ odp_service_thread_main(void *arg)
 			{
 				size_t		n = left < sizeof(sink) ? left : sizeof(sink);
 
-				ok = ThreadRead(slot, sink, n);
+				ok = ThreadRead(job, sink, n);
 				left -= n;
 			}
 		}
 	}
-	if (ok && status == ODP_OK && slot->poison && ctx.device == ODP_DEVICE_GPU &&
-		slot->ndevices > 0)
+	if (ok && status == ODP_OK && slot->fault == ODP_FAULT_POISON &&
+		ctx.device == ODP_DEVICE_GPU && slot->ndevices > 0)
 		(void) odp_gpu_device_poison(&ctx, slot->devices[0]);
+	/* the watchdog's test: a call that never moves again */
+	while (slot->fault == ODP_FAULT_HANG)
+		pause();
 	if (ok && status == ODP_OK)
 	{
 		if (call.op == ODP_CALL_PEARSON_PAIRS || call.op == ODP_CALL_INTERVAL_PAIRS)
 		{
 			call.emit = ThreadEmit;
-			call.emit_arg = slot;
+			call.emit_arg = job;
 		}
 		status = ThreadRunCall(slot, &ctx, &call, owned, &nowned, nin);
 	}
@@ -312,19 +326,19 @@ odp_service_thread_main(void *arg)
 		end.kind = ODP_FRAME_END;
 		end.with_r = 0;
 		end.count = 0;
-		ok = ThreadWrite(slot, &end, sizeof(end)) &&
-			ThreadWrite(slot, &result, sizeof(result));
+		ok = ThreadWrite(job, &end, sizeof(end)) &&
+			ThreadWrite(job, &result, sizeof(result));
 		if (status == ODP_OK)
 		{
 			nout = odp_call_outputs(&call, true, outputs);
 			for (int i = 0; ok && i < nout; i++)
-				ok = ThreadWrite(slot, *outputs[i].ptr, outputs[i].bytes);
+				ok = ThreadWrite(job, *outputs[i].ptr, outputs[i].bytes);
 		}
 	}
 	for (int i = 0; i < nowned; i++)
 		free(owned[i]);
 	atomic_store(&slot->finished, 1);
 	ThreadWakeBackend(slot);
-	kill(getpid(), SIGUSR1);
+	job->done(job);
 	return NULL;
 }

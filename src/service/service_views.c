@@ -184,6 +184,11 @@ OdpServiceGetInfo(OdpServiceInfo *info)
 	info->driver_version = OdpService->driver_version;
 	info->runtime_version = OdpService->runtime_version;
 	info->waiting_for_slot = OdpService->waiting_for_slot;
+	info->engine_pid = OdpService->engine_pid;
+	info->engine_started_at = (TimestampTz) OdpService->engine_started_at;
+	info->engine_restarts = OdpService->engine_restarts;
+	strlcpy(info->engine_last_exit, OdpService->engine_last_exit,
+			sizeof(info->engine_last_exit));
 
 	/*
 	 * The devices of a service that is not ready are those of its last

@@ -1,12 +1,17 @@
 /*-------------------------------------------------------------------------
  *
  * service_worker.c
- *	  The GPU service's background worker: it initialises CUDA once (one
- *	  context per device, cuBLAS), then queues every session's requests,
- *	  admits them as GPU memory allows and runs each on an engine thread
- *	  of its own (service_thread.c).
+ *	  The GPU service's background worker: it starts the engine process
+ *	  (service_engine.h), which holds CUDA (one context per device,
+ *	  cuBLAS), then queues every session's requests, admits them as GPU
+ *	  memory allows and sends each to the engine process, which runs it on
+ *	  a thread of its own (service_thread.c).  The worker itself never
+ *	  touches CUDA: what may crash runs outside PostgreSQL's processes.
  *
- * Only this file's main thread calls PostgreSQL.  Each device has a
+ * When the engine process ends (a signal, an exit) or stops answering
+ * (odp_gpu.engine_timeout: the watchdog kills it), the requests it ran
+ * fail with a message that says so, the queued ones wait, and a new
+ * engine process starts at once (at most one start a second).  Each device has a
  * budget (odp_gpu.gpu_memory_limit of the server's configuration, or 90%
  * of the memory free once the contexts exist: the rest is left to the
  * CUDA libraries' own allocations and to other programs).  A request
@@ -33,8 +38,6 @@
 #include "postgres.h"
 
 #include <errno.h>
-#include <malloc.h>
-#include <pthread.h>
 #include <signal.h>
 
 #include "miscadmin.h"
@@ -43,7 +46,7 @@
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
 #include "service/service.h"
-#include "service/service_objects.h"
+#include "service/service_engine_proc.h"
 #include "service/service_shmem.h"
 #include "service/service_staging.h"
 #include "settings.h"
@@ -60,11 +63,20 @@
 #define SERVICE_TICK_MS 100
 /* The CPU engine's budget when odp_gpu.gpu_memory_limit is 0. */
 #define SERVICE_CPU_BUDGET ((size_t) 1 << 40)
+/* Engine process starts at most this often... */
+#define ENGINE_START_GAP_MS 1000.0
+/* ...and, after starts that never became ready, at most this rarely. */
+#define ENGINE_START_BACKOFF_MS 30000.0
+/* How long a stopping service waits for its engine process to exit. */
+#define ENGINE_STOP_WAIT_MS 5000.0
 
 static volatile sig_atomic_t got_sigterm = false;
-/* A device's context could not be rebuilt here: exit once nothing runs. */
+/* A device's context could not be rebuilt: restart the engine when idle. */
 static bool service_restart = false;
-static pthread_t *service_threads;
+/* The engine process: when it started, its next start, failed starts. */
+static double engine_started_ms = 0.0;
+static double engine_next_start_ms = 0.0;
+static int	engine_failed_starts = 0;
 /*
  * The backends' input segments mapped in place (shared_handle), each
  * with the number of slots' arrays that use it: a backend's next request
@@ -79,8 +91,6 @@ typedef struct ServiceMapping
 
 static ServiceMapping *service_mappings;
 static int	service_nmappings;	/* capacity: nslots x ODP_CALL_MAX_ARRAYS */
-/* Each device's free memory once its context existed, for its budget. */
-static size_t service_free_memory[ODP_MAX_GPUS];
 
 static void
 ServiceSigterm(SIGNAL_ARGS)
@@ -107,127 +117,59 @@ ServiceBudgets(void)
 		else if (OdpService->cpu_engine)
 			dev->budget = SERVICE_CPU_BUDGET;
 		else
-			dev->budget = (size_t) (service_free_memory[d] * 0.90);
+			dev->budget = (size_t) (OdpEngine->devices[d].free_memory * 0.90);
 	}
 }
 
 /*
- * Page-locks the staging area for the GPUs, once for the service's life:
- * every input written there then copies at the bus's speed, and no call
- * locks its pages again.  Without it copies are pageable, and slower.
+ * Tells the engine process, before it starts, which devices to hold: the
+ * CPU engine, or those of odp_gpu.devices (every one of the host by
+ * default).
  */
 static void
-ServiceLockStaging(void)
+ServiceWantDevices(void)
 {
-	OdpContext	ctx;
-	double		t0 = odp_now_ms();
-	bool		locked;
+	int			ids[ODP_DEVICES_MAX];
+	int			listed = OdpDeviceList(ids);
 
-	if (!OdpStagingConfigured())
-		return;
-	memset(&ctx, 0, sizeof(ctx));
-	locked = odp_gpu_host_area(&ctx, OdpStagingBase(), OdpStagingBytes(), true) == ODP_OK;
-	OdpStagingSetLocked(locked);
-	if (locked)
-		ereport(LOG,
-				(errmsg("odp_gpu service: page-locked the staging area (%zu MB) in %.0f ms",
-						OdpStagingBytes() >> 20, odp_now_ms() - t0)));
-	else
-		ereport(LOG,
-				(errmsg("odp_gpu service: inputs copy to the GPU from pageable memory: %s",
-						ctx.message)));
+	OdpEngine->cpu_engine = odp_service_engine == ODP_SERVICE_ENGINE_CPU;
+	OdpEngine->staging_bytes = OdpStagingConfigured() ? OdpStagingBytes() : 0;
+	OdpEngine->nwanted = -1;
+	if (listed >= 0)
+	{
+		OdpEngine->nwanted = Min(listed, ODP_MAX_GPUS);
+		memcpy(OdpEngine->wanted, ids, sizeof(int) * OdpEngine->nwanted);
+	}
+	OdpEngine->ndevices = 0;
 }
 
 /*
- * Initialises the devices of odp_gpu.devices (every one of the host by
- * default): a context on each, cuBLAS, the budgets.  With no usable GPU
- * the service runs with no device and says why.
+ * Takes the devices the engine process found (its READY): the shared
+ * state odp_gpu_info() shows, the budgets (lock held).
  */
 static void
-ServiceInitDevices(void)
+ServiceTakeDevices(void)
 {
-	OdpContext	ctx;
-	int			count = 0,
-				driver = 0,
-				runtime = 0;
-	int			ids[ODP_DEVICES_MAX];
-	int			listed;
-	int			n = 0;
-
-	OdpService->cpu_engine = odp_service_engine == ODP_SERVICE_ENGINE_CPU;
-	OdpService->why[0] = '\0';
-	OdpService->driver_version = OdpService->runtime_version = 0;
-	if (OdpService->cpu_engine)
+	OdpService->cpu_engine = OdpEngine->cpu_engine;
+	strlcpy(OdpService->why, OdpEngine->why, sizeof(OdpService->why));
+	OdpService->driver_version = OdpEngine->driver_version;
+	OdpService->runtime_version = OdpEngine->runtime_version;
+	OdpService->blas_ready = OdpEngine->blas_ready;
+	OdpService->ndevices = Min(OdpEngine->ndevices, ODP_MAX_GPUS);
+	for (int d = 0; d < OdpService->ndevices; d++)
 	{
-		OdpServiceDevice *dev = &OdpService->devices[0];
+		OdpServiceDevice *dev = &OdpService->devices[d];
+		const OdpEngineDevice *found = &OdpEngine->devices[d];
 
 		memset(dev, 0, sizeof(*dev));
-		dev->ordinal = 0;
-		strlcpy(dev->name, "CPU engine (odp_gpu.service_engine = cpu)", sizeof(dev->name));
-		OdpService->ndevices = 1;
-		OdpService->blas_ready = true;
-		ServiceBudgets();
-		return;
+		dev->ordinal = found->ordinal;
+		strlcpy(dev->name, found->name, sizeof(dev->name));
+		dev->cc_major = found->cc_major;
+		dev->cc_minor = found->cc_minor;
+		dev->multiprocessors = found->multiprocessors;
+		dev->total_memory = found->total_memory;
 	}
-	memset(&ctx, 0, sizeof(ctx));
-	if (odp_gpu_probe(&ctx, &count, &driver, &runtime) != ODP_OK)
-	{
-		strlcpy(OdpService->why, ctx.message[0] ? ctx.message : "no usable GPU",
-				sizeof(OdpService->why));
-		OdpService->ndevices = 0;
-		return;
-	}
-	OdpService->driver_version = driver;
-	OdpService->runtime_version = runtime;
-	listed = OdpDeviceList(ids);
-	if (listed < 0)
-	{
-		listed = Min(count, ODP_MAX_GPUS);
-		for (int i = 0; i < listed; i++)
-			ids[i] = i;
-	}
-	for (int i = 0; i < listed; i++)
-	{
-		OdpGpuInfo info;
-		bool		seen = false;
-
-		for (int j = 0; j < n; j++)
-			seen |= OdpService->devices[j].ordinal == ids[i];
-		if (seen)
-			continue;
-		memset(&ctx, 0, sizeof(ctx));
-		if (ids[i] >= count || odp_gpu_device_info(&ctx, ids[i], &info) != ODP_OK)
-		{
-			ereport(LOG,
-					(errmsg("odp_gpu service: device %d is not usable: %s", ids[i],
-							ctx.message[0] ? ctx.message : "no such device")));
-			continue;
-		}
-		memset(&OdpService->devices[n], 0, sizeof(OdpServiceDevice));
-		OdpService->devices[n].ordinal = ids[i];
-		strlcpy(OdpService->devices[n].name, info.name, ODP_SERVICE_NAME_LEN);
-		OdpService->devices[n].cc_major = info.cc_major;
-		OdpService->devices[n].cc_minor = info.cc_minor;
-		OdpService->devices[n].multiprocessors = info.multiprocessors;
-		OdpService->devices[n].total_memory = info.total_memory;
-		service_free_memory[n] = info.free_memory;
-		n++;
-	}
-	OdpService->ndevices = n;
-	if (n == 0)
-	{
-		strlcpy(OdpService->why, "none of the devices of odp_gpu.devices is usable",
-				sizeof(OdpService->why));
-		return;
-	}
-	ServiceLockStaging();
-	memset(&ctx, 0, sizeof(ctx));
-	ctx.gpu_id = OdpService->devices[0].ordinal;
-	OdpService->blas_ready = odp_gpu_pearson_available(&ctx) == ODP_OK;
-	if (!OdpService->blas_ready)
-		ereport(LOG,
-				(errmsg("odp_gpu service: cuBLAS is not usable, correlations compute on the CPU: %s",
-						ctx.message)));
+	OdpStagingSetLocked(OdpEngine->staging_locked);
 	ServiceBudgets();
 }
 
@@ -407,24 +349,17 @@ ServiceMapInputs(int i)
 	return ok;
 }
 
-/* Starts the slot's engine thread with every signal blocked in it. */
+/* Hands the slot to the engine process; false when it is gone. */
 static bool
 ServiceStartThread(int i)
 {
-	sigset_t	all,
-				old;
-	int			rc;
+	OdpEngineMsg msg;
 
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&service_threads[i], NULL, odp_service_thread_main,
-						&OdpService->slots[i]);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc != 0)
-		ereport(LOG,
-				(errmsg("odp_gpu service: could not start an engine thread: %s",
-						strerror(rc))));
-	return rc == 0;
+	memset(&msg, 0, sizeof(msg));
+	msg.kind = ODP_ENGINE_RUN;
+	msg.slot = i;
+	atomic_store(&OdpService->slots[i].beat_ms, (int64_t) odp_now_ms());
+	return OdpService->engine_ready && OdpEngineProcSend(&msg);
 }
 
 /*
@@ -479,9 +414,11 @@ ServiceAdmit(int i, const int *dev, int ndev, size_t reserve, bool split,
 				sizeof(ctx->message));
 	if (!ServiceStartThread(i))
 	{
-		/* no thread: as if it ended at once, with an error for the backend */
+		/* the engine process is going: the backend hears it from its end */
+		strlcpy(slot->lost, "the odp_gpu engine process ended before this call could start; "
+				"the service restarts it (odp_gpu_info() shows it)", sizeof(slot->lost));
 		atomic_store(&slot->finished, 1);
-		ServiceCancel(slot, true);
+		ServiceCancel(slot, false);
 	}
 }
 
@@ -491,7 +428,6 @@ ServiceRelease(int i)
 {
 	OdpServiceSlot *slot = &OdpService->slots[i];
 
-	pthread_join(service_threads[i], NULL);
 	ServiceUnmapInputs(i);
 	for (int j = 0; j < slot->ndevices; j++)
 	{
@@ -561,7 +497,8 @@ ServiceAdmitQueued(void)
 	for (int d = 0; d < OdpService->ndevices; d++)
 	{
 		OdpService->devices[d].queued = 0;
-		blocked[d] = OdpService->devices[d].needs_check || service_restart;
+		blocked[d] = OdpService->devices[d].needs_check || service_restart ||
+			!OdpService->engine_ready;
 	}
 	for (int q = 0; q < nq; q++)
 	{
@@ -636,10 +573,10 @@ ServiceAdmitQueued(void)
 }
 
 /*
- * Checks the devices on which a call failed with a CUDA error, once no
- * call runs on them, and rebuilds a poisoned context (lock held on entry
- * and exit, released while CUDA works).  Until then nothing is admitted
- * there: a poisoned context would fail every call.
+ * Asks the engine process to check the devices on which a call failed
+ * with a CUDA error, once no call runs on them (lock held); it rebuilds a
+ * poisoned context and answers RECOVERED (ServiceRecovered).  Until then
+ * nothing is admitted there: a poisoned context would fail every call.
  */
 static void
 ServiceRecoverDevices(void)
@@ -647,37 +584,44 @@ ServiceRecoverDevices(void)
 	for (int d = 0; d < OdpService->ndevices; d++)
 	{
 		OdpServiceDevice *dev = &OdpService->devices[d];
-		OdpContext	ctx;
-		OdpStatus	status;
-		bool		rebuilt = false;
-		int			ordinal = dev->ordinal;
+		OdpEngineMsg msg;
 
-		if (!dev->needs_check || dev->running > 0)
+		if (!dev->needs_check || dev->checking || dev->running > 0 ||
+			!OdpService->engine_ready)
 			continue;
-		LWLockRelease(OdpService->lock);
-		memset(&ctx, 0, sizeof(ctx));
-		status = odp_gpu_device_recover(&ctx, ordinal, &rebuilt);
-		LWLockAcquire(OdpService->lock, LW_EXCLUSIVE);
-		if (status != ODP_OK)
-		{
-			/*
-			 * Some drivers give a device back only to a new process: the
-			 * service restarts once nothing runs; the queued requests
-			 * wait for the new one (ServiceResetSlots).
-			 */
-			ereport(LOG,
-					(errmsg("odp_gpu service: restarting to rebuild the context of device %d: %s",
-							ordinal, ctx.message)));
-			service_restart = true;
-		}
-		else if (rebuilt)
-		{
-			ereport(LOG,
-					(errmsg("odp_gpu service: rebuilt the context of device %d after a fault",
-							ordinal)));
-		}
-		dev->needs_check = false;
+		memset(&msg, 0, sizeof(msg));
+		msg.kind = ODP_ENGINE_RECOVER;
+		msg.ordinal = dev->ordinal;
+		dev->checking = OdpEngineProcSend(&msg);
 	}
+}
+
+/* The engine process's answer to RECOVER (lock held). */
+static void
+ServiceRecovered(const OdpEngineMsg *msg)
+{
+	int			d = ServiceDeviceIndex(msg->ordinal);
+
+	if (d < 0)
+		return;
+	if (msg->status != ODP_OK)
+	{
+		/*
+		 * Some drivers give a device back only to a new process: the
+		 * engine process restarts once nothing runs; the queued requests
+		 * wait for the new one.
+		 */
+		ereport(LOG,
+				(errmsg("odp_gpu service: restarting the engine process to rebuild the context of device %d: %s",
+						msg->ordinal, msg->message)));
+		service_restart = true;
+	}
+	else if (msg->rebuilt)
+		ereport(LOG,
+				(errmsg("odp_gpu service: rebuilt the context of device %d after a fault",
+						msg->ordinal)));
+	OdpService->devices[d].needs_check = false;
+	OdpService->devices[d].checking = false;
 }
 
 /* One pass over the slots (lock held): intake, reaping, deaths, admission. */
@@ -723,34 +667,30 @@ ServiceSchedule(void)
 }
 
 /*
- * Frees the node states backends dropped, and at most once a second
- * those of sessions that ended (outside the lock: freeing device memory
- * waits for the device).
+ * Hands the node states backends dropped to the engine process, which
+ * frees them (and, by itself, those of sessions that ended).
  */
 static void
-ServiceReapObjects(void)
+ServiceDropObjects(void)
 {
-	static double last = 0.0;
-	double		now = odp_now_ms();
-	int			owners[ODP_SERVICE_DROPS];
-	int64_t		handles[ODP_SERVICE_DROPS];
+	OdpEngineMsg msgs[ODP_SERVICE_DROPS];
 	int			n;
 
+	if (!OdpService->engine_ready)
+		return;
 	LWLockAcquire(OdpService->lock, LW_EXCLUSIVE);
 	n = OdpService->ndrops;
 	for (int i = 0; i < n; i++)
 	{
-		owners[i] = OdpService->drops[i].owner;
-		handles[i] = OdpService->drops[i].handle;
+		memset(&msgs[i], 0, sizeof(msgs[i]));
+		msgs[i].kind = ODP_ENGINE_DROP;
+		msgs[i].owner = OdpService->drops[i].owner;
+		msgs[i].handle = OdpService->drops[i].handle;
 	}
 	OdpService->ndrops = 0;
 	LWLockRelease(OdpService->lock);
 	for (int i = 0; i < n; i++)
-		odp_service_object_drop(owners[i], handles[i]);
-	if (now - last < 1000.0)
-		return;
-	last = now;
-	(void) odp_service_objects_reap(ServicePidDead);
+		(void) OdpEngineProcSend(&msgs[i]);
 }
 
 /*
@@ -790,11 +730,224 @@ ServiceIdle(void)
 	return true;
 }
 
-/* Cancels every running request and waits for its thread, then exits. */
+/* Whether the engine process has been reported lost since it started. */
+static bool engine_lost_reported = false;
+static bool engine_ever_started = false;
+
+/*
+ * The engine process ended, or was killed (why says how): the requests it
+ * ran fail with a message saying so, and their backends are woken; queued
+ * ones wait for the next process.
+ */
+static void
+ServiceEngineLost(int pid, const char *why)
+{
+	char		lost[ODP_MESSAGE_LEN];
+	int			failed = 0;
+
+	if (engine_lost_reported)
+		return;
+	engine_lost_reported = true;
+	snprintf(lost, sizeof(lost),
+			 "the odp_gpu engine process (pid %d) %s while running this call; "
+			 "the service starts a new one, and the calls queued behind this one run there",
+			 pid, why);
+	LWLockAcquire(OdpService->lock, LW_EXCLUSIVE);
+	OdpService->engine_ready = false;
+	OdpService->engine_pid = 0;
+	strlcpy(OdpService->engine_last_exit, why, sizeof(OdpService->engine_last_exit));
+	for (int i = 0; i < OdpService->nslots; i++)
+	{
+		OdpServiceSlot *slot = &OdpService->slots[i];
+
+		if (slot->state != ODP_SLOT_RUNNING || atomic_load(&slot->finished))
+			continue;
+		strlcpy(slot->lost, lost, sizeof(slot->lost));
+		atomic_store(&slot->finished, 1);
+		if (!atomic_load(&slot->abandoned))
+			(void) kill(slot->backend_pid, SIGUSR1);	/* sets its latch */
+		failed++;
+	}
+	/* a new process has new contexts: nothing left to check */
+	for (int d = 0; d < OdpService->ndevices; d++)
+		OdpService->devices[d].needs_check = OdpService->devices[d].checking = false;
+	LWLockRelease(OdpService->lock);
+	ereport(LOG,
+			(errmsg("odp_gpu service: its engine process (pid %d) %s; %d running request%s failed, "
+					"queued requests wait for a new engine process",
+					pid, why, failed, failed == 1 ? "" : "s")));
+}
+
+/* Starts an engine process; a failure is logged and retried later. */
+static void
+ServiceEngineStart(void)
+{
+	char		why[ODP_SERVICE_WHY_LEN];
+	int			pid;
+
+	ServiceWantDevices();
+	atomic_store(&OdpEngine->beat_ms, (int64_t) odp_now_ms());
+	engine_started_ms = odp_now_ms();
+	engine_lost_reported = false;
+	pid = OdpEngineProcStart(why, sizeof(why));
+	if (pid == 0)
+	{
+		engine_failed_starts++;
+		engine_next_start_ms = engine_started_ms +
+			Min(ENGINE_START_GAP_MS * (1 << Min(engine_failed_starts, 5)), ENGINE_START_BACKOFF_MS);
+		ereport(LOG,
+				(errmsg("odp_gpu service: could not start its engine process: %s", why)));
+		return;
+	}
+	LWLockAcquire(OdpService->lock, LW_EXCLUSIVE);
+	OdpService->engine_pid = pid;
+	OdpService->engine_started_at = GetCurrentTimestamp();
+	if (engine_ever_started)
+		OdpService->engine_restarts++;
+	LWLockRelease(OdpService->lock);
+	engine_ever_started = true;
+}
+
+/* The engine process's READY: its devices, and the service ready. */
+static void
+ServiceEngineReady(void)
+{
+	bool		first;
+
+	LWLockAcquire(OdpService->lock, LW_EXCLUSIVE);
+	ServiceTakeDevices();
+	OdpService->engine_ready = true;
+	first = OdpService->state == ODP_SERVICE_STARTING;
+	if (first)
+		OdpService->state = ODP_SERVICE_READY;
+	LWLockRelease(OdpService->lock);
+	ConditionVariableBroadcast(&OdpService->state_changed);
+	engine_failed_starts = 0;
+	if (OdpEngine->notes[0] != '\0')
+		ereport(LOG, (errmsg("odp_gpu service: %s", OdpEngine->notes)));
+	if (OdpEngine->staging_locked)
+		ereport(LOG,
+				(errmsg("odp_gpu service: page-locked the staging area (%zu MB) in %.0f ms",
+						OdpStagingBytes() >> 20, OdpEngine->staging_lock_ms)));
+	ereport(LOG,
+			(errmsg("odp_gpu service %s: %d device%s%s%s (engine process pid %d, started in %.0f ms)",
+					first ? "ready" : "has a new engine process",
+					OdpService->ndevices, OdpService->ndevices == 1 ? "" : "s",
+					OdpService->why[0] ? ", " : "", OdpService->why,
+					OdpEngineProcPid(), odp_now_ms() - engine_started_ms)));
+}
+
+/* Takes the engine process's messages. */
+static void
+ServiceEngineMessages(void)
+{
+	OdpEngineMsg msg;
+
+	while (OdpEngineProcReceive(&msg))
+	{
+		switch ((OdpEngineMsgKind) msg.kind)
+		{
+			case ODP_ENGINE_READY:
+				ServiceEngineReady();
+				break;
+			case ODP_ENGINE_RECOVERED:
+				LWLockAcquire(OdpService->lock, LW_EXCLUSIVE);
+				ServiceRecovered(&msg);
+				LWLockRelease(OdpService->lock);
+				break;
+			default:
+				/* DONE: the slot says it finished; the schedule reaps it */
+				break;
+		}
+	}
+}
+
+/*
+ * Why the watchdog kills the engine process now, or NULL: it did not
+ * finish starting, its main loop or a request stopped moving, for
+ * odp_gpu.engine_timeout.
+ */
+static const char *
+ServiceEngineHung(double now)
+{
+	double		limit = odp_engine_timeout_s * 1000.0;
+
+	if (odp_engine_timeout_s <= 0)
+		return NULL;
+	if (!OdpService->engine_ready)
+		return now - engine_started_ms > limit ?
+			psprintf("did not finish starting within %d s (odp_gpu.engine_timeout) and was killed",
+					 odp_engine_timeout_s) : NULL;
+	if (now - (double) atomic_load(&OdpEngine->beat_ms) > limit)
+		return psprintf("stopped answering for %d s (odp_gpu.engine_timeout) and was killed",
+						odp_engine_timeout_s);
+	for (int i = 0; i < OdpService->nslots; i++)
+	{
+		OdpServiceSlot *slot = &OdpService->slots[i];
+
+		if (slot->state == ODP_SLOT_RUNNING && !atomic_load(&slot->finished) &&
+			now - (double) atomic_load(&slot->beat_ms) > limit)
+			return psprintf("made no progress on a call for %d s (odp_gpu.engine_timeout) "
+							"and was killed", odp_engine_timeout_s);
+	}
+	return NULL;
+}
+
+/*
+ * Watches the engine process: reaps it when it ended, kills it when the
+ * watchdog says so or when a device needs a new process, and starts the
+ * next one when it is due.
+ */
+static void
+ServiceEngineWatch(void)
+{
+	char		why[ODP_SERVICE_WHY_LEN];
+	int			pid = OdpEngineProcPid();
+	double		now = odp_now_ms();
+	const char *hung;
+
+	if (pid != 0)
+	{
+		if (OdpEngineProcReap(false, why, sizeof(why)))
+		{
+			bool		was_ready = OdpService->engine_ready;
+
+			ServiceEngineLost(pid, why);
+			if (!was_ready && engine_failed_starts++ > 0)
+				engine_next_start_ms = engine_started_ms +
+					Min(ENGINE_START_GAP_MS * (1 << Min(engine_failed_starts, 5)),
+						ENGINE_START_BACKOFF_MS);
+			else
+				engine_next_start_ms = Max(now, engine_started_ms + ENGINE_START_GAP_MS);
+		}
+		else if ((hung = ServiceEngineHung(now)) != NULL)
+		{
+			OdpEngineProcKill();
+			ServiceEngineLost(pid, hung);
+		}
+		else if (service_restart && ServiceIdle())
+		{
+			OdpEngineProcKill();
+			ServiceEngineLost(pid, "was restarted to rebuild a device's context");
+			service_restart = false;
+		}
+		return;
+	}
+	if (now >= engine_next_start_ms)
+		ServiceEngineStart();
+}
+
+/*
+ * Cancels every running request, stops the engine process (killing it
+ * when it does not exit in time), then frees the slots it ran.
+ */
 static void
 ServiceStop(void)
 {
-	atomic_store(&odp_service_stopping, 1);
+	OdpEngineMsg msg;
+	char		why[ODP_SERVICE_WHY_LEN];
+	double		t0 = odp_now_ms();
+
 	LWLockAcquire(OdpService->lock, LW_EXCLUSIVE);
 	OdpService->state = ODP_SERVICE_STOPPING;
 	for (int i = 0; i < OdpService->nslots; i++)
@@ -802,13 +955,20 @@ ServiceStop(void)
 			ServiceCancel(&OdpService->slots[i], false);
 	LWLockRelease(OdpService->lock);
 
-	/*
-	 * The threads stop at the engine's next poll; joined before exiting,
-	 * so that no thread runs while the process tears CUDA down.
-	 */
-	for (int i = 0; i < OdpService->nslots; i++)
-		if (OdpService->slots[i].state == ODP_SLOT_RUNNING)
-			pthread_join(service_threads[i], NULL);
+	/* its threads stop at the engine's next poll; it exits after them */
+	memset(&msg, 0, sizeof(msg));
+	msg.kind = ODP_ENGINE_STOP;
+	(void) OdpEngineProcSend(&msg);
+	while (OdpEngineProcPid() != 0 && !OdpEngineProcReap(false, why, sizeof(why)))
+	{
+		if (odp_now_ms() - t0 > ENGINE_STOP_WAIT_MS)
+		{
+			OdpEngineProcKill();
+			(void) OdpEngineProcReap(true, why, sizeof(why));
+			break;
+		}
+		pg_usleep(1000);
+	}
 	LWLockAcquire(OdpService->lock, LW_EXCLUSIVE);
 	for (int i = 0; i < OdpService->nslots; i++)
 		if (OdpService->slots[i].state == ODP_SLOT_RUNNING)
@@ -818,36 +978,50 @@ ServiceStop(void)
 		}
 	OdpService->state = ODP_SERVICE_DOWN;
 	OdpService->pid = 0;
+	OdpService->engine_pid = 0;
+	OdpService->engine_ready = false;
 	LWLockRelease(OdpService->lock);
 	ConditionVariableBroadcast(&OdpService->state_changed);
+}
+
+/*
+ * The loop's wait: its latch, the postmaster's death and the engine
+ * process's socket (made anew when the socket changes).
+ */
+static int
+ServiceWait(WaitEventSet **set, int *set_sock)
+{
+	int			sock = OdpEngineProcSocket();
+	WaitEvent	event;
+
+	if (*set == NULL || sock != *set_sock)
+	{
+		if (*set != NULL)
+			FreeWaitEventSet(*set);
+		*set = CreateWaitEventSet(TopMemoryContext, 3);
+		AddWaitEventToSet(*set, WL_LATCH_SET, PGINVALID_SOCKET, MyLatch, NULL);
+		AddWaitEventToSet(*set, WL_EXIT_ON_PM_DEATH, PGINVALID_SOCKET, NULL, NULL);
+		if (sock >= 0)
+			AddWaitEventToSet(*set, WL_SOCKET_READABLE, sock, NULL, NULL);
+		*set_sock = sock;
+	}
+	return WaitEventSetWait(*set, SERVICE_TICK_MS, &event, 1, PG_WAIT_EXTENSION);
 }
 
 /* See service.h. */
 void
 OdpServiceMain(Datum arg)
 {
+	WaitEventSet *set = NULL;
+	int			set_sock = -1;
+
 	pqsignal(SIGTERM, ServiceSigterm);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	BackgroundWorkerUnblockSignals();
 	/* no database: only so that pg_stat_activity shows the service */
 	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
-
-	/*
-	 * Every request's inputs and the engine's host buffers are allocated
-	 * and freed by a fresh engine thread.  By default glibc gives each
-	 * thread an arena of its own and maps every large block anew, so each
-	 * call paid its page faults again: a 54 MB correlation took twice as
-	 * long as in a backend (measured on the H100 host).  One arena, no
-	 * mapping per block and freed memory kept up to 1 GB make the
-	 * service's buffers as warm as a backend's.
-	 */
-	(void) mallopt(M_ARENA_MAX, 1);
-	(void) mallopt(M_MMAP_MAX, 0);
-	(void) mallopt(M_TRIM_THRESHOLD, 1 << 30);
 	if (OdpService == NULL)
 		proc_exit(0);			/* not preloaded: nothing to serve */
-	service_threads = MemoryContextAllocZero(TopMemoryContext,
-											 sizeof(pthread_t) * OdpService->nslots);
 	service_nmappings = OdpService->nslots * ODP_CALL_MAX_ARRAYS;
 	service_mappings = MemoryContextAllocZero(TopMemoryContext,
 											  sizeof(ServiceMapping) * service_nmappings);
@@ -861,25 +1035,16 @@ OdpServiceMain(Datum arg)
 	OdpService->procno = MyProc->pgprocno;
 	OdpService->generation++;
 	OdpService->started_at = GetCurrentTimestamp();
+	OdpService->engine_ready = false;
+	OdpService->engine_pid = 0;
 	LWLockRelease(OdpService->lock);
 	ConditionVariableBroadcast(&OdpService->state_changed);
 
-	/* CUDA is initialised here, outside the lock: it takes a while */
-	ServiceInitDevices();
-
-	LWLockAcquire(OdpService->lock, LW_EXCLUSIVE);
-	OdpService->state = ODP_SERVICE_READY;
-	LWLockRelease(OdpService->lock);
-	ConditionVariableBroadcast(&OdpService->state_changed);
-	ereport(LOG,
-			(errmsg("odp_gpu service ready: %d device%s%s%s", OdpService->ndevices,
-					OdpService->ndevices == 1 ? "" : "s",
-					OdpService->why[0] ? ", " : "", OdpService->why)));
-
-	while (!got_sigterm && !(service_restart && ServiceIdle()))
+	/* CUDA starts in the engine process, which says READY when done */
+	ServiceEngineStart();
+	while (!got_sigterm)
 	{
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 SERVICE_TICK_MS, PG_WAIT_EXTENSION);
+		(void) ServiceWait(&set, &set_sock);
 		ResetLatch(MyLatch);
 
 		/*
@@ -897,10 +1062,12 @@ OdpServiceMain(Datum arg)
 			ServiceBudgets();
 			LWLockRelease(OdpService->lock);
 		}
+		ServiceEngineMessages();
+		ServiceEngineWatch();
 		LWLockAcquire(OdpService->lock, LW_EXCLUSIVE);
 		ServiceSchedule();
 		LWLockRelease(OdpService->lock);
-		ServiceReapObjects();
+		ServiceDropObjects();
 	}
 	ServiceStop();
 	proc_exit(1);				/* 1: the postmaster restarts the worker */
