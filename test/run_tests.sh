@@ -20,6 +20,7 @@ source "$(dirname "$0")/checks/upgrade.sh"
 source "$(dirname "$0")/checks/cron.sh"
 source "$(dirname "$0")/checks/service.sh"
 source "$(dirname "$0")/checks/staging.sh"
+source "$(dirname "$0")/checks/engine.sh"
 source "$(dirname "$0")/checks/parallel_read.sh"
 source "$(dirname "$0")/checks/distributed.sh"
 source "$(dirname "$0")/checks/pgvector.sh"
@@ -145,6 +146,8 @@ odp_log "the GPU service"
 odp_service_checks
 odp_log "the GPU service's staging area"
 odp_staging_checks
+odp_log "the GPU service's engine process: crashes and hangs"
+odp_engine_checks
 
 # 7. a table sharded over two node servers and the coordinator
 odp_log "sharded tables (postgres_fdw nodes)"

@@ -178,6 +178,33 @@ odp_svc_restart_checked() {
 	return 0
 }
 
+# Makes the tables of the checks (svc_pts, svc_q, svc_long) and sets
+# ODP_SVC_REF_KNN, ODP_SVC_REF_TOP and ODP_SVC_REF_12K to the CPU path's
+# results in the backend; checks that it could.
+odp_svc_data() {
+	local out
+	out=$(psql -X -q -At -v ON_ERROR_STOP=1 2>&1 <<SQL
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS odp_gpu;
+DROP TABLE IF EXISTS svc_pts, svc_q, svc_long;
+SELECT setseed(0.5);
+CREATE TABLE svc_pts AS SELECT i::bigint AS id,
+	array(SELECT random()::real FROM generate_series(1, 8) WHERE i > 0) AS f FROM generate_series(1, 20000) i;
+CREATE TABLE svc_q AS SELECT id, f FROM svc_pts WHERE id % 40 = 0;
+CREATE TABLE svc_long AS SELECT i::bigint AS id,
+	array(SELECT random()::real FROM generate_series(1, 8) WHERE i > 0) AS f FROM generate_series(1, 60000) i;
+SET odp_gpu.device = cpu;
+SELECT 'knn_' || ($ODP_SVC_KNN);
+SELECT 'top_' || ($ODP_SVC_TOP);
+SELECT 'top12k=' || ($ODP_SVC_TOP12K);
+SQL
+)
+	ODP_SVC_REF_KNN=$(sed -n 's/^knn_r=//p' <<<"$out"); ODP_SVC_REF_TOP=$(sed -n 's/^top_r=//p' <<<"$out")
+	ODP_SVC_REF_12K=$(sed -n 's/^top12k=//p' <<<"$out")
+	[ -n "$ODP_SVC_REF_KNN" ] && [ -n "$ODP_SVC_REF_TOP" ] && [ -n "$ODP_SVC_REF_12K" ]
+	odp_check "service checks: tables and the CPU path's results" $? "$(tr '\n' ' ' <<<"$out" | head -c 300)"
+}
+
 odp_service_checks() {
 	local dir=$ODP_RUN_DIR out rc pos suites name result ok n i t0 t1 el s e r rd qd
 	local ref_knn ref_top ref_12k spans overlap shortest pm_start pid pid2
@@ -239,26 +266,8 @@ SQL
 		"$(tr '\n' ' ' <<<"$out" | head -c 300)"
 
 	# the data of the checks below, and the CPU path's results in the backend
-	out=$(psql -X -q -At -v ON_ERROR_STOP=1 2>&1 <<SQL
-SET client_min_messages = warning;
-CREATE EXTENSION IF NOT EXISTS odp_gpu;
-DROP TABLE IF EXISTS svc_pts, svc_q, svc_long;
-SELECT setseed(0.5);
-CREATE TABLE svc_pts AS SELECT i::bigint AS id,
-	array(SELECT random()::real FROM generate_series(1, 8) WHERE i > 0) AS f FROM generate_series(1, 20000) i;
-CREATE TABLE svc_q AS SELECT id, f FROM svc_pts WHERE id % 40 = 0;
-CREATE TABLE svc_long AS SELECT i::bigint AS id,
-	array(SELECT random()::real FROM generate_series(1, 8) WHERE i > 0) AS f FROM generate_series(1, 60000) i;
-SET odp_gpu.device = cpu;
-SELECT 'knn_' || ($ODP_SVC_KNN);
-SELECT 'top_' || ($ODP_SVC_TOP);
-SELECT 'top12k=' || ($ODP_SVC_TOP12K);
-SQL
-)
-	ref_knn=$(sed -n 's/^knn_r=//p' <<<"$out"); ref_top=$(sed -n 's/^top_r=//p' <<<"$out")
-	ref_12k=$(sed -n 's/^top12k=//p' <<<"$out")
-	[ -n "$ref_knn" ] && [ -n "$ref_top" ] && [ -n "$ref_12k" ]
-	odp_check "service checks: tables and the CPU path's results" $? "$(tr '\n' ' ' <<<"$out" | head -c 300)"
+	odp_svc_data
+	ref_knn=$ODP_SVC_REF_KNN ref_top=$ODP_SVC_REF_TOP ref_12k=$ODP_SVC_REF_12K
 
 	# a call with the suites' options goes through the service
 	out=$(odp_svc_psql one <<<"$ODP_SVC_KNN;")
