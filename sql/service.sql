@@ -22,6 +22,18 @@ SET odp_gpu.service_slots = 8;
 SET odp_gpu.service_ring_size = '1MB';
 SET odp_gpu.service_engine = cpu;
 
+-- the engine process's watchdog is set in the server's configuration;
+-- the fault test (superuser) poisons a context or hangs a call, and "on"
+-- still means poison
+SHOW odp_gpu.engine_timeout;
+SET odp_gpu.engine_timeout = '1min';
+SET odp_gpu.service_fault_test = on;
+SHOW odp_gpu.service_fault_test;
+SET odp_gpu.service_fault_test = hang;
+SHOW odp_gpu.service_fault_test;
+SET odp_gpu.service_fault_test = crash;
+RESET odp_gpu.service_fault_test;
+
 -- the staging area inputs are read into for the service: none without
 -- it (size 0); its size is fixed at server start
 SELECT * FROM odp_gpu_staging();

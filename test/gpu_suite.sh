@@ -621,6 +621,51 @@ if [ -n "$service_opts" ]; then
 	odp_check "the server did not restart" $? "$(grep -E 'rebuilt the context|restarting to rebuild|terminated by signal' "${ODP_SERVER_LOG:-/tmp/pg-server.log}" 2>/dev/null | tail -3)"
 	grep -E 'rebuilt the context|restarting to rebuild' "${ODP_SERVER_LOG:-/tmp/pg-server.log}" 2>/dev/null | tail -2
 	psql -X -q -c "DROP TABLE odp_fault_t" >/dev/null
+
+	# the engine process killed with a GPU kernel in flight: the call fails
+	# with 58000 naming it, a new engine process starts, the device's
+	# memory is back (the new process's budget, 90% of the memory free at
+	# its start, is what its predecessor's was; nvidia-smi where there is
+	# one), the next call computes on the GPU with the CPU path's result
+	odp_log "a crash of the GPU service's engine process with a GPU kernel in flight"
+	psql -X -q -c "DROP TABLE IF EXISTS odp_crash_t" -c "SELECT setseed(0.3)" \
+		-c "CREATE TABLE odp_crash_t AS SELECT i AS id, ARRAY[random(), random(), random(), random(), random(), random(), random(), random()]::real[] AS f FROM generate_series(1, 2000000) i" >/dev/null
+	budget0=$(psql -X -At -c "SELECT sum(budget) FROM odp_gpu_info()")
+	gpu_used() { nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits 2>/dev/null | awk '{ s += $1 } END { if (NR) print s }'; }
+	used0=$(gpu_used)
+	for sig in SEGV KILL; do
+		eng=$(psql -X -At -c "SELECT engine_pid FROM odp_gpu_info() LIMIT 1")
+		PGOPTIONS="-c odp_gpu.device=gpu" psql -X -At -c "SELECT count(*) FROM odp_outlier_scores('odp_crash_t', k => 20)" \
+			>"$log/crash_$sig.out" 2>&1 &
+		call=$!
+		for _ in $(seq 500); do
+			[ "$(psql -X -At -c "SELECT count(*) FROM odp_gpu_activity WHERE state = 'running'")" = 1 ] && break
+			sleep 0.02
+		done
+		sleep 0.3	# past the copy: its kernels run
+		used_mid=$(gpu_used)
+		kill "-$sig" "$eng"
+		wait "$call"
+		grep -q "GPU failure: the odp_gpu engine process (pid $eng) was killed by signal" "$log/crash_$sig.out"
+		odp_check "SIG$sig to the engine process mid-kernel: the call fails naming it" $? "$(head -c 250 "$log/crash_$sig.out")"
+		budget1=
+		for _ in $(seq 100); do
+			budget1=$(psql -X -At -c "SELECT sum(budget) FROM odp_gpu_info() WHERE engine_pid IS NOT NULL AND engine_pid <> $eng")
+			[ -n "$budget1" ] && break
+			sleep 0.05
+		done
+		sleep 0.5
+		used1=$(gpu_used)
+		[ -n "$budget1" ] && awk -v a="$budget0" -v b="$budget1" 'BEGIN { exit !(b >= 0.98 * a) }' &&
+			{ [ -z "$used0" ] || awk -v a="$used0" -v b="$used1" 'BEGIN { exit !(b <= a + 256) }'; }
+		odp_check "SIG$sig: a new engine process holds the device, its memory back" $? \
+			"budget $budget0 then ${budget1:-none}; nvidia-smi MiB used: ${used0:-n/a} idle, ${used_mid:-n/a} mid-call, ${used1:-n/a} after"
+	done
+	want=$(PGOPTIONS="-c odp_gpu.device=cpu" psql -X -At -c "SELECT string_agg(id::text, ',') FROM odp_top_outliers('(SELECT * FROM odp_crash_t WHERE id <= 20000)', k => 5, n => 5)")
+	got=$(PGOPTIONS="-c odp_gpu.device=gpu -c odp_gpu.report_timing=on" psql -X -At -c "SELECT string_agg(id::text, ',') FROM odp_top_outliers('(SELECT * FROM odp_crash_t WHERE id <= 20000)', k => 5, n => 5)" 2>&1)
+	grep -q "^$want\$" <<<"$got" && grep -q 'path=gpu' <<<"$got"
+	odp_check "after the crashes the next call computes on the GPU with the CPU path's result" $? "$(grep -o 'path=[a-z]*' <<<"$got") want $want"
+	psql -X -q -c "DROP TABLE odp_crash_t" >/dev/null
 fi
 
 if [ "${ODP_SKIP_BENCH:-0}" != 1 ]; then

@@ -137,13 +137,14 @@ odp_build() {
 	make -C "$ODP_ROOT" -s install PG_CONFIG="$PG_CONFIG" >/dev/null
 }
 
-# Installs the library already built in the tree (odp_gpu.so) and the SQL
-# files without building: for a GPU host that runs what a machine with the
+# Installs the library already built in the tree (odp_gpu.so), the GPU
+# service's engine program and the SQL files without building: for a GPU host that runs what a machine with the
 # same compiler built (make leaves the objects there).
 odp_install_prebuilt() {
 	[ -f "$ODP_ROOT/odp_gpu.so" ] || { echo "no odp_gpu.so in $ODP_ROOT: run make first" >&2; return 1; }
 	odp_log "installing the prebuilt odp_gpu.so"
 	install -m 755 "$ODP_ROOT/odp_gpu.so" "$("$PG_CONFIG" --pkglibdir)/odp_gpu.so"
+	install -m 755 "$ODP_ROOT/src/service/odp_gpu_engine" "$("$PG_CONFIG" --pkglibdir)/odp_gpu_engine"
 	install -m 644 "$ODP_ROOT/odp_gpu.control" "$ODP_ROOT"/sql/odp_gpu--*.sql \
 		"$("$PG_CONFIG" --sharedir)/extension/"
 }
