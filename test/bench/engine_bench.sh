@@ -24,6 +24,7 @@ cd "$(dirname "$0")/../.."
 source test/lib.sh
 BASE=${1:?usage: engine_bench.sh BASE_TREE}
 REPS=${REPS:-7}
+ROUNDS=${ROUNDS:-2}
 FIRSTS=${FIRSTS:-5}
 SCALE=${SCALE:-1}
 PG_CONFIG=${PG_CONFIG:-$(command -v pg_config)}
@@ -56,7 +57,7 @@ declare -A CALL=(
 	[pearson]="SELECT count(*) FROM odp_pearson('eb_walks', min_abs_r => 0.2)"
 	[skyline]="SELECT count(*) FROM odp_skyline('eb_sky')"
 )
-declare -A WARM_BEST WARM_MED FIRST_MED
+declare -A WARM_BEST WARM_MED FIRST_MED QUEUED_MED
 
 # The "Time: N ms" lines of psql's \timing in $1, one per line.
 times() { sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' <<<"$1"; }
@@ -67,13 +68,15 @@ best() { sort -n | head -1; }
 measure() {
 	local key=$1 w out warm first i
 	for w in "${WORKLOADS[@]}"; do
-		out=$({ echo "SET odp_gpu.device = gpu;"; echo "SET odp_gpu.gpu_min_rows = 0;"; echo '\timing on';
+		out=$({ echo "SET odp_gpu.device = gpu;"; echo "SET odp_gpu.gpu_min_rows = 0;";
+			echo "SET odp_gpu.report_timing = on;"; echo '\timing on';
 			for ((i = 0; i <= REPS; i++)); do echo "${CALL[$w]};"; done; } | psql -X -q 2>&1)
 		# the first call of this session is a first call: left out
 		warm=$(times "$out" | tail -n +2)
 		[ "$(wc -l <<<"$warm")" -eq "$REPS" ] || { echo "$key $w: $(grep -m1 ERROR <<<"$out")" >&2; continue; }
 		WARM_BEST[$key.$w]="${WARM_BEST[$key.$w]:-} $(best <<<"$warm")"
 		WARM_MED[$key.$w]="${WARM_MED[$key.$w]:-} $(median <<<"$warm")"
+		QUEUED_MED[$key.$w]="${QUEUED_MED[$key.$w]:-} $(sed -n 's/.* queued=\([0-9.]*\) ms.*/\1/p' <<<"$out" | tail -n +2 | median)"
 		first=$(for ((i = 0; i < FIRSTS; i++)); do
 			times "$(printf 'SET odp_gpu.device = gpu;\nSET odp_gpu.gpu_min_rows = 0;\n\\timing on\n%s;\n' "${CALL[$w]}" | psql -X -q 2>&1)"
 		done)
@@ -92,7 +95,7 @@ install_and_restart() {
 	done
 }
 
-for round in 1 2; do
+for ((round = 1; round <= ROUNDS; round++)); do
 	install_and_restart "$BASE"; measure base
 	install_and_restart "."; measure this
 done
@@ -102,17 +105,25 @@ agg_best() { tr ' ' '\n' <<<"$1" | grep . | best; }
 agg_mean() { tr ' ' '\n' <<<"$1" | grep . | awk '{ s += $1 } END { if (NR) printf "%.2f", s / NR }'; }
 echo "# odp_gpu engine process: calls through the GPU service, base build against this one, $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo
-echo "- host: $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1), $(nproc) CPUs; SCALE $SCALE, REPS $REPS, FIRSTS $FIRSTS, two rounds (base, this, base, this)"
+echo "- host: $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1), $(nproc) CPUs; SCALE $SCALE, REPS $REPS, FIRSTS $FIRSTS, $ROUNDS rounds (base, this, base, this, ...)"
 echo
-echo "| workload | warm best ms, base | this | this / base | warm median ms, base | this | this / base | first call ms (new session, median), base | this | this - base ms |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| workload | warm best ms, base | this | this / base | warm median ms, base | this | this / base | first call ms (new session, median), base | this | this - base ms | queued ms (submitted to started, median), base | this |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 for w in "${WORKLOADS[@]}"; do
 	bb=$(agg_best "${WARM_BEST[base.$w]:-}"); tb=$(agg_best "${WARM_BEST[this.$w]:-}")
 	bm=$(agg_mean "${WARM_MED[base.$w]:-}"); tm=$(agg_mean "${WARM_MED[this.$w]:-}")
 	bf=$(agg_mean "${FIRST_MED[base.$w]:-}"); tf=$(agg_mean "${FIRST_MED[this.$w]:-}")
-	awk -v w="$w" -v bb="$bb" -v tb="$tb" -v bm="$bm" -v tm="$tm" -v bf="$bf" -v tf="$tf" 'BEGIN {
-		printf "| %s | %.2f | %.2f | %.3f | %.2f | %.2f | %.3f | %.2f | %.2f | %+.2f |\n",
-			w, bb, tb, (bb > 0 ? tb / bb : 0), bm, tm, (bm > 0 ? tm / bm : 0), bf, tf, tf - bf }'
+	bq=$(agg_mean "${QUEUED_MED[base.$w]:-}"); tq=$(agg_mean "${QUEUED_MED[this.$w]:-}")
+	awk -v w="$w" -v bb="$bb" -v tb="$tb" -v bm="$bm" -v tm="$tm" -v bf="$bf" -v tf="$tf" -v bq="$bq" -v tq="$tq" 'BEGIN {
+		printf "| %s | %.2f | %.2f | %.3f | %.2f | %.2f | %.3f | %.2f | %.2f | %+.2f | %.3f | %.3f |\n",
+			w, bb, tb, (bb > 0 ? tb / bb : 0), bm, tm, (bm > 0 ? tm / bm : 0), bf, tf, tf - bf, bq, tq }'
+done
+echo
+echo "Each round's warm best / warm median / first-call median, ms:"
+echo
+for w in "${WORKLOADS[@]}"; do
+	echo "- $w: base best${WARM_BEST[base.$w]:-}, median${WARM_MED[base.$w]:-}, first${FIRST_MED[base.$w]:-};" \
+		"this best${WARM_BEST[this.$w]:-}, median${WARM_MED[this.$w]:-}, first${FIRST_MED[this.$w]:-}"
 done
 $P -c "DROP TABLE eb_small, eb_q, eb_pts, eb_walks, eb_sky"
 odp_server_restart "" >/dev/null
