@@ -32,6 +32,7 @@ odp_server_save || exit 1
 
 n() { awk -v s="$SCALE" -v n="$1" 'BEGIN { printf "%d", n * s }'; }
 P="psql -X -q -v ON_ERROR_STOP=1"
+make -s install PG_CONFIG="$PG_CONFIG" >/dev/null || exit 1
 $P >/dev/null <<SQL || exit 1
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS odp_gpu;
