@@ -381,6 +381,13 @@ main(int argc, char **argv)
 		fprintf(stderr, "%s: run by the odp_gpu service only\n", ODP_ENGINE_PROGRAM);
 		return 2;
 	}
+	if (area->layout != ODP_ENGINE_LAYOUT)
+	{
+		fprintf(stderr, "%s: built for another version of odp_gpu than the server runs "
+				"(layout %u, the server's %u): install one build and restart the server\n",
+				ODP_ENGINE_PROGRAM, (unsigned) ODP_ENGINE_LAYOUT, (unsigned) area->layout);
+		return ODP_ENGINE_EXIT_LAYOUT;
+	}
 	if (area->staging_bytes > 0)
 		staging = EngineMapFd(ODP_ENGINE_FD_STAGING, &bytes);
 	close(ODP_ENGINE_FD_AREA);

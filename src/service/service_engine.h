@@ -71,6 +71,7 @@ typedef struct OdpEngineDevice
  */
 typedef struct OdpEngineArea
 {
+	uint32_t	layout;			/* ODP_ENGINE_LAYOUT of the library */
 	uint64_t	pg_base;		/* the area's address in the server */
 	uint64_t	bytes;			/* the whole area */
 	uint64_t	staging_bytes;	/* 0: no staging area */
@@ -97,6 +98,17 @@ typedef struct OdpEngineArea
 
 	OdpServiceSlot slots[];
 } OdpEngineArea;
+
+/*
+ * The layout both sides must share: a program left from another build
+ * (installed, but the server not restarted) refuses to run on it.
+ */
+#define ODP_ENGINE_LAYOUT \
+	((uint32_t) (sizeof(OdpEngineArea) * 131u + sizeof(OdpServiceSlot) * 31u + \
+				 sizeof(OdpEngineMsg) * 7u + sizeof(OdpCall)))
+
+/* The program's exit code when its layout is not the library's. */
+#define ODP_ENGINE_EXIT_LAYOUT 3
 
 /* How often the engine process's main loop shows it is alive. */
 #define ODP_ENGINE_BEAT_MS 100

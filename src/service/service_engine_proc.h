@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * service_engine_proc.h
- *	  The worker's side of the engine process: start, messages, end, kill
- *	  (service_engine_proc.c).  Only the service's worker calls these.
+ *	  The worker's side of the engine process: start, messages, end, kill,
+ *	  watchdog (service_engine_proc.c).  Only the service's worker calls
+ *	  these.
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -43,5 +44,22 @@ extern void OdpEngineProcKill(void);
 
 /* Its pid; 0 when there is none (or it ended and was reaped). */
 extern int	OdpEngineProcPid(void);
+
+/*
+ * Its life.  OdpEngineStart starts one, telling it the devices to hold
+ * (odp_gpu.service_engine, odp_gpu.devices); a failure is logged and
+ * retried.  OdpEngineWatch, on every turn of the worker's loop, reaps an
+ * ended process, kills a hung one (odp_gpu.engine_timeout) and starts the
+ * next when it is due (at once, at most one start a second, backing off
+ * after starts that never became ready).  OdpEngineRestart kills the one
+ * running, for why.  When a process ends or is killed, the requests it ran
+ * fail with a message saying how (the slot's lost), their backends woken,
+ * and the server log says so.  OdpEngineReady, at its READY, returns the
+ * milliseconds its start took.
+ */
+extern void OdpEngineStart(void);
+extern void OdpEngineWatch(void);
+extern void OdpEngineRestart(const char *why);
+extern double OdpEngineReady(void);
 
 #endif							/* ODP_SERVICE_ENGINE_PROC_H */

@@ -158,6 +158,7 @@ ServiceShmemStartup(void)
 
 		memset(OdpService, 0, ServiceShmemSize());
 		memset(OdpEngine, 0, EngineHeadBytes());
+		OdpEngine->layout = ODP_ENGINE_LAYOUT;
 		OdpEngine->pg_base = (uint64) (uintptr_t) OdpEngine;
 		OdpEngine->bytes = EngineAreaBytes();
 		OdpEngine->nslots = odp_service_slots;

@@ -63,20 +63,12 @@
 #define SERVICE_TICK_MS 100
 /* The CPU engine's budget when odp_gpu.gpu_memory_limit is 0. */
 #define SERVICE_CPU_BUDGET ((size_t) 1 << 40)
-/* Engine process starts at most this often... */
-#define ENGINE_START_GAP_MS 1000.0
-/* ...and, after starts that never became ready, at most this rarely. */
-#define ENGINE_START_BACKOFF_MS 30000.0
 /* How long a stopping service waits for its engine process to exit. */
 #define ENGINE_STOP_WAIT_MS 5000.0
 
 static volatile sig_atomic_t got_sigterm = false;
 /* A device's context could not be rebuilt: restart the engine when idle. */
 static bool service_restart = false;
-/* The engine process: when it started, its next start, failed starts. */
-static double engine_started_ms = 0.0;
-static double engine_next_start_ms = 0.0;
-static int	engine_failed_starts = 0;
 /*
  * The backends' input segments mapped in place (shared_handle), each
  * with the number of slots' arrays that use it: a backend's next request
@@ -119,28 +111,6 @@ ServiceBudgets(void)
 		else
 			dev->budget = (size_t) (OdpEngine->devices[d].free_memory * 0.90);
 	}
-}
-
-/*
- * Tells the engine process, before it starts, which devices to hold: the
- * CPU engine, or those of odp_gpu.devices (every one of the host by
- * default).
- */
-static void
-ServiceWantDevices(void)
-{
-	int			ids[ODP_DEVICES_MAX];
-	int			listed = OdpDeviceList(ids);
-
-	OdpEngine->cpu_engine = odp_service_engine == ODP_SERVICE_ENGINE_CPU;
-	OdpEngine->staging_bytes = OdpStagingConfigured() ? OdpStagingBytes() : 0;
-	OdpEngine->nwanted = -1;
-	if (listed >= 0)
-	{
-		OdpEngine->nwanted = Min(listed, ODP_MAX_GPUS);
-		memcpy(OdpEngine->wanted, ids, sizeof(int) * OdpEngine->nwanted);
-	}
-	OdpEngine->ndevices = 0;
 }
 
 /*
@@ -730,89 +700,12 @@ ServiceIdle(void)
 	return true;
 }
 
-/* Whether the engine process has been reported lost since it started. */
-static bool engine_lost_reported = false;
-static bool engine_ever_started = false;
-
-/*
- * The engine process ended, or was killed (why says how): the requests it
- * ran fail with a message saying so, and their backends are woken; queued
- * ones wait for the next process.
- */
-static void
-ServiceEngineLost(int pid, const char *why)
-{
-	char		lost[ODP_MESSAGE_LEN];
-	int			failed = 0;
-
-	if (engine_lost_reported)
-		return;
-	engine_lost_reported = true;
-	snprintf(lost, sizeof(lost),
-			 "the odp_gpu engine process (pid %d) %s while running this call; "
-			 "the service starts a new one, and the calls queued behind this one run there",
-			 pid, why);
-	LWLockAcquire(OdpService->lock, LW_EXCLUSIVE);
-	OdpService->engine_ready = false;
-	OdpService->engine_pid = 0;
-	strlcpy(OdpService->engine_last_exit, why, sizeof(OdpService->engine_last_exit));
-	for (int i = 0; i < OdpService->nslots; i++)
-	{
-		OdpServiceSlot *slot = &OdpService->slots[i];
-
-		if (slot->state != ODP_SLOT_RUNNING || atomic_load(&slot->finished))
-			continue;
-		strlcpy(slot->lost, lost, sizeof(slot->lost));
-		atomic_store(&slot->finished, 1);
-		if (!atomic_load(&slot->abandoned))
-			(void) kill(slot->backend_pid, SIGUSR1);	/* sets its latch */
-		failed++;
-	}
-	/* a new process has new contexts: nothing left to check */
-	for (int d = 0; d < OdpService->ndevices; d++)
-		OdpService->devices[d].needs_check = OdpService->devices[d].checking = false;
-	LWLockRelease(OdpService->lock);
-	ereport(LOG,
-			(errmsg("odp_gpu service: its engine process (pid %d) %s; %d running request%s failed, "
-					"queued requests wait for a new engine process",
-					pid, why, failed, failed == 1 ? "" : "s")));
-}
-
-/* Starts an engine process; a failure is logged and retried later. */
-static void
-ServiceEngineStart(void)
-{
-	char		why[ODP_SERVICE_WHY_LEN];
-	int			pid;
-
-	ServiceWantDevices();
-	atomic_store(&OdpEngine->beat_ms, (int64_t) odp_now_ms());
-	engine_started_ms = odp_now_ms();
-	engine_lost_reported = false;
-	pid = OdpEngineProcStart(why, sizeof(why));
-	if (pid == 0)
-	{
-		engine_failed_starts++;
-		engine_next_start_ms = engine_started_ms +
-			Min(ENGINE_START_GAP_MS * (1 << Min(engine_failed_starts, 5)), ENGINE_START_BACKOFF_MS);
-		ereport(LOG,
-				(errmsg("odp_gpu service: could not start its engine process: %s", why)));
-		return;
-	}
-	LWLockAcquire(OdpService->lock, LW_EXCLUSIVE);
-	OdpService->engine_pid = pid;
-	OdpService->engine_started_at = GetCurrentTimestamp();
-	if (engine_ever_started)
-		OdpService->engine_restarts++;
-	LWLockRelease(OdpService->lock);
-	engine_ever_started = true;
-}
-
 /* The engine process's READY: its devices, and the service ready. */
 static void
 ServiceEngineReady(void)
 {
 	bool		first;
+	double		started_ms;
 
 	LWLockAcquire(OdpService->lock, LW_EXCLUSIVE);
 	ServiceTakeDevices();
@@ -822,7 +715,7 @@ ServiceEngineReady(void)
 		OdpService->state = ODP_SERVICE_READY;
 	LWLockRelease(OdpService->lock);
 	ConditionVariableBroadcast(&OdpService->state_changed);
-	engine_failed_starts = 0;
+	started_ms = OdpEngineReady();
 	if (OdpEngine->notes[0] != '\0')
 		ereport(LOG, (errmsg("odp_gpu service: %s", OdpEngine->notes)));
 	if (OdpEngine->staging_locked)
@@ -834,8 +727,9 @@ ServiceEngineReady(void)
 					first ? "ready" : "has a new engine process",
 					OdpService->ndevices, OdpService->ndevices == 1 ? "" : "s",
 					OdpService->why[0] ? ", " : "", OdpService->why,
-					OdpEngineProcPid(), odp_now_ms() - engine_started_ms)));
+					OdpEngineProcPid(), started_ms)));
 }
+
 
 /* Takes the engine process's messages. */
 static void
@@ -863,81 +757,6 @@ ServiceEngineMessages(void)
 }
 
 /*
- * Why the watchdog kills the engine process now, or NULL: it did not
- * finish starting, its main loop or a request stopped moving, for
- * odp_gpu.engine_timeout.
- */
-static const char *
-ServiceEngineHung(double now)
-{
-	double		limit = odp_engine_timeout_s * 1000.0;
-
-	if (odp_engine_timeout_s <= 0)
-		return NULL;
-	if (!OdpService->engine_ready)
-		return now - engine_started_ms > limit ?
-			psprintf("did not finish starting within %d s (odp_gpu.engine_timeout) and was killed",
-					 odp_engine_timeout_s) : NULL;
-	if (now - (double) atomic_load(&OdpEngine->beat_ms) > limit)
-		return psprintf("stopped answering for %d s (odp_gpu.engine_timeout) and was killed",
-						odp_engine_timeout_s);
-	for (int i = 0; i < OdpService->nslots; i++)
-	{
-		OdpServiceSlot *slot = &OdpService->slots[i];
-
-		if (slot->state == ODP_SLOT_RUNNING && !atomic_load(&slot->finished) &&
-			now - (double) atomic_load(&slot->beat_ms) > limit)
-			return psprintf("made no progress on a call for %d s (odp_gpu.engine_timeout) "
-							"and was killed", odp_engine_timeout_s);
-	}
-	return NULL;
-}
-
-/*
- * Watches the engine process: reaps it when it ended, kills it when the
- * watchdog says so or when a device needs a new process, and starts the
- * next one when it is due.
- */
-static void
-ServiceEngineWatch(void)
-{
-	char		why[ODP_SERVICE_WHY_LEN];
-	int			pid = OdpEngineProcPid();
-	double		now = odp_now_ms();
-	const char *hung;
-
-	if (pid != 0)
-	{
-		if (OdpEngineProcReap(false, why, sizeof(why)))
-		{
-			bool		was_ready = OdpService->engine_ready;
-
-			ServiceEngineLost(pid, why);
-			if (!was_ready && engine_failed_starts++ > 0)
-				engine_next_start_ms = engine_started_ms +
-					Min(ENGINE_START_GAP_MS * (1 << Min(engine_failed_starts, 5)),
-						ENGINE_START_BACKOFF_MS);
-			else
-				engine_next_start_ms = Max(now, engine_started_ms + ENGINE_START_GAP_MS);
-		}
-		else if ((hung = ServiceEngineHung(now)) != NULL)
-		{
-			OdpEngineProcKill();
-			ServiceEngineLost(pid, hung);
-		}
-		else if (service_restart && ServiceIdle())
-		{
-			OdpEngineProcKill();
-			ServiceEngineLost(pid, "was restarted to rebuild a device's context");
-			service_restart = false;
-		}
-		return;
-	}
-	if (now >= engine_next_start_ms)
-		ServiceEngineStart();
-}
-
-/*
  * Cancels every running request, stops the engine process (killing it
  * when it does not exit in time), then frees the slots it ran.
  */
@@ -950,12 +769,13 @@ ServiceStop(void)
 
 	LWLockAcquire(OdpService->lock, LW_EXCLUSIVE);
 	OdpService->state = ODP_SERVICE_STOPPING;
-	for (int i = 0; i < OdpService->nslots; i++)
-		if (OdpService->slots[i].state == ODP_SLOT_RUNNING)
-			ServiceCancel(&OdpService->slots[i], false);
 	LWLockRelease(OdpService->lock);
 
-	/* its threads stop at the engine's next poll; it exits after them */
+	/*
+	 * The engine process cancels its threads itself, so that each knows it
+	 * is the service stopping, not its backend, and says so; they stop at
+	 * the engine's next poll, and the process exits after them.
+	 */
 	memset(&msg, 0, sizeof(msg));
 	msg.kind = ODP_ENGINE_STOP;
 	(void) OdpEngineProcSend(&msg);
@@ -1041,7 +861,7 @@ OdpServiceMain(Datum arg)
 	ConditionVariableBroadcast(&OdpService->state_changed);
 
 	/* CUDA starts in the engine process, which says READY when done */
-	ServiceEngineStart();
+	OdpEngineStart();
 	while (!got_sigterm)
 	{
 		(void) ServiceWait(&set, &set_sock);
@@ -1063,7 +883,12 @@ OdpServiceMain(Datum arg)
 			LWLockRelease(OdpService->lock);
 		}
 		ServiceEngineMessages();
-		ServiceEngineWatch();
+		OdpEngineWatch();
+		if (service_restart && ServiceIdle())
+		{
+			OdpEngineRestart("was restarted to rebuild a device's context");
+			service_restart = false;
+		}
 		LWLockAcquire(OdpService->lock, LW_EXCLUSIVE);
 		ServiceSchedule();
 		LWLockRelease(OdpService->lock);
