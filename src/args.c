@@ -21,6 +21,7 @@
 #include "input/input.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 
 /* Ensures argument argno is not NULL; the functions are not STRICT. */
 void
@@ -30,6 +31,37 @@ OdpArgNotNull(FunctionCallInfo fcinfo, int argno, const char *name)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("%s must not be null", name)));
+}
+
+/*
+ * Reads a source argument (not NULL): a table name or a query as text,
+ * or a relation as regclass (the function's regclass overload, which the
+ * same C function serves).  A relation becomes its schema-qualified,
+ * quoted name, which the input layer resolves as it resolves any name, so
+ * that both forms read, check and report alike; a name with a schema finds
+ * the same relation whatever the search_path, as pg_restore's empty one.
+ */
+text *
+OdpArgSource(FunctionCallInfo fcinfo, int argno)
+{
+	Oid			relid;
+	char	   *relname;
+	char	   *nspname;
+	Oid		   *types;
+	int			nargs;
+
+	/* the overload called, by its declared types (not the argument's) */
+	get_func_signature(fcinfo->flinfo->fn_oid, &types, &nargs);
+	if (argno >= nargs || types[argno] != REGCLASSOID)
+		return PG_GETARG_TEXT_PP(argno);
+	relid = PG_GETARG_OID(argno);
+	relname = get_rel_name(relid);
+	nspname = relname != NULL ? get_namespace_name(get_rel_namespace(relid)) : NULL;
+	if (nspname == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	return cstring_to_text(quote_qualified_identifier(nspname, relname));
 }
 
 /* Reads an optional text argument: NULL when the argument is NULL. */

@@ -18,6 +18,7 @@
 #include "utils/array.h"
 
 extern void OdpArgNotNull(FunctionCallInfo fcinfo, int argno, const char *name);
+extern text *OdpArgSource(FunctionCallInfo fcinfo, int argno);
 extern text *OdpArgOptText(FunctionCallInfo fcinfo, int argno);
 extern ArrayType *OdpArgOptArray(FunctionCallInfo fcinfo, int argno);
 extern OdpMetric OdpArgMetric(FunctionCallInfo fcinfo, int argno,

@@ -102,7 +102,7 @@ IntervalReadArgs(FunctionCallInfo fcinfo, const IntervalArgPos *pos, IntervalCal
 {
 	memset(call, 0, sizeof(*call));
 	OdpArgNotNull(fcinfo, 0, pos->other >= 0 ? "subscriptions" : "regions");
-	call->spec.source = PG_GETARG_TEXT_PP(0);
+	call->spec.source = OdpArgSource(fcinfo, 0);
 	call->spec.features = OdpArgOptArray(fcinfo, pos->dims);
 	call->spec.id_column = OdpArgOptText(fcinfo, pos->id_column);
 	call->spec.values = ODP_VALUES_REGIONS;
@@ -113,7 +113,7 @@ IntervalReadArgs(FunctionCallInfo fcinfo, const IntervalArgPos *pos, IntervalCal
 	{
 		OdpArgNotNull(fcinfo, pos->other, "updates");
 		call->other = call->spec;
-		call->other.source = PG_GETARG_TEXT_PP(pos->other);
+		call->other.source = OdpArgSource(fcinfo, pos->other);
 		if (!PG_ARGISNULL(pos->other_dims))
 			call->other.features = PG_GETARG_ARRAYTYPE_P(pos->other_dims);
 		if (!PG_ARGISNULL(pos->other_id_column))

@@ -78,10 +78,10 @@ OdpKnnArgSpecs(FunctionCallInfo fcinfo, int src, int opt, int qsrc, int qopt,
 {
 	memset(spec, 0, sizeof(*spec));
 	memset(qspec, 0, sizeof(*qspec));
-	spec->source = PG_GETARG_TEXT_PP(src);
+	spec->source = OdpArgSource(fcinfo, src);
 	spec->id_column = OdpArgOptText(fcinfo, opt);
 	spec->features = OdpArgOptArray(fcinfo, opt + 1);
-	qspec->source = PG_GETARG_TEXT_PP(qsrc);
+	qspec->source = OdpArgSource(fcinfo, qsrc);
 	qspec->id_column = PG_ARGISNULL(qopt) ? spec->id_column : PG_GETARG_TEXT_PP(qopt);
 	qspec->features = PG_ARGISNULL(qopt + 1) ? spec->features : PG_GETARG_ARRAYTYPE_P(qopt + 1);
 }
@@ -210,7 +210,7 @@ odp_knn(PG_FUNCTION_ARGS)
 	k = OdpArgK(fcinfo, 2);
 	metric = OdpArgMetric(fcinfo, 5, true);
 	memset(&spec, 0, sizeof(spec));
-	spec.source = PG_GETARG_TEXT_PP(0);
+	spec.source = OdpArgSource(fcinfo, 0);
 	spec.id_column = OdpArgOptText(fcinfo, 3);
 	spec.features = OdpArgOptArray(fcinfo, 4);
 	OdpOutputInit(fcinfo);

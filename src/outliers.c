@@ -63,7 +63,7 @@ OutlierReadArgs(FunctionCallInfo fcinfo, int k_arg, int id_arg,
 {
 	OdpArgNotNull(fcinfo, 0, "source");
 	memset(args, 0, sizeof(*args));
-	args->spec.source = PG_GETARG_TEXT_PP(0);
+	args->spec.source = OdpArgSource(fcinfo, 0);
 	args->k = OdpArgK(fcinfo, k_arg);
 	args->spec.id_column = OdpArgOptText(fcinfo, id_arg);
 	args->spec.features = OdpArgOptArray(fcinfo, features_arg);

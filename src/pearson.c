@@ -178,7 +178,7 @@ PearsonReadArgs(FunctionCallInfo fcinfo, const PearsonArgPos *pos,
 				 errmsg("min_periods must be at least 1, not %d", args->min_periods),
 				 errdetail("A coefficient needs at least 2 common values whatever min_periods says.")));
 
-	args->spec.source = PG_GETARG_TEXT_PP(0);
+	args->spec.source = OdpArgSource(fcinfo, 0);
 	args->spec.id_column = OdpArgOptText(fcinfo, pos->id_column);
 	args->spec.features = OdpArgOptArray(fcinfo, pos->features);
 	args->spec.values = ODP_VALUES_FLOAT8;
@@ -189,7 +189,7 @@ PearsonReadArgs(FunctionCallInfo fcinfo, const PearsonArgPos *pos,
 	{
 		OdpArgNotNull(fcinfo, pos->other, "other");
 		args->other = args->spec;
-		args->other.source = PG_GETARG_TEXT_PP(pos->other);
+		args->other.source = OdpArgSource(fcinfo, pos->other);
 		if (!PG_ARGISNULL(pos->other_id_column))
 			args->other.id_column = PG_GETARG_TEXT_PP(pos->other_id_column);
 		if (!PG_ARGISNULL(pos->other_features))

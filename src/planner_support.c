@@ -65,12 +65,15 @@ SupportIntArg(List *args, int i)
 	return c != NULL ? (double) DatumGetInt32(c->constvalue) : -1;
 }
 
-/* The rows of the source in argument i, or -1 when unknown. */
+/* The rows of the source in argument i (text or regclass), or -1 when unknown. */
 static double
 SupportSourceRows(List *args, int i)
 {
 	const Const *c = SupportConstArg(args, i, TEXTOID);
+	const Const *r = SupportConstArg(args, i, REGCLASSOID);
 
+	if (r != NULL)
+		return OdpRelationRowEstimate(DatumGetObjectId(r->constvalue));
 	return c != NULL ? OdpSourceRowEstimate(DatumGetTextPP(c->constvalue)) : -1;
 }
 

@@ -71,7 +71,7 @@ SkylineReadArgs(FunctionCallInfo fcinfo, OdpInputSpec *spec)
 {
 	OdpArgNotNull(fcinfo, SKY_ARG_SOURCE, "source");
 	memset(spec, 0, sizeof(*spec));
-	spec->source = PG_GETARG_TEXT_PP(SKY_ARG_SOURCE);
+	spec->source = OdpArgSource(fcinfo, SKY_ARG_SOURCE);
 	spec->id_column = OdpArgOptText(fcinfo, SKY_ARG_ID_COLUMN);
 	spec->features = OdpArgOptArray(fcinfo, SKY_ARG_FEATURES);
 	spec->values = ODP_VALUES_FLOAT8;

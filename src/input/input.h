@@ -206,6 +206,9 @@ extern void OdpInputWiden(OdpInput *in);
 /* The row estimate of the relation a source names, or -1 (input_source.c). */
 extern double OdpSourceRowEstimate(const text *source);
 
+/* The same for a relation (a regclass source); -1 for InvalidOid. */
+extern double OdpRelationRowEstimate(Oid relid);
+
 /* Whether two specs name the same data (input_source.c). */
 extern bool OdpSameSource(const OdpInputSpec *a, const OdpInputSpec *b);
 

@@ -170,7 +170,13 @@ OdpSourceRelid(const text *source)
 double
 OdpSourceRowEstimate(const text *source)
 {
-	Oid			relid = OdpSourceRelid(source);
+	return OdpRelationRowEstimate(OdpSourceRelid(source));
+}
+
+/* See input.h. */
+double
+OdpRelationRowEstimate(Oid relid)
+{
 	HeapTuple	tuple;
 	double		rows = -1;
 
@@ -241,10 +247,22 @@ OdpSameSource(const OdpInputSpec *a, const OdpInputSpec *b)
 Relation
 OdpOpenSourceRelation(const char *source)
 {
+	RangeVar   *rv = OdpSourceRangeVar(source);
 	Oid			relid;
 	Relation	rel;
 
-	relid = RangeVarGetRelid(OdpSourceRangeVar(source), AccessShareLock, false);
+	/* a qualified name raises the usual error */
+	relid = RangeVarGetRelid(rv, AccessShareLock, rv->schemaname == NULL);
+	if (!OidIsValid(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation \"%s\" does not exist", rv->relname),
+				 errdetail("An unqualified name is looked up in search_path, which was %s when the call ran; "
+						   "pg_restore runs with an empty one.",
+						   namespace_search_path[0] != '\0' ? namespace_search_path : "empty"),
+				 errhint("Schema-qualify it, as in 'schema.%s', or pass the relation as regclass "
+						 "('%s'::regclass), which also follows it through ALTER TABLE ... RENAME "
+						 "and SET SCHEMA.", rv->relname, rv->relname)));
 	rel = relation_open(relid, NoLock);
 	OdpEnsureReadableRelkind(rel);
 	OdpEnsureNotOtherTemp(rel);

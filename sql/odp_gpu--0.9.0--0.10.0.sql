@@ -1,0 +1,295 @@
+/* odp_gpu--0.9.0--0.10.0.sql: regclass sources (every function that reads a table takes its tables as regclass as well as by name or query) */
+
+-- complain if script is sourced in psql, rather than via ALTER EXTENSION
+\echo Use "ALTER EXTENSION odp_gpu UPDATE TO '0.10.0'" to load this file. \quit
+
+-- Every function that reads a table gains an overload that takes the
+-- table (the source, the other source of a pair or a match, the queries of
+-- a k-NN join, a solving set and the new rows of a prediction) as
+-- regclass, as pg_relation_size and pg_prewarm do.  The same C function
+-- serves both forms: it reads the argument's declared type, and a relation
+-- becomes its schema-qualified name, read as the text form reads a name,
+-- so results, errors, privileges and options are the same.  Written in a
+-- view, a materialized view or a function, 'pts'::regclass is stored as
+-- the relation's OID: the object depends on the table (DROP TABLE refuses
+-- without CASCADE), follows ALTER TABLE ... RENAME and SET SCHEMA, and
+-- pg_dump writes it schema-qualified, so pg_restore finds it with its
+-- empty search_path.  A string literal still resolves to the text form
+-- (PostgreSQL prefers text for an unknown literal), so existing calls and
+-- views are unchanged.  Markings, defaults, row estimates and support
+-- functions are the text form's.
+
+CREATE FUNCTION odp_interval_match(
+	regions regclass,
+	dims text[] DEFAULT NULL::text[],
+	id_column text DEFAULT NULL::text,
+	bounds text DEFAULT '[]'::text)
+RETURNS TABLE (id_a bigint, id_b bigint)
+AS 'MODULE_PATHNAME', 'odp_interval_match_self'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION odp_interval_match(regclass, text[], text, text) IS
+'the regclass form of odp_interval_match(text, text[], text, text): the same rows, errors, privileges and options, with regions a relation (''pts''::regclass) rather than a name or a query; a view, materialized view or function written with it depends on the relation (DROP TABLE refuses without CASCADE; ALTER TABLE ... RENAME and SET SCHEMA are followed) and survives pg_dump and pg_restore';
+
+CREATE FUNCTION odp_interval_match(
+	subscriptions regclass,
+	updates regclass,
+	dims text[] DEFAULT NULL::text[],
+	id_column text DEFAULT NULL::text,
+	other_dims text[] DEFAULT NULL::text[],
+	other_id_column text DEFAULT NULL::text,
+	bounds text DEFAULT '[]'::text)
+RETURNS TABLE (subscription_id bigint, update_id bigint)
+AS 'MODULE_PATHNAME', 'odp_interval_match'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION odp_interval_match(regclass, regclass, text[], text, text[], text, text) IS
+'the regclass form of odp_interval_match(text, text, text[], text, text[], text, text): the same rows, errors, privileges and options, with subscriptions and updates relations (''pts''::regclass) rather than a name or a query; a view, materialized view or function written with it depends on the relation (DROP TABLE refuses without CASCADE; ALTER TABLE ... RENAME and SET SCHEMA are followed) and survives pg_dump and pg_restore';
+
+CREATE FUNCTION odp_interval_match_count(
+	regions regclass,
+	dims text[] DEFAULT NULL::text[],
+	id_column text DEFAULT NULL::text,
+	bounds text DEFAULT '[]'::text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'odp_interval_match_count_self'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION odp_interval_match_count(regclass, text[], text, text) IS
+'the regclass form of odp_interval_match_count(text, text[], text, text): the same rows, errors, privileges and options, with regions a relation (''pts''::regclass) rather than a name or a query; a view, materialized view or function written with it depends on the relation (DROP TABLE refuses without CASCADE; ALTER TABLE ... RENAME and SET SCHEMA are followed) and survives pg_dump and pg_restore';
+
+CREATE FUNCTION odp_interval_match_count(
+	subscriptions regclass,
+	updates regclass,
+	dims text[] DEFAULT NULL::text[],
+	id_column text DEFAULT NULL::text,
+	other_dims text[] DEFAULT NULL::text[],
+	other_id_column text DEFAULT NULL::text,
+	bounds text DEFAULT '[]'::text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'odp_interval_match_count'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION odp_interval_match_count(regclass, regclass, text[], text, text[], text, text) IS
+'the regclass form of odp_interval_match_count(text, text, text[], text, text[], text, text): the same rows, errors, privileges and options, with subscriptions and updates relations (''pts''::regclass) rather than a name or a query; a view, materialized view or function written with it depends on the relation (DROP TABLE refuses without CASCADE; ALTER TABLE ... RENAME and SET SCHEMA are followed) and survives pg_dump and pg_restore';
+
+CREATE FUNCTION odp_knn(
+	source regclass,
+	query double precision[],
+	k integer DEFAULT 10,
+	id_column text DEFAULT NULL::text,
+	features text[] DEFAULT NULL::text[],
+	metric text DEFAULT 'euclidean'::text)
+RETURNS TABLE (rank integer, id bigint, distance double precision)
+AS 'MODULE_PATHNAME', 'odp_knn'
+LANGUAGE C STABLE PARALLEL RESTRICTED
+ROWS 10
+SUPPORT odp_rows_support;
+
+COMMENT ON FUNCTION odp_knn(regclass, double precision[], integer, text, text[], text) IS
+'the regclass form of odp_knn(text, double precision[], integer, text, text[], text): the same rows, errors, privileges and options, with source a relation (''pts''::regclass) rather than a name or a query; a view, materialized view or function written with it depends on the relation (DROP TABLE refuses without CASCADE; ALTER TABLE ... RENAME and SET SCHEMA are followed) and survives pg_dump and pg_restore';
+
+CREATE FUNCTION odp_knn(
+	source regclass,
+	query anynonarray,
+	k integer DEFAULT 10,
+	id_column text DEFAULT NULL::text,
+	features text[] DEFAULT NULL::text[],
+	metric text DEFAULT 'euclidean'::text)
+RETURNS TABLE (rank integer, id bigint, distance double precision)
+AS 'MODULE_PATHNAME', 'odp_knn'
+LANGUAGE C STABLE PARALLEL RESTRICTED
+ROWS 10
+SUPPORT odp_rows_support;
+
+COMMENT ON FUNCTION odp_knn(regclass, anynonarray, integer, text, text[], text) IS
+'the regclass form of odp_knn(text, anynonarray, integer, text, text[], text): the same rows, errors, privileges and options, with source a relation (''pts''::regclass) rather than a name or a query; a view, materialized view or function written with it depends on the relation (DROP TABLE refuses without CASCADE; ALTER TABLE ... RENAME and SET SCHEMA are followed) and survives pg_dump and pg_restore';
+
+CREATE FUNCTION odp_knn(
+	source regclass,
+	query text,
+	k integer DEFAULT 10,
+	id_column text DEFAULT NULL::text,
+	features text[] DEFAULT NULL::text[],
+	metric text DEFAULT 'euclidean'::text)
+RETURNS TABLE (rank integer, id bigint, distance double precision)
+AS 'MODULE_PATHNAME', 'odp_knn'
+LANGUAGE C STABLE PARALLEL RESTRICTED
+ROWS 10
+SUPPORT odp_rows_support;
+
+COMMENT ON FUNCTION odp_knn(regclass, text, integer, text, text[], text) IS
+'the regclass form of odp_knn(text, text, integer, text, text[], text): the same rows, errors, privileges and options, with source a relation (''pts''::regclass) rather than a name or a query; a view, materialized view or function written with it depends on the relation (DROP TABLE refuses without CASCADE; ALTER TABLE ... RENAME and SET SCHEMA are followed) and survives pg_dump and pg_restore';
+
+CREATE FUNCTION odp_knn_join(
+	queries regclass,
+	source regclass,
+	k integer DEFAULT 10,
+	id_column text DEFAULT NULL::text,
+	features text[] DEFAULT NULL::text[],
+	metric text DEFAULT 'euclidean'::text,
+	query_id_column text DEFAULT NULL::text,
+	query_features text[] DEFAULT NULL::text[])
+RETURNS TABLE (query_id bigint, rank integer, id bigint, distance double precision)
+AS 'MODULE_PATHNAME', 'odp_knn_join'
+LANGUAGE C STABLE PARALLEL RESTRICTED
+ROWS 10000
+SUPPORT odp_rows_support;
+
+COMMENT ON FUNCTION odp_knn_join(regclass, regclass, integer, text, text[], text, text, text[]) IS
+'the regclass form of odp_knn_join(text, text, integer, text, text[], text, text, text[]): the same rows, errors, privileges and options, with queries and source relations (''pts''::regclass) rather than a name or a query; a view, materialized view or function written with it depends on the relation (DROP TABLE refuses without CASCADE; ALTER TABLE ... RENAME and SET SCHEMA are followed) and survives pg_dump and pg_restore';
+
+CREATE FUNCTION odp_outlier_predict(
+	solving_set regclass,
+	new_rows regclass,
+	k integer DEFAULT 50,
+	threshold double precision DEFAULT NULL::double precision,
+	id_column text DEFAULT NULL::text,
+	features text[] DEFAULT NULL::text[],
+	metric text DEFAULT 'euclidean'::text,
+	new_id_column text DEFAULT NULL::text,
+	new_features text[] DEFAULT NULL::text[])
+RETURNS TABLE (id bigint, weight double precision, is_outlier boolean)
+AS 'MODULE_PATHNAME', 'odp_outlier_predict'
+LANGUAGE C STABLE PARALLEL RESTRICTED
+ROWS 10000
+SUPPORT odp_rows_support;
+
+COMMENT ON FUNCTION odp_outlier_predict(regclass, regclass, integer, double precision, text, text[], text, text, text[]) IS
+'the regclass form of odp_outlier_predict(text, text, integer, double precision, text, text[], text, text, text[]): the same rows, errors, privileges and options, with solving_set and new_rows relations (''pts''::regclass) rather than a name or a query; a view, materialized view or function written with it depends on the relation (DROP TABLE refuses without CASCADE; ALTER TABLE ... RENAME and SET SCHEMA are followed) and survives pg_dump and pg_restore';
+
+CREATE FUNCTION odp_outlier_scores(
+	source regclass,
+	k integer DEFAULT 50,
+	id_column text DEFAULT NULL::text,
+	features text[] DEFAULT NULL::text[],
+	metric text DEFAULT 'euclidean'::text)
+RETURNS TABLE (id bigint, score double precision)
+AS 'MODULE_PATHNAME', 'odp_outlier_scores'
+LANGUAGE C STABLE PARALLEL RESTRICTED
+ROWS 10000
+SUPPORT odp_rows_support;
+
+COMMENT ON FUNCTION odp_outlier_scores(regclass, integer, text, text[], text) IS
+'the regclass form of odp_outlier_scores(text, integer, text, text[], text): the same rows, errors, privileges and options, with source a relation (''pts''::regclass) rather than a name or a query; a view, materialized view or function written with it depends on the relation (DROP TABLE refuses without CASCADE; ALTER TABLE ... RENAME and SET SCHEMA are followed) and survives pg_dump and pg_restore';
+
+CREATE FUNCTION odp_pearson(
+	source regclass,
+	min_abs_r double precision DEFAULT 0,
+	id_column text DEFAULT NULL::text,
+	features text[] DEFAULT NULL::text[],
+	method text DEFAULT 'pearson'::text,
+	nulls text DEFAULT 'error'::text,
+	min_periods integer DEFAULT 2)
+RETURNS TABLE (id_a bigint, id_b bigint, r double precision)
+AS 'MODULE_PATHNAME', 'odp_pearson'
+LANGUAGE C STABLE PARALLEL RESTRICTED
+SUPPORT odp_rows_support;
+
+COMMENT ON FUNCTION odp_pearson(regclass, double precision, text, text[], text, text, integer) IS
+'the regclass form of odp_pearson(text, double precision, text, text[], text, text, integer): the same rows, errors, privileges and options, with source a relation (''pts''::regclass) rather than a name or a query; a view, materialized view or function written with it depends on the relation (DROP TABLE refuses without CASCADE; ALTER TABLE ... RENAME and SET SCHEMA are followed) and survives pg_dump and pg_restore';
+
+CREATE FUNCTION odp_pearson(
+	source regclass,
+	other regclass,
+	min_abs_r double precision DEFAULT 0,
+	id_column text DEFAULT NULL::text,
+	features text[] DEFAULT NULL::text[],
+	method text DEFAULT 'pearson'::text,
+	nulls text DEFAULT 'error'::text,
+	min_periods integer DEFAULT 2,
+	other_id_column text DEFAULT NULL::text,
+	other_features text[] DEFAULT NULL::text[])
+RETURNS TABLE (id_a bigint, id_b bigint, r double precision)
+AS 'MODULE_PATHNAME', 'odp_pearson_other'
+LANGUAGE C STABLE PARALLEL RESTRICTED
+SUPPORT odp_rows_support;
+
+COMMENT ON FUNCTION odp_pearson(regclass, regclass, double precision, text, text[], text, text, integer, text, text[]) IS
+'the regclass form of odp_pearson(text, text, double precision, text, text[], text, text, integer, text, text[]): the same rows, errors, privileges and options, with source and other relations (''pts''::regclass) rather than a name or a query; a view, materialized view or function written with it depends on the relation (DROP TABLE refuses without CASCADE; ALTER TABLE ... RENAME and SET SCHEMA are followed) and survives pg_dump and pg_restore';
+
+CREATE FUNCTION odp_pearson_top(
+	source regclass,
+	k integer DEFAULT 10,
+	sign text DEFAULT 'abs'::text,
+	id_column text DEFAULT NULL::text,
+	features text[] DEFAULT NULL::text[],
+	method text DEFAULT 'pearson'::text,
+	nulls text DEFAULT 'error'::text,
+	min_periods integer DEFAULT 2)
+RETURNS TABLE (id bigint, rank integer, other_id bigint, r double precision)
+AS 'MODULE_PATHNAME', 'odp_pearson_top'
+LANGUAGE C STABLE PARALLEL RESTRICTED
+ROWS 10000
+SUPPORT odp_rows_support;
+
+COMMENT ON FUNCTION odp_pearson_top(regclass, integer, text, text, text[], text, text, integer) IS
+'the regclass form of odp_pearson_top(text, integer, text, text, text[], text, text, integer): the same rows, errors, privileges and options, with source a relation (''pts''::regclass) rather than a name or a query; a view, materialized view or function written with it depends on the relation (DROP TABLE refuses without CASCADE; ALTER TABLE ... RENAME and SET SCHEMA are followed) and survives pg_dump and pg_restore';
+
+CREATE FUNCTION odp_pearson_top(
+	source regclass,
+	other regclass,
+	k integer DEFAULT 10,
+	sign text DEFAULT 'abs'::text,
+	id_column text DEFAULT NULL::text,
+	features text[] DEFAULT NULL::text[],
+	method text DEFAULT 'pearson'::text,
+	nulls text DEFAULT 'error'::text,
+	min_periods integer DEFAULT 2,
+	other_id_column text DEFAULT NULL::text,
+	other_features text[] DEFAULT NULL::text[])
+RETURNS TABLE (id bigint, rank integer, other_id bigint, r double precision)
+AS 'MODULE_PATHNAME', 'odp_pearson_top_other'
+LANGUAGE C STABLE PARALLEL RESTRICTED
+ROWS 10000
+SUPPORT odp_rows_support;
+
+COMMENT ON FUNCTION odp_pearson_top(regclass, regclass, integer, text, text, text[], text, text, integer, text, text[]) IS
+'the regclass form of odp_pearson_top(text, text, integer, text, text, text[], text, text, integer, text, text[]): the same rows, errors, privileges and options, with source and other relations (''pts''::regclass) rather than a name or a query; a view, materialized view or function written with it depends on the relation (DROP TABLE refuses without CASCADE; ALTER TABLE ... RENAME and SET SCHEMA are followed) and survives pg_dump and pg_restore';
+
+CREATE FUNCTION odp_skyline(
+	source regclass,
+	directions text[] DEFAULT NULL::text[],
+	band integer DEFAULT 1,
+	id_column text DEFAULT NULL::text,
+	features text[] DEFAULT NULL::text[])
+RETURNS TABLE (id bigint, dominated_by integer)
+AS 'MODULE_PATHNAME', 'odp_skyline'
+LANGUAGE C STABLE PARALLEL RESTRICTED
+ROWS 100;
+
+COMMENT ON FUNCTION odp_skyline(regclass, text[], integer, text, text[]) IS
+'the regclass form of odp_skyline(text, text[], integer, text, text[]): the same rows, errors, privileges and options, with source a relation (''pts''::regclass) rather than a name or a query; a view, materialized view or function written with it depends on the relation (DROP TABLE refuses without CASCADE; ALTER TABLE ... RENAME and SET SCHEMA are followed) and survives pg_dump and pg_restore';
+
+CREATE FUNCTION odp_solving_set(
+	source regclass,
+	k integer DEFAULT 50,
+	n integer DEFAULT 10,
+	id_column text DEFAULT NULL::text,
+	features text[] DEFAULT NULL::text[],
+	metric text DEFAULT 'euclidean'::text,
+	batch_size integer DEFAULT NULL::integer)
+RETURNS TABLE (id bigint, score double precision)
+AS 'MODULE_PATHNAME', 'odp_solving_set'
+LANGUAGE C STABLE PARALLEL RESTRICTED
+ROWS 4096;
+
+COMMENT ON FUNCTION odp_solving_set(regclass, integer, integer, text, text[], text, integer) IS
+'the regclass form of odp_solving_set(text, integer, integer, text, text[], text, integer): the same rows, errors, privileges and options, with source a relation (''pts''::regclass) rather than a name or a query; a view, materialized view or function written with it depends on the relation (DROP TABLE refuses without CASCADE; ALTER TABLE ... RENAME and SET SCHEMA are followed) and survives pg_dump and pg_restore';
+
+CREATE FUNCTION odp_top_outliers(
+	source regclass,
+	k integer DEFAULT 50,
+	n integer DEFAULT 10,
+	id_column text DEFAULT NULL::text,
+	features text[] DEFAULT NULL::text[],
+	metric text DEFAULT 'euclidean'::text,
+	method text DEFAULT 'auto'::text)
+RETURNS TABLE (rank integer, id bigint, score double precision)
+AS 'MODULE_PATHNAME', 'odp_top_outliers'
+LANGUAGE C STABLE PARALLEL RESTRICTED
+ROWS 10
+SUPPORT odp_rows_support;
+
+COMMENT ON FUNCTION odp_top_outliers(regclass, integer, integer, text, text[], text, text) IS
+'the regclass form of odp_top_outliers(text, integer, integer, text, text[], text, text): the same rows, errors, privileges and options, with source a relation (''pts''::regclass) rather than a name or a query; a view, materialized view or function written with it depends on the relation (DROP TABLE refuses without CASCADE; ALTER TABLE ... RENAME and SET SCHEMA are followed) and survives pg_dump and pg_restore';
