@@ -259,7 +259,9 @@ OdpOpenSourceRelation(const char *source)
 				 errmsg("relation \"%s\" does not exist", rv->relname),
 				 errdetail("An unqualified name is looked up in search_path, which was %s when the call ran; "
 						   "pg_restore runs with an empty one.",
-						   namespace_search_path[0] != '\0' ? namespace_search_path : "empty"),
+						   namespace_search_path[0] != '\0' &&
+						   strcmp(namespace_search_path, "\"\"") != 0 ?
+						   namespace_search_path : "empty"),
 				 errhint("Schema-qualify it, as in 'schema.%s', or pass the relation as regclass "
 						 "('%s'::regclass), which also follows it through ALTER TABLE ... RENAME "
 						 "and SET SCHEMA.", rv->relname, rv->relname)));
