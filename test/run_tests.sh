@@ -17,6 +17,7 @@ set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/checks/cancel.sh"
 source "$(dirname "$0")/checks/upgrade.sh"
+source "$(dirname "$0")/checks/catalog.sh"
 source "$(dirname "$0")/checks/cron.sh"
 source "$(dirname "$0")/checks/service.sh"
 source "$(dirname "$0")/checks/staging.sh"
@@ -114,6 +115,8 @@ fi
 # README's benchmark tables as recorded
 odp_log "upgrade checks"
 odp_upgrade_checks
+odp_log "regclass sources: dump and restore"
+odp_catalog_checks
 odp_released_scripts_check
 bash "$ODP_ROOT/test/bench/plot_benchmarks.sh" --check >"$log/plots.out" 2>&1
 odp_check "README.md's benchmark tables are those of test/bench/results" $? "$(head -c 300 "$log/plots.out")"

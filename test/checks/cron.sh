@@ -25,7 +25,7 @@ odp_cron_job_sql() {
 	cat <<SQL
 INSERT INTO ${2:-outlier_runs} (run_date, ran_at, rank, id, score)
 SELECT current_date, now(), rank, id, score
-FROM odp_top_outliers('${1:-points}', k => 5, n => 10)
+FROM odp_top_outliers('public.${1:-points}'::regclass, k => 5, n => 10)
 ON CONFLICT (run_date, rank) DO NOTHING
 SQL
 }
@@ -140,7 +140,7 @@ SQL
 	IFS='|' read -r run status msg <<<"$out"
 	direct=$(psql -X -At -d $ODP_CRON_DB -c "$(odp_cron_job_sql points_gone outlier_runs_gone)" 2>&1 | sed -n 's/^ERROR: *//p' | head -1)
 	[ "$status" = failed ] && [ -n "$direct" ] && [ "$(sed 's/^ERROR: *//' <<<"$msg")" = "$direct" ]
-	odp_check "$label: with the table dropped the run is recorded failed, with the error odp_top_outliers raises" $? \
+	odp_check "$label: with the table dropped the run is recorded failed, with the error the statement raises" $? \
 		"run $run: $status: $msg; run by hand: $direct"
 	after=$(psql -X -At -d $ODP_CRON_DB -c "$snapshot" 2>&1)
 	[ -n "$before" ] && [ "$before" = "$after" ] && [ "$(psql -X -At -d $ODP_CRON_DB -c "SELECT count(*) FROM outlier_runs_gone")" = 10 ]
