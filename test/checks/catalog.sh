@@ -10,7 +10,11 @@
 # object returns the rows the original does, and the regclass view still
 # depends on its table there.  A materialized view over an unqualified
 # name fails to restore (pg_restore runs with an empty search_path) with
-# the hint that names the fix.  About 10 s.
+# the hint that names the fix.  With pg_cron (and a server these checks
+# may restart), a pg_cron job per analytic and form comes along: the
+# server restarts with cron.database_name set to each database in turn
+# (pg_cron lives in one database), and every restored job's command
+# returns the original's rows.  About 20 s.
 
 ODP_CAT_ANALYTICS=(outliers knn pearson skyline intervals)
 
@@ -27,9 +31,10 @@ odp_cat_call() {
 	esac
 }
 
-# The objects' rows, one line each: "name md5", as database $1 gives them.
+# The objects' rows, one line each: "name md5", as database $1 gives them
+# (with pg_cron, its jobs' commands' too).
 odp_cat_rows() {
-	local t f sql=""
+	local t f sql="" name cmd
 	for t in "${ODP_CAT_ANALYTICS[@]}"; do
 		for f in text regclass; do
 			sql+="SELECT 'v_${t}_$f ' || md5(coalesce(string_agg(x::text, ',' ORDER BY x::text), '')) FROM app.v_${t}_$f x;"
@@ -39,14 +44,30 @@ odp_cat_rows() {
 		done
 	done
 	psql -X -At -d "$1" -c "SET odp_gpu.device = cpu" -c "$sql" 2>&1 | grep -v '^SET$'
+	[ "$ODP_CAT_CRON" = 1 ] || return 0
+	psql -X -At -F $'\t' -d "$1" -c "SELECT jobname, command FROM cron.job ORDER BY jobname" 2>&1 |
+		while IFS=$'\t' read -r name cmd; do
+			echo "$name $(psql -X -At -d "$1" -c "SET odp_gpu.device = cpu" \
+				-c "SELECT md5(coalesce(string_agg(x::text, ',' ORDER BY x::text), '')) FROM ($cmd) x" 2>&1 | grep -v '^SET$')"
+		done
+}
+
+# With pg_cron: restarts the server with pg_cron's database $1.
+odp_cat_cron_db() {
+	[ "$ODP_CAT_CRON" = 1 ] || return 0
+	odp_restart_server "-c shared_preload_libraries=pg_cron -c cron.database_name=$1 -c cron.use_background_workers=on"
 }
 
 odp_catalog_checks() {
 	local dir=$ODP_RUN_DIR out rc t f n src_rows
+	ODP_CAT_CRON=0
+	[ "${ODP_USE_RUNNING_SERVER:-0}" != 1 ] && [ -f "$("$PG_CONFIG" --sharedir)/extension/pg_cron.control" ] &&
+		ODP_CAT_CRON=1
 	for db in odp_dump_src odp_dump_dst odp_dump_plain odp_dump_bad odp_dump_bad_dst; do
 		dropdb --if-exists "$db" >/dev/null 2>&1
 	done
 	createdb odp_dump_src
+	odp_cat_cron_db odp_dump_src
 	{
 		cat <<'SQL'
 SET client_min_messages = warning;
@@ -63,12 +84,16 @@ CREATE TABLE app.regs2 (id bigint PRIMARY KEY, r int8range);
 INSERT INTO app.regs2 SELECT i, int8range(i * 11 % 500, i * 11 % 500 + i % 5) FROM generate_series(1, 150) i;
 SET odp_gpu.device = cpu;
 SQL
+		[ "$ODP_CAT_CRON" = 1 ] && echo "CREATE EXTENSION pg_cron;"
 		for t in "${ODP_CAT_ANALYTICS[@]}"; do
 			for f in text regclass; do
 				echo "CREATE VIEW app.v_${t}_$f AS $(odp_cat_call "$t" "$f");"
 				echo "CREATE MATERIALIZED VIEW app.mv_${t}_$f AS $(odp_cat_call "$t" "$f");"
 				echo "CREATE FUNCTION app.sql_${t}_$f() RETURNS SETOF app.v_${t}_$f LANGUAGE sql STABLE AS \$\$ $(odp_cat_call "$t" "$f") \$\$;"
 				echo "CREATE FUNCTION app.plpgsql_${t}_$f() RETURNS SETOF app.v_${t}_$f LANGUAGE plpgsql STABLE AS \$\$ BEGIN RETURN QUERY $(odp_cat_call "$t" "$f"); END \$\$;"
+				# a yearly job (1 January, 03:00): it never runs during the checks
+				[ "$ODP_CAT_CRON" = 1 ] &&
+					echo "SELECT cron.schedule('job_${t}_$f', '0 3 1 1 *', \$\$$(odp_cat_call "$t" "$f")\$\$);"
 			done
 		done
 	} | psql -X -q -v ON_ERROR_STOP=1 -d odp_dump_src >"$dir/catalog_src.log" 2>&1
@@ -76,18 +101,18 @@ SQL
 		"$(tail -3 "$dir/catalog_src.log" | tr '\n' ' ')"
 	src_rows=$(odp_cat_rows odp_dump_src)
 	n=$(grep -c ' [0-9a-f]\{32\}$' <<<"$src_rows")
-	[ "$n" -eq $((${#ODP_CAT_ANALYTICS[@]} * 8)) ]
-	odp_check "dump and restore: the $n objects return rows in the original" $? "$(grep -v ' [0-9a-f]\{32\}$' <<<"$src_rows" | head -2)"
+	[ "$n" -eq $((${#ODP_CAT_ANALYTICS[@]} * (8 + 2 * ODP_CAT_CRON))) ]
+	odp_check "dump and restore: the $n objects$([ "$ODP_CAT_CRON" = 1 ] && echo ", pg_cron jobs included,") return rows in the original" $? "$(grep -v ' [0-9a-f]\{32\}$' <<<"$src_rows" | head -2)"
 
 	# pg_dump -Fc, pg_restore into a fresh database
 	pg_dump -Fc -d odp_dump_src -f "$dir/catalog.dump" 2>"$dir/catalog_dump.log" &&
-		createdb odp_dump_dst &&
+		createdb odp_dump_dst && odp_cat_cron_db odp_dump_dst &&
 		pg_restore --exit-on-error -d odp_dump_dst "$dir/catalog.dump" >"$dir/catalog_restore.log" 2>&1
 	odp_check "pg_dump -Fc and pg_restore into a fresh database: no error" $? \
 		"$(cat "$dir/catalog_dump.log" "$dir/catalog_restore.log" | head -5 | tr '\n' ' ')"
 	out=$(odp_cat_rows odp_dump_dst)
 	[ "$out" = "$src_rows" ]
-	odp_check "after pg_restore every view, materialized view and function returns the original's rows" $? \
+	odp_check "after pg_restore every view, materialized view, function and pg_cron job returns the original's rows" $? \
 		"$(diff <(echo "$src_rows") <(echo "$out") | head -4 | tr '\n' ' ')"
 	out=$(psql -X -At -d odp_dump_dst -c "DROP TABLE app.pts" 2>&1)
 	grep -q 'cannot drop table app.pts because other objects depend on it' <<<"$out"
@@ -95,13 +120,13 @@ SQL
 
 	# a plain dump restored with psql
 	pg_dump -d odp_dump_src -f "$dir/catalog.sql" 2>"$dir/catalog_dump.log" &&
-		createdb odp_dump_plain &&
+		createdb odp_dump_plain && odp_cat_cron_db odp_dump_plain &&
 		psql -X -q -v ON_ERROR_STOP=1 -d odp_dump_plain -f "$dir/catalog.sql" >"$dir/catalog_plain.log" 2>&1
 	odp_check "plain pg_dump restored with psql into a fresh database: no error" $? \
 		"$(cat "$dir/catalog_dump.log" "$dir/catalog_plain.log" | grep -m3 -e ERROR -e error | tr '\n' ' ')"
 	out=$(odp_cat_rows odp_dump_plain)
 	[ "$out" = "$src_rows" ]
-	odp_check "after the plain restore every object returns the original's rows" $? \
+	odp_check "after the plain restore every object (pg_cron jobs included) returns the original's rows" $? \
 		"$(diff <(echo "$src_rows") <(echo "$out") | head -4 | tr '\n' ' ')"
 
 	# an unqualified name in the text form: the restore fails, saying how to fix it
@@ -122,6 +147,7 @@ SQL
 	odp_check "a materialized view over an unqualified name fails to restore with the hint that names the fix" $? \
 		"pg_restore exit $rc: $(grep -m2 -e ERROR -e HINT "$dir/catalog_bad.log" | tr '\n' ' ' | cut -c 1-300)"
 
+	[ "$ODP_CAT_CRON" = 1 ] && odp_restart_server ""
 	for db in odp_dump_src odp_dump_dst odp_dump_plain odp_dump_bad odp_dump_bad_dst; do
 		dropdb --if-exists "$db" >/dev/null 2>&1
 	done

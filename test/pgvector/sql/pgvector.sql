@@ -163,7 +163,8 @@ JOIN (SELECT a.id AS id_a, b.id AS id_b, corr(x, y) AS r
 	  WHERE a.id < b.id AND a.id <= 40 AND b.id <= 40 GROUP BY 1, 2) c USING (id_a, id_b);
 
 -- Queries of every type: a vector, halfvec or sparsevec, an untyped
--- literal, integer, numeric, smallint, real and float8 arrays, called
+-- literal, integer, numeric, smallint, real and float8 arrays, the source as
+-- text and as regclass, called
 -- directly and through a polymorphic function (the type known only when it
 -- runs); each on every column, the same neighbours.
 CREATE FUNCTION knn_ids(q anyelement, col text) RETURNS text LANGUAGE sql AS $$
@@ -177,6 +178,8 @@ FROM (VALUES ('e'), ('h'), ('s'), ('r'), ('d')) c(col),
 		((SELECT array_agg(id ORDER BY rank)::text FROM odp_knn('emb', ARRAY[1.0,-2,3,0,4,-6,7,1], 6, features => ARRAY[col]))),
 		((SELECT array_agg(id ORDER BY rank)::text FROM odp_knn('emb', '[1,-2,3,0,4,-6,7,1]'::vector, 6, features => ARRAY[col]))),
 		((SELECT array_agg(id ORDER BY rank)::text FROM odp_knn('emb', query => '[1,-2,3,0,4,-6,7,1]'::halfvec, k => 6, features => ARRAY[col]))),
+		((SELECT array_agg(id ORDER BY rank)::text FROM odp_knn('emb'::regclass, '[1,-2,3,0,4,-6,7,1]'::vector, 6, features => ARRAY[col]))),
+		((SELECT array_agg(id ORDER BY rank)::text FROM odp_knn('emb'::regclass, '{1,-2,3,0,4,-6,7,1}', 6, features => ARRAY[col]))),
 		(knn_ids('[1,-2,3,0,4,-6,7,1]'::vector, col)),
 		(knn_ids('[1,-2,3,0,4,-6,7,1]'::halfvec, col)),
 		(knn_ids('{1:1,2:-2,3:3,5:4,6:-6,7:7,8:1}/8'::sparsevec, col)),
