@@ -57,6 +57,8 @@
  *	- the output: OdpScanChunk, OdpMapBuffers, OdpMapOutput, OdpMakeOutput;
  *	- wide rows: OdpCountChunkDirect (first round), OdpRankRows and
  *	  OdpAwaitOrder, OdpDecodeChunkDirect (second round);
+ *	- taking the next chunk of a round: OdpTakeChunk; the second round's
+ *	  loop, OdpDecodeInPlaces;
  *	- narrow rows: OdpReadChunkRows; OdpParticipate, every participant's
  *	  loop; OdpPlanGather and OdpGatherInOrder (rows out of id order);
  *	- the backend: OdpRunParallelRead, OdpReadTableParallel;
@@ -961,35 +963,40 @@ OdpDecodeChunkDirect(OdpParticipant *p, TableScanDesc scan, TupleTableSlot *slot
 }
 
 /*
+ * The next chunk of a round whose counter is next, or -1 when none is left
+ * or the output overflowed; lets the user cancel first.
+ */
+static int64
+OdpTakeChunk(OdpParallelRead *s, pg_atomic_uint64 *next)
+{
+	bool		overflow;
+	int64		c;
+
+	CHECK_FOR_INTERRUPTS();
+	SpinLockAcquire(&s->mutex);
+	overflow = s->overflow;
+	SpinLockRelease(&s->mutex);
+	if (overflow)
+		return -1;
+	c = (int64) pg_atomic_fetch_add_u64(next, 1);
+	return c < s->nchunks ? c : -1;
+}
+
+/*
  * The second round of a read of wide rows, once the backend's and the
  * workers' first rounds have counted every chunk: decodes chunks until
  * none is left.
  */
 static void
 OdpDecodeInPlaces(OdpParticipant *p, OdpReader *r, TableScanDesc scan,
-					  TupleTableSlot *slot)
+				  TupleTableSlot *slot)
 {
-	OdpParallelRead *s = p->shared;
+	int64		c;
 
 	if (!OdpAwaitOrder(p, r))
 		return;
-	for (;;)
-	{
-		int64		c;
-
-		bool		overflow;
-
-		CHECK_FOR_INTERRUPTS();
-		SpinLockAcquire(&s->mutex);
-		overflow = s->overflow;
-		SpinLockRelease(&s->mutex);
-		if (overflow)
-			break;
-		c = (int64) pg_atomic_fetch_add_u64(&s->next_decode, 1);
-		if (c >= s->nchunks)
-			break;
+	while ((c = OdpTakeChunk(p->shared, &p->shared->next_decode)) >= 0)
 		OdpDecodeChunkDirect(p, scan, slot, c);
-	}
 }
 
 /*
@@ -1053,22 +1060,11 @@ OdpParticipate(OdpParticipant *p, OdpReader *r)
 	TableScanDesc scan;
 	bool		ready = r == NULL;
 	bool		direct = ready && OdpReadsDirect(p);
+	int64		c;
 
 	scan = table_beginscan_strat(p->rel, GetActiveSnapshot(), 0, NULL, true, false);
-	for (;;)
+	while ((c = OdpTakeChunk(s, &s->next_chunk)) >= 0)
 	{
-		int64		c;
-		bool		overflow;
-
-		CHECK_FOR_INTERRUPTS();
-		SpinLockAcquire(&s->mutex);
-		overflow = s->overflow;
-		SpinLockRelease(&s->mutex);
-		if (overflow)
-			break;
-		c = (int64) pg_atomic_fetch_add_u64(&s->next_chunk, 1);
-		if (c >= s->nchunks)
-			break;
 		if (ready && direct)
 			OdpCountChunkDirect(p, scan, slot, c);
 		else

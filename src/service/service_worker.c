@@ -321,7 +321,7 @@ ServiceMapInputs(int i)
 
 /* Hands the slot to the engine process; false when it is gone. */
 static bool
-ServiceStartThread(int i)
+ServiceSendRun(int i)
 {
 	OdpEngineMsg msg;
 
@@ -382,7 +382,7 @@ ServiceAdmit(int i, const int *dev, int ndev, size_t reserve, bool split,
 	if (message == NULL && !ServiceMapInputs(i))
 		strlcpy(ctx->message, "the odp_gpu service could not map the call's inputs",
 				sizeof(ctx->message));
-	if (!ServiceStartThread(i))
+	if (!ServiceSendRun(i))
 	{
 		/* the engine process is going: the backend hears it from its end */
 		strlcpy(slot->lost, "the odp_gpu engine process ended before this call could start; "

@@ -58,14 +58,28 @@ odp_cat_cron_db() {
 	odp_restart_server "-c shared_preload_libraries=pg_cron -c cron.database_name=$1 -c cron.use_background_workers=on"
 }
 
-odp_catalog_checks() {
-	local dir=$ODP_RUN_DIR out rc t f n src_rows
-	ODP_CAT_CRON=0
-	[ "${ODP_USE_RUNNING_SERVER:-0}" != 1 ] && [ -f "$("$PG_CONFIG" --sharedir)/extension/pg_cron.control" ] &&
-		ODP_CAT_CRON=1
+# Database $1's objects return the original's rows (ODP_CAT_SRC_ROWS):
+# the check labelled $2.
+odp_cat_same_rows() {
+	local out
+	out=$(odp_cat_rows "$1")
+	[ "$out" = "$ODP_CAT_SRC_ROWS" ]
+	odp_check "$2" $? "$(diff <(echo "$ODP_CAT_SRC_ROWS") <(echo "$out") | head -4 | tr '\n' ' ')"
+}
+
+odp_cat_drop_databases() {
+	local db
 	for db in odp_dump_src odp_dump_dst odp_dump_plain odp_dump_bad odp_dump_bad_dst; do
 		dropdb --if-exists "$db" >/dev/null 2>&1
 	done
+}
+
+odp_catalog_checks() {
+	local dir=$ODP_RUN_DIR out rc t f n
+	ODP_CAT_CRON=0
+	[ "${ODP_USE_RUNNING_SERVER:-0}" != 1 ] && [ -f "$("$PG_CONFIG" --sharedir)/extension/pg_cron.control" ] &&
+		ODP_CAT_CRON=1
+	odp_cat_drop_databases
 	createdb odp_dump_src
 	odp_cat_cron_db odp_dump_src
 	{
@@ -99,10 +113,10 @@ SQL
 	} | psql -X -q -v ON_ERROR_STOP=1 -d odp_dump_src >"$dir/catalog_src.log" 2>&1
 	odp_check "dump and restore: a database with a view, a materialized view, an SQL and a PL/pgSQL function per analytic and form" $? \
 		"$(tail -3 "$dir/catalog_src.log" | tr '\n' ' ')"
-	src_rows=$(odp_cat_rows odp_dump_src)
-	n=$(grep -c ' [0-9a-f]\{32\}$' <<<"$src_rows")
+	ODP_CAT_SRC_ROWS=$(odp_cat_rows odp_dump_src)
+	n=$(grep -c ' [0-9a-f]\{32\}$' <<<"$ODP_CAT_SRC_ROWS")
 	[ "$n" -eq $((${#ODP_CAT_ANALYTICS[@]} * (8 + 2 * ODP_CAT_CRON))) ]
-	odp_check "dump and restore: the $n objects$([ "$ODP_CAT_CRON" = 1 ] && echo ", pg_cron jobs included,") return rows in the original" $? "$(grep -v ' [0-9a-f]\{32\}$' <<<"$src_rows" | head -2)"
+	odp_check "dump and restore: the $n objects$([ "$ODP_CAT_CRON" = 1 ] && echo ", pg_cron jobs included,") return rows in the original" $? "$(grep -v ' [0-9a-f]\{32\}$' <<<"$ODP_CAT_SRC_ROWS" | head -2)"
 
 	# pg_dump -Fc, pg_restore into a fresh database
 	pg_dump -Fc -d odp_dump_src -f "$dir/catalog.dump" 2>"$dir/catalog_dump.log" &&
@@ -110,10 +124,8 @@ SQL
 		pg_restore --exit-on-error -d odp_dump_dst "$dir/catalog.dump" >"$dir/catalog_restore.log" 2>&1
 	odp_check "pg_dump -Fc and pg_restore into a fresh database: no error" $? \
 		"$(cat "$dir/catalog_dump.log" "$dir/catalog_restore.log" | head -5 | tr '\n' ' ')"
-	out=$(odp_cat_rows odp_dump_dst)
-	[ "$out" = "$src_rows" ]
-	odp_check "after pg_restore every view, materialized view, function and pg_cron job returns the original's rows" $? \
-		"$(diff <(echo "$src_rows") <(echo "$out") | head -4 | tr '\n' ' ')"
+	odp_cat_same_rows odp_dump_dst \
+		"after pg_restore every view, materialized view, function and pg_cron job returns the original's rows"
 	out=$(psql -X -At -d odp_dump_dst -c "DROP TABLE app.pts" 2>&1)
 	grep -q 'cannot drop table app.pts because other objects depend on it' <<<"$out"
 	odp_check "after pg_restore the regclass objects still depend on their tables (DROP TABLE refuses)" $? "$(head -2 <<<"$out" | tr '\n' ' ')"
@@ -124,10 +136,8 @@ SQL
 		psql -X -q -v ON_ERROR_STOP=1 -d odp_dump_plain -f "$dir/catalog.sql" >"$dir/catalog_plain.log" 2>&1
 	odp_check "plain pg_dump restored with psql into a fresh database: no error" $? \
 		"$(cat "$dir/catalog_dump.log" "$dir/catalog_plain.log" | grep -m3 -e ERROR -e error | tr '\n' ' ')"
-	out=$(odp_cat_rows odp_dump_plain)
-	[ "$out" = "$src_rows" ]
-	odp_check "after the plain restore every object (pg_cron jobs included) returns the original's rows" $? \
-		"$(diff <(echo "$src_rows") <(echo "$out") | head -4 | tr '\n' ' ')"
+	odp_cat_same_rows odp_dump_plain \
+		"after the plain restore every object (pg_cron jobs included) returns the original's rows"
 
 	# an unqualified name in the text form: the restore fails, saying how to fix it
 	createdb odp_dump_bad
@@ -148,7 +158,5 @@ SQL
 		"pg_restore exit $rc: $(grep -m2 -e ERROR -e HINT "$dir/catalog_bad.log" | tr '\n' ' ' | cut -c 1-300)"
 
 	[ "$ODP_CAT_CRON" = 1 ] && odp_restart_server ""
-	for db in odp_dump_src odp_dump_dst odp_dump_plain odp_dump_bad odp_dump_bad_dst; do
-		dropdb --if-exists "$db" >/dev/null 2>&1
-	done
+	odp_cat_drop_databases
 }
