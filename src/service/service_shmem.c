@@ -4,7 +4,7 @@
  *	  The GPU service's settings, its shared memory and its registration
  *	  as a background worker, all done while the library is preloaded.
  *
- The service's state (its lock, devices and budgets) is in the server's
+ * The service's state (its lock, devices and budgets) is in the server's
  * main shared memory.  The slots and their two rings each are in the
  * engine area, a memfd the postmaster makes at start, which the engine
  * process maps too (service_engine.h): odp_gpu.service_slots x 2 x
@@ -22,8 +22,6 @@
  */
 #include "postgres.h"
 
-#include <sys/mman.h>
-
 #include "miscadmin.h"
 #include "postmaster/bgworker.h"
 #include "service/service.h"
@@ -31,7 +29,6 @@
 #include "service/service_shmem.h"
 #include "service/service_staging.h"
 #include "storage/ipc.h"
-#include "storage/pg_shmem.h"
 #include "storage/shmem.h"
 #include "utils/guc.h"
 
@@ -99,7 +96,7 @@ EngineAreaBytes(void)
 								 mul_size(ServiceRingBytes(), mul_size(2, odp_service_slots)));
 
 	/* whole huge pages, so that it can be in them */
-	return (bytes + ((Size) 2 << 20) - 1) & ~(((Size) 2 << 20) - 1);
+	return (bytes + ODP_HUGE_PAGE_BYTES - 1) & ~(ODP_HUGE_PAGE_BYTES - 1);
 }
 
 /*
@@ -111,14 +108,9 @@ static void
 EngineAreaMap(void)
 {
 	void	   *p = NULL;
-	int			fd = -1;
+	bool		huge;
+	int			fd = OdpMemfdMap("odp_gpu engine area", EngineAreaBytes(), &p, &huge);
 
-#ifdef MFD_HUGETLB
-	if (huge_pages != HUGE_PAGES_OFF)
-		fd = OdpMemfdMap("odp_gpu engine area", EngineAreaBytes(), MFD_HUGETLB, &p);
-#endif
-	if (fd < 0)
-		fd = OdpMemfdMap("odp_gpu engine area", EngineAreaBytes(), 0, &p);
 	if (fd < 0)
 		ereport(FATAL,
 				(errmsg("odp_gpu: could not make the GPU service's engine area of %zu MB: %m",

@@ -163,26 +163,9 @@ OdpStagingCreate(void)
 	staging_bytes = (Size) odp_staging_mb * 1024 * 1024;
 }
 
-/*
- * A memfd for the area, which the postmaster maps once its main shared
- * memory is made (so that the server's own huge pages come first) and before
- * it starts any process.  In huge pages where the server may use them
- * (huge_pages not off) and the host has them: a new process then maps
- * the area with one entry per 2 MB, where with 4 kB pages each process
- * maps every page it touches again, which a parallel worker (a new
- * process every call) pays on each call (H200 host: 512 MB took 268 ms to
- * write in a new process, 48 ms in huge pages or in the process that had
- * them mapped already).
- */
+/* A memfd of bytes with flags (MFD_HUGETLB or 0), mapped shared at *p. */
 static int
-StagingMapFd(unsigned int flags, void **p)
-{
-	return OdpMemfdMap("odp_gpu staging", staging_bytes, flags, p);
-}
-
-/* See service_staging.h. */
-int
-OdpMemfdMap(const char *name, Size bytes, unsigned int flags, void **p)
+MemfdMapFlags(const char *name, Size bytes, unsigned int flags, void **p)
 {
 	int			fd = memfd_create(name, MFD_CLOEXEC | flags);
 	int			saved;
@@ -198,24 +181,46 @@ OdpMemfdMap(const char *name, Size bytes, unsigned int flags, void **p)
 	return -1;
 }
 
-/* Makes the area, in huge pages where it can (StagingMapFd). */
+/*
+ * See service_staging.h.  The postmaster makes these areas once its main
+ * shared memory is made, so that the server's own huge pages come first,
+ * and before it starts any process.  In huge pages where the server may
+ * use them (huge_pages not off) and the host has them: a new process then
+ * maps an area with one entry per 2 MB, where with 4 kB pages each process
+ * maps every page it touches again, which a parallel worker (a new process
+ * every call) pays on each call (H200 host: 512 MB took 268 ms to write in
+ * a new process, 48 ms in huge pages or in the process that had them
+ * mapped already).
+ */
+int
+OdpMemfdMap(const char *name, Size bytes, void **p, bool *huge)
+{
+	int			fd = -1;
+
+	*huge = false;
+#ifdef MFD_HUGETLB
+	if (huge_pages != HUGE_PAGES_OFF && bytes % ODP_HUGE_PAGE_BYTES == 0)
+		fd = MemfdMapFlags(name, bytes, MFD_HUGETLB, p);
+	*huge = fd >= 0;
+#endif
+	if (fd < 0)
+		fd = MemfdMapFlags(name, bytes, 0, p);
+	return fd;
+}
+
+/* Makes the area, in huge pages where it can (OdpMemfdMap). */
 static void
 StagingMap(void)
 {
-	int			fd = -1;
 	void	   *p = NULL;
+	int			fd = OdpMemfdMap("odp_gpu staging", staging_bytes, &p, &staging_huge);
 
-#ifdef MFD_HUGETLB
-	if (huge_pages != HUGE_PAGES_OFF && staging_bytes % ODP_STAGING_BLOCK == 0)
-		fd = StagingMapFd(MFD_HUGETLB, &p);
-	staging_huge = fd >= 0;
-#endif
 	/*
 	 * Where the system refuses the area (no memfd, an address space too
 	 * small), the server runs without it: inputs then stream to the
 	 * service, slower, as with a size of 0.
 	 */
-	if (fd < 0 && (fd = StagingMapFd(0, &p)) < 0)
+	if (fd < 0)
 	{
 		ereport(WARNING,
 				(errmsg("odp_gpu: could not make a staging area of %d MB: %m", odp_staging_mb),

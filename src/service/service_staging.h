@@ -37,7 +37,7 @@
 
 #include "utils/guc.h"
 
-/* Blocks of the area; an extent is a run of them. */
+/* Blocks of the area (a huge page each); an extent is a run of them. */
 #define ODP_STAGING_BLOCK	((Size) 2 << 20)
 
 /* odp_gpu.staging_size, in MB (0: no area). */
@@ -94,12 +94,17 @@ extern Size OdpStagingBytes(void);
 /* Its memfd (inherited from the postmaster), for the engine process; -1: none. */
 extern int	OdpStagingFd(void);
 
+/* The size of a huge page, which a huge-page area's size is a multiple of. */
+#define ODP_HUGE_PAGE_BYTES	((Size) 2 << 20)
+
 /*
- * A memfd of bytes named name (flags: MFD_HUGETLB or 0; closed on exec),
- * mapped shared at *p: memory a process outside PostgreSQL can be handed.
+ * A memfd of bytes named name (closed on exec), mapped shared at *p:
+ * memory a process outside PostgreSQL can be handed.  In huge pages
+ * (*huge) where huge_pages is not off, bytes is a multiple of
+ * ODP_HUGE_PAGE_BYTES and the host has them reserved, else in 4 kB pages.
  * -1, errno set, where the system refuses it.
  */
-extern int	OdpMemfdMap(const char *name, Size bytes, unsigned int flags, void **p);
+extern int	OdpMemfdMap(const char *name, Size bytes, void **p, bool *huge);
 
 /*
  * The service: marks the extent holding [offset, offset + bytes) as read
