@@ -27,6 +27,8 @@ SET odp_gpu.service_engine = cpu;
 -- still means poison
 SHOW odp_gpu.engine_timeout;
 SET odp_gpu.engine_timeout = '1min';
+ALTER SYSTEM SET odp_gpu.engine_timeout = -1;
+ALTER SYSTEM SET odp_gpu.engine_timeout = '2d';
 SET odp_gpu.service_fault_test = on;
 SHOW odp_gpu.service_fault_test;
 SET odp_gpu.service_fault_test = hang;
