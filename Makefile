@@ -58,15 +58,16 @@ GPU_CU_OBJS = kernels/gpu/gpu_runtime.o kernels/gpu/gpu_blas.o
 GPU_NOCUDA_OBJS = kernels/gpu/gpu_disabled.o
 DEVICES_C_OBJS = kernels/devices/device_set.o kernels/devices/pair_relay.o
 KNN_C_OBJS = kernels/knn/knn.o kernels/knn/knn_cpu.o kernels/knn/knn_cpu_bits.o kernels/knn/knn_split.o \
-	kernels/knn/knn_distributed.o kernels/knn/knn_wide_filter.o
+	kernels/knn/knn_distributed.o kernels/knn/knn_wide_filter.o \
+	kernels/knn/spatial.o kernels/knn/spatial_cpu.o
 KNN_CU_OBJS = kernels/knn/knn_gpu.o kernels/knn/knn_gpu_run.o \
 	kernels/knn/knn_gpu_search.o kernels/knn/knn_gpu_tc.o \
 	kernels/knn/knn_gpu_tc_prep.o kernels/knn/knn_gpu_tc_mma.o \
 	kernels/knn/knn_gpu_tc_reg.o kernels/knn/knn_gpu_tc_wg.o \
 	kernels/knn/knn_gpu_tc_refine.o \
 	kernels/knn/knn_gpu_int.o kernels/knn/knn_gpu_wide.o \
-	kernels/knn/knn_gpu_filter64.o
-KNN_NOCUDA_OBJS = kernels/knn/knn_gpu_disabled.o
+	kernels/knn/knn_gpu_filter64.o kernels/knn/spatial_gpu.o
+KNN_NOCUDA_OBJS = kernels/knn/knn_gpu_disabled.o kernels/knn/spatial_gpu_disabled.o
 OUTLIERS_C_OBJS = kernels/outliers/outliers.o kernels/outliers/outliers_split.o \
 	kernels/outliers/solvingset.o kernels/outliers/solvingset_first.o \
 	kernels/outliers/solvingset_cpu.o kernels/outliers/solvingset_split.o \

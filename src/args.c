@@ -123,11 +123,13 @@ OdpArgMethod(FunctionCallInfo fcinfo, int argno)
 		method = ODP_METHOD_BRUTEFORCE;
 	else if (strcmp(name, "solvingset") == 0)
 		method = ODP_METHOD_SOLVINGSET;
+	else if (strcmp(name, "spatial") == 0)
+		method = ODP_METHOD_SPATIAL;
 	else
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("unknown method \"%s\"", name),
-				 errhint("Use one of auto, bruteforce or solvingset.")));
+				 errhint("Use one of auto, bruteforce, solvingset or spatial.")));
 	pfree(name);
 	return method;
 }

@@ -115,6 +115,7 @@ GlueInitContext(OdpContext *ctx, bool on_gpu, GlueCancelState *cancel)
 	}
 	ctx->gpu_memory_limit = (size_t) odp_gpu_memory_limit_mb * 1024 * 1024;
 	ctx->cpu_threads = odp_cpu_threads;
+	ctx->spatial = (OdpSpatialMode) odp_spatial;
 	cancel->error_context = CurrentMemoryContext;
 	cancel->pending_error = NULL;
 	ctx->cancel = GlueCancelRequested;
@@ -429,6 +430,8 @@ GlueEnd(OdpStatus status, const OdpContext *ctx, const GlueCancelState *cancel,
 	info->transfer_ms = ctx->transfer_ms;
 	info->compute_ms = ctx->compute_ms;
 	info->chunks = ctx->chunks;
+	info->spatial_used = ctx->spatial_used != 0;
+	info->spatial_distances = ctx->spatial_distances;
 	info->gpu_parts = ctx->gpu_parts > 1 ? ctx->gpu_parts : 1;
 }
 
@@ -996,6 +999,8 @@ OdpOutlierMethodName(OdpOutlierMethod method)
 			return "bruteforce";
 		case ODP_METHOD_SOLVINGSET:
 			return "solvingset";
+		case ODP_METHOD_SPATIAL:
+			return "spatial";
 	}
 	return "unknown";
 }
@@ -1092,6 +1097,11 @@ OdpReportTiming(const char *what, const OdpInput *in, const OdpRunInfo *info,
 						 info->staged_bytes / 1048576.0, info->streamed_bytes / 1048576.0,
 						 info->stream_ms);
 	extra = psprintf("%s startup=%.1f ms", extra, info->startup_ms);
+	if (info->precision != NULL && !info->has_method && info->spatial_used)
+		extra = psprintf("%s method=spatial distances=" INT64_FORMAT, extra,
+						 info->spatial_distances);
+	else if (info->precision != NULL && !info->has_method)
+		extra = psprintf("%s method=bruteforce", extra);
 	ereport(NOTICE,
 			(errmsg("odp_gpu timing: %s path=%s rows=" INT64_FORMAT " dims=%d "
 					"read=%.1f ms (%s) transfer=%.1f ms compute=%.1f ms output=%.1f ms chunks=" INT64_FORMAT "%s",

@@ -45,6 +45,8 @@ typedef struct OdpRunInfo
 
 	/* set by the distance analytics: "float32" or "float64"; else NULL */
 	const char *precision;
+	bool		spatial_used;	/* k-NN or scores through the spatial path */
+	int64		spatial_distances;
 
 	/* set by OdpComputeKnn only */
 	int64		queries;		/* query rows (0: not a k-NN call) */

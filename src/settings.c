@@ -19,6 +19,7 @@
 #include <limits.h>
 #include <stdlib.h>
 
+#include "odp_engine.h"
 #include "settings.h"
 #include "utils/guc.h"
 
@@ -32,6 +33,7 @@ typedef struct OdpDevicesExtra
 int			odp_device_setting = ODP_SETTING_AUTO;
 int			odp_parallel_read = ODP_PARALLEL_READ_AUTO;
 int			odp_distance_precision = ODP_PRECISION_AUTO;
+int			odp_spatial = ODP_SPATIAL_AUTO;
 char	   *odp_devices_setting = NULL;
 static OdpDevicesExtra odp_devices_parsed = {-1, {0}};
 int			odp_device_id = ODP_DEVICE_ID_DEFAULT;
@@ -55,6 +57,13 @@ static const struct config_enum_entry precision_options[] = {
 	{"auto", ODP_PRECISION_AUTO, false},
 	{"float32", ODP_PRECISION_FLOAT32, false},
 	{"float64", ODP_PRECISION_FLOAT64, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry spatial_options[] = {
+	{"auto", ODP_SPATIAL_AUTO, false},
+	{"on", ODP_SPATIAL_ON, false},
+	{"off", ODP_SPATIAL_OFF, false},
 	{NULL, 0, false}
 };
 
@@ -209,6 +218,16 @@ OdpDefineSettings(void)
 							 "to float32 (the earlier behaviour, faster on the GPU); float64 "
 							 "computes every source in float64.",
 							 &odp_distance_precision, ODP_PRECISION_AUTO, precision_options,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("odp_gpu.spatial",
+							 "Runs k-NN and outlier calls on rows of 1 to 3 dimensions through a spatial tree: auto, on or off.",
+							 "The spatial path returns the brute force's rows, order and distances "
+							 "exactly, for the euclidean, sqeuclidean, manhattan and chebyshev "
+							 "metrics and k up to 128; auto takes it for tables of at least 4096 rows "
+							 "and calls of at least 256 queries, on takes it whenever it can run, "
+							 "off never (the brute force and SolvingSet of before).",
+							 &odp_spatial, ODP_SPATIAL_AUTO, spatial_options,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 
 	DefineCustomStringVariable("odp_gpu.devices",

@@ -59,6 +59,7 @@ typedef enum OdpPrecisionSetting
 
 extern int	odp_device_setting;
 extern int	odp_parallel_read;
+extern int	odp_spatial;		/* OdpSpatialMode */
 extern int	odp_distance_precision;
 extern int	odp_device_id;
 extern int	odp_gpu_memory_limit_mb;

@@ -119,6 +119,18 @@ typedef enum OdpDevice
 typedef bool (*OdpCancelFn) (void *arg);
 
 /*
+ * Whether k-NN and outlier calls on low-dimensional rows take the spatial
+ * path (kernels/knn/spatial.h): where it measured faster (AUTO, the zeroed
+ * default), never, or wherever it can run.
+ */
+typedef enum OdpSpatialMode
+{
+	ODP_SPATIAL_AUTO = 0,
+	ODP_SPATIAL_OFF,
+	ODP_SPATIAL_ON
+} OdpSpatialMode;
+
+/*
  * Per-call context.  The caller fills the inputs (zeroing the struct first
  * gives sane defaults) and reads the outputs after the call.
  */
@@ -145,6 +157,7 @@ typedef struct OdpContext
 	int			cpu_threads;	/* worker threads for the CPU path; <= 1 = one */
 	OdpCancelFn cancel;			/* may be NULL */
 	void	   *cancel_arg;
+	OdpSpatialMode spatial;		/* the spatial path: auto, off, on */
 
 	/* outputs */
 	char		message[ODP_MESSAGE_LEN];	/* set on failure, may be set on OK */
@@ -154,6 +167,8 @@ typedef struct OdpContext
 	int			gpu_parts;		/* device parts the GPU path's work was
 								 * spread over (2 or more), left as the
 								 * caller set it where it ran on one */
+	int			spatial_used;	/* the call took the spatial path */
+	int64_t		spatial_distances;	/* distances that path computed */
 } OdpContext;
 
 /*

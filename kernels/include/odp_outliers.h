@@ -38,7 +38,9 @@ typedef enum OdpOutlierMethod
 {
 	ODP_METHOD_AUTO = 0,		/* whichever is expected to be faster */
 	ODP_METHOD_BRUTEFORCE,		/* every row's score, then the n best */
-	ODP_METHOD_SOLVINGSET		/* SolvingSet (seeds 000, 001): prunes rows */
+	ODP_METHOD_SOLVINGSET,		/* SolvingSet (seeds 000, 001): prunes rows */
+	ODP_METHOD_SPATIAL			/* every row's score through the spatial
+								 * path (low dimensions), then the n best */
 } OdpOutlierMethod;
 
 /* What a top-n outlier computation did. */

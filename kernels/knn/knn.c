@@ -27,6 +27,7 @@
 #include "common/engine_internal.h"
 #include "include/odp_knn.h"
 #include "knn/knn_internal.h"
+#include "knn/spatial.h"
 
 /* Where the CPU path's lists go. */
 typedef struct CpuKnnOut
@@ -255,6 +256,20 @@ odp_compute_knn(OdpContext *ctx, const OdpMatrix *queries,
 		return odp_fail(ctx, ODP_ERR_INVALID_ARGUMENT,
 						"k = %d is out of range 1 .. %lld",
 						(int) k, (long long) (avail < ODP_MAX_K ? avail : ODP_MAX_K));
+
+	ctx->spatial_used = 0;
+	ctx->spatial_distances = 0;
+	if (odp_spatial_chosen(ctx, metric, cands->dims, queries->rows, cands->rows, k))
+	{
+		OdpSpatialOut out = {dist, index, NULL};
+
+		status = odp_spatial_knn(ctx, queries, cands, metric, k, self_join, &out);
+		if (status != ODP_ERR_GPU_OOM || ctx->spatial == ODP_SPATIAL_ON)
+			return status;
+		/* its tree does not fit the GPU's budget; brute force works in chunks */
+		ctx->spatial_used = 0;
+		ctx->message[0] = '\0';
+	}
 
 	if (metric == ODP_METRIC_COSINE &&
 		(status = knn_norms(ctx, queries, cands, self_join, &norms)) != ODP_OK)

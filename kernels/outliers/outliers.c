@@ -28,6 +28,7 @@
 #include "include/odp_distance.h"
 #include "include/odp_outliers.h"
 #include "knn/knn_internal.h"
+#include "knn/spatial.h"
 #include "outliers/outliers_internal.h"
 
 /* Stores one row's weight; emit callback of the CPU k-NN primitive. */
@@ -166,6 +167,19 @@ odp_outlier_scores_on_device(OdpContext *ctx, const OdpMatrix *m,
 							 OdpMetric metric, int32_t k, const float *norms,
 							 const double *norms64, double *scores)
 {
+	ctx->spatial_used = 0;
+	ctx->spatial_distances = 0;
+	if (odp_spatial_chosen(ctx, metric, m->dims, m->rows, m->rows, k))
+	{
+		OdpSpatialOut out = {NULL, NULL, scores};
+		OdpStatus	status = odp_spatial_knn(ctx, m, m, metric, k, true, &out);
+
+		if (status != ODP_ERR_GPU_OOM || ctx->spatial == ODP_SPATIAL_ON)
+			return status;
+		/* its tree does not fit the GPU's budget; brute force works in chunks */
+		ctx->spatial_used = 0;
+		ctx->message[0] = '\0';
+	}
 	if (ctx->device == ODP_DEVICE_GPU && odp_matrix_is64(m))
 	{
 		bool		unfiltered = true;

@@ -81,6 +81,7 @@
 #include "common/host_sort.h"
 #include "include/odp_distributed.h"
 #include "include/odp_outliers.h"
+#include "knn/spatial.h"
 #include "outliers/outliers_internal.h"
 #include "outliers/solvingset_internal.h"
 
@@ -518,8 +519,14 @@ odp_compute_top_outliers(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 						  "n = %lld: the number of outliers must be at least 1",
 						  (long long) n);
 	else if (method != ODP_METHOD_AUTO && method != ODP_METHOD_BRUTEFORCE &&
-			 method != ODP_METHOD_SOLVINGSET)
+			 method != ODP_METHOD_SOLVINGSET && method != ODP_METHOD_SPATIAL)
 		status = odp_fail(ctx, ODP_ERR_INVALID_ARGUMENT, "unknown method %d", (int) method);
+	else if (method == ODP_METHOD_SPATIAL && !odp_spatial_possible(metric, m->dims, k))
+		status = odp_fail(ctx, ODP_ERR_INVALID_ARGUMENT,
+						  "method spatial needs rows of 1 .. %d dimensions, k <= %d and a metric "
+						  "of euclidean, sqeuclidean, manhattan or chebyshev (here %d dimensions, "
+						  "k = %d, %s)", ODP_SPATIAL_MAX_DIMS, ODP_SPATIAL_MAX_K, (int) m->dims,
+						  (int) k, odp_metric_name(metric));
 	else if (batch_size < 0)
 		status = odp_fail(ctx, ODP_ERR_INVALID_ARGUMENT,
 						  "batch size %lld: SolvingSet needs at least 1 candidate per batch",
@@ -539,6 +546,25 @@ odp_compute_top_outliers(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 		n = m->rows;
 	batch = odp_ss_batch_size(m->rows, n, batch_size);
 	chosen = method == ODP_METHOD_AUTO;
+	if (chosen && odp_spatial_chosen(ctx, metric, m->dims, m->rows, m->rows, k))
+		method = ODP_METHOD_SPATIAL;
+	if (method == ODP_METHOD_SPATIAL)
+	{
+		OdpSpatialMode mode = ctx->spatial;
+
+		ctx->spatial = ODP_SPATIAL_ON;
+		status = bf_run(ctx, m, metric, k, norms, norms64, n, order, scores, count,
+						solving_set, solving_scores, st, NULL);
+		ctx->spatial = mode;
+		st->method = ODP_METHOD_SPATIAL;
+		st->distances = ctx->spatial_distances;
+		if (!(chosen && status == ODP_ERR_GPU_OOM))
+			goto finish;
+		/* its tree does not fit the GPU's budget: auto's other choices */
+		memset(st, 0, sizeof(*st));
+		ctx->message[0] = '\0';
+		status = ODP_OK;
+	}
 	if (chosen)
 		method = (m->rows >= ODP_SS_AUTO_FACTOR * batch && k < ODP_MAX_K)
 			? ODP_METHOD_SOLVINGSET : ODP_METHOD_BRUTEFORCE;
@@ -605,9 +631,13 @@ odp_compute_top_outliers(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 	{
 		double		ss_transfer = ctx->transfer_ms;
 		double		ss_compute = ctx->compute_ms;
+		OdpSpatialMode mode = ctx->spatial;
 
+		/* brute force by name, or auto's fallback: never the spatial path */
+		ctx->spatial = ODP_SPATIAL_OFF;
 		status = bf_run(ctx, m, metric, k, norms, norms64, n, order, scores, count,
 						solving_set, solving_scores, st, NULL);
+		ctx->spatial = mode;
 		/* what an abandoned SolvingSet spent counts too */
 		st->method = ODP_METHOD_BRUTEFORCE;
 		st->distances += wasted;

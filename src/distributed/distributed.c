@@ -514,7 +514,7 @@ OdpDistributedTopOutliers(const OdpShardSet *set, const OdpInputSpec *spec,
 						  OdpDistributedTop *top)
 {
 	DistributedCall   *c = DistributedBegin(set, what);
-	bool		prune = method != ODP_METHOD_BRUTEFORCE;
+	bool		prune = method != ODP_METHOD_BRUTEFORCE && method != ODP_METHOD_SPATIAL;
 	OdpSsSupervisor *volatile sup = NULL;
 
 	memset(top, 0, sizeof(*top));

@@ -494,6 +494,8 @@ OdpServiceRun(OdpContext *ctx, OdpCall *call, const char *function,
 	ctx->transfer_ms = result.transfer_ms;
 	ctx->compute_ms = result.compute_ms;
 	ctx->chunks = result.chunks;
+	ctx->spatial_used = result.spatial_used;
+	ctx->spatial_distances = result.spatial_distances;
 	if (result.gpu_parts > 1)
 		ctx->gpu_parts = result.gpu_parts;
 	call->count = result.count;

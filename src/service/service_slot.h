@@ -131,6 +131,8 @@ typedef struct OdpServiceResult
 	int64_t		chunks;
 	int64_t		count;
 	int32_t		device;			/* the first device it ran on */
+	int32_t		spatial_used;	/* OdpContext's outputs of the spatial path */
+	int64_t		spatial_distances;
 	OdpTopOutliersStats outliers;
 	OdpSkylineStats skyline;
 	OdpIntervalStats intervals;

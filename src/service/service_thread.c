@@ -316,6 +316,8 @@ odp_service_thread_main(void *arg)
 		result.compute_ms = ctx.compute_ms;
 		result.chunks = ctx.chunks;
 		result.gpu_parts = ctx.gpu_parts;
+		result.spatial_used = ctx.spatial_used;
+		result.spatial_distances = ctx.spatial_distances;
 		result.count = call.count;
 		result.outliers = call.outliers;
 		result.skyline = call.skyline;

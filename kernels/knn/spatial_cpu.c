@@ -1,0 +1,56 @@
+/*-------------------------------------------------------------------------
+ *
+ * spatial_cpu.c
+ *	  The spatial path on the CPU (spatial.h): the tree built on the
+ *	  caller's thread, the queries searched on the engine's threads.
+ *
+ * Copyright (c) 2026, odp_gpu developers
+ *
+ * IDENTIFICATION
+ *	  kernels/knn/spatial_cpu.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/engine_internal.h"
+#include "common/host_threads.h"
+#include "include/odp_distance.h"
+#include "knn/spatial.h"
+
+/* Queries per task of the search. */
+#define ODP_SPATIAL_CPU_BLOCK 1024
+
+#define ODP_SP_T float
+#define ODP_SP_NAME(x) spatial32_##x
+#define ODP_SP_DIST(m, a, b, n) odp_distance((m), (a), (b), (n), 0.0f, 0.0f)
+#include "knn/spatial_body.h"
+#define ODP_SPC_ROWS(m) ((m)->data)
+#define ODP_SPC_SUM odp_sum_ascending
+#include "knn/spatial_cpu_body.h"
+#undef ODP_SP_T
+#undef ODP_SP_NAME
+#undef ODP_SP_DIST
+
+#define ODP_SP_T double
+#define ODP_SP_NAME(x) spatial64_##x
+#define ODP_SP_DIST(m, a, b, n) odp_distance64((m), (a), (b), (n), 0.0, 0.0)
+#include "knn/spatial_body.h"
+#define ODP_SPC_ROWS(m) ((m)->data64)
+#define ODP_SPC_SUM odp_sum_ascending64
+#include "knn/spatial_cpu_body.h"
+#undef ODP_SP_T
+#undef ODP_SP_NAME
+#undef ODP_SP_DIST
+
+/* See spatial.h. */
+OdpStatus
+odp_cpu_spatial_knn(OdpContext *ctx, const OdpMatrix *queries,
+					const OdpMatrix *cands, OdpMetric metric, int32_t k,
+					bool self_join, const OdpSpatialOut *out)
+{
+	if (odp_matrix_is64(cands))
+		return spatial64_cpu_run(ctx, queries, cands, metric, k, self_join, out);
+	return spatial32_cpu_run(ctx, queries, cands, metric, k, self_join, out);
+}

@@ -1,0 +1,203 @@
+/*-------------------------------------------------------------------------
+ *
+ * spatial_cpu_body.h
+ *	  The CPU spatial path (spatial_cpu.c) for one precision of the rows:
+ *	  builds the tree of spatial.h and runs the queries on threads.
+ *
+ * Include it after spatial_body.h's instance, with
+ *
+ *	  #define ODP_SPC_ROWS(m)	(m)->data or (m)->data64
+ *	  #define ODP_SPC_SUM		odp_sum_ascending or odp_sum_ascending64
+ *
+ * Copyright (c) 2026, odp_gpu developers
+ *
+ * IDENTIFICATION
+ *	  kernels/knn/spatial_cpu_body.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#if !defined(ODP_SPC_ROWS) || !defined(ODP_SPC_SUM)
+#error "define the ODP_SPC_ macros before including spatial_cpu_body.h"
+#endif
+
+/* A tree's host memory. */
+typedef struct ODP_SP_NAME(Host)
+{
+	ODP_SP_NAME(Tree) t;
+	ODP_SP_T   *pts;
+	uint32_t   *order;
+	ODP_SP_T   *lo;
+	ODP_SP_T   *hi;
+	uint32_t   *nmin;
+	OdpSpatialFrame frame;
+} ODP_SP_NAME(Host);
+
+static void
+ODP_SP_NAME(host_free) (ODP_SP_NAME(Host) *h)
+{
+	free(h->pts);
+	free(h->order);
+	free(h->lo);
+	free(h->hi);
+	free(h->nmin);
+}
+
+/* Builds the tree over rows x dims values at v into h. */
+static OdpStatus
+ODP_SP_NAME(host_build) (OdpContext *ctx, const ODP_SP_T *v, int64_t rows,
+						 int dims, ODP_SP_NAME(Host) *h)
+{
+	const int64_t first_leaf = odp_spatial_first_leaf(rows);
+	const int64_t nodes = 2 * (first_leaf + 1) - 1;
+	double		lo[ODP_SPATIAL_MAX_DIMS],
+				hi[ODP_SPATIAL_MAX_DIMS];
+	uint64_t   *key;
+
+	memset(h, 0, sizeof(*h));
+	key = malloc(sizeof(uint64_t) * (size_t) rows);
+	h->order = malloc(sizeof(uint32_t) * (size_t) rows);
+	h->pts = malloc(sizeof(ODP_SP_T) * (size_t) rows * dims);
+	h->lo = malloc(sizeof(ODP_SP_T) * (size_t) nodes * dims);
+	h->hi = malloc(sizeof(ODP_SP_T) * (size_t) nodes * dims);
+	h->nmin = malloc(sizeof(uint32_t) * (size_t) nodes);
+	if (key == NULL || h->order == NULL || h->pts == NULL || h->lo == NULL ||
+		h->hi == NULL || h->nmin == NULL)
+	{
+		free(key);
+		ODP_SP_NAME(host_free) (h);
+		return odp_fail(ctx, ODP_ERR_HOST_OOM,
+						"out of host memory for the spatial tree of %lld rows",
+						(long long) rows);
+	}
+
+	for (int d = 0; d < dims; d++)
+		lo[d] = hi[d] = (double) v[d];
+	for (int64_t r = 1; r < rows; r++)
+		for (int d = 0; d < dims; d++)
+		{
+			double		x = (double) v[r * dims + d];
+
+			lo[d] = x < lo[d] ? x : lo[d];
+			hi[d] = x > hi[d] ? x : hi[d];
+		}
+	odp_spatial_frame(&h->frame, dims, lo, hi);
+	for (int64_t r = 0; r < rows; r++)
+	{
+		const ODP_SP_T *p = v + r * dims;
+
+		key[r] = odp_spatial_key(&h->frame, (double) p[0],
+								 dims > 1 ? (double) p[1] : 0.0,
+								 dims > 2 ? (double) p[2] : 0.0);
+		h->order[r] = (uint32_t) r;
+	}
+	if (!odp_sort_keys(key, h->order, rows))
+	{
+		free(key);
+		ODP_SP_NAME(host_free) (h);
+		return odp_fail(ctx, ODP_ERR_HOST_OOM,
+						"out of host memory for sorting %lld rows", (long long) rows);
+	}
+	free(key);
+	for (int64_t r = 0; r < rows; r++)
+		memcpy(h->pts + r * dims, v + (int64_t) h->order[r] * dims, sizeof(ODP_SP_T) * dims);
+	for (int64_t j = 0; j <= first_leaf; j++)
+		ODP_SP_NAME(leaf_box) (h->pts, h->order, rows, dims, first_leaf, j,
+							   h->lo, h->hi, h->nmin);
+	for (int64_t node = first_leaf - 1; node >= 0; node--)
+		ODP_SP_NAME(merge_box) (dims, node, h->lo, h->hi, h->nmin);
+
+	h->t.n = rows;
+	h->t.dims = dims;
+	h->t.first_leaf = first_leaf;
+	h->t.pts = h->pts;
+	h->t.order = h->order;
+	h->t.lo = h->lo;
+	h->t.hi = h->hi;
+	h->t.nmin = h->nmin;
+	return ODP_OK;
+}
+
+/* One search job: queries in blocks of ODP_SPATIAL_CPU_BLOCK. */
+typedef struct ODP_SP_NAME(Job)
+{
+	const ODP_SP_NAME(Tree) *t;
+	const ODP_SP_T *queries;	/* NULL: a self join, in tree order */
+	int64_t		nq;
+	OdpMetric	metric;
+	int			k;
+	const OdpSpatialOut *out;
+	int64_t    *evals;			/* per task */
+} ODP_SP_NAME(Job);
+
+static void
+ODP_SP_NAME(task) (void *arg, int64_t task)
+{
+	ODP_SP_NAME(Job) *job = (ODP_SP_NAME(Job) *) arg;
+	const ODP_SP_NAME(Tree) *t = job->t;
+	const int	k = job->k;
+	const int64_t q0 = task * ODP_SPATIAL_CPU_BLOCK;
+	const int64_t q1 = q0 + ODP_SPATIAL_CPU_BLOCK < job->nq ? q0 + ODP_SPATIAL_CPU_BLOCK : job->nq;
+	ODP_SP_T	bd[ODP_SPATIAL_MAX_K];
+	uint32_t	bi[ODP_SPATIAL_MAX_K];
+	int64_t		evals = 0;
+
+	for (int64_t p = q0; p < q1; p++)
+	{
+		/* a self join walks the rows in tree order, near rows together */
+		const int64_t q = job->queries == NULL ? (int64_t) t->order[p] : p;
+		const ODP_SP_T *x = job->queries == NULL ? t->pts + p * t->dims
+			: job->queries + p * t->dims;
+
+		evals += ODP_SP_NAME(search) (t, job->metric, x,
+									  job->queries == NULL ? q : -1, k, bd, bi);
+		if (job->out->scores != NULL)
+			job->out->scores[q] = ODP_SPC_SUM(bd, k);
+		else
+			for (int j = 0; j < k; j++)
+			{
+				job->out->dist[q * k + j] = (double) bd[j];
+				job->out->index[q * k + j] = (int64_t) bi[j];
+			}
+	}
+	job->evals[task] = evals;
+}
+
+/* The CPU spatial path over rows of this precision; see spatial.h. */
+static OdpStatus
+ODP_SP_NAME(cpu_run) (OdpContext *ctx, const OdpMatrix *queries,
+					  const OdpMatrix *cands, OdpMetric metric, int32_t k,
+					  bool self_join, const OdpSpatialOut *out)
+{
+	ODP_SP_NAME(Host) h;
+	ODP_SP_NAME(Job) job;
+	int64_t		tasks;
+	double		start = odp_now_ms();
+	OdpStatus	status;
+
+	status = ODP_SP_NAME(host_build) (ctx, ODP_SPC_ROWS(cands), cands->rows,
+									  cands->dims, &h);
+	if (status != ODP_OK)
+		return status;
+	tasks = (queries->rows + ODP_SPATIAL_CPU_BLOCK - 1) / ODP_SPATIAL_CPU_BLOCK;
+	job.t = &h.t;
+	job.queries = self_join ? NULL : ODP_SPC_ROWS(queries);
+	job.nq = queries->rows;
+	job.metric = metric;
+	job.k = k;
+	job.out = out;
+	job.evals = calloc((size_t) tasks, sizeof(int64_t));
+	if (job.evals == NULL)
+		status = odp_fail(ctx, ODP_ERR_HOST_OOM, "out of host memory");
+	else
+		status = odp_parallel_tasks(ctx, tasks, ODP_SP_NAME(task), &job);
+	if (status == ODP_OK)
+		for (int64_t i = 0; i < tasks; i++)
+			ctx->spatial_distances += job.evals[i];
+	free(job.evals);
+	ODP_SP_NAME(host_free) (&h);
+	ctx->compute_ms = odp_now_ms() - start;
+	return status;
+}
+
+#undef ODP_SPC_ROWS
+#undef ODP_SPC_SUM

@@ -1,0 +1,563 @@
+/*-------------------------------------------------------------------------
+ *
+ * spatial_gpu.cu
+ *	  The spatial path on the GPU (spatial.h): the tree built on the device
+ *	  (the box frame by a reduction, the Morton codes sorted by CUB's radix
+ *	  sort, the boxes level by level), then one thread per query.
+ *
+ * The queries run in Morton order too (a self join's are the tree's own
+ * rows; a join's are sorted the same way), so the threads of a warp
+ * search neighbouring boxes and part little.  Lists come back a chunk of
+ * queries at a time and are put in place on the host; scores go straight
+ * to their rows on the device and come back once.
+ *
+ * Copyright (c) 2026, odp_gpu developers
+ *
+ * IDENTIFICATION
+ *	  kernels/knn/spatial_gpu.cu
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime.h>
+#include <cub/device/device_radix_sort.cuh>
+
+#include "common/engine_internal.h"
+#include "gpu/gpu_check.cuh"
+#include "gpu/gpu_runtime.cuh"
+#include "include/odp_distance.h"
+#include "include/odp_order.h"
+#include "knn/spatial.h"
+
+#define ODP_SP_T float
+#define ODP_SP_NAME(x) spatial32_##x
+#define ODP_SP_DIST(m, a, b, n) odp_distance((m), (a), (b), (n), 0.0f, 0.0f)
+#include "knn/spatial_body.h"
+#undef ODP_SP_T
+#undef ODP_SP_NAME
+#undef ODP_SP_DIST
+
+#define ODP_SP_T double
+#define ODP_SP_NAME(x) spatial64_##x
+#define ODP_SP_DIST(m, a, b, n) odp_distance64((m), (a), (b), (n), 0.0, 0.0)
+#include "knn/spatial_body.h"
+#undef ODP_SP_T
+#undef ODP_SP_NAME
+#undef ODP_SP_DIST
+
+/* Queries of one launch of the search: a cancel point between launches. */
+#define SP_QUERY_CHUNK		((int64_t) 1 << 21)
+/* Bytes of lists one chunk brings back. */
+#define SP_LIST_BYTES		((size_t) 256 << 20)
+#define SP_THREADS			128
+
+/* The instance of spatial_body.h for each precision. */
+template <typename T> struct Sp;
+
+template <> struct Sp<float>
+{
+	typedef spatial32_Tree Tree;
+	static __device__ void leaf(const float *pts, const uint32_t *order, int64_t n, int dims,
+								int64_t first, int64_t j, float *lo, float *hi, uint32_t *nmin)
+	{
+		spatial32_leaf_box(pts, order, n, dims, first, j, lo, hi, nmin);
+	}
+	static __device__ void merge(int dims, int64_t v, float *lo, float *hi, uint32_t *nmin)
+	{
+		spatial32_merge_box(dims, v, lo, hi, nmin);
+	}
+	static __device__ int64_t search(const Tree *t, OdpMetric m, const float *q, int64_t self,
+									 int k, float *bd, uint32_t *bi)
+	{
+		return spatial32_search(t, m, q, self, k, bd, bi);
+	}
+	static __device__ double sum(const float *bd, int k)
+	{
+		return odp_sum_ascending(bd, k);
+	}
+	static const float *rows(const OdpMatrix *m)
+	{
+		return m->data;
+	}
+};
+
+template <> struct Sp<double>
+{
+	typedef spatial64_Tree Tree;
+	static __device__ void leaf(const double *pts, const uint32_t *order, int64_t n, int dims,
+								int64_t first, int64_t j, double *lo, double *hi, uint32_t *nmin)
+	{
+		spatial64_leaf_box(pts, order, n, dims, first, j, lo, hi, nmin);
+	}
+	static __device__ void merge(int dims, int64_t v, double *lo, double *hi, uint32_t *nmin)
+	{
+		spatial64_merge_box(dims, v, lo, hi, nmin);
+	}
+	static __device__ int64_t search(const Tree *t, OdpMetric m, const double *q, int64_t self,
+									 int k, double *bd, uint32_t *bi)
+	{
+		return spatial64_search(t, m, q, self, k, bd, bi);
+	}
+	static __device__ double sum(const double *bd, int k)
+	{
+		return odp_sum_ascending64(bd, k);
+	}
+	static const double *rows(const OdpMatrix *m)
+	{
+		return m->data64;
+	}
+};
+
+static unsigned
+SpGrid(int64_t n)
+{
+	int64_t		g = (n + SP_THREADS - 1) / SP_THREADS;
+
+	return (unsigned) (g < 1 ? 1 : g);
+}
+
+/* Per-dimension bounds of the rows, as odp_order_float64 keys (min, max). */
+template <typename T>
+static __global__ void
+SpFrameKernel(const T *v, int64_t n, int dims, unsigned long long *bounds)
+{
+	unsigned long long lo[ODP_SPATIAL_MAX_DIMS],
+				hi[ODP_SPATIAL_MAX_DIMS];
+	bool		any = false;
+
+	for (int d = 0; d < dims; d++)
+	{
+		lo[d] = ~0ULL;
+		hi[d] = 0;
+	}
+	for (int64_t r = (int64_t) blockIdx.x * blockDim.x + threadIdx.x; r < n;
+		 r += (int64_t) gridDim.x * blockDim.x)
+	{
+		any = true;
+		for (int d = 0; d < dims; d++)
+		{
+			unsigned long long key = odp_order_float64((double) v[r * dims + d]);
+
+			lo[d] = key < lo[d] ? key : lo[d];
+			hi[d] = key > hi[d] ? key : hi[d];
+		}
+	}
+	if (any)
+		for (int d = 0; d < dims; d++)
+		{
+			atomicMin(&bounds[2 * d], lo[d]);
+			atomicMax(&bounds[2 * d + 1], hi[d]);
+		}
+}
+
+/* Morton codes of rows in frame f, and their indexes. */
+template <typename T>
+static __global__ void
+SpKeyKernel(const T *v, int64_t n, OdpSpatialFrame f, uint64_t *key, uint32_t *idx)
+{
+	const int64_t r = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (r >= n)
+		return;
+	key[r] = odp_spatial_key(&f, (double) v[r * f.dims],
+							 f.dims > 1 ? (double) v[r * f.dims + 1] : 0.0,
+							 f.dims > 2 ? (double) v[r * f.dims + 2] : 0.0);
+	idx[r] = (uint32_t) r;
+}
+
+/* Rows in sorted order. */
+template <typename T>
+static __global__ void
+SpGatherKernel(const T *v, const uint32_t *order, int64_t n, int dims, T *out)
+{
+	const int64_t r = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (r >= n)
+		return;
+	for (int d = 0; d < dims; d++)
+		out[r * dims + d] = v[(int64_t) order[r] * dims + d];
+}
+
+template <typename T>
+static __global__ void
+SpLeafKernel(const T *pts, const uint32_t *order, int64_t n, int dims, int64_t first,
+			 T *lo, T *hi, uint32_t *nmin)
+{
+	const int64_t j = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (j > first)
+		return;
+	Sp<T>::leaf(pts, order, n, dims, first, j, lo, hi, nmin);
+}
+
+/* Inner nodes [v0, v0 + count) of one level. */
+template <typename T>
+static __global__ void
+SpMergeKernel(int dims, int64_t v0, int64_t count, T *lo, T *hi, uint32_t *nmin)
+{
+	const int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i >= count)
+		return;
+	Sp<T>::merge(dims, v0 + i, lo, hi, nmin);
+}
+
+/*
+ * Searches sorted queries [s0, s0 + nq): query s is row qorder[s], at
+ * qpts + s * dims; a self join skips the row itself.  Scores go to
+ * scores[row]; lists to the chunk's dist and index at s - s0.
+ */
+template <typename T, int KMAX>
+static __global__ void __launch_bounds__(SP_THREADS)
+SpSearchKernel(typename Sp<T>::Tree t, OdpMetric metric, int k, bool self_join,
+			   const T *qpts, const uint32_t *qorder, int64_t s0, int64_t nq,
+			   double *scores, double *dist, int64_t *index,
+			   unsigned long long *evals)
+{
+	const int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+	T			bd[KMAX];
+	uint32_t	bi[KMAX];
+	int64_t		q,
+				e;
+
+	if (i >= nq)
+		return;
+	q = (int64_t) qorder[s0 + i];
+	e = Sp<T>::search(&t, metric, qpts + (s0 + i) * t.dims, self_join ? q : -1, k, bd, bi);
+	if (scores != NULL)
+		scores[q] = Sp<T>::sum(bd, k);
+	else
+		for (int j = 0; j < k; j++)
+		{
+			dist[i * k + j] = (double) bd[j];
+			index[i * k + j] = (int64_t) bi[j];
+		}
+	atomicAdd(evals, (unsigned long long) e);
+}
+
+/* One call's device state. */
+template <typename T>
+struct SpGpu
+{
+	OdpContext *ctx;
+	OdpGpuDevice dev;
+	OdpGpuArena arena;
+	cudaStream_t stream;
+	int64_t		n;
+	int			dims;
+	int64_t		first_leaf;
+	OdpSpatialFrame frame;
+	T		   *d_rows;			/* input rows, then reused */
+	T		   *d_pts;			/* tree order */
+	uint32_t   *d_order;
+	T		   *d_lo;
+	T		   *d_hi;
+	uint32_t   *d_nmin;
+	T		   *d_qpts;			/* sorted queries (a join) */
+	uint32_t   *d_qorder;
+	unsigned long long *d_counts;	/* frame bounds, then distances */
+};
+
+/* Allocates n bytes of the call's arena into *p. */
+template <typename T, typename P>
+static OdpStatus
+SpAlloc(SpGpu<T> *g, size_t bytes, const char *what, P **p)
+{
+	return OdpGpuArenaAlloc(g->ctx, &g->arena, bytes, what, (void **) p);
+}
+
+/*
+ * Sorts rows (d_in, n of them) by Morton code in g's frame into d_sorted
+ * (their values) and d_order (their indexes), through d_key scratch.
+ */
+template <typename T>
+static OdpStatus
+SpSortRows(SpGpu<T> *g, const T *d_in, int64_t n, T *d_sorted, uint32_t *d_order)
+{
+	OdpContext *ctx = g->ctx;
+	OdpStatus	status = ODP_OK;
+	uint64_t   *d_key = NULL;
+	uint64_t   *d_key2 = NULL;
+	uint32_t   *d_idx = NULL;
+	void	   *d_temp = NULL;
+	size_t		temp_bytes = 0;
+	const int	bits = odp_spatial_key_bits(g->dims);
+
+	ODP_TRY(SpAlloc(g, sizeof(uint64_t) * (size_t) n, "Morton codes", &d_key));
+	ODP_TRY(SpAlloc(g, sizeof(uint64_t) * (size_t) n, "Morton codes", &d_key2));
+	ODP_TRY(SpAlloc(g, sizeof(uint32_t) * (size_t) n, "row order", &d_idx));
+	SpKeyKernel<T><<<SpGrid(n), SP_THREADS, 0, g->stream>>>(d_in, n, g->frame, d_key, d_idx);
+	ODP_CUDA_TRY_LAUNCH(ctx, g->stream, "computing Morton codes");
+	ODP_CUDA_TRY(ctx, cub::DeviceRadixSort::SortPairs(NULL, temp_bytes, d_key, d_key2, d_idx,
+													  d_order, (int64_t) n, 0, bits, g->stream),
+				 "sizing the sort of Morton codes");
+	ODP_TRY(SpAlloc(g, temp_bytes, "sort scratch", &d_temp));
+	ODP_CUDA_TRY(ctx, cub::DeviceRadixSort::SortPairs(d_temp, temp_bytes, d_key, d_key2, d_idx,
+													  d_order, (int64_t) n, 0, bits, g->stream),
+				 "sorting Morton codes");
+	SpGatherKernel<T><<<SpGrid(n), SP_THREADS, 0, g->stream>>>(d_in, d_order, n, g->dims, d_sorted);
+	ODP_CUDA_TRY_LAUNCH(ctx, g->stream, "ordering rows");
+	ODP_CUDA_TRY(ctx, cudaStreamSynchronize(g->stream), "ordering rows");
+cleanup:
+	OdpGpuArenaFree(&g->arena, d_temp);
+	OdpGpuArenaFree(&g->arena, d_idx);
+	OdpGpuArenaFree(&g->arena, d_key2);
+	OdpGpuArenaFree(&g->arena, d_key);
+	return status;
+}
+
+/* Builds the tree over the candidates, uploaded to d_rows. */
+template <typename T>
+static OdpStatus
+SpBuild(SpGpu<T> *g)
+{
+	OdpContext *ctx = g->ctx;
+	OdpStatus	status = ODP_OK;
+	const int64_t nodes = 2 * (g->first_leaf + 1) - 1;
+	unsigned long long bounds[2 * ODP_SPATIAL_MAX_DIMS];
+	double		lo[ODP_SPATIAL_MAX_DIMS],
+				hi[ODP_SPATIAL_MAX_DIMS];
+
+	for (int d = 0; d < g->dims; d++)
+	{
+		bounds[2 * d] = ~0ULL;
+		bounds[2 * d + 1] = 0;
+	}
+	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(g->d_counts, bounds, sizeof(bounds), cudaMemcpyHostToDevice,
+									  g->stream), "setting up the box frame");
+	SpFrameKernel<T><<<SpGrid(g->n) < 2048 ? SpGrid(g->n) : 2048, SP_THREADS, 0, g->stream>>>(g->d_rows, g->n, g->dims, g->d_counts);
+	ODP_CUDA_TRY_LAUNCH(ctx, g->stream, "finding the box frame");
+	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(bounds, g->d_counts, sizeof(bounds), cudaMemcpyDeviceToHost,
+									  g->stream), "finding the box frame");
+	ODP_CUDA_TRY(ctx, cudaStreamSynchronize(g->stream), "finding the box frame");
+	for (int d = 0; d < g->dims; d++)
+	{
+		lo[d] = odp_order_float64_value(bounds[2 * d]);
+		hi[d] = odp_order_float64_value(bounds[2 * d + 1]);
+	}
+	odp_spatial_frame(&g->frame, g->dims, lo, hi);
+
+	ODP_TRY(SpSortRows(g, g->d_rows, g->n, g->d_pts, g->d_order));
+	SpLeafKernel<T><<<SpGrid(g->first_leaf + 1), SP_THREADS, 0, g->stream>>>(g->d_pts, g->d_order, g->n, g->dims,
+																			   g->first_leaf, g->d_lo, g->d_hi,
+																			   g->d_nmin);
+	ODP_CUDA_TRY_LAUNCH(ctx, g->stream, "boxing the leaves");
+	for (int64_t width = (g->first_leaf + 1) / 2; width >= 1; width /= 2)
+	{
+		SpMergeKernel<T><<<SpGrid(width), SP_THREADS, 0, g->stream>>>(g->dims, width - 1, width, g->d_lo,
+																	   g->d_hi, g->d_nmin);
+		ODP_CUDA_TRY_LAUNCH(ctx, g->stream, "boxing the tree");
+	}
+	(void) nodes;
+cleanup:
+	return status;
+}
+
+/* Launches the search of sorted queries [s0, s0 + nq) for k's bucket. */
+template <typename T>
+static void
+SpLaunch(SpGpu<T> *g, OdpMetric metric, int k, bool self_join, const T *qpts,
+		 const uint32_t *qorder, int64_t s0, int64_t nq, double *scores,
+		 double *dist, int64_t *index)
+{
+	typename Sp<T>::Tree t;
+
+	t.n = g->n;
+	t.dims = g->dims;
+	t.first_leaf = g->first_leaf;
+	t.pts = g->d_pts;
+	t.order = g->d_order;
+	t.lo = g->d_lo;
+	t.hi = g->d_hi;
+	t.nmin = g->d_nmin;
+	if (k <= 8)
+		SpSearchKernel<T, 8><<<SpGrid(nq), SP_THREADS, 0, g->stream>>>(t, metric, k, self_join, qpts, qorder,
+																		s0, nq, scores, dist, index,
+																		g->d_counts);
+	else if (k <= 32)
+		SpSearchKernel<T, 32><<<SpGrid(nq), SP_THREADS, 0, g->stream>>>(t, metric, k, self_join, qpts, qorder,
+																		 s0, nq, scores, dist, index,
+																		 g->d_counts);
+	else
+		SpSearchKernel<T, ODP_SPATIAL_MAX_K><<<SpGrid(nq), SP_THREADS, 0, g->stream>>>(t, metric, k, self_join,
+																						qpts, qorder, s0, nq,
+																						scores, dist, index,
+																						g->d_counts);
+}
+
+template <typename T>
+static void
+SpRelease(SpGpu<T> *g)
+{
+	if (g->stream != NULL)
+	{
+		(void) cudaStreamSynchronize(g->stream);
+		(void) cudaStreamDestroy(g->stream);
+	}
+	OdpGpuArenaRelease(&g->arena);
+}
+
+/* The GPU spatial path over rows of type T; see spatial.h. */
+template <typename T>
+static OdpStatus
+SpRun(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
+	  OdpMetric metric, int32_t k, bool self_join, const OdpSpatialOut *out)
+{
+	SpGpu<T>	g;
+	OdpStatus	status = ODP_OK;
+	const int64_t nq = queries->rows;
+	const size_t row_bytes = sizeof(T) * (size_t) cands->dims;
+	const T    *qpts;
+	const uint32_t *qorder;
+	uint32_t   *h_qorder = NULL;
+	double	   *d_scores = NULL;
+	double	   *d_dist = NULL;
+	int64_t    *d_index = NULL;
+	double	   *h_dist = NULL;
+	int64_t    *h_index = NULL;
+	int64_t		chunk;
+	unsigned long long evals = 0;
+	double		start = odp_now_ms();
+	double		t0;
+
+	memset(&g, 0, sizeof(g));
+	g.ctx = ctx;
+	g.n = cands->rows;
+	g.dims = cands->dims;
+	g.first_leaf = odp_spatial_first_leaf(g.n);
+	ctx->transfer_ms = 0.0;
+	ctx->chunks = 0;
+	ODP_TRY(OdpGpuBegin(ctx, &g.dev));
+	OdpGpuArenaInit(&g.arena, g.dev.budget);
+	ODP_CUDA_TRY(ctx, cudaStreamCreateWithFlags(&g.stream, cudaStreamNonBlocking),
+				 "creating a CUDA stream");
+	{
+		const int64_t nodes = 2 * (g.first_leaf + 1) - 1;
+
+		ODP_TRY(SpAlloc(&g, row_bytes * (size_t) g.n, "rows", &g.d_rows));
+		ODP_TRY(SpAlloc(&g, row_bytes * (size_t) g.n, "rows in tree order", &g.d_pts));
+		ODP_TRY(SpAlloc(&g, sizeof(uint32_t) * (size_t) g.n, "row order", &g.d_order));
+		ODP_TRY(SpAlloc(&g, sizeof(T) * (size_t) nodes * g.dims, "tree boxes", &g.d_lo));
+		ODP_TRY(SpAlloc(&g, sizeof(T) * (size_t) nodes * g.dims, "tree boxes", &g.d_hi));
+		ODP_TRY(SpAlloc(&g, sizeof(uint32_t) * (size_t) nodes, "tree indexes", &g.d_nmin));
+		ODP_TRY(SpAlloc(&g, sizeof(unsigned long long) * 2 * ODP_SPATIAL_MAX_DIMS, "counters",
+						&g.d_counts));
+	}
+	t0 = odp_now_ms();
+	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(g.d_rows, Sp<T>::rows(cands), row_bytes * (size_t) g.n,
+									  cudaMemcpyHostToDevice, g.stream), "copying rows to the GPU");
+	ODP_CUDA_TRY(ctx, cudaStreamSynchronize(g.stream), "copying rows to the GPU");
+	ctx->transfer_ms += odp_now_ms() - t0;
+	ODP_TRY(SpBuild(&g));
+
+	if (self_join)
+	{
+		qpts = g.d_pts;
+		qorder = g.d_order;
+	}
+	else
+	{
+		/* the queries, sorted in the candidates' frame, reuse d_rows */
+		OdpGpuArenaFree(&g.arena, g.d_rows);
+		g.d_rows = NULL;
+		ODP_TRY(SpAlloc(&g, row_bytes * (size_t) nq, "query rows", &g.d_rows));
+		ODP_TRY(SpAlloc(&g, row_bytes * (size_t) nq, "sorted query rows", &g.d_qpts));
+		ODP_TRY(SpAlloc(&g, sizeof(uint32_t) * (size_t) nq, "query order", &g.d_qorder));
+		t0 = odp_now_ms();
+		ODP_CUDA_TRY(ctx, cudaMemcpyAsync(g.d_rows, Sp<T>::rows(queries), row_bytes * (size_t) nq,
+										  cudaMemcpyHostToDevice, g.stream),
+					 "copying query rows to the GPU");
+		ODP_CUDA_TRY(ctx, cudaStreamSynchronize(g.stream), "copying query rows to the GPU");
+		ctx->transfer_ms += odp_now_ms() - t0;
+		ODP_TRY(SpSortRows(&g, g.d_rows, nq, g.d_qpts, g.d_qorder));
+		qpts = g.d_qpts;
+		qorder = g.d_qorder;
+	}
+	ODP_CUDA_TRY(ctx, cudaMemsetAsync(g.d_counts, 0, sizeof(unsigned long long), g.stream),
+				 "clearing a counter");
+
+	if (out->scores != NULL)
+	{
+		ODP_TRY(SpAlloc(&g, sizeof(double) * (size_t) nq, "scores", &d_scores));
+		chunk = SP_QUERY_CHUNK;
+	}
+	else
+	{
+		chunk = (int64_t) (SP_LIST_BYTES / ((size_t) k * (sizeof(double) + sizeof(int64_t))));
+		if (chunk > nq)
+			chunk = nq;
+		ODP_TRY(SpAlloc(&g, sizeof(double) * (size_t) chunk * k, "lists", &d_dist));
+		ODP_TRY(SpAlloc(&g, sizeof(int64_t) * (size_t) chunk * k, "lists", &d_index));
+		h_dist = (double *) malloc(sizeof(double) * (size_t) chunk * k);
+		h_index = (int64_t *) malloc(sizeof(int64_t) * (size_t) chunk * k);
+		h_qorder = (uint32_t *) malloc(sizeof(uint32_t) * (size_t) nq);
+		if (h_dist == NULL || h_index == NULL || h_qorder == NULL)
+		{
+			status = odp_fail(ctx, ODP_ERR_HOST_OOM, "out of host memory for k-NN lists");
+			goto cleanup;
+		}
+		ODP_CUDA_TRY(ctx, cudaMemcpyAsync(h_qorder, qorder, sizeof(uint32_t) * (size_t) nq,
+										  cudaMemcpyDeviceToHost, g.stream), "copying the query order");
+	}
+
+	for (int64_t s0 = 0; s0 < nq; s0 += chunk)
+	{
+		const int64_t m = nq - s0 < chunk ? nq - s0 : chunk;
+
+		if (odp_cancel_requested(ctx))
+		{
+			status = odp_fail(ctx, ODP_ERR_CANCELLED, "the computation was cancelled");
+			goto cleanup;
+		}
+		SpLaunch(&g, metric, k, self_join, qpts, qorder, s0, m, d_scores, d_dist, d_index);
+		ODP_CUDA_TRY_LAUNCH(ctx, g.stream, "searching the spatial tree");
+		ctx->chunks++;
+		if (out->scores == NULL)
+		{
+			ODP_CUDA_TRY(ctx, cudaMemcpyAsync(h_dist, d_dist, sizeof(double) * (size_t) m * k,
+											  cudaMemcpyDeviceToHost, g.stream), "copying lists");
+			ODP_CUDA_TRY(ctx, cudaMemcpyAsync(h_index, d_index, sizeof(int64_t) * (size_t) m * k,
+											  cudaMemcpyDeviceToHost, g.stream), "copying lists");
+			ODP_CUDA_TRY(ctx, cudaStreamSynchronize(g.stream), "searching the spatial tree");
+			for (int64_t i = 0; i < m; i++)
+			{
+				const int64_t q = (int64_t) h_qorder[s0 + i];
+
+				memcpy(out->dist + q * k, h_dist + i * k, sizeof(double) * (size_t) k);
+				memcpy(out->index + q * k, h_index + i * k, sizeof(int64_t) * (size_t) k);
+			}
+		}
+		else
+			ODP_CUDA_TRY(ctx, cudaStreamSynchronize(g.stream), "searching the spatial tree");
+	}
+	t0 = odp_now_ms();
+	if (out->scores != NULL)
+		ODP_CUDA_TRY(ctx, cudaMemcpyAsync(out->scores, d_scores, sizeof(double) * (size_t) nq,
+										  cudaMemcpyDeviceToHost, g.stream), "copying scores");
+	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(&evals, g.d_counts, sizeof(evals), cudaMemcpyDeviceToHost,
+									  g.stream), "copying a counter");
+	ODP_CUDA_TRY(ctx, cudaStreamSynchronize(g.stream), "copying scores");
+	ctx->transfer_ms += odp_now_ms() - t0;
+	ctx->spatial_distances = (int64_t) evals;
+
+cleanup:
+	SpRelease(&g);
+	free(h_dist);
+	free(h_index);
+	free(h_qorder);
+	ctx->compute_ms = odp_now_ms() - start - ctx->transfer_ms;
+	return status;
+}
+
+/* See spatial.h. */
+OdpStatus
+odp_gpu_spatial_knn(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
+					OdpMetric metric, int32_t k, bool self_join, const OdpSpatialOut *out)
+{
+	if (odp_matrix_is64(cands))
+		return SpRun<double>(ctx, queries, cands, metric, k, self_join, out);
+	return SpRun<float>(ctx, queries, cands, metric, k, self_join, out);
+}
