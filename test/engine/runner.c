@@ -43,6 +43,7 @@ static const struct
 	{"--outliers", run_solvingset_tests},
 	{"--knn", run_knn_tests},
 	{"--integer", run_integer_tests},
+	{"--spatial", run_spatial_tests},
 	{"--precision", run_precision_tests},
 	{"--pearson", run_pearson_tests},
 	{"--skyline", run_skyline_tests},
@@ -81,7 +82,7 @@ main(int argc, char **argv)
 	for (int i = 1; i < argc; i++)
 		if (!known_flag(argv[i]))
 		{
-			fprintf(stderr, "unknown argument %s; usage: %s [--outliers] [--knn] [--integer] "
+			fprintf(stderr, "unknown argument %s; usage: %s [--outliers] [--knn] [--integer] [--spatial] "
 					"[--precision] [--pearson] [--skyline] [--intervals] [--distributed] [--devices]\n",
 					argv[i], argv[0]);
 			return 2;

@@ -340,6 +340,8 @@ make_ctx(OdpDevice dev)
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.device = dev;
 	ctx.cpu_threads = 4;
+	/* the other suites test the brute force and SolvingSet; test_spatial.c the tree */
+	ctx.spatial = ODP_SPATIAL_OFF;
 	return ctx;
 }
 

@@ -129,6 +129,9 @@ extern void run_device_tests(void);
 /* The integer-valued, tie-heavy k-NN and outlier tests (test_integer.c). */
 extern void run_integer_tests(void);
 
+/* The spatial path's tests (test_spatial.c). */
+extern void run_spatial_tests(void);
+
 /* The float64 rows' k-NN and outlier tests (test_precision.c). */
 extern void run_precision_tests(void);
 
