@@ -55,7 +55,7 @@ extern "C"
 
 #define ODP_SPATIAL_MAX_DIMS	3	/* dimensions the path takes */
 #define ODP_SPATIAL_MAX_K		128 /* neighbours per list it keeps */
-#define ODP_SPATIAL_LEAF		32	/* rows per leaf */
+#define ODP_SPATIAL_LEAF		16	/* rows per leaf */
 #define ODP_SPATIAL_STACK		64	/* pending nodes of one search (depth
 									 * <= 27 holds at most depth + 1) */
 #define ODP_SPATIAL_EMPTY		UINT32_MAX	/* smallest index of an empty

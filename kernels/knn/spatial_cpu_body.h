@@ -29,7 +29,6 @@ typedef struct ODP_SP_NAME(Host)
 	ODP_SP_T   *lo;
 	ODP_SP_T   *hi;
 	uint32_t   *nmin;
-	OdpSpatialFrame frame;
 } ODP_SP_NAME(Host);
 
 static void
@@ -42,6 +41,96 @@ ODP_SP_NAME(host_free) (ODP_SP_NAME(Host) *h)
 	free(h->nmin);
 }
 
+/* Whether row i ranks before row j along dimension d: value, then index. */
+static inline bool
+ODP_SP_NAME(kd_less) (const ODP_SP_T *pts, const uint32_t *order, int dims, int d,
+					  int64_t i, int64_t j)
+{
+	ODP_SP_T	x = pts[i * dims + d],
+				y = pts[j * dims + d];
+
+	return x < y || (x == y && order[i] < order[j]);
+}
+
+static inline void
+ODP_SP_NAME(kd_swap) (ODP_SP_T *pts, uint32_t *order, int dims, int64_t i, int64_t j)
+{
+	uint32_t	o = order[i];
+
+	order[i] = order[j];
+	order[j] = o;
+	for (int d = 0; d < dims; d++)
+	{
+		ODP_SP_T	t = pts[i * dims + d];
+
+		pts[i * dims + d] = pts[j * dims + d];
+		pts[j * dims + d] = t;
+	}
+}
+
+/*
+ * Puts the rows of [a, b) in order so that the one at position m is the
+ * one a sort along dimension d would put there, smaller ones before it
+ * and larger ones after (a selection: expected linear time).
+ */
+static void
+ODP_SP_NAME(kd_select) (ODP_SP_T *pts, uint32_t *order, int dims, int d,
+						int64_t a, int64_t b, int64_t m)
+{
+	while (b - a > 1)
+	{
+		int64_t		mid = a + (b - a) / 2;
+		int64_t		i,
+					store;
+
+		/* median of three as the pivot, kept at b - 1 */
+		if (ODP_SP_NAME(kd_less) (pts, order, dims, d, mid, a))
+			ODP_SP_NAME(kd_swap) (pts, order, dims, mid, a);
+		if (ODP_SP_NAME(kd_less) (pts, order, dims, d, b - 1, a))
+			ODP_SP_NAME(kd_swap) (pts, order, dims, b - 1, a);
+		if (ODP_SP_NAME(kd_less) (pts, order, dims, d, mid, b - 1))
+			ODP_SP_NAME(kd_swap) (pts, order, dims, mid, b - 1);
+		store = a;
+		for (i = a; i < b - 1; i++)
+			if (ODP_SP_NAME(kd_less) (pts, order, dims, d, i, b - 1))
+				ODP_SP_NAME(kd_swap) (pts, order, dims, i, store++);
+		ODP_SP_NAME(kd_swap) (pts, order, dims, store, b - 1);
+		if (store == m)
+			return;
+		if (m < store)
+			b = store;
+		else
+			a = store + 1;
+	}
+}
+
+/*
+ * Splits node rows [a, b), span rows wide in the heap's layout, at its
+ * median along the dimension of its level, and its children in turn: a
+ * k-d tree in the heap's shape, whose boxes never overlap.
+ */
+static void
+ODP_SP_NAME(kd_split) (ODP_SP_T *pts, uint32_t *order, int dims, int64_t a,
+					   int64_t b, int64_t span, int level)
+{
+	while (span > ODP_SPATIAL_LEAF && b - a > 1)
+	{
+		const int64_t half = span / 2;
+		const int64_t mid = a + half;
+
+		span = half;
+		if (mid >= b)
+		{
+			level++;
+			continue;
+		}
+		ODP_SP_NAME(kd_select) (pts, order, dims, level % dims, a, b, mid);
+		ODP_SP_NAME(kd_split) (pts, order, dims, a, mid, half, level + 1);
+		a = mid;
+		level++;
+	}
+}
+
 /* Builds the tree over rows x dims values at v into h. */
 static OdpStatus
 ODP_SP_NAME(host_build) (OdpContext *ctx, const ODP_SP_T *v, int64_t rows,
@@ -49,57 +138,26 @@ ODP_SP_NAME(host_build) (OdpContext *ctx, const ODP_SP_T *v, int64_t rows,
 {
 	const int64_t first_leaf = odp_spatial_first_leaf(rows);
 	const int64_t nodes = 2 * (first_leaf + 1) - 1;
-	double		lo[ODP_SPATIAL_MAX_DIMS],
-				hi[ODP_SPATIAL_MAX_DIMS];
-	uint64_t   *key;
 
 	memset(h, 0, sizeof(*h));
-	key = malloc(sizeof(uint64_t) * (size_t) rows);
 	h->order = malloc(sizeof(uint32_t) * (size_t) rows);
 	h->pts = malloc(sizeof(ODP_SP_T) * (size_t) rows * dims);
 	h->lo = malloc(sizeof(ODP_SP_T) * (size_t) nodes * dims);
 	h->hi = malloc(sizeof(ODP_SP_T) * (size_t) nodes * dims);
 	h->nmin = malloc(sizeof(uint32_t) * (size_t) nodes);
-	if (key == NULL || h->order == NULL || h->pts == NULL || h->lo == NULL ||
+	if (h->order == NULL || h->pts == NULL || h->lo == NULL ||
 		h->hi == NULL || h->nmin == NULL)
 	{
-		free(key);
 		ODP_SP_NAME(host_free) (h);
 		return odp_fail(ctx, ODP_ERR_HOST_OOM,
 						"out of host memory for the spatial tree of %lld rows",
 						(long long) rows);
 	}
-
-	for (int d = 0; d < dims; d++)
-		lo[d] = hi[d] = (double) v[d];
-	for (int64_t r = 1; r < rows; r++)
-		for (int d = 0; d < dims; d++)
-		{
-			double		x = (double) v[r * dims + d];
-
-			lo[d] = x < lo[d] ? x : lo[d];
-			hi[d] = x > hi[d] ? x : hi[d];
-		}
-	odp_spatial_frame(&h->frame, dims, lo, hi);
+	memcpy(h->pts, v, sizeof(ODP_SP_T) * (size_t) rows * dims);
 	for (int64_t r = 0; r < rows; r++)
-	{
-		const ODP_SP_T *p = v + r * dims;
-
-		key[r] = odp_spatial_key(&h->frame, (double) p[0],
-								 dims > 1 ? (double) p[1] : 0.0,
-								 dims > 2 ? (double) p[2] : 0.0);
 		h->order[r] = (uint32_t) r;
-	}
-	if (!odp_sort_keys(key, h->order, rows))
-	{
-		free(key);
-		ODP_SP_NAME(host_free) (h);
-		return odp_fail(ctx, ODP_ERR_HOST_OOM,
-						"out of host memory for sorting %lld rows", (long long) rows);
-	}
-	free(key);
-	for (int64_t r = 0; r < rows; r++)
-		memcpy(h->pts + r * dims, v + (int64_t) h->order[r] * dims, sizeof(ODP_SP_T) * dims);
+	ODP_SP_NAME(kd_split) (h->pts, h->order, dims, 0, rows,
+						   (first_leaf + 1) * ODP_SPATIAL_LEAF, 0);
 	for (int64_t j = 0; j <= first_leaf; j++)
 		ODP_SP_NAME(leaf_box) (h->pts, h->order, rows, dims, first_leaf, j,
 							   h->lo, h->hi, h->nmin);

@@ -181,6 +181,63 @@ SpGatherKernel(const T *v, const uint32_t *order, int64_t n, int dims, T *out)
 		out[r * dims + d] = v[(int64_t) order[r] * dims + d];
 }
 
+/* The 32-bit order key of a value (the high half of a double's). */
+static __device__ __forceinline__ uint32_t
+SpOrd32(float x)
+{
+	uint32_t	u = __float_as_uint(x + 0.0f);
+
+	return (u >> 31) ? ~u : (u | 0x80000000u);
+}
+
+static __device__ __forceinline__ uint32_t
+SpOrd32(double x)
+{
+	return (uint32_t) (odp_order_float64(x) >> 32);
+}
+
+/*
+ * Keys of one level of the k-d build: a row's node (its position over
+ * the level's span) above its value in the level's dimension.
+ */
+template <typename T>
+static __global__ void
+SpKdKeyKernel(const T *pts, int64_t n, int dims, int dim, int64_t span,
+			  uint64_t *key, uint32_t *pos)
+{
+	const int64_t p = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (p >= n)
+		return;
+	key[p] = ((uint64_t) (p / span) << 32) | SpOrd32(pts[p * dims + dim]);
+	pos[p] = (uint32_t) p;
+}
+
+/* Rows and their indexes moved to the sorted positions. */
+template <typename T>
+static __global__ void
+SpKdMoveKernel(const T *pts, const uint32_t *order, const uint32_t *from, int64_t n,
+			   int dims, T *pts_out, uint32_t *order_out)
+{
+	const int64_t p = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (p >= n)
+		return;
+	for (int d = 0; d < dims; d++)
+		pts_out[p * dims + d] = pts[(int64_t) from[p] * dims + d];
+	order_out[p] = order[from[p]];
+}
+
+template <typename T>
+static __global__ void
+SpIotaKernel(uint32_t *order, int64_t n)
+{
+	const int64_t p = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (p < n)
+		order[p] = (uint32_t) p;
+}
+
 template <typename T>
 static __global__ void
 SpLeafKernel(const T *pts, const uint32_t *order, int64_t n, int dims, int64_t first,
@@ -309,6 +366,86 @@ cleanup:
 	return status;
 }
 
+/*
+ * Orders the candidates (d_rows) as a k-d tree in the heap's shape into
+ * d_pts and d_order: level by level, every node's rows sorted by the
+ * level's dimension (one radix sort of node and value for all nodes), so
+ * that its first half of leaves takes the smaller ones.  Reuses d_rows.
+ */
+template <typename T>
+static OdpStatus
+SpKdBuild(SpGpu<T> *g)
+{
+	OdpContext *ctx = g->ctx;
+	OdpStatus	status = ODP_OK;
+	const int64_t n = g->n;
+	uint64_t   *d_key = NULL;
+	uint64_t   *d_key2 = NULL;
+	uint32_t   *d_pos = NULL;
+	uint32_t   *d_from = NULL;
+	uint32_t   *d_order2 = NULL;
+	void	   *d_temp = NULL;
+	size_t		temp_bytes = 0;
+	T		   *pts = g->d_rows;
+	T		   *pts2 = g->d_pts;
+	uint32_t   *order;
+	uint32_t   *order2 = g->d_order;
+	int			level = 0;
+
+	ODP_TRY(SpAlloc(g, sizeof(uint64_t) * (size_t) n, "k-d keys", &d_key));
+	ODP_TRY(SpAlloc(g, sizeof(uint64_t) * (size_t) n, "k-d keys", &d_key2));
+	ODP_TRY(SpAlloc(g, sizeof(uint32_t) * (size_t) n, "k-d positions", &d_pos));
+	ODP_TRY(SpAlloc(g, sizeof(uint32_t) * (size_t) n, "k-d positions", &d_from));
+	ODP_TRY(SpAlloc(g, sizeof(uint32_t) * (size_t) n, "row order", &d_order2));
+	/* pts and order swap together: d_pts holds rows when order is d_order */
+	order = d_order2;
+	ODP_CUDA_TRY(ctx, cub::DeviceRadixSort::SortPairs(NULL, temp_bytes, d_key, d_key2, d_pos,
+													  d_from, (int64_t) n, 0, 64, g->stream),
+				 "sizing the k-d sort");
+	ODP_TRY(SpAlloc(g, temp_bytes, "sort scratch", &d_temp));
+	SpIotaKernel<T><<<SpGrid(n), SP_THREADS, 0, g->stream>>>(order, n);
+	ODP_CUDA_TRY_LAUNCH(ctx, g->stream, "numbering rows");
+	for (int64_t span = (g->first_leaf + 1) * ODP_SPATIAL_LEAF; span > ODP_SPATIAL_LEAF;
+		 span /= 2, level++)
+	{
+		T		   *tp;
+		uint32_t   *to;
+
+		SpKdKeyKernel<T><<<SpGrid(n), SP_THREADS, 0, g->stream>>>(pts, n, g->dims, level % g->dims,
+																  span, d_key, d_pos);
+		ODP_CUDA_TRY_LAUNCH(ctx, g->stream, "keying a k-d level");
+		ODP_CUDA_TRY(ctx, cub::DeviceRadixSort::SortPairs(d_temp, temp_bytes, d_key, d_key2, d_pos,
+														  d_from, (int64_t) n, 0, 32 + level + 1,
+														  g->stream),
+					 "sorting a k-d level");
+		SpKdMoveKernel<T><<<SpGrid(n), SP_THREADS, 0, g->stream>>>(pts, order, d_from, n, g->dims,
+																   pts2, order2);
+		ODP_CUDA_TRY_LAUNCH(ctx, g->stream, "moving a k-d level");
+		tp = pts;
+		pts = pts2;
+		pts2 = tp;
+		to = order;
+		order = order2;
+		order2 = to;
+	}
+	if (pts != g->d_pts)
+	{
+		ODP_CUDA_TRY(ctx, cudaMemcpyAsync(g->d_pts, pts, sizeof(T) * (size_t) n * g->dims,
+										  cudaMemcpyDeviceToDevice, g->stream), "ordering rows");
+		ODP_CUDA_TRY(ctx, cudaMemcpyAsync(g->d_order, order, sizeof(uint32_t) * (size_t) n,
+										  cudaMemcpyDeviceToDevice, g->stream), "ordering rows");
+	}
+	ODP_CUDA_TRY(ctx, cudaStreamSynchronize(g->stream), "building the k-d tree");
+cleanup:
+	OdpGpuArenaFree(&g->arena, d_temp);
+	OdpGpuArenaFree(&g->arena, d_order2);
+	OdpGpuArenaFree(&g->arena, d_from);
+	OdpGpuArenaFree(&g->arena, d_pos);
+	OdpGpuArenaFree(&g->arena, d_key2);
+	OdpGpuArenaFree(&g->arena, d_key);
+	return status;
+}
+
 /* Builds the tree over the candidates, uploaded to d_rows. */
 template <typename T>
 static OdpStatus
@@ -340,7 +477,7 @@ SpBuild(SpGpu<T> *g)
 	}
 	odp_spatial_frame(&g->frame, g->dims, lo, hi);
 
-	ODP_TRY(SpSortRows(g, g->d_rows, g->n, g->d_pts, g->d_order));
+	ODP_TRY(SpKdBuild(g));
 	SpLeafKernel<T><<<SpGrid(g->first_leaf + 1), SP_THREADS, 0, g->stream>>>(g->d_pts, g->d_order, g->n, g->dims,
 																			   g->first_leaf, g->d_lo, g->d_hi,
 																			   g->d_nmin);
