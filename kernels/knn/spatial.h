@@ -5,15 +5,20 @@
  *	  exact k nearest neighbours through a tree of bounding boxes over the
  *	  candidates, on the CPU (spatial_cpu.c) and the GPU (spatial_gpu.cu).
  *
- * The tree.  The candidates are sorted by the Morton code of their
- * coordinates, quantised in the frame of their bounding box (a radix sort:
- * CUB's on the GPU, host_sort.c's on the CPU; equal codes keep index
- * order).  Runs of ODP_SPATIAL_LEAF consecutive rows are the leaves; a
- * complete binary tree over the leaves, stored as a heap (node v's
- * children 2v + 1 and 2v + 2, the leaves padded with empty nodes to a
- * power of two), holds each node's box, the smallest and largest value of
- * each dimension among its rows, and the smallest row index among them.
- * The Morton order only makes the boxes small; no result depends on it.
+ * The tree.  A k-d tree in the shape of a heap: the leaves are runs of
+ * ODP_SPATIAL_LEAF consecutive rows, padded with empty ones to a power of
+ * two, and node v's children are 2v + 1 and 2v + 2, so a node's rows are
+ * a fixed range of positions.  The rows are put in place level by level:
+ * every node's rows split at the position of its children's boundary
+ * along the level's dimension (dimensions in turn), the smaller ones to
+ * the left, so that siblings' boxes do not overlap.  On the GPU a level
+ * is one CUB radix sort of (node, value) over all rows; on the CPU a
+ * selection per node.  Each node holds its box, the smallest and largest
+ * value of each dimension among its rows, and the smallest row index
+ * among them.  The split only makes the boxes small; no result depends on
+ * it.  A join's queries run in the Morton order of their coordinates
+ * (quantised in the frame of the candidates' box) on the GPU, so that a
+ * warp's queries search the same boxes.
  *
  * Exactness.  A query's bound for a box is the metric's distance
  * (odp_distance.h, the same function and operations as for a row) from
@@ -80,7 +85,7 @@ typedef struct OdpSpatialOut
 	double	   *scores;			/* or NULL */
 } OdpSpatialOut;
 
-/* The box frame rows are quantised in for their Morton codes. */
+/* The box frame queries are quantised in for their Morton codes. */
 typedef struct OdpSpatialFrame
 {
 	int32_t		dims;

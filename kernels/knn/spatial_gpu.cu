@@ -54,6 +54,12 @@
 #define SP_LIST_BYTES		((size_t) 256 << 20)
 #define SP_THREADS			128
 
+/* The last call's tree build and search, ms: the benchmark's phases. */
+extern "C" double odp_gpu_spatial_build_ms;
+extern "C" double odp_gpu_spatial_search_ms;
+double		odp_gpu_spatial_build_ms = 0.0;
+double		odp_gpu_spatial_search_ms = 0.0;
+
 /* The instance of spatial_body.h for each precision. */
 template <typename T> struct Sp;
 
@@ -514,8 +520,16 @@ SpLaunch(SpGpu<T> *g, OdpMetric metric, int k, bool self_join, const T *qpts,
 		SpSearchKernel<T, 8><<<SpGrid(nq), SP_THREADS, 0, g->stream>>>(t, metric, k, self_join, qpts, qorder,
 																		s0, nq, scores, dist, index,
 																		g->d_counts);
+	else if (k <= 16)
+		SpSearchKernel<T, 16><<<SpGrid(nq), SP_THREADS, 0, g->stream>>>(t, metric, k, self_join, qpts, qorder,
+																		 s0, nq, scores, dist, index,
+																		 g->d_counts);
 	else if (k <= 32)
 		SpSearchKernel<T, 32><<<SpGrid(nq), SP_THREADS, 0, g->stream>>>(t, metric, k, self_join, qpts, qorder,
+																		 s0, nq, scores, dist, index,
+																		 g->d_counts);
+	else if (k <= 64)
+		SpSearchKernel<T, 64><<<SpGrid(nq), SP_THREADS, 0, g->stream>>>(t, metric, k, self_join, qpts, qorder,
 																		 s0, nq, scores, dist, index,
 																		 g->d_counts);
 	else
@@ -588,7 +602,10 @@ SpRun(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
 									  cudaMemcpyHostToDevice, g.stream), "copying rows to the GPU");
 	ODP_CUDA_TRY(ctx, cudaStreamSynchronize(g.stream), "copying rows to the GPU");
 	ctx->transfer_ms += odp_now_ms() - t0;
+	t0 = odp_now_ms();
 	ODP_TRY(SpBuild(&g));
+	ODP_CUDA_TRY(ctx, cudaStreamSynchronize(g.stream), "building the spatial tree");
+	odp_gpu_spatial_build_ms = odp_now_ms() - t0;
 
 	if (self_join)
 	{
@@ -640,6 +657,7 @@ SpRun(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
 										  cudaMemcpyDeviceToHost, g.stream), "copying the query order");
 	}
 
+	t0 = odp_now_ms();
 	for (int64_t s0 = 0; s0 < nq; s0 += chunk)
 	{
 		const int64_t m = nq - s0 < chunk ? nq - s0 : chunk;
@@ -670,6 +688,7 @@ SpRun(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
 		else
 			ODP_CUDA_TRY(ctx, cudaStreamSynchronize(g.stream), "searching the spatial tree");
 	}
+	odp_gpu_spatial_search_ms = odp_now_ms() - t0;
 	t0 = odp_now_ms();
 	if (out->scores != NULL)
 		ODP_CUDA_TRY(ctx, cudaMemcpyAsync(out->scores, d_scores, sizeof(double) * (size_t) nq,
