@@ -101,13 +101,6 @@ echo
 echo "| data | rows | k | odp_gpu.spatial | method | distances | read ms | transfer ms | compute ms | output ms | whole ms |"
 echo "|---|---:|---:|---|---|---:|---:|---:|---:|---:|---:|"
 [ -n "$PLOT" ] && : >"$PLOT.data"
-for n in $SIZES; do
-	gauss2 "$n" || exit 1
-	for sp in on off; do
-		[ "$sp" = off ] && [ "$n" -gt "$OFF_MAX" ] && continue
-		run "gauss2 top-10" "$n" 5 "$sp" "SELECT count(*) FROM odp_top_outliers('lb_g2_$n', k => 5, n => 10)"
-	done
-done
 if skin; then
 	for sp in on off; do
 		run "skin 3-D top-10" 245057 50 "$sp" "SELECT count(*) FROM odp_top_outliers('lb_skin', k => 50, n => 10)"
@@ -116,6 +109,14 @@ fi
 uniform3 "$N_U3" || exit 1
 for sp in on off; do
 	run "uniform3 all-kNN" "$N_U3" 10 "$sp" "SELECT count(*) FROM odp_knn_join('lb_u3_$N_U3', 'lb_u3_$N_U3', k => 10)"
+done
+
+for n in $SIZES; do
+	gauss2 "$n" || exit 1
+	for sp in on off; do
+		[ "$sp" = off ] && [ "$n" -gt "$OFF_MAX" ] && continue
+		run "gauss2 top-10" "$n" 5 "$sp" "SELECT count(*) FROM odp_top_outliers('lb_g2_$n', k => 5, n => 10)"
+	done
 done
 
 # rows against compute ms, log-log, one line per path
