@@ -271,13 +271,14 @@ SpMergeKernel(int dims, int64_t v0, int64_t count, T *lo, T *hi, uint32_t *nmin)
 /*
  * Searches sorted queries [s0, s0 + nq): query s is row qorder[s], at
  * qpts + s * dims; a self join skips the row itself.  Scores go to
- * scores[row]; lists to the chunk's dist and index at s - s0.
+ * scores[row]; lists to dist and index at the row (at_row) or at the
+ * chunk's s - s0.
  */
 template <typename T, int KMAX>
 static __global__ void __launch_bounds__(SP_THREADS)
 SpSearchKernel(typename Sp<T>::Tree t, OdpMetric metric, int k, bool self_join,
 			   const T *qpts, const uint32_t *qorder, int64_t s0, int64_t nq,
-			   double *scores, double *dist, int64_t *index,
+			   double *scores, double *dist, int64_t *index, bool at_row,
 			   unsigned long long *evals)
 {
 	const int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
@@ -293,11 +294,15 @@ SpSearchKernel(typename Sp<T>::Tree t, OdpMetric metric, int k, bool self_join,
 	if (scores != NULL)
 		scores[q] = Sp<T>::sum(bd, k);
 	else
+	{
+		const int64_t at = (at_row ? q : i) * k;
+
 		for (int j = 0; j < k; j++)
 		{
-			dist[i * k + j] = (double) bd[j];
-			index[i * k + j] = (int64_t) bi[j];
+			dist[at + j] = (double) bd[j];
+			index[at + j] = (int64_t) bi[j];
 		}
+	}
 	atomicAdd(evals, (unsigned long long) e);
 }
 
@@ -504,7 +509,7 @@ template <typename T>
 static void
 SpLaunch(SpGpu<T> *g, OdpMetric metric, int k, bool self_join, const T *qpts,
 		 const uint32_t *qorder, int64_t s0, int64_t nq, double *scores,
-		 double *dist, int64_t *index)
+		 double *dist, int64_t *index, bool at_row)
 {
 	typename Sp<T>::Tree t;
 
@@ -519,24 +524,24 @@ SpLaunch(SpGpu<T> *g, OdpMetric metric, int k, bool self_join, const T *qpts,
 	if (k <= 8)
 		SpSearchKernel<T, 8><<<SpGrid(nq), SP_THREADS, 0, g->stream>>>(t, metric, k, self_join, qpts, qorder,
 																		s0, nq, scores, dist, index,
-																		g->d_counts);
+																		at_row, g->d_counts);
 	else if (k <= 16)
 		SpSearchKernel<T, 16><<<SpGrid(nq), SP_THREADS, 0, g->stream>>>(t, metric, k, self_join, qpts, qorder,
 																		 s0, nq, scores, dist, index,
-																		 g->d_counts);
+																		 at_row, g->d_counts);
 	else if (k <= 32)
 		SpSearchKernel<T, 32><<<SpGrid(nq), SP_THREADS, 0, g->stream>>>(t, metric, k, self_join, qpts, qorder,
 																		 s0, nq, scores, dist, index,
-																		 g->d_counts);
+																		 at_row, g->d_counts);
 	else if (k <= 64)
 		SpSearchKernel<T, 64><<<SpGrid(nq), SP_THREADS, 0, g->stream>>>(t, metric, k, self_join, qpts, qorder,
 																		 s0, nq, scores, dist, index,
-																		 g->d_counts);
+																		 at_row, g->d_counts);
 	else
 		SpSearchKernel<T, ODP_SPATIAL_MAX_K><<<SpGrid(nq), SP_THREADS, 0, g->stream>>>(t, metric, k, self_join,
 																						qpts, qorder, s0, nq,
 																						scores, dist, index,
-																						g->d_counts);
+																						at_row, g->d_counts);
 }
 
 template <typename T>
@@ -570,6 +575,7 @@ SpRun(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
 	double	   *h_dist = NULL;
 	int64_t    *h_index = NULL;
 	int64_t		chunk;
+	bool		at_row = false;
 	unsigned long long evals = 0;
 	double		start = odp_now_ms();
 	double		t0;
@@ -638,11 +644,24 @@ SpRun(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
 		ODP_TRY(SpAlloc(&g, sizeof(double) * (size_t) nq, "scores", &d_scores));
 		chunk = SP_QUERY_CHUNK;
 	}
+	else if (g.dev.budget == 0 ||
+			 (size_t) nq * k * (sizeof(double) + sizeof(int64_t)) <= g.dev.budget / 4)
+	{
+		/* every list on the device at its row, copied back at once */
+		at_row = true;
+		chunk = SP_QUERY_CHUNK;
+		ODP_TRY(SpAlloc(&g, sizeof(double) * (size_t) nq * k, "lists", &d_dist));
+		ODP_TRY(SpAlloc(&g, sizeof(int64_t) * (size_t) nq * k, "lists", &d_index));
+	}
 	else
 	{
-		chunk = (int64_t) (SP_LIST_BYTES / ((size_t) k * (sizeof(double) + sizeof(int64_t))));
+		const size_t list_bytes = g.dev.budget / 4 < SP_LIST_BYTES ? g.dev.budget / 4 : SP_LIST_BYTES;
+
+		chunk = (int64_t) (list_bytes / ((size_t) k * (sizeof(double) + sizeof(int64_t))));
 		if (chunk > nq)
 			chunk = nq;
+		if (chunk < 1)
+			chunk = 1;
 		ODP_TRY(SpAlloc(&g, sizeof(double) * (size_t) chunk * k, "lists", &d_dist));
 		ODP_TRY(SpAlloc(&g, sizeof(int64_t) * (size_t) chunk * k, "lists", &d_index));
 		h_dist = (double *) malloc(sizeof(double) * (size_t) chunk * k);
@@ -667,10 +686,10 @@ SpRun(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
 			status = odp_fail(ctx, ODP_ERR_CANCELLED, "the computation was cancelled");
 			goto cleanup;
 		}
-		SpLaunch(&g, metric, k, self_join, qpts, qorder, s0, m, d_scores, d_dist, d_index);
+		SpLaunch(&g, metric, k, self_join, qpts, qorder, s0, m, d_scores, d_dist, d_index, at_row);
 		ODP_CUDA_TRY_LAUNCH(ctx, g.stream, "searching the spatial tree");
 		ctx->chunks++;
-		if (out->scores == NULL)
+		if (out->scores == NULL && !at_row)
 		{
 			ODP_CUDA_TRY(ctx, cudaMemcpyAsync(h_dist, d_dist, sizeof(double) * (size_t) m * k,
 											  cudaMemcpyDeviceToHost, g.stream), "copying lists");
@@ -693,6 +712,13 @@ SpRun(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
 	if (out->scores != NULL)
 		ODP_CUDA_TRY(ctx, cudaMemcpyAsync(out->scores, d_scores, sizeof(double) * (size_t) nq,
 										  cudaMemcpyDeviceToHost, g.stream), "copying scores");
+	if (at_row)
+	{
+		ODP_CUDA_TRY(ctx, cudaMemcpyAsync(out->dist, d_dist, sizeof(double) * (size_t) nq * k,
+										  cudaMemcpyDeviceToHost, g.stream), "copying lists");
+		ODP_CUDA_TRY(ctx, cudaMemcpyAsync(out->index, d_index, sizeof(int64_t) * (size_t) nq * k,
+										  cudaMemcpyDeviceToHost, g.stream), "copying lists");
+	}
 	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(&evals, g.d_counts, sizeof(evals), cudaMemcpyDeviceToHost,
 									  g.stream), "copying a counter");
 	ODP_CUDA_TRY(ctx, cudaStreamSynchronize(g.stream), "copying scores");

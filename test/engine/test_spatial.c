@@ -153,8 +153,9 @@ sp_reference(const OdpMatrix *q, const OdpMatrix *c, OdpMetric metric, int k,
 
 /* Runs k-NN on dev with the spatial path forced; returns mismatching lists. */
 static int64_t
-sp_knn_case(OdpDevice dev, const OdpMatrix *q, const OdpMatrix *c, OdpMetric metric,
-			int k, bool self_join, const double *rd, const int64_t *ri, bool *used)
+sp_knn_case_limit(OdpDevice dev, const OdpMatrix *q, const OdpMatrix *c, OdpMetric metric,
+				  int k, bool self_join, const double *rd, const int64_t *ri, bool *used,
+				  size_t gpu_limit)
 {
 	OdpContext	ctx = make_ctx(dev);
 	double	   *d = xmalloc(sizeof(double) * (size_t) q->rows * k);
@@ -163,6 +164,7 @@ sp_knn_case(OdpDevice dev, const OdpMatrix *q, const OdpMatrix *c, OdpMetric met
 	OdpStatus	st;
 
 	ctx.spatial = ODP_SPATIAL_ON;
+	ctx.gpu_memory_limit = gpu_limit;
 	st = odp_compute_knn(&ctx, q, c, metric, k, self_join, d, ix);
 	*used = ctx.spatial_used != 0;
 	if (st != ODP_OK)
@@ -178,6 +180,52 @@ sp_knn_case(OdpDevice dev, const OdpMatrix *q, const OdpMatrix *c, OdpMetric met
 	free(d);
 	free(ix);
 	return bad;
+}
+
+static int64_t
+sp_knn_case(OdpDevice dev, const OdpMatrix *q, const OdpMatrix *c, OdpMetric metric,
+			int k, bool self_join, const double *rd, const int64_t *ri, bool *used)
+{
+	return sp_knn_case_limit(dev, q, c, metric, k, self_join, rd, ri, used, 0);
+}
+
+/*
+ * Lists brought back a chunk of queries at a time: a GPU budget too small
+ * to hold every list at once.
+ */
+static void
+sp_chunked_lists(void)
+{
+	const int64_t rows = 3000;
+	const int	k = 20;
+	double	   *x64 = sp_data(SP_UNIFORM, rows, 2);
+	float	   *x32 = to32(x64, rows * 2);
+	double	   *rd = xmalloc(sizeof(double) * (size_t) rows * k);
+	int64_t    *ri = xmalloc(sizeof(int64_t) * (size_t) rows * k);
+	OdpMatrix	m = {0};
+	bool		used = false;
+	int64_t		bad;
+
+	if (!gpu_ok)
+	{
+		free(x64);
+		free(x32);
+		free(rd);
+		free(ri);
+		return;
+	}
+	m.data = x32;
+	m.rows = rows;
+	m.dims = 2;
+	sp_reference(&m, &m, ODP_METRIC_EUCLIDEAN, k, true, rd, ri);
+	bad = sp_knn_case_limit(ODP_DEVICE_GPU, &m, &m, ODP_METRIC_EUCLIDEAN, k, true, rd, ri,
+							&used, (size_t) 2 << 20);
+	check(bad == 0 && used, "spatial gpu self k-NN in chunks under a 2 MB budget: %lld lists differ",
+		  (long long) bad);
+	free(x64);
+	free(x32);
+	free(rd);
+	free(ri);
 }
 
 /* The same for the outlier scores (the reference lists summed). */
@@ -521,5 +569,6 @@ run_spatial_tests(void)
 	sp_run(SP_UNIFORM, 500, 2, 100, false);		/* k past a leaf's rows */
 	sp_run(SP_UNIFORM, 129, 3, 128, false);		/* k = rows - 1 */
 	sp_copies_big(100000, 1000, 5);
+	sp_chunked_lists();
 	sp_auto_checks();
 }
