@@ -11,8 +11,6 @@
  *
  *-------------------------------------------------------------------------
  */
-#include <math.h>
-
 #include "common/engine_internal.h"
 #include "knn/spatial.h"
 
@@ -35,23 +33,6 @@ odp_spatial_chosen(const OdpContext *ctx, OdpMetric metric, int32_t dims,
 	if (ctx->spatial == ODP_SPATIAL_ON)
 		return true;
 	return cands >= ODP_SPATIAL_AUTO_MIN_ROWS && queries >= ODP_SPATIAL_AUTO_MIN_QUERIES;
-}
-
-/* See spatial.h. */
-void
-odp_spatial_frame(OdpSpatialFrame *f, int32_t dims, const double *lo,
-				  const double *hi)
-{
-	const double top = dims <= 2 ? 4294967295.0 : 2097151.0;
-
-	f->dims = dims;
-	for (int d = 0; d < ODP_SPATIAL_MAX_DIMS; d++)
-	{
-		double		extent = d < dims ? hi[d] * 0.5 - lo[d] * 0.5 : 0.0;
-
-		f->lo[d] = d < dims ? lo[d] * 0.5 : 0.0;
-		f->scale[d] = extent > 0.0 && isfinite(top / extent) ? top / extent : 0.0;
-	}
 }
 
 /* See spatial.h. */

@@ -50,6 +50,8 @@
 #ifndef ODP_SPATIAL_H
 #define ODP_SPATIAL_H
 
+#include <math.h>
+
 #include "include/odp_engine.h"
 #include "include/odp_hostdev.h"
 
@@ -123,9 +125,22 @@ extern OdpStatus odp_gpu_spatial_knn(OdpContext *ctx, const OdpMatrix *queries,
 									 int32_t k, bool self_join,
 									 const OdpSpatialOut *out);
 
-/* The frame of cands' bounding box (lo and hi: its per-dimension bounds). */
-extern void odp_spatial_frame(OdpSpatialFrame *f, int32_t dims,
-							  const double *lo, const double *hi);
+/* The frame of a box (lo and hi: its per-dimension bounds). */
+ODP_HD void
+odp_spatial_frame(OdpSpatialFrame *f, int32_t dims, const double *lo,
+				  const double *hi)
+{
+	const double top = dims <= 2 ? 4294967295.0 : 2097151.0;
+
+	f->dims = dims;
+	for (int d = 0; d < ODP_SPATIAL_MAX_DIMS; d++)
+	{
+		double		extent = d < dims ? hi[d] * 0.5 - lo[d] * 0.5 : 0.0;
+
+		f->lo[d] = d < dims ? lo[d] * 0.5 : 0.0;
+		f->scale[d] = extent > 0.0 && isfinite(top / extent) ? top / extent : 0.0;
+	}
+}
 
 /* Bits of a Morton code of dims dimensions. */
 ODP_HD int

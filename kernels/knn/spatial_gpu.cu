@@ -61,9 +61,9 @@ double		odp_gpu_spatial_build_ms = 0.0;
 double		odp_gpu_spatial_search_ms = 0.0;
 
 /* The instance of spatial_body.h for each precision. */
-template <typename T> struct Sp;
+template <typename T> struct SpatialOf;
 
-template <> struct Sp<float>
+template <> struct SpatialOf<float>
 {
 	typedef spatial32_Tree Tree;
 	static __device__ void leaf(const float *pts, const uint32_t *order, int64_t n, int dims,
@@ -90,7 +90,7 @@ template <> struct Sp<float>
 	}
 };
 
-template <> struct Sp<double>
+template <> struct SpatialOf<double>
 {
 	typedef spatial64_Tree Tree;
 	static __device__ void leaf(const double *pts, const uint32_t *order, int64_t n, int dims,
@@ -118,7 +118,7 @@ template <> struct Sp<double>
 };
 
 static unsigned
-SpGrid(int64_t n)
+SpatialGrid(int64_t n)
 {
 	int64_t		g = (n + SP_THREADS - 1) / SP_THREADS;
 
@@ -128,7 +128,7 @@ SpGrid(int64_t n)
 /* Per-dimension bounds of the rows, as odp_order_float64 keys (min, max). */
 template <typename T>
 static __global__ void
-SpFrameKernel(const T *v, int64_t n, int dims, unsigned long long *bounds)
+SpatialFrameKernel(const T *v, int64_t n, int dims, unsigned long long *bounds)
 {
 	unsigned long long lo[ODP_SPATIAL_MAX_DIMS],
 				hi[ODP_SPATIAL_MAX_DIMS];
@@ -162,7 +162,7 @@ SpFrameKernel(const T *v, int64_t n, int dims, unsigned long long *bounds)
 /* Morton codes of rows in frame f, and their indexes. */
 template <typename T>
 static __global__ void
-SpKeyKernel(const T *v, int64_t n, OdpSpatialFrame f, uint64_t *key, uint32_t *idx)
+SpatialKeyKernel(const T *v, int64_t n, OdpSpatialFrame f, uint64_t *key, uint32_t *idx)
 {
 	const int64_t r = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
 
@@ -177,7 +177,7 @@ SpKeyKernel(const T *v, int64_t n, OdpSpatialFrame f, uint64_t *key, uint32_t *i
 /* Rows in sorted order. */
 template <typename T>
 static __global__ void
-SpGatherKernel(const T *v, const uint32_t *order, int64_t n, int dims, T *out)
+SpatialGatherKernel(const T *v, const uint32_t *order, int64_t n, int dims, T *out)
 {
 	const int64_t r = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
 
@@ -189,7 +189,7 @@ SpGatherKernel(const T *v, const uint32_t *order, int64_t n, int dims, T *out)
 
 /* The 32-bit order key of a value (the high half of a double's). */
 static __device__ __forceinline__ uint32_t
-SpOrd32(float x)
+SpatialOrd32(float x)
 {
 	uint32_t	u = __float_as_uint(x + 0.0f);
 
@@ -197,7 +197,7 @@ SpOrd32(float x)
 }
 
 static __device__ __forceinline__ uint32_t
-SpOrd32(double x)
+SpatialOrd32(double x)
 {
 	return (uint32_t) (odp_order_float64(x) >> 32);
 }
@@ -208,21 +208,21 @@ SpOrd32(double x)
  */
 template <typename T>
 static __global__ void
-SpKdKeyKernel(const T *pts, int64_t n, int dims, int dim, int64_t span,
+SpatialKdKeyKernel(const T *pts, int64_t n, int dims, int dim, int64_t span,
 			  uint64_t *key, uint32_t *pos)
 {
 	const int64_t p = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
 
 	if (p >= n)
 		return;
-	key[p] = ((uint64_t) (p / span) << 32) | SpOrd32(pts[p * dims + dim]);
+	key[p] = ((uint64_t) (p / span) << 32) | SpatialOrd32(pts[p * dims + dim]);
 	pos[p] = (uint32_t) p;
 }
 
 /* Rows and their indexes moved to the sorted positions. */
 template <typename T>
 static __global__ void
-SpKdMoveKernel(const T *pts, const uint32_t *order, const uint32_t *from, int64_t n,
+SpatialKdMoveKernel(const T *pts, const uint32_t *order, const uint32_t *from, int64_t n,
 			   int dims, T *pts_out, uint32_t *order_out)
 {
 	const int64_t p = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
@@ -236,7 +236,7 @@ SpKdMoveKernel(const T *pts, const uint32_t *order, const uint32_t *from, int64_
 
 template <typename T>
 static __global__ void
-SpIotaKernel(uint32_t *order, int64_t n)
+SpatialIotaKernel(uint32_t *order, int64_t n)
 {
 	const int64_t p = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
 
@@ -246,26 +246,26 @@ SpIotaKernel(uint32_t *order, int64_t n)
 
 template <typename T>
 static __global__ void
-SpLeafKernel(const T *pts, const uint32_t *order, int64_t n, int dims, int64_t first,
+SpatialLeafKernel(const T *pts, const uint32_t *order, int64_t n, int dims, int64_t first,
 			 T *lo, T *hi, uint32_t *nmin)
 {
 	const int64_t j = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
 
 	if (j > first)
 		return;
-	Sp<T>::leaf(pts, order, n, dims, first, j, lo, hi, nmin);
+	SpatialOf<T>::leaf(pts, order, n, dims, first, j, lo, hi, nmin);
 }
 
 /* Inner nodes [v0, v0 + count) of one level. */
 template <typename T>
 static __global__ void
-SpMergeKernel(int dims, int64_t v0, int64_t count, T *lo, T *hi, uint32_t *nmin)
+SpatialMergeKernel(int dims, int64_t v0, int64_t count, T *lo, T *hi, uint32_t *nmin)
 {
 	const int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
 
 	if (i >= count)
 		return;
-	Sp<T>::merge(dims, v0 + i, lo, hi, nmin);
+	SpatialOf<T>::merge(dims, v0 + i, lo, hi, nmin);
 }
 
 /*
@@ -276,7 +276,7 @@ SpMergeKernel(int dims, int64_t v0, int64_t count, T *lo, T *hi, uint32_t *nmin)
  */
 template <typename T, int KMAX>
 static __global__ void __launch_bounds__(SP_THREADS)
-SpSearchKernel(typename Sp<T>::Tree t, OdpMetric metric, int k, bool self_join,
+SpatialSearchKernel(typename SpatialOf<T>::Tree t, OdpMetric metric, int k, bool self_join,
 			   const T *qpts, const uint32_t *qorder, int64_t s0, int64_t nq,
 			   double *scores, double *dist, int64_t *index, bool at_row,
 			   unsigned long long *evals)
@@ -290,9 +290,9 @@ SpSearchKernel(typename Sp<T>::Tree t, OdpMetric metric, int k, bool self_join,
 	if (i >= nq)
 		return;
 	q = (int64_t) qorder[s0 + i];
-	e = Sp<T>::search(&t, metric, qpts + (s0 + i) * t.dims, self_join ? q : -1, k, bd, bi);
+	e = SpatialOf<T>::search(&t, metric, qpts + (s0 + i) * t.dims, self_join ? q : -1, k, bd, bi);
 	if (scores != NULL)
-		scores[q] = Sp<T>::sum(bd, k);
+		scores[q] = SpatialOf<T>::sum(bd, k);
 	else
 	{
 		const int64_t at = (at_row ? q : i) * k;
@@ -308,7 +308,7 @@ SpSearchKernel(typename Sp<T>::Tree t, OdpMetric metric, int k, bool self_join,
 
 /* One call's device state. */
 template <typename T>
-struct SpGpu
+struct SpatialGpu
 {
 	OdpContext *ctx;
 	OdpGpuDevice dev;
@@ -332,7 +332,7 @@ struct SpGpu
 /* Allocates n bytes of the call's arena into *p. */
 template <typename T, typename P>
 static OdpStatus
-SpAlloc(SpGpu<T> *g, size_t bytes, const char *what, P **p)
+SpatialAlloc(SpatialGpu<T> *g, size_t bytes, const char *what, P **p)
 {
 	return OdpGpuArenaAlloc(g->ctx, &g->arena, bytes, what, (void **) p);
 }
@@ -343,7 +343,7 @@ SpAlloc(SpGpu<T> *g, size_t bytes, const char *what, P **p)
  */
 template <typename T>
 static OdpStatus
-SpSortRows(SpGpu<T> *g, const T *d_in, int64_t n, T *d_sorted, uint32_t *d_order)
+SpatialSortRows(SpatialGpu<T> *g, const T *d_in, int64_t n, T *d_sorted, uint32_t *d_order)
 {
 	OdpContext *ctx = g->ctx;
 	OdpStatus	status = ODP_OK;
@@ -354,19 +354,19 @@ SpSortRows(SpGpu<T> *g, const T *d_in, int64_t n, T *d_sorted, uint32_t *d_order
 	size_t		temp_bytes = 0;
 	const int	bits = odp_spatial_key_bits(g->dims);
 
-	ODP_TRY(SpAlloc(g, sizeof(uint64_t) * (size_t) n, "Morton codes", &d_key));
-	ODP_TRY(SpAlloc(g, sizeof(uint64_t) * (size_t) n, "Morton codes", &d_key2));
-	ODP_TRY(SpAlloc(g, sizeof(uint32_t) * (size_t) n, "row order", &d_idx));
-	SpKeyKernel<T><<<SpGrid(n), SP_THREADS, 0, g->stream>>>(d_in, n, g->frame, d_key, d_idx);
+	ODP_TRY(SpatialAlloc(g, sizeof(uint64_t) * (size_t) n, "Morton codes", &d_key));
+	ODP_TRY(SpatialAlloc(g, sizeof(uint64_t) * (size_t) n, "Morton codes", &d_key2));
+	ODP_TRY(SpatialAlloc(g, sizeof(uint32_t) * (size_t) n, "row order", &d_idx));
+	SpatialKeyKernel<T><<<SpatialGrid(n), SP_THREADS, 0, g->stream>>>(d_in, n, g->frame, d_key, d_idx);
 	ODP_CUDA_TRY_LAUNCH(ctx, g->stream, "computing Morton codes");
 	ODP_CUDA_TRY(ctx, cub::DeviceRadixSort::SortPairs(NULL, temp_bytes, d_key, d_key2, d_idx,
 													  d_order, (int64_t) n, 0, bits, g->stream),
 				 "sizing the sort of Morton codes");
-	ODP_TRY(SpAlloc(g, temp_bytes, "sort scratch", &d_temp));
+	ODP_TRY(SpatialAlloc(g, temp_bytes, "sort scratch", &d_temp));
 	ODP_CUDA_TRY(ctx, cub::DeviceRadixSort::SortPairs(d_temp, temp_bytes, d_key, d_key2, d_idx,
 													  d_order, (int64_t) n, 0, bits, g->stream),
 				 "sorting Morton codes");
-	SpGatherKernel<T><<<SpGrid(n), SP_THREADS, 0, g->stream>>>(d_in, d_order, n, g->dims, d_sorted);
+	SpatialGatherKernel<T><<<SpatialGrid(n), SP_THREADS, 0, g->stream>>>(d_in, d_order, n, g->dims, d_sorted);
 	ODP_CUDA_TRY_LAUNCH(ctx, g->stream, "ordering rows");
 	ODP_CUDA_TRY(ctx, cudaStreamSynchronize(g->stream), "ordering rows");
 cleanup:
@@ -385,7 +385,7 @@ cleanup:
  */
 template <typename T>
 static OdpStatus
-SpKdBuild(SpGpu<T> *g)
+SpatialKdBuild(SpatialGpu<T> *g)
 {
 	OdpContext *ctx = g->ctx;
 	OdpStatus	status = ODP_OK;
@@ -403,18 +403,18 @@ SpKdBuild(SpGpu<T> *g)
 	uint32_t   *order2 = g->d_order;
 	int			level = 0;
 
-	ODP_TRY(SpAlloc(g, sizeof(uint64_t) * (size_t) n, "k-d keys", &d_key));
-	ODP_TRY(SpAlloc(g, sizeof(uint64_t) * (size_t) n, "k-d keys", &d_key2));
-	ODP_TRY(SpAlloc(g, sizeof(uint32_t) * (size_t) n, "k-d positions", &d_pos));
-	ODP_TRY(SpAlloc(g, sizeof(uint32_t) * (size_t) n, "k-d positions", &d_from));
-	ODP_TRY(SpAlloc(g, sizeof(uint32_t) * (size_t) n, "row order", &d_order2));
+	ODP_TRY(SpatialAlloc(g, sizeof(uint64_t) * (size_t) n, "k-d keys", &d_key));
+	ODP_TRY(SpatialAlloc(g, sizeof(uint64_t) * (size_t) n, "k-d keys", &d_key2));
+	ODP_TRY(SpatialAlloc(g, sizeof(uint32_t) * (size_t) n, "k-d positions", &d_pos));
+	ODP_TRY(SpatialAlloc(g, sizeof(uint32_t) * (size_t) n, "k-d positions", &d_from));
+	ODP_TRY(SpatialAlloc(g, sizeof(uint32_t) * (size_t) n, "row order", &d_order2));
 	/* pts and order swap together: d_pts holds rows when order is d_order */
 	order = d_order2;
 	ODP_CUDA_TRY(ctx, cub::DeviceRadixSort::SortPairs(NULL, temp_bytes, d_key, d_key2, d_pos,
 													  d_from, (int64_t) n, 0, 64, g->stream),
 				 "sizing the k-d sort");
-	ODP_TRY(SpAlloc(g, temp_bytes, "sort scratch", &d_temp));
-	SpIotaKernel<T><<<SpGrid(n), SP_THREADS, 0, g->stream>>>(order, n);
+	ODP_TRY(SpatialAlloc(g, temp_bytes, "sort scratch", &d_temp));
+	SpatialIotaKernel<T><<<SpatialGrid(n), SP_THREADS, 0, g->stream>>>(order, n);
 	ODP_CUDA_TRY_LAUNCH(ctx, g->stream, "numbering rows");
 	for (int64_t span = (g->first_leaf + 1) * ODP_SPATIAL_LEAF; span > ODP_SPATIAL_LEAF;
 		 span /= 2, level++)
@@ -422,14 +422,14 @@ SpKdBuild(SpGpu<T> *g)
 		T		   *tp;
 		uint32_t   *to;
 
-		SpKdKeyKernel<T><<<SpGrid(n), SP_THREADS, 0, g->stream>>>(pts, n, g->dims, level % g->dims,
+		SpatialKdKeyKernel<T><<<SpatialGrid(n), SP_THREADS, 0, g->stream>>>(pts, n, g->dims, level % g->dims,
 																  span, d_key, d_pos);
 		ODP_CUDA_TRY_LAUNCH(ctx, g->stream, "keying a k-d level");
 		ODP_CUDA_TRY(ctx, cub::DeviceRadixSort::SortPairs(d_temp, temp_bytes, d_key, d_key2, d_pos,
 														  d_from, (int64_t) n, 0, 32 + level + 1,
 														  g->stream),
 					 "sorting a k-d level");
-		SpKdMoveKernel<T><<<SpGrid(n), SP_THREADS, 0, g->stream>>>(pts, order, d_from, n, g->dims,
+		SpatialKdMoveKernel<T><<<SpatialGrid(n), SP_THREADS, 0, g->stream>>>(pts, order, d_from, n, g->dims,
 																   pts2, order2);
 		ODP_CUDA_TRY_LAUNCH(ctx, g->stream, "moving a k-d level");
 		tp = pts;
@@ -460,7 +460,7 @@ cleanup:
 /* Builds the tree over the candidates, uploaded to d_rows. */
 template <typename T>
 static OdpStatus
-SpBuild(SpGpu<T> *g)
+SpatialBuild(SpatialGpu<T> *g)
 {
 	OdpContext *ctx = g->ctx;
 	OdpStatus	status = ODP_OK;
@@ -476,7 +476,7 @@ SpBuild(SpGpu<T> *g)
 	}
 	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(g->d_counts, bounds, sizeof(bounds), cudaMemcpyHostToDevice,
 									  g->stream), "setting up the box frame");
-	SpFrameKernel<T><<<SpGrid(g->n) < 2048 ? SpGrid(g->n) : 2048, SP_THREADS, 0, g->stream>>>(g->d_rows, g->n, g->dims, g->d_counts);
+	SpatialFrameKernel<T><<<SpatialGrid(g->n) < 2048 ? SpatialGrid(g->n) : 2048, SP_THREADS, 0, g->stream>>>(g->d_rows, g->n, g->dims, g->d_counts);
 	ODP_CUDA_TRY_LAUNCH(ctx, g->stream, "finding the box frame");
 	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(bounds, g->d_counts, sizeof(bounds), cudaMemcpyDeviceToHost,
 									  g->stream), "finding the box frame");
@@ -488,14 +488,14 @@ SpBuild(SpGpu<T> *g)
 	}
 	odp_spatial_frame(&g->frame, g->dims, lo, hi);
 
-	ODP_TRY(SpKdBuild(g));
-	SpLeafKernel<T><<<SpGrid(g->first_leaf + 1), SP_THREADS, 0, g->stream>>>(g->d_pts, g->d_order, g->n, g->dims,
+	ODP_TRY(SpatialKdBuild(g));
+	SpatialLeafKernel<T><<<SpatialGrid(g->first_leaf + 1), SP_THREADS, 0, g->stream>>>(g->d_pts, g->d_order, g->n, g->dims,
 																			   g->first_leaf, g->d_lo, g->d_hi,
 																			   g->d_nmin);
 	ODP_CUDA_TRY_LAUNCH(ctx, g->stream, "boxing the leaves");
 	for (int64_t width = (g->first_leaf + 1) / 2; width >= 1; width /= 2)
 	{
-		SpMergeKernel<T><<<SpGrid(width), SP_THREADS, 0, g->stream>>>(g->dims, width - 1, width, g->d_lo,
+		SpatialMergeKernel<T><<<SpatialGrid(width), SP_THREADS, 0, g->stream>>>(g->dims, width - 1, width, g->d_lo,
 																	   g->d_hi, g->d_nmin);
 		ODP_CUDA_TRY_LAUNCH(ctx, g->stream, "boxing the tree");
 	}
@@ -507,11 +507,11 @@ cleanup:
 /* Launches the search of sorted queries [s0, s0 + nq) for k's bucket. */
 template <typename T>
 static void
-SpLaunch(SpGpu<T> *g, OdpMetric metric, int k, bool self_join, const T *qpts,
+SpatialLaunch(SpatialGpu<T> *g, OdpMetric metric, int k, bool self_join, const T *qpts,
 		 const uint32_t *qorder, int64_t s0, int64_t nq, double *scores,
 		 double *dist, int64_t *index, bool at_row)
 {
-	typename Sp<T>::Tree t;
+	typename SpatialOf<T>::Tree t;
 
 	t.n = g->n;
 	t.dims = g->dims;
@@ -522,23 +522,23 @@ SpLaunch(SpGpu<T> *g, OdpMetric metric, int k, bool self_join, const T *qpts,
 	t.hi = g->d_hi;
 	t.nmin = g->d_nmin;
 	if (k <= 8)
-		SpSearchKernel<T, 8><<<SpGrid(nq), SP_THREADS, 0, g->stream>>>(t, metric, k, self_join, qpts, qorder,
+		SpatialSearchKernel<T, 8><<<SpatialGrid(nq), SP_THREADS, 0, g->stream>>>(t, metric, k, self_join, qpts, qorder,
 																		s0, nq, scores, dist, index,
 																		at_row, g->d_counts);
 	else if (k <= 16)
-		SpSearchKernel<T, 16><<<SpGrid(nq), SP_THREADS, 0, g->stream>>>(t, metric, k, self_join, qpts, qorder,
+		SpatialSearchKernel<T, 16><<<SpatialGrid(nq), SP_THREADS, 0, g->stream>>>(t, metric, k, self_join, qpts, qorder,
 																		 s0, nq, scores, dist, index,
 																		 at_row, g->d_counts);
 	else if (k <= 32)
-		SpSearchKernel<T, 32><<<SpGrid(nq), SP_THREADS, 0, g->stream>>>(t, metric, k, self_join, qpts, qorder,
+		SpatialSearchKernel<T, 32><<<SpatialGrid(nq), SP_THREADS, 0, g->stream>>>(t, metric, k, self_join, qpts, qorder,
 																		 s0, nq, scores, dist, index,
 																		 at_row, g->d_counts);
 	else if (k <= 64)
-		SpSearchKernel<T, 64><<<SpGrid(nq), SP_THREADS, 0, g->stream>>>(t, metric, k, self_join, qpts, qorder,
+		SpatialSearchKernel<T, 64><<<SpatialGrid(nq), SP_THREADS, 0, g->stream>>>(t, metric, k, self_join, qpts, qorder,
 																		 s0, nq, scores, dist, index,
 																		 at_row, g->d_counts);
 	else
-		SpSearchKernel<T, ODP_SPATIAL_MAX_K><<<SpGrid(nq), SP_THREADS, 0, g->stream>>>(t, metric, k, self_join,
+		SpatialSearchKernel<T, ODP_SPATIAL_MAX_K><<<SpatialGrid(nq), SP_THREADS, 0, g->stream>>>(t, metric, k, self_join,
 																						qpts, qorder, s0, nq,
 																						scores, dist, index,
 																						at_row, g->d_counts);
@@ -546,7 +546,7 @@ SpLaunch(SpGpu<T> *g, OdpMetric metric, int k, bool self_join, const T *qpts,
 
 template <typename T>
 static void
-SpRelease(SpGpu<T> *g)
+SpatialRelease(SpatialGpu<T> *g)
 {
 	if (g->stream != NULL)
 	{
@@ -559,10 +559,10 @@ SpRelease(SpGpu<T> *g)
 /* The GPU spatial path over rows of type T; see spatial.h. */
 template <typename T>
 static OdpStatus
-SpRun(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
+SpatialRun(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
 	  OdpMetric metric, int32_t k, bool self_join, const OdpSpatialOut *out)
 {
-	SpGpu<T>	g;
+	SpatialGpu<T>	g;
 	OdpStatus	status = ODP_OK;
 	const int64_t nq = queries->rows;
 	const size_t row_bytes = sizeof(T) * (size_t) cands->dims;
@@ -594,22 +594,22 @@ SpRun(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
 	{
 		const int64_t nodes = 2 * (g.first_leaf + 1) - 1;
 
-		ODP_TRY(SpAlloc(&g, row_bytes * (size_t) g.n, "rows", &g.d_rows));
-		ODP_TRY(SpAlloc(&g, row_bytes * (size_t) g.n, "rows in tree order", &g.d_pts));
-		ODP_TRY(SpAlloc(&g, sizeof(uint32_t) * (size_t) g.n, "row order", &g.d_order));
-		ODP_TRY(SpAlloc(&g, sizeof(T) * (size_t) nodes * g.dims, "tree boxes", &g.d_lo));
-		ODP_TRY(SpAlloc(&g, sizeof(T) * (size_t) nodes * g.dims, "tree boxes", &g.d_hi));
-		ODP_TRY(SpAlloc(&g, sizeof(uint32_t) * (size_t) nodes, "tree indexes", &g.d_nmin));
-		ODP_TRY(SpAlloc(&g, sizeof(unsigned long long) * 2 * ODP_SPATIAL_MAX_DIMS, "counters",
+		ODP_TRY(SpatialAlloc(&g, row_bytes * (size_t) g.n, "rows", &g.d_rows));
+		ODP_TRY(SpatialAlloc(&g, row_bytes * (size_t) g.n, "rows in tree order", &g.d_pts));
+		ODP_TRY(SpatialAlloc(&g, sizeof(uint32_t) * (size_t) g.n, "row order", &g.d_order));
+		ODP_TRY(SpatialAlloc(&g, sizeof(T) * (size_t) nodes * g.dims, "tree boxes", &g.d_lo));
+		ODP_TRY(SpatialAlloc(&g, sizeof(T) * (size_t) nodes * g.dims, "tree boxes", &g.d_hi));
+		ODP_TRY(SpatialAlloc(&g, sizeof(uint32_t) * (size_t) nodes, "tree indexes", &g.d_nmin));
+		ODP_TRY(SpatialAlloc(&g, sizeof(unsigned long long) * 2 * ODP_SPATIAL_MAX_DIMS, "counters",
 						&g.d_counts));
 	}
 	t0 = odp_now_ms();
-	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(g.d_rows, Sp<T>::rows(cands), row_bytes * (size_t) g.n,
+	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(g.d_rows, SpatialOf<T>::rows(cands), row_bytes * (size_t) g.n,
 									  cudaMemcpyHostToDevice, g.stream), "copying rows to the GPU");
 	ODP_CUDA_TRY(ctx, cudaStreamSynchronize(g.stream), "copying rows to the GPU");
 	ctx->transfer_ms += odp_now_ms() - t0;
 	t0 = odp_now_ms();
-	ODP_TRY(SpBuild(&g));
+	ODP_TRY(SpatialBuild(&g));
 	ODP_CUDA_TRY(ctx, cudaStreamSynchronize(g.stream), "building the spatial tree");
 	odp_gpu_spatial_build_ms = odp_now_ms() - t0;
 
@@ -623,16 +623,16 @@ SpRun(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
 		/* the queries, sorted in the candidates' frame, reuse d_rows */
 		OdpGpuArenaFree(&g.arena, g.d_rows);
 		g.d_rows = NULL;
-		ODP_TRY(SpAlloc(&g, row_bytes * (size_t) nq, "query rows", &g.d_rows));
-		ODP_TRY(SpAlloc(&g, row_bytes * (size_t) nq, "sorted query rows", &g.d_qpts));
-		ODP_TRY(SpAlloc(&g, sizeof(uint32_t) * (size_t) nq, "query order", &g.d_qorder));
+		ODP_TRY(SpatialAlloc(&g, row_bytes * (size_t) nq, "query rows", &g.d_rows));
+		ODP_TRY(SpatialAlloc(&g, row_bytes * (size_t) nq, "sorted query rows", &g.d_qpts));
+		ODP_TRY(SpatialAlloc(&g, sizeof(uint32_t) * (size_t) nq, "query order", &g.d_qorder));
 		t0 = odp_now_ms();
-		ODP_CUDA_TRY(ctx, cudaMemcpyAsync(g.d_rows, Sp<T>::rows(queries), row_bytes * (size_t) nq,
+		ODP_CUDA_TRY(ctx, cudaMemcpyAsync(g.d_rows, SpatialOf<T>::rows(queries), row_bytes * (size_t) nq,
 										  cudaMemcpyHostToDevice, g.stream),
 					 "copying query rows to the GPU");
 		ODP_CUDA_TRY(ctx, cudaStreamSynchronize(g.stream), "copying query rows to the GPU");
 		ctx->transfer_ms += odp_now_ms() - t0;
-		ODP_TRY(SpSortRows(&g, g.d_rows, nq, g.d_qpts, g.d_qorder));
+		ODP_TRY(SpatialSortRows(&g, g.d_rows, nq, g.d_qpts, g.d_qorder));
 		qpts = g.d_qpts;
 		qorder = g.d_qorder;
 	}
@@ -641,7 +641,7 @@ SpRun(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
 
 	if (out->scores != NULL)
 	{
-		ODP_TRY(SpAlloc(&g, sizeof(double) * (size_t) nq, "scores", &d_scores));
+		ODP_TRY(SpatialAlloc(&g, sizeof(double) * (size_t) nq, "scores", &d_scores));
 		chunk = SP_QUERY_CHUNK;
 	}
 	else if (g.dev.budget == 0 ||
@@ -650,8 +650,8 @@ SpRun(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
 		/* every list on the device at its row, copied back at once */
 		at_row = true;
 		chunk = SP_QUERY_CHUNK;
-		ODP_TRY(SpAlloc(&g, sizeof(double) * (size_t) nq * k, "lists", &d_dist));
-		ODP_TRY(SpAlloc(&g, sizeof(int64_t) * (size_t) nq * k, "lists", &d_index));
+		ODP_TRY(SpatialAlloc(&g, sizeof(double) * (size_t) nq * k, "lists", &d_dist));
+		ODP_TRY(SpatialAlloc(&g, sizeof(int64_t) * (size_t) nq * k, "lists", &d_index));
 	}
 	else
 	{
@@ -662,8 +662,8 @@ SpRun(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
 			chunk = nq;
 		if (chunk < 1)
 			chunk = 1;
-		ODP_TRY(SpAlloc(&g, sizeof(double) * (size_t) chunk * k, "lists", &d_dist));
-		ODP_TRY(SpAlloc(&g, sizeof(int64_t) * (size_t) chunk * k, "lists", &d_index));
+		ODP_TRY(SpatialAlloc(&g, sizeof(double) * (size_t) chunk * k, "lists", &d_dist));
+		ODP_TRY(SpatialAlloc(&g, sizeof(int64_t) * (size_t) chunk * k, "lists", &d_index));
 		h_dist = (double *) malloc(sizeof(double) * (size_t) chunk * k);
 		h_index = (int64_t *) malloc(sizeof(int64_t) * (size_t) chunk * k);
 		h_qorder = (uint32_t *) malloc(sizeof(uint32_t) * (size_t) nq);
@@ -686,7 +686,7 @@ SpRun(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
 			status = odp_fail(ctx, ODP_ERR_CANCELLED, "the computation was cancelled");
 			goto cleanup;
 		}
-		SpLaunch(&g, metric, k, self_join, qpts, qorder, s0, m, d_scores, d_dist, d_index, at_row);
+		SpatialLaunch(&g, metric, k, self_join, qpts, qorder, s0, m, d_scores, d_dist, d_index, at_row);
 		ODP_CUDA_TRY_LAUNCH(ctx, g.stream, "searching the spatial tree");
 		ctx->chunks++;
 		if (out->scores == NULL && !at_row)
@@ -726,7 +726,7 @@ SpRun(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
 	ctx->spatial_distances = (int64_t) evals;
 
 cleanup:
-	SpRelease(&g);
+	SpatialRelease(&g);
 	free(h_dist);
 	free(h_index);
 	free(h_qorder);
@@ -740,6 +740,6 @@ odp_gpu_spatial_knn(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *
 					OdpMetric metric, int32_t k, bool self_join, const OdpSpatialOut *out)
 {
 	if (odp_matrix_is64(cands))
-		return SpRun<double>(ctx, queries, cands, metric, k, self_join, out);
-	return SpRun<float>(ctx, queries, cands, metric, k, self_join, out);
+		return SpatialRun<double>(ctx, queries, cands, metric, k, self_join, out);
+	return SpatialRun<float>(ctx, queries, cands, metric, k, self_join, out);
 }
