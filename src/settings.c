@@ -225,7 +225,8 @@ OdpDefineSettings(void)
 							 "The spatial path returns the brute force's rows, order and distances "
 							 "exactly, for the euclidean, sqeuclidean, manhattan and chebyshev "
 							 "metrics and k up to 128; auto takes it for tables of at least 4096 rows "
-							 "and calls of at least 256 queries, on takes it whenever it can run, "
+							 "on the GPU and 256 on the CPU, and calls of at least 256 queries; on "
+							 "takes it whenever it can run, "
 							 "off never (the brute force and SolvingSet of before).",
 							 &odp_spatial, ODP_SPATIAL_AUTO, spatial_options,
 							 PGC_USERSET, 0, NULL, NULL, NULL);

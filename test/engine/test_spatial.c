@@ -526,9 +526,14 @@ sp_auto_checks(void)
 			  "auto top outliers of %lld x 2 rows run method spatial", (long long) rows);
 		ctx = make_ctx(ODP_DEVICE_CPU);
 		ctx.spatial = ODP_SPATIAL_AUTO;
-		m.rows = 1000;
+		m.rows = 200;
 		st = odp_compute_outlier_scores(&ctx, &m, ODP_METRIC_EUCLIDEAN, 5, s);
-		check(st == ODP_OK && !ctx.spatial_used, "auto keeps 1000 rows on the brute force");
+		check(st == ODP_OK && !ctx.spatial_used, "auto keeps 200 rows on the brute force on the CPU");
+		ctx = make_ctx(ODP_DEVICE_CPU);
+		ctx.spatial = ODP_SPATIAL_AUTO;
+		m.rows = 300;
+		st = odp_compute_outlier_scores(&ctx, &m, ODP_METRIC_EUCLIDEAN, 5, s);
+		check(st == ODP_OK && ctx.spatial_used, "auto takes the spatial path for 300 rows on the CPU");
 		m.rows = rows;
 		free(two);
 	}
