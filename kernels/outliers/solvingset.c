@@ -440,12 +440,14 @@ done:
  * set it runs on the GPU through the tensor-core filter only
  * (odp_gpu_outlier_scores_filtered, ODP_SS_AUTO_FILTER_MAX_OVERFLOW) and
  * may give up, returning ODP_OK with *filter_gave_up true and no results.
+ * Otherwise the scores take the spatial path or not as path says, whatever
+ * the call's odp_gpu.spatial: the method named decides.
  */
 static OdpStatus
 bf_run(OdpContext *ctx, const OdpMatrix *mat, OdpMetric metric, int32_t k,
 	   const float *norms, const double *norms64, int64_t n, int64_t *order, double *scores,
 	   int64_t *count, int64_t *solving_set, double *solving_scores,
-	   OdpTopOutliersStats *st, bool *filter_gave_up)
+	   OdpTopOutliersStats *st, bool *filter_gave_up, OdpSpatialMode path)
 {
 	const int64_t rows = mat->rows;
 	double	   *all = malloc(sizeof(double) * (size_t) rows);
@@ -459,7 +461,13 @@ bf_run(OdpContext *ctx, const OdpMatrix *mat, OdpMetric metric, int32_t k,
 												 ODP_SS_AUTO_FILTER_MAX_OVERFLOW,
 												 all, filter_gave_up);
 	else
+	{
+		OdpSpatialMode mode = ctx->spatial;
+
+		ctx->spatial = path;
 		status = odp_outlier_scores_on_device(ctx, mat, metric, k, norms, norms64, all);
+		ctx->spatial = mode;
+	}
 	if (status == ODP_OK && (filter_gave_up == NULL || !*filter_gave_up))
 	{
 		*count = odp_top_n(all, NULL, rows, n, order);
@@ -474,7 +482,8 @@ bf_run(OdpContext *ctx, const OdpMatrix *mat, OdpMetric metric, int32_t k,
 					solving_scores[r] = all[r];
 			}
 		}
-		st->distances = rows * (rows - 1);
+		st->distances = filter_gave_up == NULL && ctx->spatial_used
+			? ctx->spatial_distances : rows * (rows - 1);
 		st->solving_set_size = rows;
 	}
 	free(all);
@@ -550,14 +559,9 @@ odp_compute_top_outliers(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 		method = ODP_METHOD_SPATIAL;
 	if (method == ODP_METHOD_SPATIAL)
 	{
-		OdpSpatialMode mode = ctx->spatial;
-
-		ctx->spatial = ODP_SPATIAL_ON;
 		status = bf_run(ctx, m, metric, k, norms, norms64, n, order, scores, count,
-						solving_set, solving_scores, st, NULL);
-		ctx->spatial = mode;
+						solving_set, solving_scores, st, NULL, ODP_SPATIAL_ON);
 		st->method = ODP_METHOD_SPATIAL;
-		st->distances = ctx->spatial_distances;
 		if (!(chosen && status == ODP_ERR_GPU_OOM))
 			goto finish;
 		/* its tree does not fit the GPU's budget: auto's other choices */
@@ -577,7 +581,7 @@ odp_compute_top_outliers(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 		bool		filter_gave_up = false;
 
 		status = bf_run(ctx, m, metric, k, norms, norms64, n, order, scores, count,
-						solving_set, solving_scores, st, &filter_gave_up);
+						solving_set, solving_scores, st, &filter_gave_up, ODP_SPATIAL_OFF);
 		if (status == ODP_ERR_GPU_OOM)
 			filter_gave_up = true;
 		if (!filter_gave_up)
@@ -631,13 +635,10 @@ odp_compute_top_outliers(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 	{
 		double		ss_transfer = ctx->transfer_ms;
 		double		ss_compute = ctx->compute_ms;
-		OdpSpatialMode mode = ctx->spatial;
 
 		/* brute force by name, or auto's fallback: never the spatial path */
-		ctx->spatial = ODP_SPATIAL_OFF;
 		status = bf_run(ctx, m, metric, k, norms, norms64, n, order, scores, count,
-						solving_set, solving_scores, st, NULL);
-		ctx->spatial = mode;
+						solving_set, solving_scores, st, NULL, ODP_SPATIAL_OFF);
 		/* what an abandoned SolvingSet spent counts too */
 		st->method = ODP_METHOD_BRUTEFORCE;
 		st->distances += wasted;
