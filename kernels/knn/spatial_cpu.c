@@ -22,27 +22,8 @@
 /* Queries per task of the search. */
 #define ODP_SPATIAL_CPU_BLOCK 1024
 
-#define ODP_SP_T float
-#define ODP_SP_NAME(x) spatial32_##x
-#define ODP_SP_DIST(m, a, b, n) odp_distance((m), (a), (b), (n), 0.0f, 0.0f)
-#include "knn/spatial_body.h"
-#define ODP_SPC_ROWS(m) ((m)->data)
-#define ODP_SPC_SUM odp_sum_ascending
-#include "knn/spatial_cpu_body.h"
-#undef ODP_SP_T
-#undef ODP_SP_NAME
-#undef ODP_SP_DIST
-
-#define ODP_SP_T double
-#define ODP_SP_NAME(x) spatial64_##x
-#define ODP_SP_DIST(m, a, b, n) odp_distance64((m), (a), (b), (n), 0.0, 0.0)
-#include "knn/spatial_body.h"
-#define ODP_SPC_ROWS(m) ((m)->data64)
-#define ODP_SPC_SUM odp_sum_ascending64
-#include "knn/spatial_cpu_body.h"
-#undef ODP_SP_T
-#undef ODP_SP_NAME
-#undef ODP_SP_DIST
+#define ODP_SPATIAL_CPU
+#include "knn/spatial_instances.h"
 
 /* See spatial.h. */
 OdpStatus

@@ -1,15 +1,16 @@
 /*-------------------------------------------------------------------------
  *
  * spatial_gpu.cu
- *	  The spatial path on the GPU (spatial.h): the tree built on the device
- *	  (the box frame by a reduction, the Morton codes sorted by CUB's radix
- *	  sort, the boxes level by level), then one thread per query.
+ *	  The spatial path on the GPU (spatial.h): the k-d tree built on the
+ *	  device (one CUB radix sort per level, the boxes level by level), then
+ *	  one thread per query.
  *
- * The queries run in Morton order too (a self join's are the tree's own
- * rows; a join's are sorted the same way), so the threads of a warp
- * search neighbouring boxes and part little.  Lists come back a chunk of
- * queries at a time and are put in place on the host; scores go straight
- * to their rows on the device and come back once.
+ * Neighbouring threads search neighbouring boxes: a self join's queries
+ * are the tree's own rows in tree order, a join's are sorted by Morton
+ * code in the frame of the candidates' box.  Scores go straight to their
+ * rows on the device and come back once; so do lists where a quarter of
+ * the budget holds them all, else they come back a chunk of queries at a
+ * time and are put in place on the host.
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -32,21 +33,7 @@
 #include "include/odp_order.h"
 #include "knn/spatial.h"
 
-#define ODP_SP_T float
-#define ODP_SP_NAME(x) spatial32_##x
-#define ODP_SP_DIST(m, a, b, n) odp_distance((m), (a), (b), (n), 0.0f, 0.0f)
-#include "knn/spatial_body.h"
-#undef ODP_SP_T
-#undef ODP_SP_NAME
-#undef ODP_SP_DIST
-
-#define ODP_SP_T double
-#define ODP_SP_NAME(x) spatial64_##x
-#define ODP_SP_DIST(m, a, b, n) odp_distance64((m), (a), (b), (n), 0.0, 0.0)
-#include "knn/spatial_body.h"
-#undef ODP_SP_T
-#undef ODP_SP_NAME
-#undef ODP_SP_DIST
+#include "knn/spatial_instances.h"
 
 /* Queries of one launch of the search: a cancel point between launches. */
 #define SP_QUERY_CHUNK		((int64_t) 1 << 21)
@@ -464,7 +451,6 @@ SpatialBuild(SpatialGpu<T> *g)
 {
 	OdpContext *ctx = g->ctx;
 	OdpStatus	status = ODP_OK;
-	const int64_t nodes = 2 * (g->first_leaf + 1) - 1;
 	unsigned long long bounds[2 * ODP_SPATIAL_MAX_DIMS];
 	double		lo[ODP_SPATIAL_MAX_DIMS],
 				hi[ODP_SPATIAL_MAX_DIMS];
@@ -499,7 +485,6 @@ SpatialBuild(SpatialGpu<T> *g)
 																	   g->d_hi, g->d_nmin);
 		ODP_CUDA_TRY_LAUNCH(ctx, g->stream, "boxing the tree");
 	}
-	(void) nodes;
 cleanup:
 	return status;
 }

@@ -235,7 +235,6 @@ sp_scores_case(OdpDevice dev, const OdpMatrix *m, OdpMetric metric, int k,
 {
 	OdpContext	ctx = make_ctx(dev);
 	double	   *s = xmalloc(sizeof(double) * (size_t) m->rows);
-	double	   *row = xmalloc(sizeof(double) * (size_t) k);
 	float	   *row32 = xmalloc(sizeof(float) * (size_t) k);
 	int64_t		bad = 0;
 	OdpStatus	st;
@@ -261,12 +260,10 @@ sp_scores_case(OdpDevice dev, const OdpMatrix *m, OdpMetric metric, int k,
 					row32[j] = (float) rd[a * k + j];
 				want = odp_sum_ascending(row32, k);
 			}
-			(void) row;
 			if (memcmp(&s[a], &want, sizeof(double)) != 0)
 				bad++;
 		}
 	free(s);
-	free(row);
 	free(row32);
 	return bad;
 }
@@ -437,8 +434,6 @@ sp_copies_big(int64_t copies, int64_t others, int k)
 
 		if (bi[0] == a)
 		{
-			double		d[1];
-			int64_t		i[1];
 			OdpMatrix	one = m;
 
 			one.data = x + a * 2;
@@ -456,8 +451,6 @@ sp_copies_big(int64_t copies, int64_t others, int k)
 				free(d2);
 				free(i2);
 			}
-			(void) d;
-			(void) i;
 		}
 	}
 	for (int dv = 0; dv < 2; dv++)
