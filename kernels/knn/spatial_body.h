@@ -140,61 +140,74 @@ ODP_SP_NAME(skip) (ODP_SP_T b, uint32_t nmin, ODP_SP_T kd, uint32_t ki)
 }
 
 /*
- * The k nearest rows of the tree to q (skipping row self; -1: none) into
- * bd and bi, best first; returns the distances computed.  The tree holds
- * at least k rows besides self.
+ * Offers leaf v's rows to the list (bd, bi, *cnt of k; skipping row
+ * self): each enters at its rank, distance first, ties by smaller index.
+ * Returns the distances computed.
  */
 ODP_HD int64_t
-ODP_SP_NAME(search) (const ODP_SP_NAME(Tree) *t, OdpMetric m, const ODP_SP_T *q,
-					 int64_t self, int k, ODP_SP_T *bd, uint32_t *bi)
+ODP_SP_NAME(scan_leaf) (const ODP_SP_NAME(Tree) *t, OdpMetric m, const ODP_SP_T *q,
+						int64_t self, int k, int64_t v, ODP_SP_T *bd, uint32_t *bi,
+						int *cnt)
+{
+	const int	dims = t->dims;
+	const int64_t a = (v - t->first_leaf) * ODP_SPATIAL_LEAF;
+	const int64_t e = a + ODP_SPATIAL_LEAF < t->n ? a + ODP_SPATIAL_LEAF : t->n;
+	int64_t		evals = 0;
+
+	for (int64_t r = a; r < e; r++)
+	{
+		const uint32_t idx = t->order[r];
+		ODP_SP_T	d;
+		int			pos;
+
+		if ((int64_t) idx == self)
+			continue;
+		d = ODP_SP_DIST(m, q, t->pts + r * dims, dims);
+		evals++;
+		if (*cnt < k)
+			pos = (*cnt)++;
+		else if (ODP_SP_NAME(before) (d, idx, bd[k - 1], bi[k - 1]))
+			pos = k - 1;
+		else
+			continue;
+		while (pos > 0 && ODP_SP_NAME(before) (d, idx, bd[pos - 1], bi[pos - 1]))
+		{
+			bd[pos] = bd[pos - 1];
+			bi[pos] = bi[pos - 1];
+			pos--;
+		}
+		bd[pos] = d;
+		bi[pos] = idx;
+	}
+	return evals;
+}
+
+/*
+ * Searches the subtree of node top, whose bound is btop, depth first,
+ * nearer child first, into the list (bd, bi, *cnt of k); returns the
+ * distances computed.
+ */
+ODP_HD int64_t
+ODP_SP_NAME(descend) (const ODP_SP_NAME(Tree) *t, OdpMetric m, const ODP_SP_T *q,
+					  int64_t self, int k, int64_t top, ODP_SP_T btop,
+					  ODP_SP_T *bd, uint32_t *bi, int *cnt)
 {
 	int64_t		stack_v[ODP_SPATIAL_STACK];
 	ODP_SP_T	stack_b[ODP_SPATIAL_STACK];
 	int			sp = 1;
-	int			cnt = 0;
 	int64_t		evals = 0;
-	const int	dims = t->dims;
 
-	stack_v[0] = 0;
-	stack_b[0] = 0;
+	stack_v[0] = top;
+	stack_b[0] = btop;
 	while (sp > 0)
 	{
 		const int64_t v = stack_v[--sp];
 		const ODP_SP_T b = stack_b[sp];
 
-		if (cnt == k && ODP_SP_NAME(skip) (b, t->nmin[v], bd[k - 1], bi[k - 1]))
+		if (*cnt == k && ODP_SP_NAME(skip) (b, t->nmin[v], bd[k - 1], bi[k - 1]))
 			continue;
 		if (v >= t->first_leaf)
-		{
-			const int64_t a = (v - t->first_leaf) * ODP_SPATIAL_LEAF;
-			const int64_t e = a + ODP_SPATIAL_LEAF < t->n ? a + ODP_SPATIAL_LEAF : t->n;
-
-			for (int64_t r = a; r < e; r++)
-			{
-				const uint32_t idx = t->order[r];
-				ODP_SP_T	d;
-				int			pos;
-
-				if ((int64_t) idx == self)
-					continue;
-				d = ODP_SP_DIST(m, q, t->pts + r * dims, dims);
-				evals++;
-				if (cnt < k)
-					pos = cnt++;
-				else if (ODP_SP_NAME(before) (d, idx, bd[k - 1], bi[k - 1]))
-					pos = k - 1;
-				else
-					continue;
-				while (pos > 0 && ODP_SP_NAME(before) (d, idx, bd[pos - 1], bi[pos - 1]))
-				{
-					bd[pos] = bd[pos - 1];
-					bi[pos] = bi[pos - 1];
-					pos--;
-				}
-				bd[pos] = d;
-				bi[pos] = idx;
-			}
-		}
+			evals += ODP_SP_NAME(scan_leaf) (t, m, q, self, k, v, bd, bi, cnt);
 		else
 		{
 			const int64_t l = 2 * v + 1;
@@ -202,9 +215,9 @@ ODP_SP_NAME(search) (const ODP_SP_NAME(Tree) *t, OdpMetric m, const ODP_SP_T *q,
 			const bool	has_r = t->nmin[r] != ODP_SPATIAL_EMPTY;
 			const ODP_SP_T bl = ODP_SP_NAME(bound) (t, m, q, l);
 			const ODP_SP_T br = has_r ? ODP_SP_NAME(bound) (t, m, q, r) : bl;
-			const bool	keep_l = !(cnt == k && ODP_SP_NAME(skip) (bl, t->nmin[l], bd[k - 1], bi[k - 1]));
+			const bool	keep_l = !(*cnt == k && ODP_SP_NAME(skip) (bl, t->nmin[l], bd[k - 1], bi[k - 1]));
 			const bool	keep_r = has_r &&
-				!(cnt == k && ODP_SP_NAME(skip) (br, t->nmin[r], bd[k - 1], bi[k - 1]));
+				!(*cnt == k && ODP_SP_NAME(skip) (br, t->nmin[r], bd[k - 1], bi[k - 1]));
 
 			/* the nearer child on top; on a tie the left, smaller indexes */
 			if (keep_l && keep_r && bl <= br)
@@ -232,6 +245,50 @@ ODP_SP_NAME(search) (const ODP_SP_NAME(Tree) *t, OdpMetric m, const ODP_SP_T *q,
 				stack_b[sp++] = br;
 			}
 		}
+	}
+	return evals;
+}
+
+/*
+ * The k nearest rows of the tree to q (skipping row self; -1: none) into
+ * bd and bi, best first; returns the distances computed.  The tree holds
+ * at least k rows besides self.
+ */
+ODP_HD int64_t
+ODP_SP_NAME(search) (const ODP_SP_NAME(Tree) *t, OdpMetric m, const ODP_SP_T *q,
+					 int64_t self, int k, ODP_SP_T *bd, uint32_t *bi)
+{
+	int			cnt = 0;
+
+	return ODP_SP_NAME(descend) (t, m, q, self, k, 0, 0, bd, bi, &cnt);
+}
+
+/*
+ * The same for the tree's own row at position p, itself skipped, from its
+ * leaf upwards: the leaf first, then each ancestor's other child.  A
+ * self join's query so skips the descent from the root to its own leaf,
+ * whose boxes all hold it (bound 0) and could never be skipped.  The list
+ * is the search's: a node is left out only by the same rule.
+ */
+ODP_HD int64_t
+ODP_SP_NAME(search_own) (const ODP_SP_NAME(Tree) *t, OdpMetric m, int64_t p, int k,
+						 ODP_SP_T *bd, uint32_t *bi)
+{
+	const ODP_SP_T *q = t->pts + p * t->dims;
+	const int64_t self = (int64_t) t->order[p];
+	int64_t		v = t->first_leaf + p / ODP_SPATIAL_LEAF;
+	int			cnt = 0;
+	int64_t		evals;
+
+	evals = ODP_SP_NAME(scan_leaf) (t, m, q, self, k, v, bd, bi, &cnt);
+	for (; v > 0; v = (v - 1) / 2)
+	{
+		const int64_t s = (v & 1) ? v + 1 : v - 1;
+
+		if (t->nmin[s] != ODP_SPATIAL_EMPTY)
+			evals += ODP_SP_NAME(descend) (t, m, q, self, k, s,
+										   ODP_SP_NAME(bound) (t, m, q, s),
+										   bd, bi, &cnt);
 	}
 	return evals;
 }

@@ -203,11 +203,12 @@ ODP_SP_NAME(task) (void *arg, int64_t task)
 	{
 		/* a self join walks the rows in tree order, near rows together */
 		const int64_t q = job->queries == NULL ? (int64_t) t->order[p] : p;
-		const ODP_SP_T *x = job->queries == NULL ? t->pts + p * t->dims
-			: job->queries + p * t->dims;
 
-		evals += ODP_SP_NAME(search) (t, job->metric, x,
-									  job->queries == NULL ? q : -1, k, bd, bi);
+		if (job->queries == NULL)
+			evals += ODP_SP_NAME(search_own) (t, job->metric, p, k, bd, bi);
+		else
+			evals += ODP_SP_NAME(search) (t, job->metric, job->queries + p * t->dims,
+										  -1, k, bd, bi);
 		if (job->out->scores != NULL)
 			job->out->scores[q] = ODP_SPC_SUM(bd, k);
 		else

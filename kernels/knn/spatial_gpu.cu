@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include <cuda_runtime.h>
+#include <cub/block/block_radix_sort.cuh>
 #include <cub/device/device_radix_sort.cuh>
 
 #include "common/engine_internal.h"
@@ -40,6 +41,17 @@
 /* Bytes of lists one chunk brings back. */
 #define SP_LIST_BYTES		((size_t) 256 << 20)
 #define SP_THREADS			128
+
+/*
+ * The last levels of the k-d build run a subtree of SP_LOCAL_ROWS rows per
+ * block in shared memory (SpatialKdLocalKernel), where each level over all
+ * rows costs a radix sort of them in device memory.
+ */
+#define SP_LOCAL_THREADS	256
+#define SP_LOCAL_ITEMS		16
+#define SP_LOCAL_ROWS		(SP_LOCAL_THREADS * SP_LOCAL_ITEMS)
+#define SP_LOCAL_WARPS		(SP_LOCAL_THREADS / 32)
+#define SP_LOCAL_NODES		(SP_LOCAL_ROWS / (2 * ODP_SPATIAL_LEAF))
 
 /* The last call's tree build and search, ms: the benchmark's phases. */
 extern "C" double odp_gpu_spatial_build_ms;
@@ -66,6 +78,11 @@ template <> struct SpatialOf<float>
 									 int k, float *bd, uint32_t *bi)
 	{
 		return spatial32_search(t, m, q, self, k, bd, bi);
+	}
+	static __device__ int64_t search_own(const Tree *t, OdpMetric m, int64_t p, int k,
+										 float *bd, uint32_t *bi)
+	{
+		return spatial32_search_own(t, m, p, k, bd, bi);
 	}
 	static __device__ double sum(const float *bd, int k)
 	{
@@ -94,6 +111,11 @@ template <> struct SpatialOf<double>
 	{
 		return spatial64_search(t, m, q, self, k, bd, bi);
 	}
+	static __device__ int64_t search_own(const Tree *t, OdpMetric m, int64_t p, int k,
+										 double *bd, uint32_t *bi)
+	{
+		return spatial64_search_own(t, m, p, k, bd, bi);
+	}
 	static __device__ double sum(const double *bd, int k)
 	{
 		return odp_sum_ascending64(bd, k);
@@ -110,40 +132,6 @@ SpatialGrid(int64_t n)
 	int64_t		g = (n + SP_THREADS - 1) / SP_THREADS;
 
 	return (unsigned) (g < 1 ? 1 : g);
-}
-
-/* Per-dimension bounds of the rows, as odp_order_float64 keys (min, max). */
-template <typename T>
-static __global__ void
-SpatialFrameKernel(const T *v, int64_t n, int dims, unsigned long long *bounds)
-{
-	unsigned long long lo[ODP_SPATIAL_MAX_DIMS],
-				hi[ODP_SPATIAL_MAX_DIMS];
-	bool		any = false;
-
-	for (int d = 0; d < dims; d++)
-	{
-		lo[d] = ~0ULL;
-		hi[d] = 0;
-	}
-	for (int64_t r = (int64_t) blockIdx.x * blockDim.x + threadIdx.x; r < n;
-		 r += (int64_t) gridDim.x * blockDim.x)
-	{
-		any = true;
-		for (int d = 0; d < dims; d++)
-		{
-			unsigned long long key = odp_order_float64((double) v[r * dims + d]);
-
-			lo[d] = key < lo[d] ? key : lo[d];
-			hi[d] = key > hi[d] ? key : hi[d];
-		}
-	}
-	if (any)
-		for (int d = 0; d < dims; d++)
-		{
-			atomicMin(&bounds[2 * d], lo[d]);
-			atomicMax(&bounds[2 * d + 1], hi[d]);
-		}
 }
 
 /* Morton codes of rows in frame f, and their indexes. */
@@ -191,37 +179,21 @@ SpatialOrd32(double x)
 
 /*
  * Keys of one level of the k-d build: a row's node (its position over
- * the level's span) above its value in the level's dimension.
+ * the level's span) above its value in the level's dimension.  Rows stay
+ * where they came; order[p] is the row at tree position p.
  */
 template <typename T>
 static __global__ void
-SpatialKdKeyKernel(const T *pts, int64_t n, int dims, int dim, int64_t span,
-			  uint64_t *key, uint32_t *pos)
+SpatialKdKeyKernel(const T *rows, const uint32_t *order, int64_t n, int dims, int dim,
+				   int64_t span, uint64_t *key)
 {
 	const int64_t p = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
 
 	if (p >= n)
 		return;
-	key[p] = ((uint64_t) (p / span) << 32) | SpatialOrd32(pts[p * dims + dim]);
-	pos[p] = (uint32_t) p;
+	key[p] = ((uint64_t) (p / span) << 32) | SpatialOrd32(rows[(int64_t) order[p] * dims + dim]);
 }
 
-/* Rows and their indexes moved to the sorted positions. */
-template <typename T>
-static __global__ void
-SpatialKdMoveKernel(const T *pts, const uint32_t *order, const uint32_t *from, int64_t n,
-			   int dims, T *pts_out, uint32_t *order_out)
-{
-	const int64_t p = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
-
-	if (p >= n)
-		return;
-	for (int d = 0; d < dims; d++)
-		pts_out[p * dims + d] = pts[(int64_t) from[p] * dims + d];
-	order_out[p] = order[from[p]];
-}
-
-template <typename T>
 static __global__ void
 SpatialIotaKernel(uint32_t *order, int64_t n)
 {
@@ -229,6 +201,136 @@ SpatialIotaKernel(uint32_t *order, int64_t n)
 
 	if (p < n)
 		order[p] = (uint32_t) p;
+}
+
+typedef cub::BlockRadixSort<uint32_t, SP_LOCAL_THREADS, SP_LOCAL_ITEMS, uint16_t> SpatialLocalSort;
+
+/* SpatialKdLocalKernel's shared memory: the sort's, then the counts'. */
+struct SpatialLocalShared
+{
+	union
+	{
+		SpatialLocalSort::TempStorage sort;
+		uint16_t	count[SP_LOCAL_WARPS][SP_LOCAL_NODES];
+	}			u;
+	uint16_t	pos[SP_LOCAL_ROWS];		/* each row's place in the subtree */
+	uint16_t	by[ODP_SPATIAL_MAX_DIMS][SP_LOCAL_ROWS];	/* rows by value */
+};
+
+/*
+ * The levels of spans span0 .. 2 * LEAF of the k-d build (level0 the
+ * first's), for the subtree at positions [b * span0, (b + 1) * span0) of
+ * block b, in shared memory; order is the rows' order after the levels
+ * above, and the subtree's rows go to order_out and pts_out in tree order.
+ *
+ * Each dimension's rows are sorted by value once (by[d]).  A level then
+ * keeps each node's rows in the order of by[d] and splits them at the
+ * middle: a stable ranking of by[d] by node (pos / span), whose rank is
+ * the row's new place, as a radix sort of (node, value) would give.
+ * Each warp ranks an eighth of by[d]: it counts its rows of each node,
+ * the counts of the warps before it give its start in each node, and a
+ * row's rank among the warp's 32 rows of its node comes from
+ * __match_any_sync.
+ */
+template <typename T>
+static __global__ void __launch_bounds__(SP_LOCAL_THREADS)
+SpatialKdLocalKernel(const T *rows, const uint32_t *order, int64_t n, int dims, int level0,
+					 int span0, uint32_t *order_out, T *pts_out)
+{
+	extern __shared__ __align__(16) unsigned char sp_local_raw[];
+	SpatialLocalShared *sh = reinterpret_cast<SpatialLocalShared *>(sp_local_raw);
+	const int64_t base = (int64_t) blockIdx.x * span0;
+	const int	cnt = (int) (n - base < span0 ? n - base : span0);
+	const int	warp = threadIdx.x / 32;
+	const int	lane = threadIdx.x % 32;
+	const int	chunk = SP_LOCAL_ROWS / SP_LOCAL_WARPS;
+	int			level = level0;
+
+	for (int d = 0; d < dims; d++)
+	{
+		uint32_t	key[SP_LOCAL_ITEMS];
+		uint16_t	row[SP_LOCAL_ITEMS];
+
+		for (int i = 0; i < SP_LOCAL_ITEMS; i++)
+		{
+			const int	r = threadIdx.x * SP_LOCAL_ITEMS + i;
+
+			/* padding sorts last: no value's key is all ones (no NaN) */
+			key[i] = r < cnt ? SpatialOrd32(rows[(int64_t) order[base + r] * dims + d]) : 0xFFFFFFFFu;
+			row[i] = (uint16_t) r;
+		}
+		SpatialLocalSort(sh->u.sort).Sort(key, row);
+		for (int i = 0; i < SP_LOCAL_ITEMS; i++)
+			sh->by[d][threadIdx.x * SP_LOCAL_ITEMS + i] = row[i];
+		__syncthreads();
+	}
+	for (int r = threadIdx.x; r < SP_LOCAL_ROWS; r += SP_LOCAL_THREADS)
+		sh->pos[r] = (uint16_t) r;
+	__syncthreads();
+
+	for (int span = span0; span > ODP_SPATIAL_LEAF; span /= 2, level++)
+	{
+		const uint16_t *by = sh->by[level % dims];
+		const int	nodes = span0 / span;
+
+		for (int v = threadIdx.x; v < SP_LOCAL_WARPS * SP_LOCAL_NODES; v += SP_LOCAL_THREADS)
+			sh->u.count[v / SP_LOCAL_NODES][v % SP_LOCAL_NODES] = 0;
+		__syncthreads();
+		/* each warp counts its rows of each node */
+		for (int j = warp * chunk + lane; j < (warp + 1) * chunk; j += 32)
+		{
+			const int	r = by[j];
+			const bool	real = r < cnt;
+			const int	node = real ? sh->pos[r] / span : -1;
+			const unsigned peers = __match_any_sync(0xffffffffu, node);
+
+			if (real && lane == __ffs(peers) - 1)
+				sh->u.count[warp][node] += (uint16_t) __popc(peers);
+		}
+		__syncthreads();
+		/* each node's start for each warp: the node's first place, then
+		 * the rows the warps before took */
+		for (int v = threadIdx.x; v < nodes; v += SP_LOCAL_THREADS)
+		{
+			int			at = v * span;
+
+			for (int w = 0; w < SP_LOCAL_WARPS; w++)
+			{
+				const int	c = sh->u.count[w][v];
+
+				sh->u.count[w][v] = (uint16_t) at;
+				at += c;
+			}
+		}
+		__syncthreads();
+		for (int j = warp * chunk + lane; j < (warp + 1) * chunk; j += 32)
+		{
+			const int	r = by[j];
+			const bool	real = r < cnt;
+			const int	node = real ? sh->pos[r] / span : -1;
+			const unsigned peers = __match_any_sync(0xffffffffu, node);
+			const int	start = real ? sh->u.count[warp][node] : 0;
+
+			__syncwarp();
+			if (real)
+			{
+				sh->pos[r] = (uint16_t) (start + __popc(peers & ((1u << lane) - 1)));
+				if (lane == __ffs(peers) - 1)
+					sh->u.count[warp][node] = (uint16_t) (start + __popc(peers));
+			}
+			__syncwarp();
+		}
+		__syncthreads();
+	}
+	for (int r = threadIdx.x; r < cnt; r += SP_LOCAL_THREADS)
+	{
+		const uint32_t g = order[base + r];
+		const int64_t p = base + sh->pos[r];
+
+		order_out[p] = g;
+		for (int d = 0; d < dims; d++)
+			pts_out[p * dims + d] = rows[(int64_t) g * dims + d];
+	}
 }
 
 template <typename T>
@@ -257,9 +359,10 @@ SpatialMergeKernel(int dims, int64_t v0, int64_t count, T *lo, T *hi, uint32_t *
 
 /*
  * Searches sorted queries [s0, s0 + nq): query s is row qorder[s], at
- * qpts + s * dims; a self join skips the row itself.  Scores go to
- * scores[row]; lists to dist and index at the row (at_row) or at the
- * chunk's s - s0.
+ * qpts + s * dims; a self join's queries are the tree's own rows, each
+ * searched from its leaf up, itself skipped.  Scores go to scores[row];
+ * lists to dist and index at the row (at_row) or at the chunk's s - s0.
+ * The distances computed add up a warp at a time into *evals.
  */
 template <typename T, int KMAX>
 static __global__ void __launch_bounds__(SP_THREADS)
@@ -271,26 +374,35 @@ SpatialSearchKernel(typename SpatialOf<T>::Tree t, OdpMetric metric, int k, bool
 	const int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
 	T			bd[KMAX];
 	uint32_t	bi[KMAX];
-	int64_t		q,
-				e;
+	unsigned long long e = 0;
 
-	if (i >= nq)
-		return;
-	q = (int64_t) qorder[s0 + i];
-	e = SpatialOf<T>::search(&t, metric, qpts + (s0 + i) * t.dims, self_join ? q : -1, k, bd, bi);
-	if (scores != NULL)
-		scores[q] = SpatialOf<T>::sum(bd, k);
-	else
+	if (i < nq)
 	{
-		const int64_t at = (at_row ? q : i) * k;
+		const int64_t q = (int64_t) qorder[s0 + i];
 
-		for (int j = 0; j < k; j++)
+		if (self_join)
+			e = (unsigned long long) SpatialOf<T>::search_own(&t, metric, s0 + i, k, bd, bi);
+		else
+			e = (unsigned long long) SpatialOf<T>::search(&t, metric, qpts + (s0 + i) * t.dims,
+														 -1, k, bd, bi);
+		if (scores != NULL)
+			scores[q] = SpatialOf<T>::sum(bd, k);
+		else
 		{
-			dist[at + j] = (double) bd[j];
-			index[at + j] = (int64_t) bi[j];
+			const int64_t at = (at_row ? q : i) * k;
+
+			for (int j = 0; j < k; j++)
+			{
+				dist[at + j] = (double) bd[j];
+				index[at + j] = (int64_t) bi[j];
+			}
 		}
 	}
-	atomicAdd(evals, (unsigned long long) e);
+	/* one atomic a warp: one per query stalled 10^8 queries on one word */
+	for (int off = 16; off > 0; off /= 2)
+		e += __shfl_down_sync(0xffffffffu, e, off);
+	if ((threadIdx.x & 31) == 0 && e != 0)
+		atomicAdd(evals, e);
 }
 
 /* One call's device state. */
@@ -313,7 +425,7 @@ struct SpatialGpu
 	uint32_t   *d_nmin;
 	T		   *d_qpts;			/* sorted queries (a join) */
 	uint32_t   *d_qorder;
-	unsigned long long *d_counts;	/* frame bounds, then distances */
+	unsigned long long *d_counts;	/* distances computed */
 };
 
 /* Allocates n bytes of the call's arena into *p. */
@@ -367,8 +479,10 @@ cleanup:
 /*
  * Orders the candidates (d_rows) as a k-d tree in the heap's shape into
  * d_pts and d_order: level by level, every node's rows sorted by the
- * level's dimension (one radix sort of node and value for all nodes), so
- * that its first half of leaves takes the smaller ones.  Reuses d_rows.
+ * level's dimension (one radix sort of node and value for all nodes,
+ * carrying the row indexes), so that its first half of leaves takes the
+ * smaller ones; the levels of subtrees of SP_LOCAL_ROWS rows and less in
+ * shared memory, which also put the rows in tree order.
  */
 template <typename T>
 static OdpStatus
@@ -379,66 +493,70 @@ SpatialKdBuild(SpatialGpu<T> *g)
 	const int64_t n = g->n;
 	uint64_t   *d_key = NULL;
 	uint64_t   *d_key2 = NULL;
-	uint32_t   *d_pos = NULL;
-	uint32_t   *d_from = NULL;
 	uint32_t   *d_order2 = NULL;
 	void	   *d_temp = NULL;
 	size_t		temp_bytes = 0;
-	T		   *pts = g->d_rows;
-	T		   *pts2 = g->d_pts;
-	uint32_t   *order;
-	uint32_t   *order2 = g->d_order;
+	uint32_t   *order = g->d_order;
+	uint32_t   *order2;
+	int64_t		span;
 	int			level = 0;
 
 	ODP_TRY(SpatialAlloc(g, sizeof(uint64_t) * (size_t) n, "k-d keys", &d_key));
 	ODP_TRY(SpatialAlloc(g, sizeof(uint64_t) * (size_t) n, "k-d keys", &d_key2));
-	ODP_TRY(SpatialAlloc(g, sizeof(uint32_t) * (size_t) n, "k-d positions", &d_pos));
-	ODP_TRY(SpatialAlloc(g, sizeof(uint32_t) * (size_t) n, "k-d positions", &d_from));
 	ODP_TRY(SpatialAlloc(g, sizeof(uint32_t) * (size_t) n, "row order", &d_order2));
-	/* pts and order swap together: d_pts holds rows when order is d_order */
-	order = d_order2;
-	ODP_CUDA_TRY(ctx, cub::DeviceRadixSort::SortPairs(NULL, temp_bytes, d_key, d_key2, d_pos,
-													  d_from, (int64_t) n, 0, 64, g->stream),
+	order2 = d_order2;
+	ODP_CUDA_TRY(ctx, cub::DeviceRadixSort::SortPairs(NULL, temp_bytes, d_key, d_key2, order,
+													  order2, (int64_t) n, 0, 64, g->stream),
 				 "sizing the k-d sort");
 	ODP_TRY(SpatialAlloc(g, temp_bytes, "sort scratch", &d_temp));
-	SpatialIotaKernel<T><<<SpatialGrid(n), SP_THREADS, 0, g->stream>>>(order, n);
+	SpatialIotaKernel<<<SpatialGrid(n), SP_THREADS, 0, g->stream>>>(order, n);
 	ODP_CUDA_TRY_LAUNCH(ctx, g->stream, "numbering rows");
-	for (int64_t span = (g->first_leaf + 1) * ODP_SPATIAL_LEAF; span > ODP_SPATIAL_LEAF;
-		 span /= 2, level++)
+	for (span = (g->first_leaf + 1) * ODP_SPATIAL_LEAF; span > SP_LOCAL_ROWS; span /= 2, level++)
 	{
-		T		   *tp;
 		uint32_t   *to;
 
-		SpatialKdKeyKernel<T><<<SpatialGrid(n), SP_THREADS, 0, g->stream>>>(pts, n, g->dims, level % g->dims,
-																  span, d_key, d_pos);
+		SpatialKdKeyKernel<T><<<SpatialGrid(n), SP_THREADS, 0, g->stream>>>(g->d_rows, order, n, g->dims,
+																			level % g->dims, span, d_key);
 		ODP_CUDA_TRY_LAUNCH(ctx, g->stream, "keying a k-d level");
-		ODP_CUDA_TRY(ctx, cub::DeviceRadixSort::SortPairs(d_temp, temp_bytes, d_key, d_key2, d_pos,
-														  d_from, (int64_t) n, 0, 32 + level + 1,
+		ODP_CUDA_TRY(ctx, cub::DeviceRadixSort::SortPairs(d_temp, temp_bytes, d_key, d_key2, order,
+														  order2, (int64_t) n, 0, 32 + level + 1,
 														  g->stream),
 					 "sorting a k-d level");
-		SpatialKdMoveKernel<T><<<SpatialGrid(n), SP_THREADS, 0, g->stream>>>(pts, order, d_from, n, g->dims,
-																   pts2, order2);
-		ODP_CUDA_TRY_LAUNCH(ctx, g->stream, "moving a k-d level");
-		tp = pts;
-		pts = pts2;
-		pts2 = tp;
 		to = order;
 		order = order2;
 		order2 = to;
 	}
-	if (pts != g->d_pts)
+	if (span > ODP_SPATIAL_LEAF)
 	{
-		ODP_CUDA_TRY(ctx, cudaMemcpyAsync(g->d_pts, pts, sizeof(T) * (size_t) n * g->dims,
-										  cudaMemcpyDeviceToDevice, g->stream), "ordering rows");
-		ODP_CUDA_TRY(ctx, cudaMemcpyAsync(g->d_order, order, sizeof(uint32_t) * (size_t) n,
-										  cudaMemcpyDeviceToDevice, g->stream), "ordering rows");
+		const size_t smem = sizeof(SpatialLocalShared);
+
+		/* the subtrees write d_order: their input is the other buffer */
+		if (order == g->d_order)
+		{
+			ODP_CUDA_TRY(ctx, cudaMemcpyAsync(order2, order, sizeof(uint32_t) * (size_t) n,
+											  cudaMemcpyDeviceToDevice, g->stream), "ordering rows");
+			order = order2;
+		}
+		ODP_CUDA_TRY(ctx, cudaFuncSetAttribute((const void *) SpatialKdLocalKernel<T>,
+											   cudaFuncAttributeMaxDynamicSharedMemorySize,
+											   (int) smem), "setting up the k-d subtrees");
+		SpatialKdLocalKernel<T><<<(unsigned) ((n + span - 1) / span), SP_LOCAL_THREADS, smem,
+			g->stream>>>(g->d_rows, order, n, g->dims, level, (int) span, g->d_order, g->d_pts);
+		ODP_CUDA_TRY_LAUNCH(ctx, g->stream, "building the k-d subtrees");
+	}
+	else
+	{
+		if (order != g->d_order)
+			ODP_CUDA_TRY(ctx, cudaMemcpyAsync(g->d_order, order, sizeof(uint32_t) * (size_t) n,
+											  cudaMemcpyDeviceToDevice, g->stream), "ordering rows");
+		SpatialGatherKernel<T><<<SpatialGrid(n), SP_THREADS, 0, g->stream>>>(g->d_rows, g->d_order, n,
+																			 g->dims, g->d_pts);
+		ODP_CUDA_TRY_LAUNCH(ctx, g->stream, "ordering rows");
 	}
 	ODP_CUDA_TRY(ctx, cudaStreamSynchronize(g->stream), "building the k-d tree");
 cleanup:
 	OdpGpuArenaFree(&g->arena, d_temp);
 	OdpGpuArenaFree(&g->arena, d_order2);
-	OdpGpuArenaFree(&g->arena, d_from);
-	OdpGpuArenaFree(&g->arena, d_pos);
 	OdpGpuArenaFree(&g->arena, d_key2);
 	OdpGpuArenaFree(&g->arena, d_key);
 	return status;
@@ -451,28 +569,6 @@ SpatialBuild(SpatialGpu<T> *g)
 {
 	OdpContext *ctx = g->ctx;
 	OdpStatus	status = ODP_OK;
-	unsigned long long bounds[2 * ODP_SPATIAL_MAX_DIMS];
-	double		lo[ODP_SPATIAL_MAX_DIMS],
-				hi[ODP_SPATIAL_MAX_DIMS];
-
-	for (int d = 0; d < g->dims; d++)
-	{
-		bounds[2 * d] = ~0ULL;
-		bounds[2 * d + 1] = 0;
-	}
-	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(g->d_counts, bounds, sizeof(bounds), cudaMemcpyHostToDevice,
-									  g->stream), "setting up the box frame");
-	SpatialFrameKernel<T><<<SpatialGrid(g->n) < 2048 ? SpatialGrid(g->n) : 2048, SP_THREADS, 0, g->stream>>>(g->d_rows, g->n, g->dims, g->d_counts);
-	ODP_CUDA_TRY_LAUNCH(ctx, g->stream, "finding the box frame");
-	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(bounds, g->d_counts, sizeof(bounds), cudaMemcpyDeviceToHost,
-									  g->stream), "finding the box frame");
-	ODP_CUDA_TRY(ctx, cudaStreamSynchronize(g->stream), "finding the box frame");
-	for (int d = 0; d < g->dims; d++)
-	{
-		lo[d] = odp_order_float64_value(bounds[2 * d]);
-		hi[d] = odp_order_float64_value(bounds[2 * d + 1]);
-	}
-	odp_spatial_frame(&g->frame, g->dims, lo, hi);
 
 	ODP_TRY(SpatialKdBuild(g));
 	SpatialLeafKernel<T><<<SpatialGrid(g->first_leaf + 1), SP_THREADS, 0, g->stream>>>(g->d_pts, g->d_order, g->n, g->dims,
@@ -485,6 +581,36 @@ SpatialBuild(SpatialGpu<T> *g)
 																	   g->d_hi, g->d_nmin);
 		ODP_CUDA_TRY_LAUNCH(ctx, g->stream, "boxing the tree");
 	}
+cleanup:
+	return status;
+}
+
+/*
+ * The frame of a join's Morton order: the candidates' box, the root's
+ * (every row's smallest and largest value in each dimension).
+ */
+template <typename T>
+static OdpStatus
+SpatialRootFrame(SpatialGpu<T> *g)
+{
+	OdpContext *ctx = g->ctx;
+	OdpStatus	status = ODP_OK;
+	T			lo[ODP_SPATIAL_MAX_DIMS],
+				hi[ODP_SPATIAL_MAX_DIMS];
+	double		flo[ODP_SPATIAL_MAX_DIMS],
+				fhi[ODP_SPATIAL_MAX_DIMS];
+
+	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(lo, g->d_lo, sizeof(T) * g->dims, cudaMemcpyDeviceToHost,
+									  g->stream), "finding the box frame");
+	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(hi, g->d_hi, sizeof(T) * g->dims, cudaMemcpyDeviceToHost,
+									  g->stream), "finding the box frame");
+	ODP_CUDA_TRY(ctx, cudaStreamSynchronize(g->stream), "finding the box frame");
+	for (int d = 0; d < g->dims; d++)
+	{
+		flo[d] = (double) lo[d];
+		fhi[d] = (double) hi[d];
+	}
+	odp_spatial_frame(&g->frame, g->dims, flo, fhi);
 cleanup:
 	return status;
 }
@@ -585,7 +711,7 @@ SpatialRun(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
 		ODP_TRY(SpatialAlloc(&g, sizeof(T) * (size_t) nodes * g.dims, "tree boxes", &g.d_lo));
 		ODP_TRY(SpatialAlloc(&g, sizeof(T) * (size_t) nodes * g.dims, "tree boxes", &g.d_hi));
 		ODP_TRY(SpatialAlloc(&g, sizeof(uint32_t) * (size_t) nodes, "tree indexes", &g.d_nmin));
-		ODP_TRY(SpatialAlloc(&g, sizeof(unsigned long long) * 2 * ODP_SPATIAL_MAX_DIMS, "counters",
+		ODP_TRY(SpatialAlloc(&g, sizeof(unsigned long long), "counters",
 						&g.d_counts));
 	}
 	t0 = odp_now_ms();
@@ -617,6 +743,7 @@ SpatialRun(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
 					 "copying query rows to the GPU");
 		ODP_CUDA_TRY(ctx, cudaStreamSynchronize(g.stream), "copying query rows to the GPU");
 		ctx->transfer_ms += odp_now_ms() - t0;
+		ODP_TRY(SpatialRootFrame(&g));
 		ODP_TRY(SpatialSortRows(&g, g.d_rows, nq, g.d_qpts, g.d_qorder));
 		qpts = g.d_qpts;
 		qorder = g.d_qorder;
