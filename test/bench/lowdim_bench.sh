@@ -5,7 +5,10 @@
 # (preload it to go through the GPU service).  Prints one table: data,
 # rows, k, path, the method that ran, the distances it computed, and
 # read, transfer, compute, output and whole-call times (best of REPS),
-# then rows against compute time for each path as an SVG plot.
+# beside PostgreSQL's own parallel scan of the table's columns and its
+# own set-returning function of as many rows of the result's columns
+# (same session settings, best of REPS); then rows against compute time
+# for each path as an SVG plot.
 #
 #   SIZES="1000000 4000000 16000000"   2-D Gaussian tables, top-10, k = 5
 #   OFF_MAX=16000000    largest size today's path runs at
@@ -66,12 +69,38 @@ skin() {
 	q1 "VACUUM ANALYZE lb_skin" >/dev/null
 }
 
+# best_ms SQL [SETUP]: the best of REPS runs of SQL after a first, in one
+# session with the calls' settings (SETUP first, untimed)
+best_ms() {
+	{
+		echo "SET max_parallel_workers_per_gather = 8; SET work_mem = '1GB';"
+		[ -n "${2:-}" ] && echo "$2;"
+		printf '%s\n' '\timing on'
+		for i in $(seq 0 "$REPS"); do echo "$1;"; done
+	} | psql -XAtq -v ON_ERROR_STOP=1 2>&1 | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | tail -n +2 | sort -n | head -1
+}
+
+# scan_ms TABLE COLUMNS: PostgreSQL's own parallel scan of the columns
+scan_ms() { best_ms "SELECT count(*), $(sed 's/\([a-z]\+\)/sum(\1)/g' <<<"$2") FROM $1"; }
+
+# srf_ms ROWS COLUMNS: PostgreSQL's own SRF of ROWS rows of the columns
+# (a STRICT SQL function, not inlined, so it fills a tuplestore with them)
+srf_ms() {
+	best_ms "SELECT count(*) FROM pg_temp.lb_srf($1)" \
+		"CREATE FUNCTION pg_temp.lb_srf(n bigint) RETURNS TABLE ($2) LANGUAGE sql STRICT AS
+		'SELECT $(awk -F', ' '{ for (i = 1; i <= NF; i++) { split($i, w, " "); printf "%si::%s", (i > 1 ? ", " : ""), w[2] } }' <<<"$2") FROM generate_series(1, n) i'"
+}
+
+TOP_COLS="rank integer, id bigint, score float8"
+JOIN_COLS="query_id bigint, rank integer, id bigint, distance float8"
+
 # field KEY NOTICE: the value of key= in a timing NOTICE
 field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$2" | head -1; }
 
-# run LABEL ROWS K SPATIAL SQL: REPS warm calls after one; the best whole call's phases
+# run LABEL ROWS K SPATIAL SQL SCAN SRF: REPS warm calls after one; the
+# best whole call's phases, beside PostgreSQL's scan and SRF (ms)
 run() {
-	local label=$1 rows=$2 k=$3 sp=$4 sql=$5 best="" line=""
+	local label=$1 rows=$2 k=$3 sp=$4 sql=$5 scan=$6 srf=$7 best="" line=""
 	local out whole notice
 	for i in $(seq 0 "$REPS"); do
 		out=$(psql -Xq -v ON_ERROR_STOP=1 2>&1 <<-EOF
@@ -86,36 +115,41 @@ run() {
 		notice=$(grep "odp_gpu timing" <<<"$out" | tail -1)
 		if [ -z "$best" ] || awk "BEGIN { exit !($whole < $best) }"; then
 			best=$whole
-			line="| $label | $rows | $k | $sp | $(field method "$notice") | $(field distances "$notice") | $(field read "$notice") | $(field transfer "$notice") | $(field compute "$notice") | $(field output "$notice") | $whole |"
+			line="| $label | $rows | $k | $sp | $(field method "$notice") | $(field distances "$notice") | $(field read "$notice") | $(field transfer "$notice") | $(field compute "$notice") | $(field output "$notice") | $whole | $scan | $srf |"
 		fi
 	done
 	echo "$line"
 	[ -n "$PLOT" ] && [[ $label == gauss2* ]] &&
-		echo "$sp $rows $(sed 's/.*| \([0-9.]*\) | [0-9.]* | [0-9.]* |$/\1/' <<<"$line")" >>"$PLOT.data"
+		echo "$sp $rows $(sed 's/.*| \([0-9.]*\) | [0-9.]* | [0-9.]* | [0-9.]* | [0-9.]* |$/\1/' <<<"$line")" >>"$PLOT.data"
 }
 
 echo "# odp_gpu low-dimensional rows, $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo
 echo "- host: $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1), $(nproc) CPUs; server: $(q1 'SHOW server_version'); preloaded: '$(q1 'SHOW shared_preload_libraries')'; odp_gpu.device = $DEVICE; best of $REPS warm calls"
 echo
-echo "| data | rows | k | odp_gpu.spatial | method | distances | read ms | transfer ms | compute ms | output ms | whole ms |"
-echo "|---|---:|---:|---|---|---:|---:|---:|---:|---:|---:|"
+echo "| data | rows | k | odp_gpu.spatial | method | distances | read ms | transfer ms | compute ms | output ms | whole ms | PG scan ms | PG SRF ms |"
+echo "|---|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
 [ -n "$PLOT" ] && : >"$PLOT.data"
+SRF10=$(srf_ms 10 "$TOP_COLS")
 if skin; then
+	scan=$(scan_ms lb_skin "x, y, z")
 	for sp in on off; do
-		run "skin 3-D top-10" 245057 50 "$sp" "SELECT count(*) FROM odp_top_outliers('lb_skin', k => 50, n => 10)"
+		run "skin 3-D top-10" 245057 50 "$sp" "SELECT count(*) FROM odp_top_outliers('lb_skin', k => 50, n => 10)" "$scan" "$SRF10"
 	done
 fi
 uniform3 "$N_U3" || exit 1
+scan=$(scan_ms "lb_u3_$N_U3" "x, y, z")
+srf=$(srf_ms $((N_U3 * 10)) "$JOIN_COLS")
 for sp in on off; do
-	run "uniform3 all-kNN" "$N_U3" 10 "$sp" "SELECT count(*) FROM odp_knn_join('lb_u3_$N_U3', 'lb_u3_$N_U3', k => 10)"
+	run "uniform3 all-kNN" "$N_U3" 10 "$sp" "SELECT count(*) FROM odp_knn_join('lb_u3_$N_U3', 'lb_u3_$N_U3', k => 10)" "$scan" "$srf"
 done
 
 for n in $SIZES; do
 	gauss2 "$n" || exit 1
+	scan=$(scan_ms "lb_g2_$n" "x, y")
 	for sp in on off; do
 		[ "$sp" = off ] && [ "$n" -gt "$OFF_MAX" ] && continue
-		run "gauss2 top-10" "$n" 5 "$sp" "SELECT count(*) FROM odp_top_outliers('lb_g2_$n', k => 5, n => 10)"
+		run "gauss2 top-10" "$n" 5 "$sp" "SELECT count(*) FROM odp_top_outliers('lb_g2_$n', k => 5, n => 10)" "$scan" "$SRF10"
 	done
 done
 
