@@ -38,6 +38,7 @@
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/checks/cancel.sh"
+source "$(dirname "$0")/checks/spatial.sh"
 source "$(dirname "$0")/checks/distributed.sh"
 source "$(dirname "$0")/checks/parallel_read.sh"
 source "$(dirname "$0")/checks/pgvector.sh"
@@ -282,6 +283,9 @@ SQL
 	psql -X -q -c "DROP TABLE sess_int" >/dev/null
 }
 odp_int_sessions 24
+
+odp_log "the spatial path: concurrent sessions on the GPU"
+odp_spatial_data && odp_spatial_sessions_check gpu "on the GPU"
 
 fi
 

@@ -16,6 +16,7 @@
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/checks/cancel.sh"
+source "$(dirname "$0")/checks/spatial.sh"
 source "$(dirname "$0")/checks/upgrade.sh"
 source "$(dirname "$0")/checks/catalog.sh"
 source "$(dirname "$0")/checks/cron.sh"
@@ -136,6 +137,9 @@ odp_cancel_series_checks cpu 20000 64
 odp_cancel_sky_checks cpu 150000
 odp_cancel_interval_checks cpu 200000
 psql -X -q -c "DROP TABLE odp_cancel_data" >/dev/null
+odp_spatial_cancel_checks cpu 1000000
+odp_log "the spatial path: many sessions at once"
+odp_spatial_data && odp_spatial_sessions_check cpu "in backends"
 
 # 5. a nightly job under pg_cron: its results, idempotence, a failed run;
 # with odp_gpu preloaded too, the job's calls in the GPU service

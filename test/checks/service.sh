@@ -294,6 +294,9 @@ SQL
 		"$ok/60 same, $n/60 through the service, longest queued $qd ms, $(odp_svc_secs "$t0" "$t1") s$(
 		[ "$ok" -eq 60 ] || for i in $(seq 60); do odp_svc_error "c$i"; done | sort | uniq -c | head -3 | tr '\n' ' ')"
 
+	# the spatial path's calls from many sessions at once
+	odp_spatial_data && odp_spatial_sessions_check gpu "through the service"
+
 	# 3. a budget that fits one request: 6 concurrent calls, one after another
 	psql -X -q -c "ALTER SYSTEM SET odp_gpu.gpu_memory_limit = '300MB'" -c "SELECT pg_reload_conf()" >/dev/null
 	sleep 1
