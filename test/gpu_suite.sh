@@ -134,6 +134,11 @@ case "$ODP_ANALYTICS" in
 esac
 fi
 
+if odp_wants knn; then
+odp_log "the spatial path: concurrent sessions on the GPU"
+odp_spatial_data && odp_spatial_sessions_check gpu "on the GPU"
+fi
+
 if [ "${ODP_SKIP_COMPARE:-0}" != 1 ]; then
 if odp_wants outliers; then
 odp_log "GPU vs CPU on random data"
@@ -283,9 +288,6 @@ SQL
 	psql -X -q -c "DROP TABLE sess_int" >/dev/null
 }
 odp_int_sessions 24
-
-odp_log "the spatial path: concurrent sessions on the GPU"
-odp_spatial_data && odp_spatial_sessions_check gpu "on the GPU"
 
 fi
 
