@@ -12,12 +12,13 @@
 #
 #   SIZES="1000000 4000000 16000000"   2-D Gaussian tables, top-10, k = 5
 #   OFF_MAX=16000000    largest size today's path runs at
-#   N_U3=1000000  REPS=3  DEVICE=gpu  PLOT=lowdim.svg  DATASETS=../shared/datasets
+#   N_U3=1000000 (0: no all-kNN)  REPS=3  DEVICE=gpu  PLOT=lowdim.svg  DATASETS=../shared/datasets
 #
 # Workloads: top-10 outliers of 2-D Gaussian rows (k = 5: seed 001's G2d
 # and its 100G2d scale-up); ADBench skin (245,057 x 3, float8), k = 50;
 # all-kNN of 10^6 x 3 uniform rows, k = 10 (a self join, counted).  Data
-# made in SQL with fixed seeds (setseed), so every run reads the same rows.
+# made in SQL with fixed seeds (setseed, one per CPU's chunk: bench_gen),
+# so every run on a host of as many CPUs reads the same rows.
 set -u
 SIZES=${SIZES:-1000000 4000000 16000000}
 OFF_MAX=${OFF_MAX:-16000000}
@@ -29,35 +30,21 @@ DATASETS=${DATASETS:-$(cd "$(dirname "$0")/../../.." && pwd)/shared/datasets}
 SKIN=$DATASETS/adbench_classical/csv/33_skin.csv.gz
 
 q1() { psql -XAtq -v ON_ERROR_STOP=1 -c "$1"; }
+# shellcheck source=bench_lib.sh
+source "$(dirname "$0")/bench_lib.sh"
 
 # gauss2 N: table lb_g2_N of N rows of two independent N(0, 1) reals
 gauss2() {
-	local t=lb_g2_$1
-	[ "$(q1 "SELECT to_regclass('$t') IS NOT NULL")" = t ] && return 0
-	q1 "SELECT setseed(0.45)" >/dev/null
-	psql -XAtq -v ON_ERROR_STOP=1 >/dev/null <<-EOF
-		SELECT setseed(0.45);
-		CREATE UNLOGGED TABLE $t AS
-			SELECT i::bigint AS id,
-				   (sqrt(-2 * ln(1 - random())) * cos(2 * pi() * random()))::real AS x,
-				   (sqrt(-2 * ln(1 - random())) * cos(2 * pi() * random()))::real AS y
-			FROM generate_series(1, $1) i;
-		ALTER TABLE $t ADD PRIMARY KEY (id);
-		VACUUM ANALYZE $t;
-	EOF
+	bench_gen "lb_g2_$1" "id bigint, x real, y real" "$1" \
+		"SELECT i, (sqrt(-2 * ln(1 - random())) * cos(2 * pi() * random()))::real,
+				(sqrt(-2 * ln(1 - random())) * cos(2 * pi() * random()))::real
+		 FROM generate_series(@LO@, @HI@) i" 45
 }
 
+# uniform3 N: table lb_u3_N of N rows of three uniform reals in [0, 1)
 uniform3() {
-	local t=lb_u3_$1
-	[ "$(q1 "SELECT to_regclass('$t') IS NOT NULL")" = t ] && return 0
-	psql -XAtq -v ON_ERROR_STOP=1 >/dev/null <<-EOF
-		SELECT setseed(0.3);
-		CREATE UNLOGGED TABLE $t AS
-			SELECT i::bigint AS id, random()::real AS x, random()::real AS y, random()::real AS z
-			FROM generate_series(1, $1) i;
-		ALTER TABLE $t ADD PRIMARY KEY (id);
-		VACUUM ANALYZE $t;
-	EOF
+	bench_gen "lb_u3_$1" "id bigint, x real, y real, z real" "$1" \
+		"SELECT i, random()::real, random()::real, random()::real FROM generate_series(@LO@, @HI@) i" 3
 }
 
 skin() {
@@ -137,12 +124,14 @@ if skin; then
 		run "skin 3-D top-10" 245057 50 "$sp" "SELECT count(*) FROM odp_top_outliers('lb_skin', k => 50, n => 10)" "$scan" "$SRF10"
 	done
 fi
-uniform3 "$N_U3" || exit 1
-scan=$(scan_ms "lb_u3_$N_U3" "x, y, z")
-srf=$(srf_ms $((N_U3 * 10)) "$JOIN_COLS")
-for sp in on off; do
-	run "uniform3 all-kNN" "$N_U3" 10 "$sp" "SELECT count(*) FROM odp_knn_join('lb_u3_$N_U3', 'lb_u3_$N_U3', k => 10)" "$scan" "$srf"
-done
+if [ "$N_U3" -gt 0 ]; then
+	uniform3 "$N_U3" || exit 1
+	scan=$(scan_ms "lb_u3_$N_U3" "x, y, z")
+	srf=$(srf_ms $((N_U3 * 10)) "$JOIN_COLS")
+	for sp in on off; do
+		run "uniform3 all-kNN" "$N_U3" 10 "$sp" "SELECT count(*) FROM odp_knn_join('lb_u3_$N_U3', 'lb_u3_$N_U3', k => 10)" "$scan" "$srf"
+	done
+fi
 
 for n in $SIZES; do
 	gauss2 "$n" || exit 1
