@@ -224,8 +224,8 @@ OdpDefineSettings(void)
 							 "Runs k-NN and outlier calls on rows of 1 to 3 dimensions through a spatial tree: auto, on or off.",
 							 "The spatial path returns the brute force's rows, order and distances "
 							 "exactly, for the euclidean, sqeuclidean, manhattan and chebyshev "
-							 "metrics and k up to 128; auto takes it for tables of at least 4096 rows "
-							 "on the GPU and 256 on the CPU, and calls of at least 256 queries; on "
+							 "metrics and k up to 128; auto takes it for tables of at least 256 rows "
+							 "and calls of at least 256 queries; on "
 							 "takes it whenever it can run, "
 							 "off never (the brute force and SolvingSet of before).",
 							 &odp_spatial, ODP_SPATIAL_AUTO, spatial_options,

@@ -32,9 +32,7 @@ odp_spatial_chosen(const OdpContext *ctx, OdpMetric metric, int32_t dims,
 		return false;
 	if (ctx->spatial == ODP_SPATIAL_ON)
 		return true;
-	return cands >= (ctx->device == ODP_DEVICE_GPU ? ODP_SPATIAL_AUTO_MIN_ROWS
-					 : ODP_SPATIAL_AUTO_MIN_ROWS_CPU) &&
-		queries >= ODP_SPATIAL_AUTO_MIN_QUERIES;
+	return cands >= ODP_SPATIAL_AUTO_MIN_ROWS && queries >= ODP_SPATIAL_AUTO_MIN_QUERIES;
 }
 
 /* See spatial.h. */

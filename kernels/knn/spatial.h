@@ -69,15 +69,14 @@ extern "C"
 											 * node */
 
 /*
- * Auto's rule.  On the CPU (2 cores, 2026-11-28) the tree was faster from
- * 300 rows on, at every k up to 128 and in 1 to 3 dimensions (3x at 512
- * rows, 16x at 8,192); on the GPU a call of a few thousand rows is a few
- * milliseconds either way, and the tree's 15x shows at 10^6 rows (H200).
- * A handful of queries against a table is cheaper without building a
- * tree for them.
+ * Auto's rule.  The tree was faster than the brute force at every size
+ * measured, from 512 rows, in 1 to 3 dimensions and at k = 5 and 50: on
+ * the CPU from 300 rows on (2 cores, 2026-11-28: 3x at 512 rows, 16x at
+ * 8,192, up to k = 128), on the GPU 0.4-2.4 ms against 3.8-11.8 ms from
+ * 512 to 32,768 rows (H200, 2026-11-29, engine calls).  A handful of
+ * queries against a table is cheaper without building a tree for them.
  */
-#define ODP_SPATIAL_AUTO_MIN_ROWS		4096
-#define ODP_SPATIAL_AUTO_MIN_ROWS_CPU	256
+#define ODP_SPATIAL_AUTO_MIN_ROWS		256
 #define ODP_SPATIAL_AUTO_MIN_QUERIES	256
 
 /*

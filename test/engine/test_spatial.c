@@ -517,16 +517,23 @@ sp_auto_checks(void)
 									  o, os, &count, NULL, NULL, &stats);
 		check(st == ODP_OK && stats.method == ODP_METHOD_SPATIAL && count == 10,
 			  "auto top outliers of %lld x 2 rows run method spatial", (long long) rows);
-		ctx = make_ctx(ODP_DEVICE_CPU);
-		ctx.spatial = ODP_SPATIAL_AUTO;
-		m.rows = 200;
-		st = odp_compute_outlier_scores(&ctx, &m, ODP_METRIC_EUCLIDEAN, 5, s);
-		check(st == ODP_OK && !ctx.spatial_used, "auto keeps 200 rows on the brute force on the CPU");
-		ctx = make_ctx(ODP_DEVICE_CPU);
-		ctx.spatial = ODP_SPATIAL_AUTO;
-		m.rows = 300;
-		st = odp_compute_outlier_scores(&ctx, &m, ODP_METRIC_EUCLIDEAN, 5, s);
-		check(st == ODP_OK && ctx.spatial_used, "auto takes the spatial path for 300 rows on the CPU");
+		for (int dv = 0; dv < 2; dv++)
+		{
+			if (dv && !gpu_ok)
+				continue;
+			ctx = make_ctx(dv ? ODP_DEVICE_GPU : ODP_DEVICE_CPU);
+			ctx.spatial = ODP_SPATIAL_AUTO;
+			m.rows = 200;
+			st = odp_compute_outlier_scores(&ctx, &m, ODP_METRIC_EUCLIDEAN, 5, s);
+			check(st == ODP_OK && !ctx.spatial_used, "auto keeps 200 rows on the brute force on the %s",
+				  dv ? "GPU" : "CPU");
+			ctx = make_ctx(dv ? ODP_DEVICE_GPU : ODP_DEVICE_CPU);
+			ctx.spatial = ODP_SPATIAL_AUTO;
+			m.rows = 300;
+			st = odp_compute_outlier_scores(&ctx, &m, ODP_METRIC_EUCLIDEAN, 5, s);
+			check(st == ODP_OK && ctx.spatial_used, "auto takes the spatial path for 300 rows on the %s",
+				  dv ? "GPU" : "CPU");
+		}
 		m.rows = rows;
 		free(two);
 	}
