@@ -264,9 +264,8 @@ odp_compute_knn(OdpContext *ctx, const OdpMatrix *queries,
 		OdpSpatialOut out = {dist, index, NULL};
 
 		status = odp_spatial_knn(ctx, queries, cands, metric, k, self_join, &out);
-		if (status != ODP_ERR_GPU_OOM || ctx->spatial == ODP_SPATIAL_ON)
+		if (!odp_spatial_gave_way(ctx, status))
 			return status;
-		/* its tree does not fit the GPU's budget; brute force works in chunks */
 		ctx->spatial_used = 0;
 		ctx->message[0] = '\0';
 	}

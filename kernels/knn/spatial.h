@@ -80,6 +80,49 @@ extern "C"
 #define ODP_SPATIAL_AUTO_MIN_QUERIES	256
 
 /*
+ * Auto's check after the tree is built, on a call whose brute force costs
+ * enough distances to be worth it (queries x rows >= PROBE_MIN_WORK, and
+ * PROBE_MIN_QUERIES queries, so that the check itself stays small): the
+ * PROBE_QUERIES queries spread evenly over the call's order are searched
+ * first, and where they average more than rows / PROBE_RATIO distances the
+ * path declines and the brute force runs the call.  A distance of the
+ * search costs 20 to 45 of the brute force's (H200 and 2 CPU cores,
+ * 2026-11-29: the tree's steps and lists around it), so past that ratio
+ * the tree no longer wins.  Queries in the middle of a ring of rows, every
+ * box about as near as their k-th neighbour, are such a call.  A self
+ * join's queries are its rows, whose neighbours lie near them in any
+ * arrangement of 1 to 3 dimensions; top outliers under auto take the tree
+ * without the probe, and fall back to auto's other methods only where the
+ * tree does not fit the GPU.
+ */
+#define ODP_SPATIAL_PROBE_QUERIES		64
+#define ODP_SPATIAL_PROBE_MIN_QUERIES	4096
+#define ODP_SPATIAL_PROBE_MIN_WORK		67108864.0
+#define ODP_SPATIAL_PROBE_RATIO			32
+
+/* Whether auto probes a call of nq queries over n rows first. */
+ODP_HD bool
+odp_spatial_probe_wanted(OdpSpatialMode mode, int64_t nq, int64_t n)
+{
+	return mode == ODP_SPATIAL_AUTO && nq >= ODP_SPATIAL_PROBE_MIN_QUERIES &&
+		(double) nq * (double) n >= ODP_SPATIAL_PROBE_MIN_WORK;
+}
+
+/* The position, in the call's order of nq queries, of probe query i. */
+ODP_HD int64_t
+odp_spatial_probe_query(int i, int64_t nq)
+{
+	return (int64_t) i * (nq / ODP_SPATIAL_PROBE_QUERIES);
+}
+
+/* Whether the probe's evals distances over n rows decline the path. */
+ODP_HD bool
+odp_spatial_probe_declines(int64_t evals, int64_t n)
+{
+	return evals > ODP_SPATIAL_PROBE_QUERIES * (n / ODP_SPATIAL_PROBE_RATIO);
+}
+
+/*
  * What a spatial search writes: a list per query (dist and index, rows x
  * k, best first) or a score per query (the sum of its list, ascending).
  */
@@ -112,12 +155,26 @@ extern bool odp_spatial_possible(OdpMetric metric, int32_t dims, int32_t k);
 /*
  * Exact k-NN of queries among cands (self_join: the same matrix, each row
  * skipping itself) on ctx->device, into out; arguments checked by the
- * caller.  Sets ctx->spatial_used and ctx->spatial_distances.
+ * caller.  Sets ctx->spatial_used and ctx->spatial_distances.  Under auto
+ * the probe above may decline the call: ODP_OK with ctx->spatial_used 0
+ * and nothing written, for the caller's brute force to run it.
  */
 extern OdpStatus odp_spatial_knn(OdpContext *ctx, const OdpMatrix *queries,
 								 const OdpMatrix *cands, OdpMetric metric,
 								 int32_t k, bool self_join,
 								 const OdpSpatialOut *out);
+
+/*
+ * Whether the caller runs the brute force after odp_spatial_knn returned
+ * status: auto's probe declined the call, or, under auto, the tree did not
+ * fit the GPU's budget (the brute force works in chunks).
+ */
+ODP_HD bool
+odp_spatial_gave_way(const OdpContext *ctx, OdpStatus status)
+{
+	return (status == ODP_OK && !ctx->spatial_used) ||
+		(status == ODP_ERR_GPU_OOM && ctx->spatial != ODP_SPATIAL_ON);
+}
 
 extern OdpStatus odp_cpu_spatial_knn(OdpContext *ctx, const OdpMatrix *queries,
 									 const OdpMatrix *cands, OdpMetric metric,

@@ -237,6 +237,29 @@ ODP_SP_NAME(cpu_run) (OdpContext *ctx, const OdpMatrix *queries,
 									  cands->dims, &h);
 	if (status != ODP_OK)
 		return status;
+	if (odp_spatial_probe_wanted(ctx->spatial, queries->rows, cands->rows))
+	{
+		ODP_SP_T	bd[ODP_SPATIAL_MAX_K];
+		uint32_t	bi[ODP_SPATIAL_MAX_K];
+		int64_t		evals = 0;
+
+		for (int i = 0; i < ODP_SPATIAL_PROBE_QUERIES &&
+			 !odp_spatial_probe_declines(evals, cands->rows); i++)
+		{
+			const int64_t p = odp_spatial_probe_query(i, queries->rows);
+
+			evals += self_join
+				? ODP_SP_NAME(search_own) (&h.t, metric, p, k, bd, bi)
+				: ODP_SP_NAME(search) (&h.t, metric, ODP_SPC_ROWS(queries) + p * cands->dims,
+									   -1, k, bd, bi);
+		}
+		if (odp_spatial_probe_declines(evals, cands->rows))
+		{
+			ODP_SP_NAME(host_free) (&h);
+			ctx->spatial_used = 0;
+			return ODP_OK;
+		}
+	}
 	tasks = (queries->rows + ODP_SPATIAL_CPU_BLOCK - 1) / ODP_SPATIAL_CPU_BLOCK;
 	job.t = &h.t;
 	job.queries = self_join ? NULL : ODP_SPC_ROWS(queries);

@@ -358,32 +358,34 @@ SpatialMergeKernel(int dims, int64_t v0, int64_t count, T *lo, T *hi, uint32_t *
 }
 
 /*
- * Searches sorted queries [s0, s0 + nq): query s is row qorder[s], at
- * qpts + s * dims; a self join's queries are the tree's own rows, each
- * searched from its leaf up, itself skipped.  Scores go to scores[row];
- * lists to dist and index at the row (at_row) or at the chunk's s - s0.
- * The distances computed add up a warp at a time into *evals.
+ * Searches nq sorted queries from s0, stride apart: query s is row
+ * qorder[s], at qpts + s * dims; a self join's queries are the tree's own
+ * rows, each searched from its leaf up, itself skipped.  Scores go to
+ * scores[row]; lists to dist and index at the row (at_row) or at the
+ * query's place in the launch.  The distances computed add up a warp at a
+ * time into *evals.
  */
 template <typename T, int KMAX>
 static __global__ void __launch_bounds__(SP_THREADS)
 SpatialSearchKernel(typename SpatialOf<T>::Tree t, OdpMetric metric, int k, bool self_join,
-			   const T *qpts, const uint32_t *qorder, int64_t s0, int64_t nq,
+			   const T *qpts, const uint32_t *qorder, int64_t s0, int64_t stride, int64_t nq,
 			   double *scores, double *dist, int64_t *index, bool at_row,
 			   unsigned long long *evals)
 {
 	const int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+	const int64_t s = s0 + i * stride;
 	T			bd[KMAX];
 	uint32_t	bi[KMAX];
 	unsigned long long e = 0;
 
 	if (i < nq)
 	{
-		const int64_t q = (int64_t) qorder[s0 + i];
+		const int64_t q = (int64_t) qorder[s];
 
 		if (self_join)
-			e = (unsigned long long) SpatialOf<T>::search_own(&t, metric, s0 + i, k, bd, bi);
+			e = (unsigned long long) SpatialOf<T>::search_own(&t, metric, s, k, bd, bi);
 		else
-			e = (unsigned long long) SpatialOf<T>::search(&t, metric, qpts + (s0 + i) * t.dims,
+			e = (unsigned long long) SpatialOf<T>::search(&t, metric, qpts + s * t.dims,
 														 -1, k, bd, bi);
 		if (scores != NULL)
 			scores[q] = SpatialOf<T>::sum(bd, k);
@@ -615,11 +617,26 @@ cleanup:
 	return status;
 }
 
-/* Launches the search of sorted queries [s0, s0 + nq) for k's bucket. */
+/* Launches SpatialSearchKernel for KMAX (see there). */
+template <typename T, int KMAX>
+static void
+SpatialLaunchK(SpatialGpu<T> *g, const typename SpatialOf<T>::Tree &t, OdpMetric metric, int k,
+			   bool self_join, const T *qpts, const uint32_t *qorder, int64_t s0, int64_t stride,
+			   int64_t nq, double *scores, double *dist, int64_t *index, bool at_row)
+{
+	SpatialSearchKernel<T, KMAX><<<SpatialGrid(nq), SP_THREADS, 0, g->stream>>>(
+		t, metric, k, self_join, qpts, qorder, s0, stride, nq, scores, dist, index, at_row,
+		g->d_counts);
+}
+
+/*
+ * Launches the search of nq sorted queries from s0, stride apart, for k's
+ * bucket of list sizes.
+ */
 template <typename T>
 static void
 SpatialLaunch(SpatialGpu<T> *g, OdpMetric metric, int k, bool self_join, const T *qpts,
-		 const uint32_t *qorder, int64_t s0, int64_t nq, double *scores,
+		 const uint32_t *qorder, int64_t s0, int64_t stride, int64_t nq, double *scores,
 		 double *dist, int64_t *index, bool at_row)
 {
 	typename SpatialOf<T>::Tree t;
@@ -633,26 +650,54 @@ SpatialLaunch(SpatialGpu<T> *g, OdpMetric metric, int k, bool self_join, const T
 	t.hi = g->d_hi;
 	t.nmin = g->d_nmin;
 	if (k <= 8)
-		SpatialSearchKernel<T, 8><<<SpatialGrid(nq), SP_THREADS, 0, g->stream>>>(t, metric, k, self_join, qpts, qorder,
-																		s0, nq, scores, dist, index,
-																		at_row, g->d_counts);
+		SpatialLaunchK<T, 8>(g, t, metric, k, self_join, qpts, qorder, s0, stride, nq, scores, dist,
+							 index, at_row);
 	else if (k <= 16)
-		SpatialSearchKernel<T, 16><<<SpatialGrid(nq), SP_THREADS, 0, g->stream>>>(t, metric, k, self_join, qpts, qorder,
-																		 s0, nq, scores, dist, index,
-																		 at_row, g->d_counts);
+		SpatialLaunchK<T, 16>(g, t, metric, k, self_join, qpts, qorder, s0, stride, nq, scores, dist,
+							  index, at_row);
 	else if (k <= 32)
-		SpatialSearchKernel<T, 32><<<SpatialGrid(nq), SP_THREADS, 0, g->stream>>>(t, metric, k, self_join, qpts, qorder,
-																		 s0, nq, scores, dist, index,
-																		 at_row, g->d_counts);
+		SpatialLaunchK<T, 32>(g, t, metric, k, self_join, qpts, qorder, s0, stride, nq, scores, dist,
+							  index, at_row);
 	else if (k <= 64)
-		SpatialSearchKernel<T, 64><<<SpatialGrid(nq), SP_THREADS, 0, g->stream>>>(t, metric, k, self_join, qpts, qorder,
-																		 s0, nq, scores, dist, index,
-																		 at_row, g->d_counts);
+		SpatialLaunchK<T, 64>(g, t, metric, k, self_join, qpts, qorder, s0, stride, nq, scores, dist,
+							  index, at_row);
 	else
-		SpatialSearchKernel<T, ODP_SPATIAL_MAX_K><<<SpatialGrid(nq), SP_THREADS, 0, g->stream>>>(t, metric, k, self_join,
-																						qpts, qorder, s0, nq,
-																						scores, dist, index,
-																						at_row, g->d_counts);
+		SpatialLaunchK<T, ODP_SPATIAL_MAX_K>(g, t, metric, k, self_join, qpts, qorder, s0, stride, nq,
+											 scores, dist, index, at_row);
+}
+
+/*
+ * Auto's probe (spatial.h): searches ODP_SPATIAL_PROBE_QUERIES of the nq
+ * sorted queries, spread over them, and says whether their distances
+ * decline the path.
+ */
+template <typename T>
+static OdpStatus
+SpatialProbe(SpatialGpu<T> *g, OdpMetric metric, int k, bool self_join, const T *qpts,
+			 const uint32_t *qorder, int64_t nq, bool *declined)
+{
+	OdpContext *ctx = g->ctx;
+	OdpStatus	status = ODP_OK;
+	double	   *d_dist = NULL;
+	int64_t    *d_index = NULL;
+	unsigned long long evals = 0;
+
+	ODP_TRY(SpatialAlloc(g, sizeof(double) * ODP_SPATIAL_PROBE_QUERIES * k, "probe lists", &d_dist));
+	ODP_TRY(SpatialAlloc(g, sizeof(int64_t) * ODP_SPATIAL_PROBE_QUERIES * k, "probe lists", &d_index));
+	ODP_CUDA_TRY(ctx, cudaMemsetAsync(g->d_counts, 0, sizeof(unsigned long long), g->stream),
+				 "clearing a counter");
+	SpatialLaunch(g, metric, k, self_join, qpts, qorder, odp_spatial_probe_query(0, nq),
+				  odp_spatial_probe_query(1, nq), ODP_SPATIAL_PROBE_QUERIES, NULL, d_dist, d_index,
+				  false);
+	ODP_CUDA_TRY_LAUNCH(ctx, g->stream, "probing the spatial tree");
+	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(&evals, g->d_counts, sizeof(evals), cudaMemcpyDeviceToHost,
+									  g->stream), "probing the spatial tree");
+	ODP_CUDA_TRY(ctx, cudaStreamSynchronize(g->stream), "probing the spatial tree");
+	*declined = odp_spatial_probe_declines((int64_t) evals, g->n);
+cleanup:
+	OdpGpuArenaFree(&g->arena, d_index);
+	OdpGpuArenaFree(&g->arena, d_dist);
+	return status;
 }
 
 template <typename T>
@@ -748,6 +793,17 @@ SpatialRun(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
 		qpts = g.d_qpts;
 		qorder = g.d_qorder;
 	}
+	if (odp_spatial_probe_wanted(ctx->spatial, nq, g.n))
+	{
+		bool		declined;
+
+		ODP_TRY(SpatialProbe(&g, metric, k, self_join, qpts, qorder, nq, &declined));
+		if (declined)
+		{
+			ctx->spatial_used = 0;
+			goto cleanup;
+		}
+	}
 	ODP_CUDA_TRY(ctx, cudaMemsetAsync(g.d_counts, 0, sizeof(unsigned long long), g.stream),
 				 "clearing a counter");
 
@@ -798,7 +854,7 @@ SpatialRun(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
 			status = odp_fail(ctx, ODP_ERR_CANCELLED, "the computation was cancelled");
 			goto cleanup;
 		}
-		SpatialLaunch(&g, metric, k, self_join, qpts, qorder, s0, m, d_scores, d_dist, d_index, at_row);
+		SpatialLaunch(&g, metric, k, self_join, qpts, qorder, s0, 1, m, d_scores, d_dist, d_index, at_row);
 		ODP_CUDA_TRY_LAUNCH(ctx, g.stream, "searching the spatial tree");
 		ctx->chunks++;
 		if (out->scores == NULL && !at_row)

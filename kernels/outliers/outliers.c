@@ -174,9 +174,8 @@ odp_outlier_scores_on_device(OdpContext *ctx, const OdpMatrix *m,
 		OdpSpatialOut out = {NULL, NULL, scores};
 		OdpStatus	status = odp_spatial_knn(ctx, m, m, metric, k, true, &out);
 
-		if (status != ODP_ERR_GPU_OOM || ctx->spatial == ODP_SPATIAL_ON)
+		if (!odp_spatial_gave_way(ctx, status))
 			return status;
-		/* its tree does not fit the GPU's budget; brute force works in chunks */
 		ctx->spatial_used = 0;
 		ctx->message[0] = '\0';
 	}

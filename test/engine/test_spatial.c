@@ -558,6 +558,82 @@ sp_auto_checks(void)
 	free(s);
 }
 
+/*
+ * Auto's probe (spatial.h): queries at the centre of a ring of rows, every
+ * box of which is about as near as their k-th neighbour, decline the path
+ * under auto, whose lists are then the brute force's; queries just inside
+ * the ring keep it; on forces it, with the same lists.
+ */
+static void
+sp_probe_checks(void)
+{
+	const int64_t rows = 20000;
+	const int64_t nq = 4096;	/* spatial.h's ODP_SPATIAL_PROBE_MIN_QUERIES */
+	const int	k = 10;
+	double	   *c64 = xmalloc(sizeof(double) * rows * 2);
+	double	   *q64 = xmalloc(sizeof(double) * nq * 2);
+	double	   *rd = xmalloc(sizeof(double) * nq * k);
+	int64_t    *ri = xmalloc(sizeof(int64_t) * nq * k);
+	double	   *d = xmalloc(sizeof(double) * nq * k);
+	int64_t    *ix = xmalloc(sizeof(int64_t) * nq * k);
+	OdpMatrix	c = {0},
+				q = {0};
+
+	for (int64_t r = 0; r < rows; r++)
+	{
+		const double a = 6.283185307179586 * (double) r / (double) rows;
+
+		c64[r * 2] = cos(a);
+		c64[r * 2 + 1] = sin(a);
+	}
+	c.data = to32(c64, rows * 2);
+	c.rows = rows;
+	c.dims = 2;
+	for (int inside = 0; inside < 2; inside++)
+	{
+		for (int64_t i = 0; i < nq; i++)
+		{
+			q64[i * 2] = inside ? 0.99 * c64[(i * 5) % rows * 2] : 0.0;
+			q64[i * 2 + 1] = inside ? 0.99 * c64[(i * 5) % rows * 2 + 1] : 0.0;
+		}
+		q.data = to32(q64, nq * 2);
+		q.rows = nq;
+		q.dims = 2;
+		sp_reference(&q, &c, ODP_METRIC_EUCLIDEAN, k, false, rd, ri);
+		for (int dv = 0; dv < 2; dv++)
+			for (int on = 0; on < 2; on++)
+			{
+				OdpContext	ctx;
+				OdpStatus	st;
+				int64_t		bad = 0;
+				bool		want = on || inside;
+
+				if (dv && !gpu_ok)
+					continue;
+				ctx = make_ctx(dv ? ODP_DEVICE_GPU : ODP_DEVICE_CPU);
+				ctx.spatial = on ? ODP_SPATIAL_ON : ODP_SPATIAL_AUTO;
+				st = odp_compute_knn(&ctx, &q, &c, ODP_METRIC_EUCLIDEAN, k, false, d, ix);
+				for (int64_t a = 0; st == ODP_OK && a < nq; a++)
+					if (memcmp(d + a * k, rd + a * k, sizeof(double) * k) != 0 ||
+						memcmp(ix + a * k, ri + a * k, sizeof(int64_t) * k) != 0)
+						bad++;
+				check(st == ODP_OK && bad == 0 && (ctx.spatial_used != 0) == want,
+					  "spatial %s, %s: %lld queries %s a ring of %lld rows take the %s (%lld lists differ)",
+					  dv ? "gpu" : "cpu", on ? "on" : "auto", (long long) nq,
+					  inside ? "just inside" : "at the centre of", (long long) rows,
+					  ctx.spatial_used ? "spatial path" : "brute force", (long long) bad);
+			}
+		free((void *) q.data);
+	}
+	free((void *) c.data);
+	free(c64);
+	free(q64);
+	free(rd);
+	free(ri);
+	free(d);
+	free(ix);
+}
+
 void
 run_spatial_tests(void)
 {
@@ -576,4 +652,5 @@ run_spatial_tests(void)
 	sp_copies_big(100000, 1000, 5);
 	sp_chunked_lists();
 	sp_auto_checks();
+	sp_probe_checks();
 }
