@@ -86,9 +86,9 @@ extern "C"
  * PROBE_QUERIES queries spread evenly over the call's order are searched
  * first, and where they average more than rows / PROBE_RATIO distances the
  * path declines and the brute force runs the call.  A distance of the
- * search costs 20 to 45 of the brute force's (H200 and 2 CPU cores,
- * 2026-11-29: the tree's steps and lists around it), so past that ratio
- * the tree no longer wins.  Queries in the middle of a ring of rows, every
+ * search costs about 7 of the brute force's on 2 CPU cores and 45 on the
+ * H200 (2026-11-29, ADBench skin, k = 50: the tree's steps and the lists
+ * around it), so near that ratio the tree stops winning.  Queries in the middle of a ring of rows, every
  * box about as near as their k-th neighbour, are such a call.  A self
  * join's queries are its rows, whose neighbours lie near them in any
  * arrangement of 1 to 3 dimensions; top outliers under auto take the tree
