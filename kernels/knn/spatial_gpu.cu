@@ -617,10 +617,10 @@ cleanup:
 	return status;
 }
 
-/* Launches SpatialSearchKernel for KMAX (see there). */
+/* Launches SpatialSearchKernel for lists of KMAX (see there). */
 template <typename T, int KMAX>
 static void
-SpatialLaunchK(SpatialGpu<T> *g, const typename SpatialOf<T>::Tree &t, OdpMetric metric, int k,
+SpatialLaunchSized(SpatialGpu<T> *g, const typename SpatialOf<T>::Tree &t, OdpMetric metric, int k,
 			   bool self_join, const T *qpts, const uint32_t *qorder, int64_t s0, int64_t stride,
 			   int64_t nq, double *scores, double *dist, int64_t *index, bool at_row)
 {
@@ -650,19 +650,19 @@ SpatialLaunch(SpatialGpu<T> *g, OdpMetric metric, int k, bool self_join, const T
 	t.hi = g->d_hi;
 	t.nmin = g->d_nmin;
 	if (k <= 8)
-		SpatialLaunchK<T, 8>(g, t, metric, k, self_join, qpts, qorder, s0, stride, nq, scores, dist,
+		SpatialLaunchSized<T, 8>(g, t, metric, k, self_join, qpts, qorder, s0, stride, nq, scores, dist,
 							 index, at_row);
 	else if (k <= 16)
-		SpatialLaunchK<T, 16>(g, t, metric, k, self_join, qpts, qorder, s0, stride, nq, scores, dist,
+		SpatialLaunchSized<T, 16>(g, t, metric, k, self_join, qpts, qorder, s0, stride, nq, scores, dist,
 							  index, at_row);
 	else if (k <= 32)
-		SpatialLaunchK<T, 32>(g, t, metric, k, self_join, qpts, qorder, s0, stride, nq, scores, dist,
+		SpatialLaunchSized<T, 32>(g, t, metric, k, self_join, qpts, qorder, s0, stride, nq, scores, dist,
 							  index, at_row);
 	else if (k <= 64)
-		SpatialLaunchK<T, 64>(g, t, metric, k, self_join, qpts, qorder, s0, stride, nq, scores, dist,
+		SpatialLaunchSized<T, 64>(g, t, metric, k, self_join, qpts, qorder, s0, stride, nq, scores, dist,
 							  index, at_row);
 	else
-		SpatialLaunchK<T, ODP_SPATIAL_MAX_K>(g, t, metric, k, self_join, qpts, qorder, s0, stride, nq,
+		SpatialLaunchSized<T, ODP_SPATIAL_MAX_K>(g, t, metric, k, self_join, qpts, qorder, s0, stride, nq,
 											 scores, dist, index, at_row);
 }
 
