@@ -7,8 +7,9 @@
 # read, transfer, compute, output and whole-call times (best of REPS),
 # beside PostgreSQL's own parallel scan of the table's columns and its
 # own set-returning function of as many rows of the result's columns
-# (same session settings, best of REPS); then rows against compute time
-# for each path as an SVG plot.
+# (same session settings, best of REPS); PyTorch's brute force on skin
+# where python3 has it; then rows against compute time for each path as
+# an SVG plot.
 #
 #   SIZES="1000000 4000000 16000000"   2-D Gaussian tables, top-10, k = 5
 #   OFF_MAX=16000000    largest size today's path runs at
@@ -132,11 +133,27 @@ echo "| data | rows | k | odp_gpu.spatial | method | distances | read ms | trans
 echo "|---|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
 [ -n "$PLOT" ] && : >"$PLOT.data"
 SRF10=$(srf_ms 10 "$TOP_COLS")
+PEER_LINE=""
 if skin; then
 	scan=$(scan_ms lb_skin "x, y, z")
 	for sp in on off; do
 		run "skin 3-D top-10" 245057 50 "$sp" "SELECT count(*) FROM odp_top_outliers('lb_skin', k => 50, n => 10)" "$scan" "$SRF10"
 	done
+	# PyTorch's brute force on the same rows, where python3 has it
+	peer_dir=$(mktemp -d /tmp/lowdim_peer.XXXXXX)
+	if zcat "$SKIN" | python3 -c "
+import sys, numpy as np
+x = np.loadtxt(sys.stdin, delimiter=',', usecols=(0, 1, 2), dtype=np.float64)
+np.save('$peer_dir/skin.npy', x)" 2>/dev/null; then
+		peer=$(PEERS=torch KS=50 N=10 python3 "$(dirname "$0")/outliers_peers.py" "$peer_dir" skin 2>&1 | grep '^peer' | head -1)
+		ours=$(q1 "SET odp_gpu.device = $DEVICE; SELECT string_agg(id::text, ',' ORDER BY rank) FROM odp_top_outliers('lb_skin', k => 50, n => 10)" | tail -1)
+		if grep -qE '^peer skin torch 50 [0-9.]+ ' <<<"$peer"; then
+			PEER_LINE="PyTorch's brute force (torch.cdist + topk on the GPU, outliers_peers.py) on skin, k = 50: $(awk '{ print $5 }' <<<"$peer") ms, its top 10 ids $(awk '{ print $6 }' <<<"$peer"); odp_gpu's $ours"
+		else
+			PEER_LINE="PyTorch's brute force on skin: ${peer:-no output}"
+		fi
+	fi
+	rm -rf "$peer_dir"
 fi
 if [ "$N_U3" -gt 0 ]; then
 	uniform3 "$N_U3" || exit 1
@@ -155,6 +172,8 @@ for n in $SIZES; do
 		run "gauss2 top-10" "$n" 5 "$sp" "SELECT count(*) FROM odp_top_outliers('lb_g2_$n', k => 5, n => 10)" "$scan" "$SRF10"
 	done
 done
+
+[ -n "$PEER_LINE" ] && { echo; echo "$PEER_LINE"; }
 
 # rows against compute ms, log-log, one line per path
 if [ -n "$PLOT" ] && [ -s "$PLOT.data" ]; then
