@@ -21,6 +21,12 @@
 
 /* Queries per task of the search. */
 #define ODP_SPATIAL_CPU_BLOCK 1024
+/*
+ * Subtrees the build's threads take whole, once the levels above them are
+ * split (each level's nodes on threads too): enough for the threads to
+ * share the rest evenly.
+ */
+#define ODP_SPATIAL_CPU_SUBTREES 64
 
 #define ODP_SPATIAL_CPU
 #include "knn/spatial_instances.h"

@@ -131,6 +131,35 @@ ODP_SP_NAME(kd_split) (ODP_SP_T *pts, uint32_t *order, int dims, int64_t a,
 	}
 }
 
+/*
+ * One level of the build on threads: node j of the level (span rows wide)
+ * is split at its middle (whole: its subtree is built entirely).
+ */
+typedef struct ODP_SP_NAME(SplitJob)
+{
+	ODP_SP_T   *pts;
+	uint32_t   *order;
+	int			dims;
+	int64_t		rows;
+	int64_t		span;
+	int			level;
+	bool		whole;
+} ODP_SP_NAME(SplitJob);
+
+static void
+ODP_SP_NAME(split_task) (void *arg, int64_t j)
+{
+	const ODP_SP_NAME(SplitJob) *job = (const ODP_SP_NAME(SplitJob) *) arg;
+	const int64_t a = j * job->span;
+	const int64_t b = a + job->span < job->rows ? a + job->span : job->rows;
+	const int64_t mid = a + job->span / 2;
+
+	if (job->whole)
+		ODP_SP_NAME(kd_split) (job->pts, job->order, job->dims, a, b, job->span, job->level);
+	else if (mid < b)
+		ODP_SP_NAME(kd_select) (job->pts, job->order, job->dims, job->level % job->dims, a, b, mid);
+}
+
 /* Builds the tree over rows x dims values at v into h. */
 static OdpStatus
 ODP_SP_NAME(host_build) (OdpContext *ctx, const ODP_SP_T *v, int64_t rows,
@@ -156,8 +185,29 @@ ODP_SP_NAME(host_build) (OdpContext *ctx, const ODP_SP_T *v, int64_t rows,
 	memcpy(h->pts, v, sizeof(ODP_SP_T) * (size_t) rows * dims);
 	for (int64_t r = 0; r < rows; r++)
 		h->order[r] = (uint32_t) r;
-	ODP_SP_NAME(kd_split) (h->pts, h->order, dims, 0, rows,
-						   (first_leaf + 1) * ODP_SPATIAL_LEAF, 0);
+	{
+		/*
+		 * The levels above ODP_SPATIAL_CPU_SUBTREES nodes one at a time, each
+		 * level's nodes on threads; then the subtrees, one task each.
+		 */
+		const int64_t top = (first_leaf + 1) * ODP_SPATIAL_LEAF;
+		ODP_SP_NAME(SplitJob) job = {h->pts, h->order, dims, rows, top, 0, false};
+		OdpStatus	status = ODP_OK;
+
+		for (; status == ODP_OK && job.span > ODP_SPATIAL_LEAF &&
+			 top / job.span < ODP_SPATIAL_CPU_SUBTREES; job.span /= 2, job.level++)
+			status = odp_parallel_tasks(ctx, (rows + job.span - 1) / job.span,
+										ODP_SP_NAME(split_task), &job);
+		job.whole = true;
+		if (status == ODP_OK && job.span > ODP_SPATIAL_LEAF)
+			status = odp_parallel_tasks(ctx, (rows + job.span - 1) / job.span,
+										ODP_SP_NAME(split_task), &job);
+		if (status != ODP_OK)
+		{
+			ODP_SP_NAME(host_free) (h);
+			return status;
+		}
+	}
 	for (int64_t j = 0; j <= first_leaf; j++)
 		ODP_SP_NAME(leaf_box) (h->pts, h->order, rows, dims, first_leaf, j,
 							   h->lo, h->hi, h->nmin);
