@@ -423,6 +423,14 @@ OdpDenseIdOrder(const OdpReader *r, int64 *from)
 		pfree(bits);
 		return false;
 	}
+	if (range == (uint64) n - 1)
+	{
+		/* n distinct ids over n values: each id's rank is its offset */
+		pfree(bits);
+		for (int64 i = 0; i < n; i++)
+			from[(uint64) r->ids[i] - (uint64) min] = i;
+		return true;
+	}
 	before = MemoryContextAllocHuge(CurrentMemoryContext, nwords * sizeof(int64));
 	for (Size w = 0; w < nwords; w++)
 	{
