@@ -122,29 +122,39 @@ SQL
 	[ "$(sed -n 1p <<<"$out")" = "$(sed -n 2p <<<"$out")" ] && [ -n "$(sed -n 1p <<<"$out")" ]
 	odp_check "$dev: the parallel read gives the serial read's k-NN" $? "$out"
 
-	# narrow rows stored out of id order: every participant gathers them
-	# in id order; the serial read's k-NN
-	out=$(psql -X -At -v ON_ERROR_STOP=1 2>&1 <<SQL
+	# narrow rows stored out of id order: every participant puts them in
+	# id order, each row at its id's offset where the ids are a permutation
+	# of a range, else through a ranking of the ids (sparse ids); a repeated
+	# id within a range of as many values as rows gives the serial read's
+	# error; the serial read's k-NN
+	out=$(psql -X -At -v ON_ERROR_STOP=0 2>&1 <<SQL
 SET client_min_messages = warning;
-DROP TABLE IF EXISTS odp_par_shuffled;
+DROP TABLE IF EXISTS odp_par_shuffled, odp_par_shuf_sparse, odp_par_shuf_dup;
 CREATE TABLE odp_par_shuffled AS SELECT * FROM odp_par_data ORDER BY (id * 7919) % 300007;
-ANALYZE odp_par_shuffled;
+CREATE TABLE odp_par_shuf_sparse AS SELECT id * 3 - 7 AS id, f FROM odp_par_shuffled;
+CREATE TABLE odp_par_shuf_dup AS SELECT CASE WHEN id = 2 THEN 1 ELSE id END AS id, f FROM odp_par_shuffled;
+ANALYZE odp_par_shuffled; ANALYZE odp_par_shuf_sparse; ANALYZE odp_par_shuf_dup;
 SET client_min_messages = notice;
 SET odp_gpu.device = $dev;
 SET odp_gpu.report_timing = on;
 SET max_parallel_workers_per_gather = 2;
 SET odp_gpu.parallel_read = off;
-SELECT sum(id * rank) || ':' || sum(distance)::numeric(20,3) FROM odp_knn('odp_par_shuffled', '{1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16}', k => 100);
+SELECT 'dense=' || sum(id * rank) || ':' || sum(distance)::numeric(20,3) FROM odp_knn('odp_par_shuffled', '{1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16}', k => 100);
+SELECT 'sparse=' || sum(id * rank) || ':' || sum(distance)::numeric(20,3) FROM odp_knn('odp_par_shuf_sparse', '{1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16}', k => 100);
+SELECT count(*) FROM odp_knn('odp_par_shuf_dup', '{1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16}', k => 5);
 SET odp_gpu.parallel_read = force;
-SELECT sum(id * rank) || ':' || sum(distance)::numeric(20,3) FROM odp_knn('odp_par_shuffled', '{1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16}', k => 100);
-SELECT sum(id * rank) || ':' || sum(distance)::numeric(20,3) FROM odp_knn('odp_par_data', '{1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16}', k => 100);
-DROP TABLE odp_par_shuffled;
+SELECT 'dense=' || sum(id * rank) || ':' || sum(distance)::numeric(20,3) FROM odp_knn('odp_par_shuffled', '{1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16}', k => 100);
+SELECT 'sparse=' || sum(id * rank) || ':' || sum(distance)::numeric(20,3) FROM odp_knn('odp_par_shuf_sparse', '{1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16}', k => 100);
+SELECT count(*) FROM odp_knn('odp_par_shuf_dup', '{1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16}', k => 5);
+SELECT 'dense=' || sum(id * rank) || ':' || sum(distance)::numeric(20,3) FROM odp_knn('odp_par_data', '{1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16}', k => 100);
+DROP TABLE odp_par_shuffled, odp_par_shuf_sparse, odp_par_shuf_dup;
 SQL
 )
 	workers=$(grep -o 'read_workers=[0-9]*' <<<"$out" | cut -d= -f2 | tr '\n' ' ')
-	res=$(grep -v NOTICE <<<"$out" | grep ':' | sort -u)
-	[ "$workers" = "0 2 2 " ] && [ "$(wc -l <<<"$res")" = 1 ] && [ -n "$res" ]
-	odp_check "$dev: workers gather narrow rows stored out of id order in id order: the serial read's k-NN" $? \
+	[ "$workers" = "0 0 2 2 2 " ] && [ "$(grep -c -e '^dense=' -e '^sparse=' <<<"$out")" = 5 ] &&
+		[ "$(grep '^dense=' <<<"$out" | sort -u | wc -l)" = 1 ] && [ "$(grep '^sparse=' <<<"$out" | sort -u | wc -l)" = 1 ] &&
+		[ "$(grep -c 'ERROR:  id column "id" has duplicate value 1$' <<<"$out")" = 2 ]
+	odp_check "$dev: workers put narrow rows stored out of id order (ids a permutation of a range, sparse, repeated) in id order: the serial read's k-NN and duplicate-id error" $? \
 		"read_workers: $workers; $(grep -v NOTICE <<<"$out" | tr '\n' ' ')"
 
 	# wide rows (TOASTed float8[]) stored out of id order, ids dense and
