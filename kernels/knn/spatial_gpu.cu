@@ -2,12 +2,15 @@
  *
  * spatial_gpu.cu
  *	  The spatial path on the GPU (spatial.h): the k-d tree built on the
- *	  device (one CUB radix sort per level, the boxes level by level), then
- *	  one thread per query.
+ *	  device (one CUB radix sort of all rows per level down to subtrees of
+ *	  SP_LOCAL_ROWS rows, which one block each finishes in shared memory;
+ *	  then the boxes level by level), then one thread per query.
  *
  * Neighbouring threads search neighbouring boxes: a self join's queries
- * are the tree's own rows in tree order, a join's are sorted by Morton
- * code in the frame of the candidates' box.  Scores go straight to their
+ * are the tree's own rows in tree order, each searched from its own leaf
+ * upwards; a join's are sorted by Morton code in the frame of the
+ * candidates' box (the root's).  Under auto a probe of a few queries may
+ * hand the call back to the brute force (spatial.h).  Scores go straight to their
  * rows on the device and come back once; so do lists where a quarter of
  * the budget holds them all, else they come back a chunk of queries at a
  * time and are put in place on the host.
