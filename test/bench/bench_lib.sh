@@ -38,6 +38,27 @@ bench_scan_ms() {
 	} | "${PSQL[@]}" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | tail -n +2 | sort -n | head -1
 }
 
+# PostgreSQL's own set-returning function of ROWS rows whose columns are
+# the expressions EXPRS of i (e.g. "i::bigint, i::float8"): the best of
+# REPS runs after a first, ms, at work_mem WORK_MEM (empty: the server's).
+# A SQL function returning them as a table, STRICT so that the planner
+# does not inline it (inlined, it would drop the columns the count does
+# not read): it fills a tuplestore with every column, and the executor
+# reads them back, as from the calls.
+bench_srf_ms() {
+	local i cols
+	cols=$(tr ',' '\n' <<<"$2" | sed 's/.*:://; s/[ )]*$//' | awk '{ printf "%sc%d %s", (NR > 1 ? ", " : ""), NR, $1 }')
+	{
+		[ -n "${3:-}" ] && echo "SET work_mem = '$3';"
+		echo "CREATE FUNCTION pg_temp.bench_srf(n bigint) RETURNS TABLE ($cols) LANGUAGE sql STRICT"
+		echo "  AS 'SELECT $2 FROM generate_series(1, n) i';"
+		printf '%s\n' '\timing on'
+		for ((i = 0; i <= REPS; i++)); do
+			echo "SELECT count(*) FROM pg_temp.bench_srf($1);"
+		done
+	} | "${PSQL[@]}" 2>&1 | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | tail -n +2 | sort -n | head -1
+}
+
 # Of the timing NOTICEs in OUT, the warm call's with the smallest total
 # (the first call warms up).
 bench_best_notice() {

@@ -343,26 +343,10 @@ scans() {
 	echo "$total"
 }
 
-# The best of REPS runs (after a first) of PostgreSQL's own SRF of R rows
-# with the result's columns, ms: a SQL function returning them as a table,
-# STRICT so that the planner does not inline it (inlined, it would drop
-# the columns the count does not read): it fills a tuplestore with every
-# column, and the executor reads them back, as from the calls.  At
-# work_mem = SRF_WORK_MEM, so that its tuplestore stays in memory as the
-# calls' do (odp_gpu.output_memory).
-srf_ms() {
-	local i cols
-	cols=$(tr ',' '\n' <<<"$W_SRF" | sed 's/.*:://; s/[ )]*$//' | awk '{ printf "%sc%d %s", (NR > 1 ? ", " : ""), NR, $1 }')
-	{
-		[ -n "$SRF_WORK_MEM" ] && echo "SET work_mem = '$SRF_WORK_MEM';"
-		echo "CREATE FUNCTION pg_temp.dp_srf(n bigint) RETURNS TABLE ($cols) LANGUAGE sql STRICT"
-		echo "  AS 'SELECT $W_SRF FROM generate_series(1, n) i';"
-		printf '%s\n' '\timing on'
-		for ((i = 0; i <= REPS; i++)); do
-			echo "SELECT count(*) FROM pg_temp.dp_srf($1);"
-		done
-	} | "${PSQL[@]}" 2>&1 | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | tail -n +2 | sort -n | head -1
-}
+# PostgreSQL's own SRF of R rows with the result's columns, ms
+# (bench_srf_ms), at work_mem = SRF_WORK_MEM, so that its tuplestore stays
+# in memory as the calls' do (odp_gpu.output_memory).
+srf_ms() { bench_srf_ms "$1" "$W_SRF" "$SRF_WORK_MEM"; }
 
 # row LABEL NOTICE WHOLE_MS: one row of the table (the globals SCAN0,
 # SCANN, SRF hold the shared cells); row LABEL NOTICE: only the limit, ms

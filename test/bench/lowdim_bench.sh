@@ -31,39 +31,39 @@ DATASETS=${DATASETS:-$(cd "$(dirname "$0")/../../.." && pwd)/shared/datasets}
 SKIN=$DATASETS/adbench_classical/csv/33_skin.csv.gz
 
 q1() { psql -XAtq -v ON_ERROR_STOP=1 -c "$1"; }
+# shellcheck source=test/bench/bench_lib.sh
+source "$(dirname "$0")/bench_lib.sh"
 
-# gauss2 N: table lb_g2_N of N rows of two independent N(0, 1) reals, in
-# id order (one statement: rows inserted by concurrent sessions would lie
-# out of id order, which the read must then reorder)
-gauss2() {
-	local t=lb_g2_$1
-	[ "$(q1 "SELECT to_regclass('$t') IS NOT NULL")" = t ] && return 0
+# have TABLE: whether TABLE exists (made by an earlier run)
+have() { [ "$(q1 "SELECT to_regclass('$1') IS NOT NULL")" = t ]; }
+
+# make_table TABLE N SEED COLUMNS: TABLE of N rows, id 1 .. N and the
+# expressions COLUMNS of random(), after setseed(SEED); in id order (one
+# statement: rows inserted by concurrent sessions would lie out of id
+# order, which the read must then reorder)
+make_table() {
+	have "$1" && return 0
 	psql -XAtq -v ON_ERROR_STOP=1 >/dev/null <<-EOF
-		SELECT setseed(0.45);
-		CREATE UNLOGGED TABLE $t AS
-			SELECT i::bigint AS id,
-				   (sqrt(-2 * ln(1 - random())) * cos(2 * pi() * random()))::real AS x,
-				   (sqrt(-2 * ln(1 - random())) * cos(2 * pi() * random()))::real AS y
-			FROM generate_series(1, $1) i;
-		VACUUM ANALYZE $t;
+		SELECT setseed($3);
+		CREATE UNLOGGED TABLE $1 AS SELECT i::bigint AS id, $4 FROM generate_series(1, $2) i;
+		VACUUM ANALYZE $1;
 	EOF
+}
+
+# gauss2 N: table lb_g2_N of N rows of two independent N(0, 1) reals
+gauss2() {
+	make_table "lb_g2_$1" "$1" 0.45 \
+		"(sqrt(-2 * ln(1 - random())) * cos(2 * pi() * random()))::real AS x,
+		 (sqrt(-2 * ln(1 - random())) * cos(2 * pi() * random()))::real AS y"
 }
 
 # uniform3 N: table lb_u3_N of N rows of three uniform reals in [0, 1)
 uniform3() {
-	local t=lb_u3_$1
-	[ "$(q1 "SELECT to_regclass('$t') IS NOT NULL")" = t ] && return 0
-	psql -XAtq -v ON_ERROR_STOP=1 >/dev/null <<-EOF
-		SELECT setseed(0.3);
-		CREATE UNLOGGED TABLE $t AS
-			SELECT i::bigint AS id, random()::real AS x, random()::real AS y, random()::real AS z
-			FROM generate_series(1, $1) i;
-		VACUUM ANALYZE $t;
-	EOF
+	make_table "lb_u3_$1" "$1" 0.3 "random()::real AS x, random()::real AS y, random()::real AS z"
 }
 
 skin() {
-	[ "$(q1 "SELECT to_regclass('lb_skin') IS NOT NULL")" = t ] && return 0
+	have lb_skin && return 0
 	[ -r "$SKIN" ] || return 1
 	q1 "CREATE UNLOGGED TABLE lb_skin (id bigint PRIMARY KEY, x float8, y float8, z float8)"
 	zcat "$SKIN" | awk -F, '{ print NR "," $1 "," $2 "," $3 }' |
@@ -85,16 +85,13 @@ best_ms() {
 # scan_ms TABLE COLUMNS: PostgreSQL's own parallel scan of the columns
 scan_ms() { best_ms "SELECT count(*), $(sed 's/\([a-z]\+\)/sum(\1)/g' <<<"$2") FROM $1"; }
 
-# srf_ms ROWS COLUMNS: PostgreSQL's own SRF of ROWS rows of the columns
-# (a STRICT SQL function, not inlined, so it fills a tuplestore with them)
-srf_ms() {
-	best_ms "SELECT count(*) FROM pg_temp.lb_srf($1)" \
-		"CREATE FUNCTION pg_temp.lb_srf(n bigint) RETURNS TABLE ($2) LANGUAGE sql STRICT AS
-		'SELECT $(awk -F', ' '{ for (i = 1; i <= NF; i++) { split($i, w, " "); printf "%si::%s", (i > 1 ? ", " : ""), w[2] } }' <<<"$2") FROM generate_series(1, n) i'"
-}
+# srf_ms ROWS EXPRS: PostgreSQL's own SRF of ROWS rows (bench_srf_ms)
+srf_ms() { bench_srf_ms "$1" "$2" 1GB; }
 
-TOP_COLS="rank integer, id bigint, score float8"
-JOIN_COLS="query_id bigint, rank integer, id bigint, distance float8"
+# the results' columns: top outliers (rank, id, score), a join (query_id,
+# rank, id, distance)
+TOP_COLS="i::integer, i::bigint, i::float8"
+JOIN_COLS="i::bigint, i::integer, i::bigint, i::float8"
 
 # field KEY NOTICE: the value of key= in a timing NOTICE
 field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$2" | head -1; }
