@@ -29,7 +29,7 @@ INPUT_OBJS = src/input/input_source.o src/input/input_columns.o \
 	src/input/input_buffer.o src/input/input_exact.o src/input/input_regions.o \
 	src/input/input_decode.o src/input/input_parallel.o src/input/input_reader.o \
 	src/input/input_aggregate.o src/input/input_pgvector.o \
-	src/input/input_argument.o
+	src/input/input_argument.o src/input/input_cache.o
 
 # Sharded sources (src/distributed/distributed.h)
 DISTRIBUTED_OBJS = src/distributed/distributed.o src/distributed/distributed_wire.o \
@@ -40,7 +40,7 @@ DISTRIBUTED_OBJS = src/distributed/distributed.o src/distributed/distributed_wir
 SERVICE_OBJS = src/service/service_shmem.o src/service/service_worker.o \
 	src/service/service_engine_proc.o src/service/service_ring.o \
 	src/service/service_client.o src/service/service_views.o \
-	src/service/service_staging.o
+	src/service/service_staging.o src/service/table_cache.o src/service/table_cache_sql.o
 
 # The service's engine process, a program of its own with no PostgreSQL in
 # it (src/service/service_engine.h): its main, the request threads, the

@@ -1,4 +1,4 @@
-/* odp_gpu--0.9.0--0.10.0.sql: regclass sources (every function that reads a table takes its tables as regclass as well as by name or query) */
+/* odp_gpu--0.9.0--0.10.0.sql: regclass sources (every function that reads a table takes its tables as regclass as well as by name or query); the table cache (the view odp_gpu_table_cache, odp_gpu_table_cache_drop()) */
 
 -- complain if script is sourced in psql, rather than via ALTER EXTENSION
 \echo Use "ALTER EXTENSION odp_gpu UPDATE TO '0.10.0'" to load this file. \quit
@@ -293,3 +293,50 @@ SUPPORT odp_rows_support;
 
 COMMENT ON FUNCTION odp_top_outliers(regclass, integer, integer, text, text[], text, text) IS
 'the regclass form of odp_top_outliers(text, integer, integer, text, text[], text, text): the same rows, errors, privileges and options, with source a relation (''pts''::regclass) rather than a name or a query; a view, materialized view or function written with it depends on the relation (DROP TABLE refuses without CASCADE; ALTER TABLE ... RENAME and SET SCHEMA are followed) and survives pg_dump and pg_restore';
+
+-- The table cache (decoded inputs of unchanged tables kept by the GPU
+-- service between calls).
+
+-- The entries of the table cache.  VOLATILE: entries come and go from one
+-- moment to the next.  PARALLEL RESTRICTED: one process reads one moment
+-- of the shared state.  Everyone may read it; it shows only entries of
+-- this database's relations that the caller may read, as the read itself
+-- would require.
+CREATE FUNCTION odp_gpu_table_cache(
+	OUT database name,
+	OUT relation regclass,
+	OUT columns text[],
+	OUT rows bigint,
+	OUT bytes bigint,
+	OUT device integer,
+	OUT hits bigint,
+	OUT built_at timestamptz,
+	OUT last_used_at timestamptz)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'odp_gpu_table_cache'
+LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED
+ROWS 10;
+
+COMMENT ON FUNCTION odp_gpu_table_cache() IS
+'entries of the odp_gpu table cache (none without the GPU service), one row each, for relations of this database the caller may read: the database, the relation, the columns read (the id column first), the rows, the bytes held in the staging area, the device holding a copy (NULL: host memory only), the calls that used the entry, when it was made and when it was last used';
+
+CREATE VIEW odp_gpu_table_cache AS
+	SELECT * FROM odp_gpu_table_cache();
+
+COMMENT ON VIEW odp_gpu_table_cache IS
+'entries of the odp_gpu table cache, one row each: see the function odp_gpu_table_cache()';
+
+GRANT SELECT ON odp_gpu_table_cache TO PUBLIC;
+
+-- Drops entries: of a relation, whose owner the caller must be (or a
+-- superuser); with NULL, of every relation of this database the caller
+-- owns, or every entry of the server for a superuser.  Returns how many.
+-- Not STRICT: NULL means all.  VOLATILE and PARALLEL UNSAFE: it changes
+-- shared state.
+CREATE FUNCTION odp_gpu_table_cache_drop(relation regclass DEFAULT NULL)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'odp_gpu_table_cache_drop'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION odp_gpu_table_cache_drop(regclass) IS
+'drops the odp_gpu table cache''s entries of a relation (its owner or a superuser only), or with NULL those of every relation of this database the caller owns (a superuser: every entry); returns how many; an entry in use goes when its calls end, and no call finds it again';

@@ -1090,6 +1090,8 @@ OdpReportTiming(const char *what, const OdpInput *in, const OdpRunInfo *info,
 		info->startup_ms + (info->via_service ? info->queued_ms : 0.0);
 	extra = psprintf("%s read_workers=%d total=%.1f ms other=%.1f ms", extra,
 					 in->read_workers, total, total - phases);
+	if (in->cached)
+		extra = psprintf("%s cache_check=%.2f ms", extra, in->cache_check_ms);
 	if (info->precision != NULL)
 		extra = psprintf("%s precision=%s", extra, info->precision);
 	if (info->via_service)
@@ -1107,7 +1109,7 @@ OdpReportTiming(const char *what, const OdpInput *in, const OdpRunInfo *info,
 					"read=%.1f ms (%s) transfer=%.1f ms compute=%.1f ms output=%.1f ms chunks=" INT64_FORMAT "%s",
 					what, info->on_gpu ? "gpu" : "cpu", in->rows, in->dims,
 					in->read_ms,
-					in->heap_scan ? "heap" : (in->aggregate ? "aggregate" : "spi"),
+					in->cached ? "cache" : in->heap_scan ? "heap" : (in->aggregate ? "aggregate" : "spi"),
 					info->transfer_ms, info->compute_ms, output_ms, info->chunks,
 					extra)));
 }

@@ -33,7 +33,9 @@ typedef enum SharedKind
 {
 	SHARED_SEGMENT,				/* a segment of its own */
 	SHARED_STAGED,				/* an extent of the service's staging area */
-	SHARED_OWN					/* an extent of the backend's own area */
+	SHARED_OWN,					/* an extent of the backend's own area */
+	SHARED_CACHED				/* a table cache entry's array (an extent of
+								 * the staging area), one pin on the entry */
 } SharedKind;
 
 typedef struct SharedBuffer
@@ -41,6 +43,7 @@ typedef struct SharedBuffer
 	struct SharedBuffer *next;
 	SharedKind	kind;
 	dsm_segment *seg;			/* SHARED_SEGMENT's */
+	OdpCacheHandle entry;		/* SHARED_CACHED's */
 	char	   *base;
 	Size		size;
 } SharedBuffer;
@@ -86,6 +89,8 @@ SharedRelease(SharedBuffer *b)
 	{
 		if (b->kind == SHARED_STAGED)
 			OdpStagingFree(b->base);
+		else if (b->kind == SHARED_CACHED)
+			OdpTableCacheUnpin(b->entry);
 		else
 			OdpBackendStagingFree(b->base);
 		SharedUnlist(b);
@@ -151,7 +156,12 @@ OdpSharedBufferCreate(MemoryContext cxt, Size bytes, int where)
 	if (bytes == 0)
 		bytes = 1;
 	if (where & ODP_SHARED_STAGING)
+	{
 		base = OdpStagingAlloc(bytes);
+		/* cached tables give way to inputs */
+		while (base == NULL && bytes <= OdpStagingBytes() && OdpTableCacheMakeRoom(bytes))
+			base = OdpStagingAlloc(bytes);
+	}
 	if (base == NULL && (where & ODP_SHARED_OWN))
 	{
 		kind = SHARED_OWN;
@@ -183,6 +193,46 @@ OdpSharedBufferCreate(MemoryContext cxt, Size bytes, int where)
 	cb->arg = b->base;
 	MemoryContextRegisterResetCallback(cxt, cb);
 	return b->base;
+}
+
+/* See shared_buffers.h. */
+void
+OdpSharedBufferUseCached(MemoryContext cxt, void *base, Size size, OdpCacheHandle entry)
+{
+	SharedBuffer *b = MemoryContextAlloc(TopMemoryContext, sizeof(SharedBuffer));
+	MemoryContextCallback *cb;
+
+	b->kind = SHARED_CACHED;
+	b->seg = NULL;
+	b->entry = entry;
+	b->base = base;
+	b->size = size;
+	b->next = shared_buffers;
+	shared_buffers = b;
+	cb = MemoryContextAlloc(cxt, sizeof(MemoryContextCallback));
+	cb->func = SharedContextGone;
+	cb->arg = b->base;
+	MemoryContextRegisterResetCallback(cxt, cb);
+}
+
+/* See shared_buffers.h. */
+bool
+OdpSharedBufferIsStaged(const void *buf)
+{
+	SharedBuffer *b = buf != NULL ? SharedFind(buf) : NULL;
+
+	return b != NULL && b->kind == SHARED_STAGED && b->base == (const char *) buf;
+}
+
+/* See shared_buffers.h. */
+void
+OdpSharedBufferToCached(void *buf, OdpCacheHandle entry)
+{
+	SharedBuffer *b = SharedFind(buf);
+
+	Assert(b != NULL && b->kind == SHARED_STAGED && b->base == (char *) buf);
+	b->kind = SHARED_CACHED;
+	b->entry = entry;
 }
 
 void *
@@ -222,8 +272,8 @@ OdpSharedBufferFind(const void *ptr, Size bytes, OdpSharedLocation *loc)
 
 	if (b == NULL || (const char *) ptr + bytes > b->base + b->size)
 		return false;
-	loc->staged = b->kind == SHARED_STAGED;
-	loc->where = b->kind == SHARED_STAGED ? ODP_SHARED_STAGING :
+	loc->staged = b->kind == SHARED_STAGED || b->kind == SHARED_CACHED;
+	loc->where = loc->staged ? ODP_SHARED_STAGING :
 		b->kind == SHARED_OWN ? ODP_SHARED_OWN : ODP_SHARED_SEGMENT;
 	if (loc->staged)
 	{

@@ -24,6 +24,8 @@
 
 #include "postgres.h"
 
+#include "service/table_cache.h"
+
 /* Smallest buffer worth a segment of its own. */
 #define ODP_SHARED_MIN_BYTES	((Size) 1 << 20)
 
@@ -51,6 +53,19 @@ extern void *OdpSharedBufferResize(MemoryContext cxt, void *buf, Size old_bytes,
 /* Whether buf is a shared buffer (then OdpSharedBufferFree frees it). */
 extern bool OdpSharedBufferIs(const void *buf);
 extern void OdpSharedBufferFree(void *buf);
+
+/*
+ * The table cache (service/table_cache.h).  A buffer of cxt that is the
+ * array of a cached entry at base, holding one pin on the entry the
+ * caller took for it, which goes when the buffer does.  Whether buf is a
+ * buffer of this backend's in the staging area (whole); and such a buffer
+ * becoming its entry's array once the cache adopted it (the caller pinned
+ * the entry for it).
+ */
+extern void OdpSharedBufferUseCached(MemoryContext cxt, void *base, Size size,
+									 OdpCacheHandle entry);
+extern bool OdpSharedBufferIsStaged(const void *buf);
+extern void OdpSharedBufferToCached(void *buf, OdpCacheHandle entry);
 
 /*
  * Where bytes at ptr lie: in the service's staging area at offset

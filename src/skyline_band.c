@@ -109,7 +109,8 @@ OdpSkylineBandRows(const OdpInputSpec *spec, const uint8 *maximize, int nentries
 	dominated_by = MemoryContextAllocHuge(CurrentMemoryContext,
 										  sizeof(int32) * (Size) in.rows);
 	OdpComputeSkyline(&in, maximize, band, dominated_by, &info);
-	/* keep the band in place, in id order */
+	/* the band is kept in place, in id order: a cached table's rows are shared */
+	OdpInputOwnArrays(&in);
 	for (int64 r = 0; r < in.rows; r++)
 	{
 		if (dominated_by[r] >= band)
@@ -119,5 +120,6 @@ OdpSkylineBandRows(const OdpInputSpec *spec, const uint8 *maximize, int nentries
 				sizeof(double) * (Size) in.dims);
 		kept++;
 	}
+	*band_rows = in;
 	band_rows->rows = kept;
 }

@@ -22,6 +22,7 @@ source "$(dirname "$0")/checks/catalog.sh"
 source "$(dirname "$0")/checks/cron.sh"
 source "$(dirname "$0")/checks/service.sh"
 source "$(dirname "$0")/checks/staging.sh"
+source "$(dirname "$0")/checks/table_cache.sh"
 source "$(dirname "$0")/checks/engine.sh"
 source "$(dirname "$0")/checks/parallel_read.sh"
 source "$(dirname "$0")/checks/distributed.sh"
@@ -148,11 +149,14 @@ odp_cron_checks service
 
 # 6. the GPU service (odp_gpu preloaded) on its CPU engine: the regress
 # suites through it, many sessions, a budget of one request, cancels,
-# a backend and the service stopped mid-call
+# a backend and the service stopped mid-call; its staging area and the
+# table cache in it
 odp_log "the GPU service"
 odp_service_checks
 odp_log "the GPU service's staging area"
 odp_staging_checks
+odp_log "the table cache"
+odp_table_cache_checks
 odp_log "the GPU service's engine process: crashes and hangs"
 odp_engine_checks
 

@@ -144,6 +144,16 @@ typedef struct OdpInput
 	bool		aggregate;		/* given row by row to an aggregate (neither
 								 * heap scan nor SPI) */
 	double		read_ms;		/* wall time of OdpReadInput */
+
+	/*
+	 * The table cache (input_cache.c): the input came from an entry
+	 * (cached, found valid in cache_check_ms), or was read and is an entry
+	 * now (cache_kept).  Either way its arrays are the entry's, shared and
+	 * read-only: OdpInputOwnArrays before changing them.
+	 */
+	bool		cached;
+	bool		cache_kept;
+	double		cache_check_ms;
 } OdpInput;
 
 /*
@@ -195,6 +205,12 @@ extern Oid	OdpSourceRelid(const text *source);
  * (input_columns.c).
  */
 extern bool OdpTypesNeedFloat64(const Oid *typids, int n);
+
+/*
+ * Gives the input arrays of its own (copies in CurrentMemoryContext) where
+ * they are a table cache entry's, so that the caller may change them.
+ */
+extern void OdpInputOwnArrays(OdpInput *in);
 
 /*
  * Widens float32 rows to float64 in place (data64 replaces data; exact),

@@ -754,6 +754,15 @@ OdpInputWiden(OdpInput *in)
 	in->data64 = wide;
 }
 
+/* See input_internal.h. */
+bool
+OdpPlanReadsFloat64(const OdpColumnPlan *plan, const OdpInputSpec *spec)
+{
+	return spec->values == ODP_VALUES_FLOAT8 ||
+		(spec->values == ODP_VALUES_DISTANCE && !plan->regions &&
+		 OdpColumnsNeedFloat64(plan->features, plan->nfeatures));
+}
+
 /*
  * Prepares a reader for plan; capacity_hint is the expected row count, and
  * spec (or NULL: float32, no missing values) says how values are delivered:
@@ -772,10 +781,7 @@ OdpReaderInit(OdpReader *r, const OdpColumnPlan *plan, MemoryContext outcxt,
 	r->sorted = true;
 	r->keep_exact = plan->exact_bounds;
 	r->dims = plan->vector ? -1 : plan->nfeatures;
-	r->f64 = spec != NULL &&
-		(spec->values == ODP_VALUES_FLOAT8 ||
-		 (spec->values == ODP_VALUES_DISTANCE && !plan->regions &&
-		  OdpColumnsNeedFloat64(plan->features, plan->nfeatures)));
+	r->f64 = spec != NULL && OdpPlanReadsFloat64(plan, spec);
 	r->missing_ok = r->f64 && spec->missing_ok;
 	r->max_dims = spec != NULL && spec->max_dims > 0 ? spec->max_dims : ODP_MAX_DIMS;
 	r->empty_ok = spec != NULL && spec->empty_ok;

@@ -484,6 +484,10 @@ OdpRankExactBounds(OdpInput *a, OdpInput *b)
 		return true;
 	if (OdpExactValuesMissing(a, b) || OdpExactValuesMissing(b, a))
 		return false;
+	/* keys are rewritten in place: a cached table's are shared */
+	OdpInputOwnArrays(a);
+	if (b != NULL)
+		OdpInputOwnArrays(b);
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "odp_gpu exact bounds",
 								ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(cxt);

@@ -50,6 +50,7 @@
 #include "access/tupdesc.h"
 #include "executor/tuptable.h"
 #include "input/input.h"
+#include "service/table_cache.h"
 #include "storage/shm_toc.h"
 #include "utils/builtins.h"
 #include "utils/fmgrprotos.h"
@@ -421,6 +422,42 @@ extern void OdpResolveRegionColumns(const OdpColumn *cols, int ncols,
 extern void OdpRegionsAddRow(OdpReader *r, const Datum *values,
 							 const bool *isnull, int64 id);
 extern OdpRegionDim *OdpDescribeRegionDims(const OdpColumnPlan *plan, int32 dims);
+
+/*
+ * input_buffer.c: whether a read by plan with spec's options gives float64
+ * values (data64).
+ */
+extern bool OdpPlanReadsFloat64(const OdpColumnPlan *plan, const OdpInputSpec *spec);
+
+/*
+ * input_cache.c: a read through the table cache (service/table_cache.h).
+ * Before a heap scan of rel, OdpCacheBeforeRead decides whether the read
+ * may be cached, finds a valid entry (hit: OdpCacheFillInput makes the
+ * input of it, no scan) or notes the pages' state; after the scan,
+ * OdpCacheAfterScan checks that state held; once the input is finished,
+ * OdpCacheKeep makes it an entry where it may, or says in DEBUG1 why not.
+ */
+typedef struct OdpCacheUse
+{
+	bool		wanted;			/* the read may be cached: key is set */
+	bool		hit;
+	bool		stable;			/* the pages were all-visible, unchanged
+								 * over the scan */
+	const char *why;			/* why no entry was used, or NULL */
+	double		check_ms;
+	int			ncolumns;
+	int16		columns[ODP_CACHE_MAX_COLUMNS];
+	OdpCacheKey key;
+	OdpCacheState before;
+	OdpCacheHandle handle;
+	OdpCacheLayout layout;
+} OdpCacheUse;
+
+extern void OdpCacheBeforeRead(Relation rel, const OdpColumnPlan *plan,
+							   const OdpInputSpec *spec, OdpCacheUse *cu);
+extern void OdpCacheAfterScan(Relation rel, OdpCacheUse *cu);
+extern void OdpCacheFillInput(OdpCacheUse *cu, MemoryContext outcxt, OdpInput *out);
+extern void OdpCacheKeep(OdpCacheUse *cu, MemoryContext outcxt, OdpInput *out);
 
 /* ---- input_parallel.c ---- */
 

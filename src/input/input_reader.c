@@ -326,7 +326,7 @@ OdpReadRelationSource(const char *source, const OdpInputSpec *spec,
 					  OdpReader *r, OdpColumnPlan *plan,
 					  MemoryContext outcxt, MemoryContext workcxt,
 					  MemoryContext rowcxt, char **desc, bool *heap_scan,
-					  int *workers)
+					  int *workers, OdpCacheUse *cache)
 {
 	MemoryContext oldcxt = MemoryContextSwitchTo(workcxt);
 	Relation	rel;
@@ -356,7 +356,13 @@ OdpReadRelationSource(const char *source, const OdpInputSpec *spec,
 
 	if (*heap_scan)
 	{
+		OdpCacheBeforeRead(rel, plan, spec, cache);
 		MemoryContextSwitchTo(oldcxt);
+		if (cache->hit)
+		{
+			relation_close(rel, NoLock);
+			return;
+		}
 		OdpReaderInit(r, plan, outcxt, rowcxt, *desc, 0, spec);
 		if (!OdpReadTableParallel(rel, spec, r, *desc, workers))
 		{
@@ -364,6 +370,7 @@ OdpReadRelationSource(const char *source, const OdpInputSpec *spec,
 						  spec);
 			OdpReadTableScan(rel, r);
 		}
+		OdpCacheAfterScan(rel, cache);
 	}
 	else
 	{
@@ -443,6 +450,17 @@ OdpResolveSource(const OdpInputSpec *spec, Oid *relid, char **id_name,
 	return true;
 }
 
+/* Sets the input's read time, from start to now. */
+static void
+OdpInputTimeRead(OdpInput *out, instr_time start)
+{
+	instr_time	duration;
+
+	INSTR_TIME_SET_CURRENT(duration);
+	INSTR_TIME_SUBTRACT(duration, start);
+	out->read_ms = INSTR_TIME_GET_MILLISEC(duration);
+}
+
 /*
  * Reads spec's source into out (see input.h).  The matrix and ids are
  * allocated in the caller's CurrentMemoryContext; all scratch memory lives
@@ -455,13 +473,13 @@ OdpReadInput(const OdpInputSpec *spec, OdpInput *out)
 	MemoryContext workcxt;
 	MemoryContext rowcxt;
 	instr_time	start;
-	instr_time	duration;
 	OdpColumnPlan plan;
 	OdpReader	reader;
 	char	   *source;
 	char	   *desc = NULL;
 	bool		heap_scan = false;
 	int			workers = 0;
+	OdpCacheUse *cache;
 
 	Assert(spec->source != NULL);
 	INSTR_TIME_SET_CURRENT(start);
@@ -473,6 +491,7 @@ OdpReadInput(const OdpInputSpec *spec, OdpInput *out)
 								   ALLOCSET_DEFAULT_SIZES);
 	MemoryContextSwitchTo(workcxt);
 	source = text_to_cstring(spec->source);
+	cache = palloc0(sizeof(OdpCacheUse));
 
 	if (OdpSourceIsQuery(source))
 	{
@@ -482,8 +501,23 @@ OdpReadInput(const OdpInputSpec *spec, OdpInput *out)
 	}
 	else
 		OdpReadRelationSource(source, spec, &reader, &plan, outcxt, workcxt,
-							  rowcxt, &desc, &heap_scan, &workers);
+							  rowcxt, &desc, &heap_scan, &workers, cache);
 
+	if (cache->hit)
+	{
+		MemoryContextSwitchTo(outcxt);
+		OdpCacheFillInput(cache, outcxt, out);
+		if (plan.regions)
+			out->region_dims = OdpDescribeRegionDims(&plan, out->dims);
+		out->source_desc = pstrdup(desc);
+		out->heap_scan = true;
+		MemoryContextDelete(workcxt);
+		OdpInputTimeRead(out, start);
+		return;
+	}
+
+	if (!heap_scan && OdpTableCacheEnabled())
+		cache->why = "only tables read by a heap scan are kept (not views, queries, parent or foreign tables, or tables under row-level security)";
 	MemoryContextSwitchTo(workcxt);
 	OdpReaderFinish(&reader);
 	MemoryContextSwitchTo(outcxt);
@@ -511,9 +545,7 @@ OdpReadInput(const OdpInputSpec *spec, OdpInput *out)
 	out->source_desc = pstrdup(desc);
 	out->heap_scan = heap_scan;
 	out->read_workers = workers;
+	OdpCacheKeep(cache, outcxt, out);
 	MemoryContextDelete(workcxt);
-
-	INSTR_TIME_SET_CURRENT(duration);
-	INSTR_TIME_SUBTRACT(duration, start);
-	out->read_ms = INSTR_TIME_GET_MILLISEC(duration);
+	OdpInputTimeRead(out, start);
 }

@@ -28,6 +28,7 @@
 #include "service/service_engine.h"
 #include "service/service_shmem.h"
 #include "service/service_staging.h"
+#include "service/table_cache.h"
 #include "storage/ipc.h"
 #include "storage/shmem.h"
 #include "utils/guc.h"
@@ -129,6 +130,8 @@ ServiceShmemRequest(void)
 	RequestNamedLWLockTranche(ODP_SERVICE_TRANCHE, 1);
 	RequestAddinShmemSpace(OdpStagingShmemSize());
 	OdpStagingRequestLock();
+	RequestAddinShmemSpace(OdpTableCacheShmemSize());
+	OdpTableCacheRequestLock();
 }
 
 static void
@@ -141,6 +144,9 @@ ServiceShmemStartup(void)
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	OdpStagingShmemInit(ShmemInitStruct("odp_gpu staging", OdpStagingShmemSize(), &found),
 						found);
+	OdpTableCacheShmemInit(ShmemInitStruct("odp_gpu table cache", OdpTableCacheShmemSize(),
+										   &found),
+						   found);
 	if (!IsUnderPostmaster && OdpEngine == NULL)
 		EngineAreaMap();
 	OdpService = ShmemInitStruct("odp_gpu service", ServiceShmemSize(), &found);
@@ -232,6 +238,7 @@ OdpServiceDefineSettings(void)
 							&odp_service_ring_kb, 512, 64, 1024 * 1024,
 							fixed, GUC_UNIT_KB, NULL, NULL, NULL);
 	OdpStagingDefineSetting(fixed);
+	OdpTableCacheDefineSettings(fixed);
 }
 
 /* See service.h. */

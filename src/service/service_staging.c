@@ -45,6 +45,8 @@ typedef struct StagingBlock
 	int32		length;			/* first block: blocks in the extent */
 	int16		readers;		/* first block: requests reading it */
 	bool		orphaned;		/* first block: its owner gave it up */
+	bool		cached;			/* first block: the table cache's
+								 * (table_cache.h), owner 0 */
 } StagingBlock;
 
 typedef struct StagingShared
@@ -53,6 +55,8 @@ typedef struct StagingShared
 	int32		nblocks;
 	int32		extents;
 	int64		used_blocks;
+	int32		cached_extents; /* of extents, used_blocks: the cache's */
+	int64		cached_blocks;
 	pg_atomic_uint64 misses;
 	bool		locked;
 	StagingBlock blocks[FLEXIBLE_ARRAY_MEMBER];
@@ -261,6 +265,8 @@ OdpStagingShmemInit(void *place, bool found)
 	staging->nblocks = (int32) (staging_bytes / ODP_STAGING_BLOCK);
 	staging->extents = 0;
 	staging->used_blocks = 0;
+	staging->cached_extents = 0;
+	staging->cached_blocks = 0;
 	staging->locked = false;
 	pg_atomic_init_u64(&staging->misses, 0);
 	for (int32 b = 0; b < staging->nblocks; b++)
@@ -350,6 +356,11 @@ StagingDrop(int32 first)
 		head->owner = 0;
 		return;
 	}
+	if (head->cached)
+	{
+		staging->cached_extents--;
+		staging->cached_blocks -= head->length;
+	}
 	StagingFreeBlocks(first, head->length);
 	staging->extents--;
 }
@@ -374,13 +385,14 @@ StagingPopulate(char *p, Size bytes)
 #endif
 }
 
+static int32 StagingTake(int32 need);
+
 /* See service_staging.h. */
 void *
 OdpStagingAlloc(Size bytes)
 {
 	Size		need = StagingBlocksFor(bytes);
-	int32		first = -1;
-	int32		run = 0;
+	int32		first;
 
 	if (!OdpStagingConfigured() || need > (Size) staging->nblocks)
 		return NULL;
@@ -389,6 +401,20 @@ OdpStagingAlloc(Size bytes)
 		before_shmem_exit(StagingAtExit, (Datum) 0);
 		staging_exit_hook = true;
 	}
+	first = StagingTake((int32) need);
+	if (first < 0)
+		return NULL;
+	StagingPopulate(staging_base + (Size) first * ODP_STAGING_BLOCK, need * ODP_STAGING_BLOCK);
+	return staging_base + (Size) first * ODP_STAGING_BLOCK;
+}
+
+/* The first of need free blocks, now this backend's; -1 where none. */
+static int32
+StagingTake(int32 need)
+{
+	int32		first = -1;
+	int32		run = 0;
+
 	LWLockAcquire(staging->lock, LW_EXCLUSIVE);
 	for (int32 b = 0; b < staging->nblocks; b++)
 	{
@@ -399,7 +425,7 @@ OdpStagingAlloc(Size bytes)
 				(b - staging->blocks[b].extent) - 1;
 			continue;
 		}
-		if (++run == (int32) need)
+		if (++run == need)
 		{
 			first = b - run + 1;
 			break;
@@ -407,18 +433,15 @@ OdpStagingAlloc(Size bytes)
 	}
 	if (first >= 0)
 	{
-		for (int32 b = first; b < first + (int32) need; b++)
+		for (int32 b = first; b < first + need; b++)
 			staging->blocks[b].extent = first;
 		staging->blocks[first].owner = MyProcPid;
-		staging->blocks[first].length = (int32) need;
+		staging->blocks[first].length = need;
 		staging->used_blocks += need;
 		staging->extents++;
 	}
 	LWLockRelease(staging->lock);
-	if (first < 0)
-		return NULL;
-	StagingPopulate(staging_base + (Size) first * ODP_STAGING_BLOCK, need * ODP_STAGING_BLOCK);
-	return staging_base + (Size) first * ODP_STAGING_BLOCK;
+	return first;
 }
 
 /* See service_staging.h. */
@@ -477,6 +500,45 @@ OdpStagingFree(void *p)
 
 /* See service_staging.h. */
 bool
+OdpStagingAdopt(Size offset)
+{
+	int32		first = (int32) (offset / ODP_STAGING_BLOCK);
+	bool		ok;
+
+	if (!OdpStagingConfigured() || offset % ODP_STAGING_BLOCK != 0 ||
+		offset >= staging_bytes)
+		return false;
+	LWLockAcquire(staging->lock, LW_EXCLUSIVE);
+	ok = staging->blocks[first].extent == first &&
+		staging->blocks[first].owner == MyProcPid && !staging->blocks[first].cached;
+	if (ok)
+	{
+		staging->blocks[first].owner = 0;
+		staging->blocks[first].cached = true;
+		staging->cached_extents++;
+		staging->cached_blocks += staging->blocks[first].length;
+	}
+	LWLockRelease(staging->lock);
+	return ok;
+}
+
+/* See service_staging.h. */
+void
+OdpStagingDropCached(Size offset)
+{
+	int32		first = (int32) (offset / ODP_STAGING_BLOCK);
+
+	if (!OdpStagingConfigured())
+		return;
+	LWLockAcquire(staging->lock, LW_EXCLUSIVE);
+	if (staging->blocks[first].extent == first && staging->blocks[first].cached &&
+		!staging->blocks[first].orphaned)
+		StagingDrop(first);
+	LWLockRelease(staging->lock);
+}
+
+/* See service_staging.h. */
+bool
 OdpStagingFind(const void *ptr, Size bytes, Size *offset)
 {
 	if (!OdpStagingConfigured() || (const char *) ptr < staging_base ||
@@ -509,7 +571,7 @@ OdpStagingAcquire(Size offset, Size bytes, int pid)
 		int32		first = staging->blocks[b].extent;
 		StagingBlock *head = &staging->blocks[first];
 
-		ok = head->owner == pid && !head->orphaned &&
+		ok = (head->owner == pid || head->cached) && !head->orphaned &&
 			offset + bytes <= (Size) (first + head->length) * ODP_STAGING_BLOCK;
 		if (ok)
 			head->readers++;
@@ -582,8 +644,9 @@ OdpStagingGetInfo(OdpStagingInfo *info)
 		return;
 	LWLockAcquire(staging->lock, LW_SHARED);
 	info->size = (int64) staging_bytes;
-	info->used = staging->used_blocks * (int64) ODP_STAGING_BLOCK;
-	info->extents = staging->extents;
+	info->used = (staging->used_blocks - staging->cached_blocks) * (int64) ODP_STAGING_BLOCK;
+	info->extents = staging->extents - staging->cached_extents;
+	info->cached = staging->cached_blocks * (int64) ODP_STAGING_BLOCK;
 	info->locked = staging->locked;
 	info->huge_pages = staging_huge;
 	for (int32 b = 0; b < staging->nblocks; b++)

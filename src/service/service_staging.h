@@ -79,6 +79,14 @@ extern bool OdpStagingResize(void *p, Size bytes);
 /* Gives the extent at p back (or leaves it to the service, see above). */
 extern void OdpStagingFree(void *p);
 
+/*
+ * The table cache (table_cache.h): the extent at offset, this backend's,
+ * becomes the cache's (false: it is not this backend's); and a cached
+ * extent goes back (or to the request reading it, see above).
+ */
+extern bool OdpStagingAdopt(Size offset);
+extern void OdpStagingDropCached(Size offset);
+
 /* Whether bytes at ptr lie in the area; then their offset in it. */
 extern bool OdpStagingFind(const void *ptr, Size bytes, Size *offset);
 
@@ -123,9 +131,10 @@ extern void OdpStagingSetLocked(bool locked);
 typedef struct OdpStagingInfo
 {
 	int64		size;			/* bytes of the area (0: none) */
-	int64		used;			/* bytes in extents */
+	int64		used;			/* bytes in extents of inputs */
+	int64		cached;			/* bytes in the table cache's extents */
 	int64		largest_free;	/* longest run of free blocks, in bytes */
-	int			extents;
+	int			extents;		/* of inputs */
 	int64		misses;			/* times a buffer found no room, since start */
 	bool		locked;			/* page-locked by the service */
 	bool		huge_pages;		/* in huge pages */
