@@ -50,7 +50,7 @@ typedef struct CacheShared
 } CacheShared;
 
 bool		odp_table_cache = true;
-double		odp_table_cache_share = 0.5;
+double		odp_table_cache_share = 0.75;
 
 static CacheShared *cache = NULL;
 
@@ -72,7 +72,7 @@ OdpTableCacheDefineSettings(GucContext fixed)
 	DefineCustomRealVariable("odp_gpu.table_cache_share",
 							 "The largest share of the staging area the table cache takes.",
 							 "Entries also give way, least recently used first, to any input that finds no room.",
-							 &odp_table_cache_share, 0.5, 0.0, 1.0,
+							 &odp_table_cache_share, 0.75, 0.0, 1.0,
 							 fixed == PGC_POSTMASTER ? PGC_SIGHUP : fixed, 0, NULL, NULL, NULL);
 }
 

@@ -50,7 +50,11 @@
 #   service  -c shared_preload_libraries=odp_gpu (the GPU service at server
 #            defaults; -c odp_gpu.service_engine=cpu as well where
 #            SERVICE_ENGINE=cpu, the default when DEVICE=cpu, and the calls
-#            then use odp_gpu.device = gpu so that they go through it);
+#            then use odp_gpu.device = gpu so that they go through it),
+#            -c odp_gpu.table_cache=off: every call reads its tables;
+#   cache    the same with the table cache on (its default): the first call
+#            reads the vacuumed tables and keeps them, the next ones take
+#            them from the cache;
 #   backend  odp_gpu not preloaded;
 #   mindsm   odp_gpu not preloaded, -c min_dynamic_shared_memory=MIN_DSM
 #            (3GB: the recipe before issue 41).
@@ -63,7 +67,7 @@
 #
 # Usage: test/bench/datapath_bench.sh [SCALE]
 #   SCALE (default 1) multiplies every table's rows (at least 100 each).
-#   MODES="service backend mindsm"  DEVICE=gpu (odp_gpu.device)
+#   MODES="service cache backend mindsm"  DEVICE=gpu (odp_gpu.device)
 #   WORKLOADS="pearson knn outliers skyline regions pairs"  REPS=3
 #   WORKERS: N, and the workers of the calls' reads too (the tables'
 #   parallel_workers, max_parallel_workers_per_gather); unset: as above
@@ -91,7 +95,7 @@ source "$here/../lib.sh"
 SCALE=${1:-1}
 REPS=${REPS:-3}
 DEVICE=${DEVICE:-gpu}
-MODES=${MODES:-service backend mindsm}
+MODES=${MODES:-service cache backend mindsm}
 WORKLOADS=${WORKLOADS:-pearson knn outliers skyline regions pairs}
 WORKERS=${WORKERS:-}
 MIN_DSM=${MIN_DSM:-3GB}
@@ -277,8 +281,9 @@ other_preload=$(tr -d ' "' <<<"$orig_preload" | tr ',' '\n' | grep -vx -e odp_gp
 
 mode_opts() {
 	case $1 in
-	service)
+	service|cache)
 		echo "-c 'shared_preload_libraries=odp_gpu${other_preload:+,$other_preload}' -c min_dynamic_shared_memory=0"
+		[ "$1" = service ] && echo "-c odp_gpu.table_cache=off"
 		[ "$SERVICE_ENGINE" = cpu ] && echo "-c odp_gpu.service_engine=cpu" ;;
 	backend) echo "-c 'shared_preload_libraries=$other_preload' -c min_dynamic_shared_memory=0" ;;
 	mindsm) echo "-c 'shared_preload_libraries=$other_preload' -c min_dynamic_shared_memory=$MIN_DSM" ;;
@@ -361,6 +366,7 @@ row() {
 		-v co="$(bench_key compute "$n")" -v ou="$(bench_key output "$n")" \
 		-v ot="$(bench_key other "$n")" -v to="$(bench_key total "$n")" \
 		-v path="$(sed -n 's/.* path=\([a-z]*\).*/\1/p' <<<"$n")" -v queued="$(bench_key queued "$n")" \
+		-v cached="$(grep -c 'ms (cache)' <<<"$n")" \
 		-v eb="$W_EB" -v p64="$PIN64" -v p512="$PIN512" -v summary="$summary" '
 		function ms(v) { return v == "" ? "-" : sprintf("%.1f", v) }
 		BEGIN {
@@ -380,7 +386,7 @@ row() {
 			# beyond the function) against the SRF of as many rows
 			outr = (srf > 0.5 && whole != "") ? sprintf("%.2f", (ou + whole - to) / srf) : "-"
 			printf "| %s | %s%s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-				label, path, queued != "" ? " (service)" : "", ms(scan0), ms(scann),
+				label, path, (queued != "" ? " (service)" : "") (cached > 0 ? ", read from the table cache" : ""), ms(scan0), ms(scann),
 				ms(rd + qrd + ord), rw, ms(tr), gbps == "" ? "-" : sprintf("%.1f", gbps),
 				ref == "-" ? "-" : ref, (gbps == "" || ref == "-") ? "-" : sprintf("%.2f", gbps / ref),
 				ms(co), ms(ou), ms(ot), ms(to), ms(whole), ms(srf), outr, ms(limit),
@@ -398,8 +404,11 @@ input_bytes() {
 # measure WORKLOAD MODE: the workload's table in this mode
 measure() {
 	local w=$1 mode=$2 dev=$DEVICE i best=-1 bt n first_n first_ms N
-	[ "$mode" = service ] && [ "$SERVICE_ENGINE" = cpu ] && dev=gpu
+	[[ $mode == service || $mode == cache ]] && [ "$SERVICE_ENGINE" = cpu ] && dev=gpu
 	make_tables "$w" >/dev/null || { failed=1; echo; echo "$w: its tables could not be made"; return 1; }
+	# the cache keeps only tables whose pages are all-visible: vacuumed
+	# with no older transaction about (the server was just restarted)
+	[ "$mode" = cache ] && for tc in $W_TABLES; do "${PSQL[@]}" -c "VACUUM ${tc%%:*}" >/dev/null; done
 	say "-- $w ($mode): first call"
 	run_calls "$dev" 1
 	if [ -n "$C_ERR" ]; then
@@ -470,7 +479,7 @@ fi
 
 for mode in $MODES; do
 	case $mode in
-	service|backend|mindsm)
+	service|cache|backend|mindsm)
 		say "== mode $mode: restarting the server with $(mode_opts "$mode" | tr '\n' ' ')"
 		restarted=1
 		if ! odp_server_restart "$(mode_opts "$mode" | tr '\n' ' ')" >"$work/pg_ctl.log"; then
@@ -478,11 +487,11 @@ for mode in $MODES; do
 			note "mode $mode skipped: the server did not restart: $(one_line <"$work/pg_ctl.log"); its log ($ODP_SRV_LOG) ends: $(tail -3 "$ODP_SRV_LOG" 2>/dev/null | one_line)"
 			continue
 		fi
-		if [ "$mode" = service ] && ! odp_service_wait 2>"$work/wait.err"; then
+		if [[ $mode == service || $mode == cache ]] && ! odp_service_wait 2>"$work/wait.err"; then
 			note "mode $mode: the service is not ready: $(one_line <"$work/wait.err")"
 		fi ;;
 	current) ;;
-	*) note "unknown mode $mode (service, backend, mindsm)"; failed=1; continue ;;
+	*) note "unknown mode $mode (service, cache, backend, mindsm)"; failed=1; continue ;;
 	esac
 	echo
 	echo "## mode $mode$([ "$mode" = current ] && echo " (the server as it runs: this script could not restart it)"): shared_preload_libraries = '$(q1 "SHOW shared_preload_libraries")'," \

@@ -26,6 +26,10 @@ odp_parallel_workers_left() {
 
 odp_parallel_read_checks() {
 	local dev=$1 out workers prec pid t0 el left
+	# reads, not the table cache (with the service, a vacuumed table is
+	# taken from it without a read)
+	local PGOPTIONS="${PGOPTIONS:-} -c odp_gpu.table_cache=off"
+	export PGOPTIONS
 	psql -X -q -v ON_ERROR_STOP=1 >/dev/null <<'SQL'
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS odp_gpu;

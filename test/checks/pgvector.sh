@@ -63,6 +63,9 @@ odp_pgvector_suite() {
 
 odp_pgvector_workers_check() {
 	local dev=$1 out created
+	# reads by workers, not the table cache
+	local PGOPTIONS="${PGOPTIONS:-} -c odp_gpu.table_cache=off"
+	export PGOPTIONS
 	created=$(psql -X -At -c "SELECT count(*) FROM pg_extension WHERE extname = 'vector'")
 	out=$(psql -X -At -v ON_ERROR_STOP=1 2>&1 <<SQL
 SET client_min_messages = warning;
