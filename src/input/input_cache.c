@@ -17,7 +17,10 @@
  * same critical section as the change and under the map page's exclusive
  * lock, before the changer's transaction can commit; setting a mark again
  * moves the map page's LSN (visibilitymap_set logs it for every
- * WAL-logged relation).  So while the relfilenode, the number of heap
+ * WAL-logged relation).  A page of zeroes (left by the bulk extension of
+ * concurrent loads, which VACUUM never marks) holds no tuple, and the
+ * first tuple put there initialises it first: such pages, a few, are read
+ * and must still be zeroes.  So while the relfilenode, the number of heap
  * blocks, every mark and every map page's LSN are what they were, no
  * tuple of the table has changed, and a read under any snapshot returns
  * the rows the entry was read from.  Values stored out of line are
@@ -29,7 +32,7 @@
  *
  * The check reads the map pages under their share lock: 1 page per 256
  * MB of heap, and a test of 2 bits per heap block (14,000 blocks for
- * 10^6 rows of 16 reals).
+ * 10^6 rows of 16 reals); and the pages of zeroes (at most 1,024).
  *
  * Not cached, and why:
  *	- unlogged and temporary tables, and tables whose changes are not
@@ -191,25 +194,49 @@ PagesState(Relation rel, OdpCacheState *st, const char **why)
 		*why = "some of the table's pages are not all-visible (VACUUM makes them so)";
 		return false;
 	}
+	st->new_pages = 0;
 	for (BlockNumber p = 0; p < pages; p++)
 	{
 		Buffer		buf = ReadBufferExtended(rel, VISIBILITYMAP_FORKNUM, p, RBM_NORMAL, NULL);
 		BlockNumber first = p * ODP_VM_BLOCKS_PER_PAGE;
 		BlockNumber n = Min(nblocks - first, ODP_VM_BLOCKS_PER_PAGE);
 		const uint8 *map;
-		bool		visible = true;
-		BlockNumber i = 0;
+		bool		room = true;
 
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		st->vm_lsn[p] = PageGetLSN(BufferGetPage(buf));
 		map = (const uint8 *) PageGetContents(BufferGetPage(buf));
-		/* whole bytes (4 blocks each), then the last blocks one by one */
-		for (; visible && i + 4 <= n; i += 4)
-			visible = (map[i / 4] & 0x55) == 0x55;
-		for (; visible && i < n; i++)
-			visible = (map[i / 4] >> ((i % 4) * BITS_PER_HEAPBLOCK)) & VISIBILITYMAP_ALL_VISIBLE;
+		/* whole bytes (4 blocks each) at a time, a block where one is not */
+		for (BlockNumber i = 0; room && i < n; i++)
+		{
+			if (i % 4 == 0 && i + 4 <= n && (map[i / 4] & 0x55) == 0x55)
+			{
+				i += 3;
+				continue;
+			}
+			if ((map[i / 4] >> ((i % 4) * BITS_PER_HEAPBLOCK)) & VISIBILITYMAP_ALL_VISIBLE)
+				continue;
+			room = st->new_pages < ODP_CACHE_MAX_NEW_PAGES;
+			if (room)
+				st->new_page[st->new_pages++] = first + i;
+		}
 		UnlockReleaseBuffer(buf);
-		if (!visible)
+		if (!room)
+		{
+			*why = "some of the table's pages are not all-visible (VACUUM makes them so)";
+			return false;
+		}
+	}
+	/* the blocks not marked: pages of zeroes only */
+	for (int32 i = 0; i < st->new_pages; i++)
+	{
+		Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, st->new_page[i], RBM_NORMAL, NULL);
+		bool		zeroes;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		zeroes = PageIsNew(BufferGetPage(buf));
+		UnlockReleaseBuffer(buf);
+		if (!zeroes)
 		{
 			*why = "some of the table's pages are not all-visible (VACUUM makes them so)";
 			return false;
@@ -222,7 +249,9 @@ static bool
 StatesEqual(const OdpCacheState *a, const OdpCacheState *b)
 {
 	return a->nblocks == b->nblocks && a->vm_pages == b->vm_pages &&
-		memcmp(a->vm_lsn, b->vm_lsn, sizeof(XLogRecPtr) * a->vm_pages) == 0;
+		a->new_pages == b->new_pages &&
+		memcmp(a->vm_lsn, b->vm_lsn, sizeof(XLogRecPtr) * a->vm_pages) == 0 &&
+		memcmp(a->new_page, b->new_page, sizeof(BlockNumber) * a->new_pages) == 0;
 }
 
 /* See input_internal.h. */

@@ -44,6 +44,7 @@
 #define ODP_CACHE_KEY_BYTES		1024	/* the read's description */
 #define ODP_CACHE_MAX_VM_PAGES	128 /* visibility map pages: 32 GB of heap */
 #define ODP_CACHE_MAX_COLUMNS	64	/* columns named in the view */
+#define ODP_CACHE_MAX_NEW_PAGES	1024	/* heap pages all zeroes */
 
 /* What was read from which table. */
 typedef struct OdpCacheKey
@@ -59,14 +60,16 @@ typedef struct OdpCacheKey
 
 /*
  * The state of the table's pages that an entry is valid for: its heap
- * blocks, all of them all-visible, and the LSN of each visibility map page
- * that covers them.
+ * blocks, all of them all-visible but for a few pages of zeroes, and the
+ * LSN of each visibility map page that covers them.
  */
 typedef struct OdpCacheState
 {
 	BlockNumber nblocks;
 	int32		vm_pages;
+	int32		new_pages;		/* blocks not all-visible, all zeroes */
 	XLogRecPtr	vm_lsn[ODP_CACHE_MAX_VM_PAGES];
+	BlockNumber new_page[ODP_CACHE_MAX_NEW_PAGES];
 } OdpCacheState;
 
 /* The arrays of an entry (OdpInput's, input.h). */
