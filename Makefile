@@ -19,7 +19,7 @@ DATA = $(wildcard sql/odp_gpu--*.sql)
 # layer, the sharded sources and the GPU service.  Every file of src/
 # includes by its path from src/ ("input/input.h", "args.h").
 SRC_OBJS = src/odp_gpu.o src/settings.o src/args.o src/engine_glue.o \
-	src/engine_call.o src/shared_buffers.o src/backend_staging.o src/dsm_room.o src/gpu_info.o src/planner_support.o src/output.o \
+	src/engine_call.o src/shared_buffers.o src/table_cache_load.o src/backend_staging.o src/dsm_room.o src/gpu_info.o src/planner_support.o src/output.o \
 	src/outliers.o src/outliers_aggregates.o src/knn.o src/pearson.o \
 	src/skyline_band.o src/skyline.o src/intervals.o src/intervals_pieces.o \
 	$(INPUT_OBJS) $(DISTRIBUTED_OBJS) $(SERVICE_OBJS)

@@ -340,3 +340,20 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION odp_gpu_table_cache_drop(regclass) IS
 'drops the odp_gpu table cache''s entries of a relation (its owner or a superuser only), or with NULL those of every relation of this database the caller owns (a superuser: every entry); returns how many; an entry in use goes when its calls end, and no call finds it again';
+
+-- Reads a table into the cache ahead of the first call that needs it, as
+-- that call would read it (form: 'distance' for outliers and k-NN,
+-- 'float64' for correlations and the skyline, 'regions' for the
+-- matching).  Not STRICT: a NULL argument gets the error every function
+-- gives.  VOLATILE and PARALLEL UNSAFE: it changes shared state.
+CREATE FUNCTION odp_gpu_table_cache_load(
+	relation regclass,
+	form text DEFAULT 'distance',
+	id_column text DEFAULT NULL,
+	features text[] DEFAULT NULL)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'odp_gpu_table_cache_load'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION odp_gpu_table_cache_load(regclass, text, text, text[]) IS
+'reads a table into the odp_gpu table cache ahead of the first call that needs it, as that call reads it: form distance (outliers, k-NN), float64 (correlations, skyline) or regions (matching; features are its dims), id_column and features as the call names them; returns the rows kept; an error (55000) says why where the table cannot be kept (not vacuumed, unlogged, no GPU service, ...)';

@@ -154,6 +154,7 @@ typedef struct OdpInput
 	bool		cached;
 	bool		cache_kept;
 	double		cache_check_ms;
+	const char *cache_why;		/* neither: why (a constant), or NULL */
 } OdpInput;
 
 /*

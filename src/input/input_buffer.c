@@ -755,6 +755,15 @@ OdpInputWiden(OdpInput *in)
 }
 
 /* See input_internal.h. */
+int32
+OdpReadMaxDims(const OdpColumnPlan *plan, const OdpInputSpec *spec)
+{
+	if (plan->regions)
+		return ODP_MAX_INTERVAL_DIMS;
+	return spec->max_dims > 0 ? spec->max_dims : ODP_MAX_DIMS;
+}
+
+/* See input_internal.h. */
 bool
 OdpPlanReadsFloat64(const OdpColumnPlan *plan, const OdpInputSpec *spec)
 {

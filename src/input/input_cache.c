@@ -17,11 +17,16 @@
  * same critical section as the change and under the map page's exclusive
  * lock, before the changer's transaction can commit; setting a mark again
  * moves the map page's LSN (visibilitymap_set logs it for every
- * WAL-logged relation).  A page of zeroes (left by the bulk extension of
- * concurrent loads, which VACUUM never marks) holds no tuple, and the
- * first tuple put there initialises it first: such pages, a few, are read
- * and must still be zeroes.  So while the relfilenode, the number of heap
- * blocks, every mark and every map page's LSN are what they were, no
+ * WAL-logged relation).  A few pages may be left unmarked: pages of
+ * zeroes (the bulk extension of concurrent loads leaves them, and VACUUM
+ * never marks them), and pages whose dead line pointers wait for an index
+ * pass (VACUUM skips the indexes when few pages have them, and leaves
+ * those pages unmarked).  Each such page is read: it must hold no tuple
+ * or only tuples visible to every snapshot (VACUUM's own test), and its
+ * LSN is kept, since every change to a heap page of a WAL-logged
+ * relation moves its LSN.  So while the relfilenode, the number of heap
+ * blocks, every mark, every map page's LSN and every unmarked page's LSN
+ * are what they were, no
  * tuple of the table has changed, and a read under any snapshot returns
  * the rows the entry was read from.  Values stored out of line are
  * immutable in TOAST (a changed value is a new one, referenced from a
@@ -32,7 +37,7 @@
  *
  * The check reads the map pages under their share lock: 1 page per 256
  * MB of heap, and a test of 2 bits per heap block (14,000 blocks for
- * 10^6 rows of 16 reals); and the pages of zeroes (at most 1,024).
+ * 10^6 rows of 16 reals); and the unmarked pages (at most 1,024).
  *
  * Not cached, and why:
  *	- unlogged and temporary tables, and tables whose changes are not
@@ -71,6 +76,7 @@
 #include "storage/bufmgr.h"
 #include "storage/bufpage.h"
 #include "storage/predicate.h"
+#include "storage/procarray.h"
 #include "storage/smgr.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -108,7 +114,10 @@ KeyAddColumn(OdpCacheKey *key, const OdpColumn *c)
 
 /*
  * The key of reading rel by plan with spec's options (values as float64
- * where f64); false where the description does not fit.
+ * where f64); false where the description does not fit.  The limit on
+ * values per row is not in it: an entry whose rows are wider than a
+ * read allows is not used for that read (OdpCacheBeforeRead), which then
+ * raises the read's error.
  */
 static bool
 CacheKey(Relation rel, const OdpColumnPlan *plan, const OdpInputSpec *spec,
@@ -123,7 +132,7 @@ CacheKey(Relation rel, const OdpColumnPlan *plan, const OdpInputSpec *spec,
 	key->tablespace = rel->rd_node.spcNode;
 	key->relfilenode = rel->rd_node.relNode;
 	ok = KEY_ADD(key, values) && KEY_ADD(key, spec->missing_ok) &&
-		KEY_ADD(key, spec->max_dims) && KEY_ADD(key, spec->pair_flags) &&
+		KEY_ADD(key, spec->pair_flags) &&
 		KEY_ADD(key, f64) && KEY_ADD(key, plan->vector) &&
 		KEY_ADD(key, plan->regions) && KEY_ADD(key, plan->pieces) &&
 		KEY_ADD(key, plan->pair_flags) && KeyAddColumn(key, &plan->id) &&
@@ -165,6 +174,38 @@ CacheRefusal(Relation rel, const OdpColumnPlan *plan)
 }
 
 /*
+ * Whether every tuple on the page in buf (share-locked) is visible to
+ * every snapshot there is and will be, as VACUUM requires before it marks
+ * a page: inserted by a committed transaction older than every running
+ * snapshot's horizon, and neither deleted nor updated (a lock alone
+ * changes nothing).  Dead line pointers, which VACUUM leaves unmarked
+ * when it skips the indexes, carry no tuple.
+ */
+static bool
+PageVisibleToAll(Relation rel, Buffer buf, TransactionId oldest_xmin)
+{
+	Page		page = BufferGetPage(buf);
+	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+
+	for (OffsetNumber off = FirstOffsetNumber; off <= maxoff; off++)
+	{
+		ItemId		item = PageGetItemId(page, off);
+		HeapTupleData tuple;
+
+		if (!ItemIdIsNormal(item))
+			continue;
+		tuple.t_data = (HeapTupleHeader) PageGetItem(page, item);
+		tuple.t_len = ItemIdGetLength(item);
+		tuple.t_tableOid = RelationGetRelid(rel);
+		ItemPointerSet(&tuple.t_self, BufferGetBlockNumber(buf), off);
+		if (HeapTupleSatisfiesVacuum(&tuple, oldest_xmin, buf) != HEAPTUPLE_LIVE ||
+			!TransactionIdPrecedes(HeapTupleHeaderGetXmin(tuple.t_data), oldest_xmin))
+			return false;
+	}
+	return true;
+}
+
+/*
  * The state of rel's pages (table_cache.h): false, with *why, where some
  * heap block is not all-visible or the table is empty or too large.
  */
@@ -172,6 +213,7 @@ static bool
 PagesState(Relation rel, OdpCacheState *st, const char **why)
 {
 	SMgrRelation smgr;
+	TransactionId oldest_xmin = InvalidTransactionId;
 	BlockNumber nblocks = RelationGetNumberOfBlocks(rel);
 	BlockNumber pages = (nblocks + ODP_VM_BLOCKS_PER_PAGE - 1) / ODP_VM_BLOCKS_PER_PAGE;
 
@@ -194,7 +236,7 @@ PagesState(Relation rel, OdpCacheState *st, const char **why)
 		*why = "some of the table's pages are not all-visible (VACUUM makes them so)";
 		return false;
 	}
-	st->new_pages = 0;
+	st->unmarked_pages = 0;
 	for (BlockNumber p = 0; p < pages; p++)
 	{
 		Buffer		buf = ReadBufferExtended(rel, VISIBILITYMAP_FORKNUM, p, RBM_NORMAL, NULL);
@@ -216,9 +258,9 @@ PagesState(Relation rel, OdpCacheState *st, const char **why)
 			}
 			if ((map[i / 4] >> ((i % 4) * BITS_PER_HEAPBLOCK)) & VISIBILITYMAP_ALL_VISIBLE)
 				continue;
-			room = st->new_pages < ODP_CACHE_MAX_NEW_PAGES;
+			room = st->unmarked_pages < ODP_CACHE_MAX_UNMARKED;
 			if (room)
-				st->new_page[st->new_pages++] = first + i;
+				st->unmarked_page[st->unmarked_pages++] = first + i;
 		}
 		UnlockReleaseBuffer(buf);
 		if (!room)
@@ -227,16 +269,22 @@ PagesState(Relation rel, OdpCacheState *st, const char **why)
 			return false;
 		}
 	}
-	/* the blocks not marked: pages of zeroes only */
-	for (int32 i = 0; i < st->new_pages; i++)
+	/*
+	 * The blocks not marked: pages of zeroes, or pages whose tuples are all
+	 * visible to all (dead line pointers aside), kept by their LSN
+	 */
+	if (st->unmarked_pages > 0)
+		oldest_xmin = GetOldestNonRemovableTransactionId(rel);
+	for (int32 i = 0; i < st->unmarked_pages; i++)
 	{
-		Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, st->new_page[i], RBM_NORMAL, NULL);
-		bool		zeroes;
+		Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, st->unmarked_page[i], RBM_NORMAL, NULL);
+		bool		visible;
 
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		zeroes = PageIsNew(BufferGetPage(buf));
+		visible = PageIsNew(BufferGetPage(buf)) || PageVisibleToAll(rel, buf, oldest_xmin);
+		st->unmarked_lsn[i] = BufferGetLSNAtomic(buf);
 		UnlockReleaseBuffer(buf);
-		if (!zeroes)
+		if (!visible)
 		{
 			*why = "some of the table's pages are not all-visible (VACUUM makes them so)";
 			return false;
@@ -249,9 +297,10 @@ static bool
 StatesEqual(const OdpCacheState *a, const OdpCacheState *b)
 {
 	return a->nblocks == b->nblocks && a->vm_pages == b->vm_pages &&
-		a->new_pages == b->new_pages &&
+		a->unmarked_pages == b->unmarked_pages &&
 		memcmp(a->vm_lsn, b->vm_lsn, sizeof(XLogRecPtr) * a->vm_pages) == 0 &&
-		memcmp(a->new_page, b->new_page, sizeof(BlockNumber) * a->new_pages) == 0;
+		memcmp(a->unmarked_page, b->unmarked_page, sizeof(BlockNumber) * a->unmarked_pages) == 0 &&
+		memcmp(a->unmarked_lsn, b->unmarked_lsn, sizeof(XLogRecPtr) * a->unmarked_pages) == 0;
 }
 
 /* See input_internal.h. */
@@ -286,7 +335,13 @@ OdpCacheBeforeRead(Relation rel, const OdpColumnPlan *plan, const OdpInputSpec *
 	cu->before = now;
 	if (OdpTableCacheFind(&cu->key, &cu->handle, &kept, &cu->layout))
 	{
-		if (cu->stable && StatesEqual(&kept, &now))
+		if (cu->layout.dims > OdpReadMaxDims(plan, spec))
+		{
+			why = "its rows have more values than this read allows";
+			cu->stable = false;
+			OdpTableCacheUnpin(cu->handle);
+		}
+		else if (cu->stable && StatesEqual(&kept, &now))
 		{
 			cu->hit = true;
 			/* what the scan would have taken for a serializable snapshot */
@@ -386,6 +441,7 @@ OdpCacheKeep(OdpCacheUse *cu, MemoryContext outcxt, OdpInput *out)
 	OdpCacheLayout layout;
 	int			pins = 0;
 
+	out->cache_why = cu->why;
 	if (!cu->wanted || !cu->stable || cu->hit)
 	{
 		if (cu->why != NULL)
@@ -395,7 +451,10 @@ OdpCacheKeep(OdpCacheUse *cu, MemoryContext outcxt, OdpInput *out)
 		return;
 	}
 	if (out->rows == 0)
+	{
+		out->cache_why = "the table has no rows";
 		return;
+	}
 	memset(&layout, 0, sizeof(layout));
 	layout.rows = out->rows;
 	layout.dims = out->dims;
@@ -417,6 +476,7 @@ OdpCacheKeep(OdpCacheUse *cu, MemoryContext outcxt, OdpInput *out)
 
 			if (staged == NULL)
 			{
+				out->cache_why = "no room in the staging area";
 				ereport(DEBUG1,
 						(errmsg_internal("odp_gpu: %s is not kept in the table cache: no room in the staging area",
 										 out->source_desc)));
@@ -438,6 +498,7 @@ OdpCacheKeep(OdpCacheUse *cu, MemoryContext outcxt, OdpInput *out)
 	if (!OdpTableCacheStore(&cu->key, &cu->before, &layout, cu->columns, cu->ncolumns,
 							pins, &cu->handle))
 	{
+		out->cache_why = "larger than its share of the staging area, or every entry is in use";
 		ereport(DEBUG1,
 				(errmsg_internal("odp_gpu: %s is not kept in the table cache: larger than its share of the staging area, or every entry is in use",
 								 out->source_desc)));

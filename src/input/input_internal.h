@@ -429,6 +429,9 @@ extern OdpRegionDim *OdpDescribeRegionDims(const OdpColumnPlan *plan, int32 dims
  */
 extern bool OdpPlanReadsFloat64(const OdpColumnPlan *plan, const OdpInputSpec *spec);
 
+/* input_buffer.c: the most values per row a read by plan with spec allows. */
+extern int32 OdpReadMaxDims(const OdpColumnPlan *plan, const OdpInputSpec *spec);
+
 /*
  * input_cache.c: a read through the table cache (service/table_cache.h).
  * Before a heap scan of rel, OdpCacheBeforeRead decides whether the read

@@ -44,7 +44,7 @@
 #define ODP_CACHE_KEY_BYTES		1024	/* the read's description */
 #define ODP_CACHE_MAX_VM_PAGES	128 /* visibility map pages: 32 GB of heap */
 #define ODP_CACHE_MAX_COLUMNS	64	/* columns named in the view */
-#define ODP_CACHE_MAX_NEW_PAGES	1024	/* heap pages all zeroes */
+#define ODP_CACHE_MAX_UNMARKED	1024	/* heap pages not marked all-visible */
 
 /* What was read from which table. */
 typedef struct OdpCacheKey
@@ -60,16 +60,18 @@ typedef struct OdpCacheKey
 
 /*
  * The state of the table's pages that an entry is valid for: its heap
- * blocks, all of them all-visible but for a few pages of zeroes, and the
- * LSN of each visibility map page that covers them.
+ * blocks, all of them marked all-visible but for a few (input_cache.c
+ * says which), the LSN of each visibility map page that covers them and
+ * of each page not marked.
  */
 typedef struct OdpCacheState
 {
 	BlockNumber nblocks;
 	int32		vm_pages;
-	int32		new_pages;		/* blocks not all-visible, all zeroes */
+	int32		unmarked_pages;		/* blocks not marked */
 	XLogRecPtr	vm_lsn[ODP_CACHE_MAX_VM_PAGES];
-	BlockNumber new_page[ODP_CACHE_MAX_NEW_PAGES];
+	BlockNumber unmarked_page[ODP_CACHE_MAX_UNMARKED];
+	XLogRecPtr	unmarked_lsn[ODP_CACHE_MAX_UNMARKED];
 } OdpCacheState;
 
 /* The arrays of an entry (OdpInput's, input.h). */

@@ -8,24 +8,33 @@
 #     entries with their hits;
 #   - after every kind of change (update, insert, delete, each before and
 #     after VACUUM; TRUNCATE, VACUUM FULL, ALTER TABLE adding, dropping and
-#     retyping columns) a k-NN call gives the SQL oracle's rows
-#     (ORDER BY .. LIMIT), as it does with the cache off;
+#     retyping columns, CLUSTER, a rolled-back savepoint, DROP and CREATE
+#     under the same name, COPY FREEZE) a k-NN call gives the SQL oracle's
+#     rows (ORDER BY .. LIMIT), as it does with the cache off;
 #   - a REPEATABLE READ transaction keeps its snapshot's rows while another
-#     session changes the table, and a transaction sees its own changes;
+#     session changes the table, a transaction sees its own changes, and
+#     another session's uncommitted change is not seen;
+#   - an UPDATE of a TOASTed float8[] row is seen; a partition is kept, its
+#     parent read as a query;
 #   - 12 sessions in REPEATABLE READ transactions, each call checked
 #     against the oracle and the cache-off read in the same snapshot,
 #     while a writer updates and vacuums the table: every answer right,
 #     and some of them from the cache;
 #   - unlogged and temporary tables are not kept (DEBUG1 says why); a
-#     table under row-level security is read for a user the policy
-#     applies to, never from the owner's entry; the view hides entries
-#     from roles that may not read the table; only the owner drops them;
+#     table under row-level security is read for two users in turn, each
+#     with its policy, never from the owner's entry; the view hides
+#     entries from roles that may not read the table, which get 42501
+#     with an entry there; only the owner drops them;
+#   - odp_gpu_table_cache_load keeps a table ahead of its first call, and
+#     says why it cannot; two databases holding a table of the same OID
+#     and relfilenode each get their own rows; entries made before a
+#     restart of the service are still used, with the oracle's rows;
 #   - the entries keep to odp_gpu.table_cache_share, give way least
 #     recently used first, and give way to an input that finds no room
 #     (no miss counted); an entry dropped while a call uses it goes once
 #     the call ends, as do the pins of a terminated backend;
 #   - in the end no byte of the area is held.
-# Ends with the server restarted without preloading.  About 30 s on two
+# Ends with the server restarted without preloading.  About 40 s on two
 # cores.
 
 # The k-NN call of the checks, and its SQL oracle: squared distances of
@@ -71,8 +80,10 @@ CREATE EXTENSION IF NOT EXISTS odp_gpu;
 ALTER EXTENSION odp_gpu UPDATE;
 DROP TABLE IF EXISTS tc_pts, tc_x, tc_series, tc_regs, tc_m1, tc_m2, tc_m3, tc_big, tc_long, tc_unlogged;
 DROP ROLE IF EXISTS tc_reader;
+DROP ROLE IF EXISTS tc_reader2;
 DROP ROLE IF EXISTS tc_none;
 CREATE ROLE tc_reader;
+CREATE ROLE tc_reader2;
 CREATE ROLE tc_none;
 CREATE TABLE tc_pts (id bigint PRIMARY KEY, f real[]) WITH (autovacuum_enabled = off);
 INSERT INTO tc_pts SELECT i, array[(i * 7919) % 1009, (i * 104729) % 1013]::real[] FROM generate_series(1, 20000) i;
@@ -83,7 +94,7 @@ INSERT INTO tc_series SELECT s, array(SELECT sin(s * t / 7.0) + (s * t % 5) / 3.
 CREATE TABLE tc_regs (id bigint PRIMARY KEY, r tstzrange) WITH (autovacuum_enabled = off);
 INSERT INTO tc_regs SELECT i, tstzrange('2026-01-01'::timestamptz + (i * 37 % 5000) * interval '1 minute',
 	'2026-01-01'::timestamptz + (i * 37 % 5000 + i % 30) * interval '1 minute') FROM generate_series(1, 5000) i;
-GRANT SELECT ON tc_pts TO tc_reader;
+GRANT SELECT ON tc_pts TO tc_reader, tc_reader2;
 VACUUM tc_pts, tc_x, tc_series, tc_regs;
 SELECT 'ok';
 SQL
@@ -121,7 +132,12 @@ SQL
 		"ALTER TABLE tc_pts ADD COLUMN note text DEFAULT 'x'; VACUUM tc_pts" \
 		"ALTER TABLE tc_pts ADD COLUMN g real[] DEFAULT '{1,2}'; ALTER TABLE tc_pts DROP COLUMN f; ALTER TABLE tc_pts RENAME COLUMN g TO f; VACUUM tc_pts" \
 		"UPDATE tc_pts SET f = array[(id * 7) % 1009, (id * 11) % 1013]::real[]; VACUUM tc_pts" \
-		"ALTER TABLE tc_pts ALTER COLUMN f TYPE float8[]; VACUUM tc_pts"; do
+		"ALTER TABLE tc_pts ALTER COLUMN f TYPE float8[]; VACUUM tc_pts" \
+		"UPDATE tc_pts SET f = '{501,500}' WHERE id = 3; CLUSTER tc_pts USING tc_pts_pkey; VACUUM tc_pts" \
+		"BEGIN; SAVEPOINT s; UPDATE tc_pts SET f = '{500,500}' WHERE id = 4; ROLLBACK TO s; COMMIT; VACUUM tc_pts" \
+		"CREATE TEMP TABLE tc_keep AS SELECT * FROM tc_pts; BEGIN; TRUNCATE tc_pts; INSERT INTO tc_pts SELECT id, array[f[2], f[1]] FROM tc_keep; COMMIT; VACUUM FREEZE tc_pts" \
+		"BEGIN; CREATE TABLE tc_swap (id bigint PRIMARY KEY, f float8[]) WITH (autovacuum_enabled = off); INSERT INTO tc_swap SELECT id, array[f[1] + 1, f[2]] FROM tc_pts; DROP TABLE tc_pts; ALTER TABLE tc_swap RENAME TO tc_pts; ALTER INDEX tc_swap_pkey RENAME TO tc_pts_pkey; COMMIT; VACUUM tc_pts; GRANT SELECT ON tc_pts TO tc_reader, tc_reader2" \
+		"CREATE TEMP TABLE tc_copy AS SELECT id, array[f[1], f[2] + 2] AS f FROM tc_pts; BEGIN; TRUNCATE tc_pts; INSERT INTO tc_pts SELECT * FROM tc_copy; COMMIT; COPY tc_pts TO '/tmp/odp_tc_copy.txt'; BEGIN; TRUNCATE tc_pts; COPY tc_pts FROM '/tmp/odp_tc_copy.txt' WITH (FREEZE); COMMIT"; do
 		out=$(odp_svc_psql tc_step <<SQL
 $step;
 SELECT 'oracle_' || ($ODP_TC_ORACLE);
@@ -139,9 +155,9 @@ SQL
 			bad="$bad [$step: $(grep -e '_r=' -e ERROR <<<"$out" | tr '\n' ' ' | head -c 300)]"
 		fi
 	done
-	[ "$ok" = 12 ]
-	odp_check "after updates, inserts, deletes (each before and after VACUUM), VACUUM FULL, TRUNCATE and ALTER TABLE, k-NN from the cache is the SQL oracle's" $? \
-		"$ok of 12 steps right;$bad"
+	[ "$ok" = 17 ]
+	odp_check "after updates, inserts, deletes (each before and after VACUUM), VACUUM FULL, TRUNCATE, ALTER TABLE, CLUSTER, a rolled-back savepoint, DROP and CREATE under the same name and COPY FREEZE, k-NN from the cache is the SQL oracle's" $? \
+		"$ok of 17 steps right;$bad"
 
 	# 3. snapshots: a REPEATABLE READ transaction while another session
 	# changes the table; a transaction's own change
@@ -182,6 +198,71 @@ SQL
 		[ "$(sed -n 's/^warm_r=//p' <<<"$out")" != "$n" ]
 	odp_check "a transaction's own uncommitted change is seen, and gone after its rollback" $? \
 		"$(grep -e '_r=' -e ERROR <<<"$out" | tr '\n' ' ' | head -c 400)"
+
+	# another session's uncommitted change
+	psql -X -q -c "VACUUM tc_pts" >/dev/null
+	odp_svc_bg tc_other <<<"BEGIN; UPDATE tc_pts SET f = '{500,500}' WHERE id = 9; SELECT pg_sleep(4); ROLLBACK;"
+	sleep 1.5
+	out=$(odp_svc_psql tc_beside <<SQL
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT 'beside_' || ($ODP_TC_KNN);
+SELECT 'beside_oracle_' || ($ODP_TC_ORACLE);
+COMMIT;
+SQL
+)
+	odp_svc_wait tc_other
+	n=$(sed -n 's/^beside_oracle_r=//p' <<<"$out")
+	[ -n "$n" ] && [ "$(sed -n 's/^beside_r=//p' <<<"$out")" = "$n" ] && ! grep -q '^beside_r=9:0,' <<<"$out"
+	odp_check "beside another session's uncommitted change, k-NN is the SQL oracle's (the change unseen)" $? \
+		"$(grep -e '_r=' -e ERROR <<<"$out" | tr '\n' ' ' | head -c 300)"
+
+	# an UPDATE of an array stored out of line (TOAST); integer values, so
+	# the oracle's float64 sums are exact
+	out=$(odp_svc_psql tc_toast <<'SQL'
+CREATE TABLE tc_toast (id bigint PRIMARY KEY, f float8[]) WITH (autovacuum_enabled = off);
+ALTER TABLE tc_toast ALTER COLUMN f SET STORAGE EXTERNAL;
+INSERT INTO tc_toast SELECT i, array(SELECT ((i * 31 + j * 17) % 10)::float8 FROM generate_series(1, 600) j) FROM generate_series(1, 300) i;
+VACUUM tc_toast;
+CREATE TEMP VIEW tc_toast_oracle AS SELECT 'r=' || string_agg(id || ':' || d, ',' ORDER BY d, id) AS r FROM
+	(SELECT id, (SELECT sum((v - 5) ^ 2) FROM unnest(f) v) AS d FROM tc_toast ORDER BY d, id LIMIT 5) s;
+SELECT 'a_' || string_agg(id || ':' || distance, ',' ORDER BY rank) FROM odp_knn('tc_toast', array_fill(5::float8, ARRAY[600]), k => 5, metric => 'sqeuclidean');
+SELECT 'a2_' || string_agg(id || ':' || distance, ',' ORDER BY rank) FROM odp_knn('tc_toast', array_fill(5::float8, ARRAY[600]), k => 5, metric => 'sqeuclidean');
+SELECT 'oracle1_' || r FROM tc_toast_oracle;
+UPDATE tc_toast SET f = array_fill(5::float8, ARRAY[600]) WHERE id = 77;
+VACUUM tc_toast;
+SELECT 'c_' || string_agg(id || ':' || distance, ',' ORDER BY rank) FROM odp_knn('tc_toast', array_fill(5::float8, ARRAY[600]), k => 5, metric => 'sqeuclidean');
+SELECT 'oracle2_' || r FROM tc_toast_oracle;
+SQL
+)
+	n=$(sed -n 's/^oracle1_r=//p' <<<"$out")
+	[ -n "$n" ] && [ "$(sed -n 's/^a_//p' <<<"$out")" = "$n" ] && [ "$(sed -n 's/^a2_//p' <<<"$out")" = "$n" ] &&
+		[ "$(sed -n 's/^c_//p' <<<"$out")" = "$(sed -n 's/^oracle2_r=//p' <<<"$out")" ] &&
+		grep -q '^c_77:0,' <<<"$out" && [ "$(grep -c 'read=[0-9.]* ms (cache)' <<<"$out")" -ge 1 ]
+	odp_check "an UPDATE of a TOASTed float8[] row: the next call has it, as the SQL oracle does" $? \
+		"$(grep -e '^[ac]_' -e 'oracle' -e ERROR <<<"$out" | tr '\n' ' ' | head -c 400)"
+
+	# a partition, read directly and through its parent
+	out=$(odp_svc_psql tc_partition <<'SQL'
+CREATE TABLE tc_parted (id bigint, f real[]) PARTITION BY RANGE (id);
+CREATE TABLE tc_parted_1 PARTITION OF tc_parted FOR VALUES FROM (1) TO (10001) WITH (autovacuum_enabled = off);
+CREATE TABLE tc_parted_2 PARTITION OF tc_parted FOR VALUES FROM (10001) TO (20001) WITH (autovacuum_enabled = off);
+INSERT INTO tc_parted SELECT id, f::real[] FROM tc_pts;
+VACUUM tc_parted;
+SELECT 'p1_' || string_agg(id || ':' || distance, ',' ORDER BY rank) FROM odp_knn('tc_parted_1', '{500,500}'::real[], k => 5, metric => 'sqeuclidean');
+SELECT 'p2_' || string_agg(id || ':' || distance, ',' ORDER BY rank) FROM odp_knn('tc_parted_1', '{500,500}'::real[], k => 5, metric => 'sqeuclidean');
+SELECT 'po_' || string_agg(id || ':' || d, ',' ORDER BY d, id) FROM (SELECT id, (f[1] - 500)::float8 ^ 2 + (f[2] - 500)::float8 ^ 2 AS d
+	FROM tc_parted_1 ORDER BY d, id LIMIT 5) s;
+SELECT 'all_' || string_agg(id || ':' || distance, ',' ORDER BY rank) FROM odp_knn('tc_parted', '{500,500}'::real[], k => 5, metric => 'sqeuclidean');
+SELECT 'allo_' || string_agg(id || ':' || d, ',' ORDER BY d, id) FROM (SELECT id, (f[1] - 500)::float8 ^ 2 + (f[2] - 500)::float8 ^ 2 AS d
+	FROM tc_parted ORDER BY d, id LIMIT 5) s;
+SQL
+)
+	n=$(sed -n 's/^po_//p' <<<"$out")
+	[ -n "$n" ] && [ "$(sed -n 's/^p1_//p' <<<"$out")" = "$n" ] && [ "$(sed -n 's/^p2_//p' <<<"$out")" = "$n" ] &&
+		[ "$(sed -n 's/^all_//p' <<<"$out")" = "$(sed -n 's/^allo_//p' <<<"$out")" ] &&
+		[ "$(grep -c 'odp_knn path=.* read=[0-9.]* ms (cache)' <<<"$out")" = 1 ]
+	odp_check "a partition is kept and read from the cache, its parent read as a query, both the SQL oracle's" $? \
+		"$(grep -e '^p[12o]_' -e '^allo*_' -e ERROR <<<"$out" | tr '\n' ' ' | head -c 400)"
 
 	# 4. 12 sessions checking every answer while a writer changes the table
 	psql -X -q -c "VACUUM tc_pts" >/dev/null
@@ -238,29 +319,42 @@ SQL
 	out=$(psql -X -q -At 2>&1 <<SQL
 VACUUM tc_pts;
 SET odp_gpu.report_timing = on;
+SET client_min_messages = debug1;
 $ODP_TC_KNN;
+RESET client_min_messages;
 ALTER TABLE tc_pts ENABLE ROW LEVEL SECURITY;
 CREATE POLICY tc_even ON tc_pts TO tc_reader USING (id % 2 = 0);
+CREATE POLICY tc_odd ON tc_pts TO tc_reader2 USING (id % 2 = 1);
 SET ROLE tc_reader;
 SELECT 'rls_' || ($ODP_TC_KNN);
 SELECT 'rls_oracle_' || ($ODP_TC_ORACLE);
 SELECT 'seen=' || count(*) FROM odp_gpu_table_cache WHERE relation = 'tc_pts'::regclass;
 RESET ROLE;
+SET ROLE tc_reader2;
+SELECT 'rls2_' || ($ODP_TC_KNN);
+SELECT 'rls2_oracle_' || ($ODP_TC_ORACLE);
+RESET ROLE;
 SET ROLE tc_none;
 SELECT 'hidden=' || count(*) FROM odp_gpu_table_cache;
 SELECT odp_gpu_table_cache_drop('tc_pts');
+SELECT count(*) FROM odp_knn('tc_pts', '{500,500}'::real[], k => 3);
 RESET ROLE;
 DROP POLICY tc_even ON tc_pts;
+DROP POLICY tc_odd ON tc_pts;
 ALTER TABLE tc_pts DISABLE ROW LEVEL SECURITY;
 SQL
 )
 	n=$(sed -n 's/^rls_oracle_r=//p' <<<"$out")
 	[ -n "$n" ] && [ "$(sed -n 's/^rls_r=//p' <<<"$out")" = "$n" ] &&
-		[ "$(grep -c 'odp_knn path=.* read=[0-9.]* ms (spi)' <<<"$out")" = 1 ] &&
+		[ -n "$(sed -n 's/^rls2_oracle_r=//p' <<<"$out")" ] &&
+		[ "$(sed -n 's/^rls2_r=//p' <<<"$out")" = "$(sed -n 's/^rls2_oracle_r=//p' <<<"$out")" ] &&
+		[ "$(sed -n 's/^rls2_r=//p' <<<"$out")" != "$n" ] &&
+		[ "$(grep -c 'odp_knn path=.* read=[0-9.]* ms (spi)' <<<"$out")" = 2 ] &&
 		grep -q '^seen=1$' <<<"$out" && grep -q '^hidden=0$' <<<"$out" &&
-		grep -q 'ERROR:  must be owner of table tc_pts' <<<"$out"
-	odp_check "row-level security: a user the policy applies to gets the policy's rows, never the owner's entry; the view hides entries from a role that may not read the table, and only the owner drops them" $? \
-		"$(grep -e '_r=' -e '^seen' -e '^hidden' -e ERROR -e 'read=' <<<"$out" | sed 's/transfer.*//' | tr '\n' ' ' | head -c 500)"
+		grep -q 'ERROR:  must be owner of table tc_pts' <<<"$out" &&
+		grep -q 'ERROR:  permission denied for table tc_pts' <<<"$out"
+	odp_check "row-level security, two users in turn: each gets its policy's rows, never the owner's entry; the view hides entries from a role that may not read the table, which gets 42501 with an entry there, and only the owner drops them" $? \
+		"$(grep -e '_r=' -e '^seen' -e '^hidden' -e ERROR -e 'read=' -e 'table cache' <<<"$out" | sed 's/transfer.*//' | tr '\n' ' ' | head -c 700)"
 
 	# 6. the share, least recently used first, and inputs first
 	out=$(psql -X -q -At -v ON_ERROR_STOP=1 2>&1 <<'SQL'
@@ -312,6 +406,86 @@ SQL
 		"misses before $misses; $(grep -e '^entries' -e '^after' -e '^misses' -e ERROR -e 'staged=' <<<"$out" | sed 's/.*staged=/staged=/' | tr '\n' ' ' | head -c 400)"
 	psql -X -q -c "ALTER SYSTEM RESET odp_gpu.table_cache_share" -c "SELECT pg_reload_conf()" >/dev/null
 
+	# odp_gpu_table_cache_load: a table kept ahead of its first call
+	out=$(odp_svc_psql tc_load <<'SQL'
+SELECT odp_gpu_table_cache_drop();
+SELECT 'loaded=' || odp_gpu_table_cache_load('tc_x', 'float64');
+SELECT 'sky=' || md5(string_agg(id || ':' || dominated_by, ',' ORDER BY id)) FROM odp_skyline('tc_x', '{min,max,min}');
+SET odp_gpu.table_cache = off;
+SELECT 'sky_off=' || md5(string_agg(id || ':' || dominated_by, ',' ORDER BY id)) FROM odp_skyline('tc_x', '{min,max,min}');
+RESET odp_gpu.table_cache;
+UPDATE tc_x SET v[1] = v[1] + 1 WHERE id = 1;
+\set VERBOSITY default
+SELECT odp_gpu_table_cache_load('tc_x', 'float64');
+SELECT odp_gpu_table_cache_load('tc_x', 'float32');
+SQL
+)
+	grep -q '^loaded=5000$' <<<"$out" && [ -n "$(sed -n 's/^sky=//p' <<<"$out")" ] &&
+		[ "$(sed -n 's/^sky=//p' <<<"$out")" = "$(sed -n 's/^sky_off=//p' <<<"$out")" ] &&
+		[ "$(grep -c 'odp_skyline path=.* read=[0-9.]* ms (cache)' <<<"$out")" = 1 ] &&
+		grep -q 'ERROR:  table "public"."tc_x" was not kept in the table cache' <<<"$out" &&
+		grep -q 'DETAIL:  some of the table.s pages are not all-visible' <<<"$out" &&
+		grep -q 'ERROR:  unknown form "float32"' <<<"$out"
+	odp_check "odp_gpu_table_cache_load keeps a table ahead of its first call, which reads it from the cache; a table not vacuumed since a change is refused, saying why" $? \
+		"$(grep -e '^loaded' -e '^sky' -e ERROR -e DETAIL -e 'odp_skyline path' <<<"$out" | sed 's/transfer.*//' | tr '\n' ' ' | head -c 400)"
+
+	# two databases holding the same relation OID and relfilenode
+	out=$(psql -X -q -At 2>&1 <<'SQL'
+DROP DATABASE IF EXISTS tc_db1;
+DROP DATABASE IF EXISTS tc_db2;
+CREATE DATABASE tc_db1;
+\c tc_db1
+SET client_min_messages = warning;
+CREATE EXTENSION odp_gpu;
+CREATE TABLE t (id bigint PRIMARY KEY, f real[]);
+INSERT INTO t SELECT i, array[i % 101, i % 103]::real[] FROM generate_series(1, 5000) i;
+VACUUM t;
+\c postgres
+CREATE DATABASE tc_db2 TEMPLATE tc_db1;
+\c tc_db2
+UPDATE t SET f = '{50,50}' WHERE id = 4999;
+VACUUM t;
+SELECT 'oid2=' || 't'::regclass::oid || '/' || pg_relation_filenode('t');
+SELECT 'ka2_' || string_agg(id::text, ',' ORDER BY rank) FROM odp_knn('t', '{50,50}'::real[], k => 3, metric => 'sqeuclidean');
+\c tc_db1
+SELECT 'oid1=' || 't'::regclass::oid || '/' || pg_relation_filenode('t');
+SELECT 'ka1_' || string_agg(id::text, ',' ORDER BY rank) FROM odp_knn('t', '{50,50}'::real[], k => 3, metric => 'sqeuclidean');
+SELECT 'kb1_' || string_agg(id::text, ',' ORDER BY rank) FROM odp_knn('t', '{50,50}'::real[], k => 3, metric => 'sqeuclidean');
+SELECT 'o1_' || string_agg(id::text, ',' ORDER BY d, id) FROM (SELECT id, (f[1] - 50)::float8 ^ 2 + (f[2] - 50)::float8 ^ 2 AS d FROM t ORDER BY d, id LIMIT 3) s;
+\c tc_db2
+SELECT 'kb2_' || string_agg(id::text, ',' ORDER BY rank) FROM odp_knn('t', '{50,50}'::real[], k => 3, metric => 'sqeuclidean');
+SELECT 'o2_' || string_agg(id::text, ',' ORDER BY d, id) FROM (SELECT id, (f[1] - 50)::float8 ^ 2 + (f[2] - 50)::float8 ^ 2 AS d FROM t ORDER BY d, id LIMIT 3) s;
+SELECT 'view2=' || count(*) FROM odp_gpu_table_cache;
+SQL
+)
+	[ "$(sed -n 's/^oid1=//p' <<<"$out")" = "$(sed -n 's/^oid2=//p' <<<"$out")" ] &&
+		[ -n "$(sed -n 's/^o1_//p' <<<"$out")" ] && [ "$(sed -n 's/^o1_//p' <<<"$out")" != "$(sed -n 's/^o2_//p' <<<"$out")" ] &&
+		[ "$(sed -n 's/^ka1_//p' <<<"$out")" = "$(sed -n 's/^o1_//p' <<<"$out")" ] &&
+		[ "$(sed -n 's/^kb1_//p' <<<"$out")" = "$(sed -n 's/^o1_//p' <<<"$out")" ] &&
+		[ "$(sed -n 's/^ka2_//p' <<<"$out")" = "$(sed -n 's/^o2_//p' <<<"$out")" ] &&
+		[ "$(sed -n 's/^kb2_//p' <<<"$out")" = "$(sed -n 's/^o2_//p' <<<"$out")" ] &&
+		grep -q '^view2=1$' <<<"$out"
+	odp_check "two databases holding a table of the same OID and relfilenode: each call gets its own database's rows, from its own entry" $? \
+		"$(grep -e '^oid' -e '^k[ab][12]' -e '^o[12]' -e '^view' -e ERROR <<<"$out" | tr '\n' ' ' | head -c 400)"
+
+	# entries stay valid across a restart of the service (they live in the
+	# server's staging area, not in the service)
+	pos=$(odp_svc_log_pos)
+	n=$(odp_svc_pid)
+	psql -X -q -c "VACUUM tc_pts" -c "SELECT count(*) FROM odp_knn('tc_pts', '{1,1}'::real[], k => 2)" >/dev/null
+	[ -n "$n" ] && kill -TERM "$n"
+	odp_svc_wait_restart "$pos" "$n"
+	out=$(odp_svc_psql tc_restart <<SQL
+SELECT 'after_' || ($ODP_TC_KNN);
+SELECT 'oracle_' || ($ODP_TC_ORACLE);
+SQL
+)
+	[ -n "$(sed -n 's/^oracle_r=//p' <<<"$out")" ] &&
+		[ "$(sed -n 's/^after_r=//p' <<<"$out")" = "$(sed -n 's/^oracle_r=//p' <<<"$out")" ] &&
+		grep -q 'odp_knn path=gpu .* read=[0-9.]* ms (cache)' <<<"$out"
+	odp_check "after the service restarts, an entry made before is still used, with the SQL oracle's rows" $? \
+		"$(grep -e '_r=' -e ERROR -e 'read=' <<<"$out" | sed 's/transfer.*//' | tr '\n' ' ' | head -c 300)"
+
 	# 7. an entry dropped while a call uses it, and a terminated user's pins
 	psql -X -q -c "SELECT odp_gpu_table_cache_drop()" -c "SELECT count(*) FROM odp_knn('tc_long', '{1,1,1,1,1,1,1,1}'::real[], k => 2)" >/dev/null
 	size=$(psql -X -At -c "SELECT size FROM odp_gpu_staging()")
@@ -339,7 +513,8 @@ SQL
 		"$out; free $(psql -X -At -c "SELECT largest_free FROM odp_gpu_staging()") of $size"
 
 	psql -X -q -c "DROP TABLE IF EXISTS tc_pts, tc_x, tc_series, tc_regs, tc_m1, tc_m2, tc_m3, tc_big, tc_long, tc_unlogged" \
-		-c "DROP ROLE tc_reader" -c "DROP ROLE tc_none" >/dev/null 2>&1
+		-c "DROP TABLE IF EXISTS tc_toast, tc_parted" -c "DROP DATABASE IF EXISTS tc_db1" -c "DROP DATABASE IF EXISTS tc_db2" \
+		-c "DROP ROLE tc_reader" -c "DROP ROLE tc_reader2" -c "DROP ROLE tc_none" >/dev/null 2>&1
 	odp_restart_server "" >/dev/null 2>&1
 	odp_check "the server restarts without preloading" $? ""
 }
