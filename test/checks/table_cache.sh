@@ -60,6 +60,21 @@ odp_tc_results() { grep -E '^(knn|top|join|sky|corr|regions)=' <<<"$1" | sort | 
 # The bytes the table cache holds, as the superuser's view shows them.
 odp_tc_bytes() { psql -X -At -c "SELECT coalesce(sum(bytes), 0) FROM odp_gpu_table_cache"; }
 
+# Where the long calls of the checks compute: gpu, the service (on its CPU
+# engine they take seconds), or cpu, the backend (the service's GPU engine
+# is done with them in milliseconds).
+ODP_TC_LONG_DEVICE=${ODP_TC_LONG_DEVICE:-gpu}
+
+# Waits until session $1's long call computes: in the service, or a
+# second into its CPU run in the backend.
+odp_tc_wait_computing() {
+	if [ "$ODP_TC_LONG_DEVICE" = gpu ]; then
+		odp_svc_wait_in_service "$1"
+	else
+		sleep 1
+	fi
+}
+
 # Waits (at most 10 s) until the area's longest free run is $1 bytes.
 odp_tc_wait_free() {
 	for _ in $(seq 100); do
@@ -489,8 +504,8 @@ SQL
 	# 7. an entry dropped while a call uses it, and a terminated user's pins
 	psql -X -q -c "SELECT odp_gpu_table_cache_drop()" -c "SELECT count(*) FROM odp_knn('tc_long', '{1,1,1,1,1,1,1,1}'::real[], k => 2)" >/dev/null
 	size=$(psql -X -At -c "SELECT size FROM odp_gpu_staging()")
-	odp_svc_bg tc_long <<<"SELECT 'long=' || count(*) FROM odp_outlier_scores('tc_long', k => 3);"
-	odp_svc_wait_in_service tc_long
+	odp_svc_bg tc_long <<<"SET odp_gpu.device = $ODP_TC_LONG_DEVICE; SELECT 'long=' || count(*) FROM odp_outlier_scores('tc_long', k => 3);"
+	odp_tc_wait_computing tc_long
 	out=$(psql -X -At -c "SELECT 'dropped=' || odp_gpu_table_cache_drop('tc_long')" \
 		-c "SELECT 'listed=' || count(*) FROM odp_gpu_table_cache" -c "SELECT 'free=' || largest_free FROM odp_gpu_staging()")
 	odp_svc_wait tc_long
@@ -501,8 +516,8 @@ SQL
 	odp_check "an entry dropped while a call computes on it: no longer listed, the call ends with its rows, then its memory comes back" $? \
 		"$(tr '\n' ' ' <<<"$out") long=$(odp_svc_field tc_long long) $(odp_svc_error tc_long); free now $(psql -X -At -c "SELECT largest_free FROM odp_gpu_staging()") of $size"
 	psql -X -q -c "SELECT count(*) FROM odp_knn('tc_long', '{1,1,1,1,1,1,1,1}'::real[], k => 2)" >/dev/null
-	odp_svc_bg tc_term <<<"SELECT count(*) FROM odp_outlier_scores('tc_long', k => 3);"
-	odp_svc_wait_in_service tc_term
+	odp_svc_bg tc_term <<<"SET odp_gpu.device = $ODP_TC_LONG_DEVICE; SELECT count(*) FROM odp_outlier_scores('tc_long', k => 3);"
+	odp_tc_wait_computing tc_term
 	odp_svc_stop_session tc_term terminate
 	odp_svc_wait tc_term
 	out=$(psql -X -At -c "SELECT 'dropped=' || odp_gpu_table_cache_drop()")
