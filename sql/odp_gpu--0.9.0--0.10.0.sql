@@ -350,10 +350,11 @@ CREATE FUNCTION odp_gpu_table_cache_load(
 	relation regclass,
 	form text DEFAULT 'distance',
 	id_column text DEFAULT NULL,
-	features text[] DEFAULT NULL)
+	features text[] DEFAULT NULL,
+	bounds text DEFAULT '[]')
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'odp_gpu_table_cache_load'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
-COMMENT ON FUNCTION odp_gpu_table_cache_load(regclass, text, text, text[]) IS
-'reads a table into the odp_gpu table cache ahead of the first call that needs it, as that call reads it: form distance (outliers, k-NN), float64 (correlations, skyline) or regions (matching; features are its dims), id_column and features as the call names them; returns the rows kept; an error (55000) says why where the table cannot be kept (not vacuumed, unlogged, no GPU service, ...)';
+COMMENT ON FUNCTION odp_gpu_table_cache_load(regclass, text, text, text[], text) IS
+'reads a table into the odp_gpu table cache ahead of the first call that needs it, as that call reads it: form distance (outliers, k-NN), float64 (correlations, skyline) or regions (matching; features are its dims, bounds its bounds), id_column and features as the call names them; returns the rows kept; an error (55000) says why where the table cannot be kept (not vacuumed, unlogged, no GPU service, ...)';

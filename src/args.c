@@ -17,6 +17,7 @@
 #include <math.h>
 
 #include "args.h"
+#include "odp_intervals.h"
 #include "catalog/pg_type.h"
 #include "input/input.h"
 #include "utils/array.h"
@@ -252,4 +253,25 @@ OdpCheckKForMethod(int32 k, OdpOutlierMethod method)
 				 errmsg("k = %d is too large for method solvingset", k),
 				 errdetail("SolvingSet supports k up to %d.", ODP_MAX_K - 1),
 				 errhint("Use a smaller k, or method => 'bruteforce'.")));
+}
+
+/* See args.h. */
+uint8
+OdpArgBounds(FunctionCallInfo fcinfo, int argno)
+{
+	char	   *b;
+	uint8		flags = 0;
+
+	OdpArgNotNull(fcinfo, argno, "bounds");
+	b = text_to_cstring(PG_GETARG_TEXT_PP(argno));
+	if (strlen(b) != 2 || (b[0] != '[' && b[0] != '(') || (b[1] != ']' && b[1] != ')'))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unknown bounds \"%s\"", b),
+				 errhint("Use '[]' (both bounds included), '[)', '(]' or '()', as the range constructors take them.")));
+	if (b[0] == '(')
+		flags |= ODP_BOUND_LOWER_EXCLUSIVE;
+	if (b[1] == ')')
+		flags |= ODP_BOUND_UPPER_EXCLUSIVE;
+	return flags;
 }

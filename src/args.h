@@ -18,6 +18,13 @@
 #include "utils/array.h"
 
 extern void OdpArgNotNull(FunctionCallInfo fcinfo, int argno, const char *name);
+
+/*
+ * The ODP_BOUND_* exclusivity flags of a bounds argument ('[]', '[)',
+ * '(]' or '()', as the range constructors take it) for regions read from
+ * pairs of lower and upper columns; 22023 for anything else.
+ */
+extern uint8 OdpArgBounds(FunctionCallInfo fcinfo, int argno);
 extern text *OdpArgSource(FunctionCallInfo fcinfo, int argno);
 extern text *OdpArgOptText(FunctionCallInfo fcinfo, int argno);
 extern ArrayType *OdpArgOptArray(FunctionCallInfo fcinfo, int argno);

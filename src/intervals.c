@@ -71,31 +71,6 @@ typedef struct IntervalCall
 	const OdpInput *bp;			/* &b, or NULL for one set */
 } IntervalCall;
 
-/*
- * Parses bounds, the inclusivity of the bounds read from pairs of lower
- * and upper columns, written as the range constructors take it: '[]',
- * '[)', '(]' or '()'.
- */
-static uint8
-IntervalArgBounds(FunctionCallInfo fcinfo, int argno)
-{
-	char	   *b;
-	uint8		flags = 0;
-
-	OdpArgNotNull(fcinfo, argno, "bounds");
-	b = text_to_cstring(PG_GETARG_TEXT_PP(argno));
-	if (strlen(b) != 2 || (b[0] != '[' && b[0] != '(') || (b[1] != ']' && b[1] != ')'))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("unknown bounds \"%s\"", b),
-				 errhint("Use '[]' (both bounds included), '[)', '(]' or '()', as the range constructors take them.")));
-	if (b[0] == '(')
-		flags |= ODP_BOUND_LOWER_EXCLUSIVE;
-	if (b[1] == ')')
-		flags |= ODP_BOUND_UPPER_EXCLUSIVE;
-	return flags;
-}
-
 /* Reads and checks the arguments, before anything is read. */
 static void
 IntervalReadArgs(FunctionCallInfo fcinfo, const IntervalArgPos *pos, IntervalCall *call)
@@ -106,7 +81,7 @@ IntervalReadArgs(FunctionCallInfo fcinfo, const IntervalArgPos *pos, IntervalCal
 	call->spec.features = OdpArgOptArray(fcinfo, pos->dims);
 	call->spec.id_column = OdpArgOptText(fcinfo, pos->id_column);
 	call->spec.values = ODP_VALUES_REGIONS;
-	call->spec.pair_flags = IntervalArgBounds(fcinfo, pos->bounds);
+	call->spec.pair_flags = OdpArgBounds(fcinfo, pos->bounds);
 	call->spec.empty_ok = true;
 	call->two = pos->other >= 0;
 	if (call->two)

@@ -25,11 +25,11 @@ PG_FUNCTION_INFO_V1(odp_gpu_table_cache_load);
 
 /*
  * odp_gpu_table_cache_load(relation regclass, form text DEFAULT
- * 'distance', id_column text DEFAULT NULL, features text[] DEFAULT NULL)
- * -> the rows kept.  form says how the calls to come read the table:
- * 'distance' (outliers and k-NN: in the precision the features are
- * stored in), 'float64' (correlations, the skyline), 'regions' (the
- * matching; features are its dims).
+ * 'distance', id_column text DEFAULT NULL, features text[] DEFAULT NULL,
+ * bounds text DEFAULT '[]') -> the rows kept.  form says how the calls to
+ * come read the table: 'distance' (outliers and k-NN: in the precision
+ * the features are stored in), 'float64' (correlations, the skyline),
+ * 'regions' (the matching; features are its dims, bounds its bounds).
  */
 Datum
 odp_gpu_table_cache_load(PG_FUNCTION_ARGS)
@@ -53,7 +53,10 @@ odp_gpu_table_cache_load(PG_FUNCTION_ARGS)
 		spec.max_dims = ODP_MAX_SERIES_LEN;
 	}
 	else if (strcmp(form, "regions") == 0)
+	{
 		spec.values = ODP_VALUES_REGIONS;
+		spec.pair_flags = OdpArgBounds(fcinfo, 4);
+	}
 	else
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

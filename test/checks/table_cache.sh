@@ -425,6 +425,11 @@ SQL
 	out=$(odp_svc_psql tc_load <<'SQL'
 SELECT odp_gpu_table_cache_drop();
 SELECT 'loaded=' || odp_gpu_table_cache_load('tc_x', 'float64');
+SELECT 'loaded_regions=' || odp_gpu_table_cache_load('tc_regs', 'regions', bounds => '[)');
+SELECT 'regions=' || odp_interval_match_count('tc_regs', bounds => '[)');
+SET odp_gpu.table_cache = off;
+SELECT 'regions_off=' || odp_interval_match_count('tc_regs', bounds => '[)');
+RESET odp_gpu.table_cache;
 SELECT 'sky=' || md5(string_agg(id || ':' || dominated_by, ',' ORDER BY id)) FROM odp_skyline('tc_x', '{min,max,min}');
 SET odp_gpu.table_cache = off;
 SELECT 'sky_off=' || md5(string_agg(id || ':' || dominated_by, ',' ORDER BY id)) FROM odp_skyline('tc_x', '{min,max,min}');
@@ -436,13 +441,16 @@ SELECT odp_gpu_table_cache_load('tc_x', 'float32');
 SQL
 )
 	grep -q '^loaded=5000$' <<<"$out" && [ -n "$(sed -n 's/^sky=//p' <<<"$out")" ] &&
+		grep -q '^loaded_regions=5000$' <<<"$out" && [ -n "$(sed -n 's/^regions=//p' <<<"$out")" ] &&
+		[ "$(sed -n 's/^regions=//p' <<<"$out")" = "$(sed -n 's/^regions_off=//p' <<<"$out")" ] &&
+		[ "$(grep -c 'odp_interval_match_count path=.* read=[0-9.]* ms (cache)' <<<"$out")" = 1 ] &&
 		[ "$(sed -n 's/^sky=//p' <<<"$out")" = "$(sed -n 's/^sky_off=//p' <<<"$out")" ] &&
 		[ "$(grep -c 'odp_skyline path=.* read=[0-9.]* ms (cache)' <<<"$out")" = 1 ] &&
 		grep -q 'ERROR:  table "public"."tc_x" was not kept in the table cache' <<<"$out" &&
 		grep -q 'DETAIL:  some of the table.s pages are not all-visible' <<<"$out" &&
 		grep -q 'ERROR:  unknown form "float32"' <<<"$out"
-	odp_check "odp_gpu_table_cache_load keeps a table ahead of its first call, which reads it from the cache; a table not vacuumed since a change is refused, saying why" $? \
-		"$(grep -e '^loaded' -e '^sky' -e ERROR -e DETAIL -e 'odp_skyline path' <<<"$out" | sed 's/transfer.*//' | tr '\n' ' ' | head -c 400)"
+	odp_check "odp_gpu_table_cache_load keeps a table ahead of its first call (a skyline's float64 rows, regions with bounds '[)'), which reads it from the cache; a table not vacuumed since a change is refused, saying why" $? \
+		"$(grep -e '^loaded' -e '^sky' -e '^regions' -e ERROR -e DETAIL -e 'odp_skyline path' -e 'odp_interval_match_count path' <<<"$out" | sed 's/transfer.*//' | tr '\n' ' ' | head -c 500)"
 
 	# two databases holding the same relation OID and relfilenode
 	out=$(psql -X -q -At 2>&1 <<'SQL'
