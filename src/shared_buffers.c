@@ -144,11 +144,32 @@ SharedSegmentCreate(Size bytes)
 	return dsm_create(bytes, DSM_CREATE_NULL_IF_MAXSEGMENTS);
 }
 
+/*
+ * Lists a new buffer of this backend at base, released when cxt goes
+ * (SharedContextGone); the caller sets what its kind needs besides.
+ */
+static SharedBuffer *
+SharedListed(MemoryContext cxt, SharedKind kind, char *base, Size size)
+{
+	SharedBuffer *b = MemoryContextAllocZero(TopMemoryContext, sizeof(SharedBuffer));
+	MemoryContextCallback *cb;
+
+	b->kind = kind;
+	b->base = base;
+	b->size = size;
+	b->next = shared_buffers;
+	shared_buffers = b;
+	cb = MemoryContextAlloc(cxt, sizeof(MemoryContextCallback));
+	cb->func = SharedContextGone;
+	cb->arg = b->base;
+	MemoryContextRegisterResetCallback(cxt, cb);
+	return b;
+}
+
 void *
 OdpSharedBufferCreate(MemoryContext cxt, Size bytes, int where)
 {
 	SharedBuffer *b;
-	MemoryContextCallback *cb;
 	dsm_segment *seg = NULL;
 	char	   *base = NULL;
 	SharedKind	kind = SHARED_STAGED;
@@ -176,22 +197,13 @@ OdpSharedBufferCreate(MemoryContext cxt, Size bytes, int where)
 	}
 	if (base == NULL)
 		return NULL;
-	b = MemoryContextAlloc(TopMemoryContext, sizeof(SharedBuffer));
-	b->kind = kind;
+	b = SharedListed(cxt, kind, base, bytes);
 	b->seg = seg;
-	b->base = base;
-	b->size = bytes;
-	b->next = shared_buffers;
-	shared_buffers = b;
 	if (kind == SHARED_SEGMENT)
 	{
 		dsm_pin_mapping(seg);
 		on_dsm_detach(seg, SharedForget, PointerGetDatum(b));
 	}
-	cb = MemoryContextAlloc(cxt, sizeof(MemoryContextCallback));
-	cb->func = SharedContextGone;
-	cb->arg = b->base;
-	MemoryContextRegisterResetCallback(cxt, cb);
 	return b->base;
 }
 
@@ -199,20 +211,7 @@ OdpSharedBufferCreate(MemoryContext cxt, Size bytes, int where)
 void
 OdpSharedBufferUseCached(MemoryContext cxt, void *base, Size size, OdpCacheHandle entry)
 {
-	SharedBuffer *b = MemoryContextAlloc(TopMemoryContext, sizeof(SharedBuffer));
-	MemoryContextCallback *cb;
-
-	b->kind = SHARED_CACHED;
-	b->seg = NULL;
-	b->entry = entry;
-	b->base = base;
-	b->size = size;
-	b->next = shared_buffers;
-	shared_buffers = b;
-	cb = MemoryContextAlloc(cxt, sizeof(MemoryContextCallback));
-	cb->func = SharedContextGone;
-	cb->arg = b->base;
-	MemoryContextRegisterResetCallback(cxt, cb);
+	SharedListed(cxt, SHARED_CACHED, (char *) base, size)->entry = entry;
 }
 
 /* See shared_buffers.h. */
