@@ -310,7 +310,6 @@ OdpCacheBeforeRead(Relation rel, const OdpColumnPlan *plan, const OdpInputSpec *
 {
 	instr_time	start;
 	instr_time	duration;
-	OdpCacheState now;
 	OdpCacheState kept;
 	const char *why = NULL;
 
@@ -331,8 +330,7 @@ OdpCacheBeforeRead(Relation rel, const OdpColumnPlan *plan, const OdpInputSpec *
 	for (int i = 0; i < plan->nfeatures && cu->ncolumns < ODP_CACHE_MAX_COLUMNS; i++)
 		cu->columns[cu->ncolumns++] = plan->features[i].attnum;
 
-	cu->stable = PagesState(rel, &now, &why);
-	cu->before = now;
+	cu->stable = PagesState(rel, &cu->before, &why);
 	if (OdpTableCacheFind(&cu->key, &cu->handle, &kept, &cu->layout))
 	{
 		if (cu->layout.dims > OdpReadMaxDims(plan, spec))
@@ -341,7 +339,7 @@ OdpCacheBeforeRead(Relation rel, const OdpColumnPlan *plan, const OdpInputSpec *
 			cu->stable = false;
 			OdpTableCacheUnpin(cu->handle);
 		}
-		else if (cu->stable && StatesEqual(&kept, &now))
+		else if (cu->stable && StatesEqual(&kept, &cu->before))
 		{
 			cu->hit = true;
 			/* what the scan would have taken for a serializable snapshot */
