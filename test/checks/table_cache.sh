@@ -438,6 +438,8 @@ UPDATE tc_x SET v[1] = v[1] + 1 WHERE id = 1;
 \set VERBOSITY default
 SELECT odp_gpu_table_cache_load('tc_x', 'float64');
 SELECT odp_gpu_table_cache_load('tc_x', 'float32');
+SELECT odp_gpu_table_cache_load(NULL);
+SELECT odp_gpu_table_cache_load('tc_regs', 'regions', bounds => '[x');
 SQL
 )
 	grep -q '^loaded=5000$' <<<"$out" && [ -n "$(sed -n 's/^sky=//p' <<<"$out")" ] &&
@@ -448,8 +450,10 @@ SQL
 		[ "$(grep -c 'odp_skyline path=.* read=[0-9.]* ms (cache)' <<<"$out")" = 1 ] &&
 		grep -q 'ERROR:  table "public"."tc_x" was not kept in the table cache' <<<"$out" &&
 		grep -q 'DETAIL:  some of the table.s pages are not all-visible' <<<"$out" &&
-		grep -q 'ERROR:  unknown form "float32"' <<<"$out"
-	odp_check "odp_gpu_table_cache_load keeps a table ahead of its first call (a skyline's float64 rows, regions with bounds '[)'), which reads it from the cache; a table not vacuumed since a change is refused, saying why" $? \
+		grep -q 'ERROR:  unknown form "float32"' <<<"$out" &&
+		grep -q 'ERROR:  relation must not be null' <<<"$out" &&
+		grep -q 'ERROR:  unknown bounds "\[x"' <<<"$out"
+	odp_check "odp_gpu_table_cache_load keeps a table ahead of its first call (a skyline's float64 rows, regions with bounds '[)'), which reads it from the cache; a table not vacuumed since a change is refused, saying why; a bad form, a NULL relation and bad bounds are errors" $? \
 		"$(grep -e '^loaded' -e '^sky' -e '^regions' -e ERROR -e DETAIL -e 'odp_skyline path' -e 'odp_interval_match_count path' <<<"$out" | sed 's/transfer.*//' | tr '\n' ' ' | head -c 500)"
 
 	# two databases holding the same relation OID and relfilenode
