@@ -40,7 +40,8 @@ DISTRIBUTED_OBJS = src/distributed/distributed.o src/distributed/distributed_wir
 SERVICE_OBJS = src/service/service_shmem.o src/service/service_worker.o \
 	src/service/service_engine_proc.o src/service/service_ring.o \
 	src/service/service_client.o src/service/service_views.o \
-	src/service/service_staging.o src/service/table_cache.o src/service/table_cache_sql.o
+	src/service/service_staging.o src/service/service_resident.o \
+	src/service/table_cache.o src/service/table_cache_sql.o
 
 # The service's engine process, a program of its own with no PostgreSQL in
 # it (src/service/service_engine.h): its main, the request threads, the
@@ -55,6 +56,7 @@ ENGINE_PROGRAM_OBJS = src/service/engine_process.o src/service/service_thread.o 
 COMMON_C_OBJS = kernels/common/engine_common.o kernels/common/host_threads.o \
 	kernels/common/host_sort.o kernels/common/topn.o
 GPU_CU_OBJS = kernels/gpu/gpu_runtime.o kernels/gpu/gpu_blas.o
+GPU_C_OBJS = kernels/gpu/gpu_resident.o
 GPU_NOCUDA_OBJS = kernels/gpu/gpu_disabled.o
 DEVICES_C_OBJS = kernels/devices/device_set.o kernels/devices/pair_relay.o
 KNN_C_OBJS = kernels/knn/knn.o kernels/knn/knn_cpu.o kernels/knn/knn_cpu_bits.o kernels/knn/knn_split.o \
@@ -94,7 +96,7 @@ INTERVALS_C_OBJS = kernels/intervals/intervals.o kernels/intervals/intervals_pre
 INTERVALS_CU_OBJS = kernels/intervals/intervals_gpu.o
 INTERVALS_NOCUDA_OBJS = kernels/intervals/intervals_gpu_disabled.o
 
-ENGINE_C_OBJS = $(COMMON_C_OBJS) $(DEVICES_C_OBJS) $(KNN_C_OBJS) \
+ENGINE_C_OBJS = $(COMMON_C_OBJS) $(GPU_C_OBJS) $(DEVICES_C_OBJS) $(KNN_C_OBJS) \
 	$(OUTLIERS_C_OBJS) $(PEARSON_C_OBJS) $(SKYLINE_C_OBJS) $(INTERVALS_C_OBJS)
 # WITH_CUDA=no builds a CPU-only library (no CUDA toolkit needed).
 WITH_CUDA ?= yes

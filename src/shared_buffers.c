@@ -274,9 +274,17 @@ OdpSharedBufferFind(const void *ptr, Size bytes, OdpSharedLocation *loc)
 	loc->staged = b->kind == SHARED_STAGED || b->kind == SHARED_CACHED;
 	loc->where = loc->staged ? ODP_SHARED_STAGING :
 		b->kind == SHARED_OWN ? ODP_SHARED_OWN : ODP_SHARED_SEGMENT;
+	loc->cached = false;
 	if (loc->staged)
 	{
 		loc->handle = 0;
+		if (b->kind == SHARED_CACHED &&
+			OdpStagingFind(b->base, b->size, &loc->array_offset))
+		{
+			loc->cached = true;
+			loc->entry = b->entry;
+			loc->array_bytes = b->size;
+		}
 		return OdpStagingFind(ptr, bytes, &loc->offset);
 	}
 	if (b->kind == SHARED_OWN)

@@ -70,7 +70,8 @@ extern void OdpSharedBufferToCached(void *buf, OdpCacheHandle entry);
 /*
  * Where bytes at ptr lie: in the service's staging area at offset
  * (staged), or in a segment (the backend's own area's, or one of their
- * own), its handle and the offset; false where in none.
+ * own), its handle and the offset; false where in none.  Bytes in a table
+ * cache entry's array say so (cached), with the whole array's extent.
  */
 typedef struct OdpSharedLocation
 {
@@ -78,6 +79,11 @@ typedef struct OdpSharedLocation
 	bool		staged;
 	uint32		handle;			/* a segment's (not staged) */
 	Size		offset;
+	/* in an array of a table cache entry: the entry and the array's extent */
+	bool		cached;
+	OdpCacheHandle entry;
+	Size		array_offset;
+	Size		array_bytes;
 } OdpSharedLocation;
 
 extern bool OdpSharedBufferFind(const void *ptr, Size bytes, OdpSharedLocation *loc);

@@ -84,3 +84,22 @@ void
 odp_gpu_pin_thread_disable(void)
 {
 }
+
+/* No device copies without CUDA. */
+OdpStatus
+OdpGpuResidentMake(OdpContext *ctx, int ordinal, const void *host, size_t bytes,
+				   void **copy)
+{
+	(void) ordinal;
+	(void) host;
+	(void) bytes;
+	*copy = NULL;
+	return odp_fail(ctx, ODP_ERR_NO_GPU, ODP_NO_CUDA_MESSAGE);
+}
+
+void
+OdpGpuResidentFree(int ordinal, void *copy)
+{
+	(void) ordinal;
+	(void) copy;
+}

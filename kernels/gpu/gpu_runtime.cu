@@ -30,6 +30,7 @@
 #include "gpu/gpu_check.cuh"
 #include "gpu/gpu_runtime.cuh"
 #include "gpu/gpu_runtime.h"
+#include "include/odp_resident.h"
 
 /* The cached outcome of the first probe in this process. */
 typedef struct OdpProbeCache
@@ -382,6 +383,64 @@ OdpGpuArenaAlloc(OdpContext *ctx, OdpGpuArena *arena, size_t bytes,
 	arena->used += rounded;
 	*ptr = p;
 	return ODP_OK;
+}
+
+/* See gpu_runtime.h. */
+extern "C" OdpStatus
+OdpGpuResidentMake(OdpContext *ctx, int ordinal, const void *host, size_t bytes,
+				   void **copy)
+{
+	char		doing[256];
+	void	   *p = NULL;
+	cudaError_t err;
+
+	*copy = NULL;
+	ODP_CUDA_RETURN(ctx, cudaSetDevice(ordinal), "selecting the GPU");
+	err = cudaMalloc(&p, bytes > 0 ? bytes : 1);
+	if (err == cudaSuccess)
+		err = cudaMemcpy(p, host, bytes, cudaMemcpyHostToDevice);
+	if (err != cudaSuccess)
+	{
+		if (p != NULL)
+			(void) cudaFree(p);
+		snprintf(doing, sizeof(doing),
+				 "keeping a table cache copy of %zu bytes on the GPU", bytes);
+		return OdpGpuFail(ctx, err, doing, __FILE__, __LINE__);
+	}
+	*copy = p;
+	return ODP_OK;
+}
+
+/* See gpu_runtime.h. */
+extern "C" void
+OdpGpuResidentFree(int ordinal, void *copy)
+{
+	if (cudaSetDevice(ordinal) == cudaSuccess)
+		(void) cudaFree(copy);
+	(void) cudaGetLastError();
+}
+
+/* See gpu_runtime.cuh. */
+cudaError_t
+OdpGpuCopyIn(const OdpContext *ctx, void *dst, const void *src, size_t bytes,
+			 cudaStream_t stream)
+{
+	const char *s = (const char *) src;
+	int			device = -1;
+
+	for (int i = 0; i < ctx->nresident; i++)
+	{
+		const OdpResidentArray *r = &ctx->resident[i];
+
+		if (r->ordinal == ODP_RESIDENT_HOST || s < r->host || s + bytes > r->host + r->bytes)
+			continue;
+		if (device < 0 && cudaGetDevice(&device) != cudaSuccess)
+			break;
+		if (r->ordinal == device)
+			return cudaMemcpyAsync(dst, r->copy + (s - r->host), bytes,
+								   cudaMemcpyDeviceToDevice, stream);
+	}
+	return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream);
 }
 
 /* See gpu_runtime.cuh. */

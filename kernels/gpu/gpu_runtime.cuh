@@ -132,6 +132,15 @@ extern void OdpGpuUnpinHost(OdpContext *ctx, void *pinned);
  */
 extern cudaError_t OdpGpuFuncSharedAtLeast(const void *fn, size_t bytes);
 
+/*
+ * Copies bytes of an input at host src to dst on the current device, as
+ * cudaMemcpyAsync (cudaMemcpyDefault) would, but on the device where src
+ * lies in a copy this call holds there (ctx->resident, odp_resident.h):
+ * a repeated call on a cached table does not cross the bus again.
+ */
+extern cudaError_t OdpGpuCopyIn(const OdpContext *ctx, void *dst, const void *src,
+								size_t bytes, cudaStream_t stream);
+
 /* Bytes an allocation of n bytes counts against the budget. */
 static inline size_t
 OdpGpuRounded(size_t n)

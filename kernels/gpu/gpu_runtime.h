@@ -28,6 +28,15 @@ extern "C"
  */
 extern void odp_gpu_pin_thread_disable(void);
 
+/*
+ * A table cache copy's device memory (gpu_resident.c): bytes at host
+ * copied into a new allocation on device ordinal (*copy), and freed.
+ * Make fails with ODP_ERR_GPU_OOM where the device has no room.
+ */
+extern OdpStatus OdpGpuResidentMake(OdpContext *ctx, int ordinal, const void *host,
+									size_t bytes, void **copy);
+extern void OdpGpuResidentFree(int ordinal, void *copy);
+
 /* What every GPU entry point of a build without CUDA reports. */
 #define ODP_NO_CUDA_MESSAGE "odp_gpu was built without CUDA (make WITH_CUDA=no)"
 

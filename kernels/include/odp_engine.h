@@ -159,6 +159,15 @@ typedef struct OdpContext
 	void	   *cancel_arg;
 	OdpSpatialMode spatial;		/* the spatial path: auto, off, on */
 
+	/*
+	 * Copies the engine holds of inputs of this call (odp_resident.h: the
+	 * GPU service's copies of table cache arrays), nresident of them; NULL
+	 * for any other caller.  A GPU path that copies an input lying in one
+	 * to the device that holds it copies on the device instead.
+	 */
+	const struct OdpResidentArray *resident;
+	int			nresident;
+
 	/* outputs */
 	char		message[ODP_MESSAGE_LEN];	/* set on failure, may be set on OK */
 	double		transfer_ms;	/* host<->device copies (GPU path) */

@@ -692,11 +692,9 @@ gpu_iv_build(GpuIv *gv, const OdpIvSide *side, int64_t l0, int64_t l1,
 	out->n = n;
 	if (n == 0)
 		return ODP_OK;
-	ODP_CUDA_RETURN(gv->ctx, cudaMemcpyAsync(gv->d_stage_lo, side->lo + l0 * dims, bytes,
-											 cudaMemcpyHostToDevice, gv->stream),
+	ODP_CUDA_RETURN(gv->ctx, OdpGpuCopyIn(gv->ctx, gv->d_stage_lo, side->lo + l0 * dims, bytes, gv->stream),
 					"copying lower bounds to the GPU");
-	ODP_CUDA_RETURN(gv->ctx, cudaMemcpyAsync(gv->d_stage_hi, side->hi + l0 * dims, bytes,
-											 cudaMemcpyHostToDevice, gv->stream),
+	ODP_CUDA_RETURN(gv->ctx, OdpGpuCopyIn(gv->ctx, gv->d_stage_hi, side->hi + l0 * dims, bytes, gv->stream),
 					"copying upper bounds to the GPU");
 	ODP_CUDA_RETURN(gv->ctx, cudaStreamSynchronize(gv->stream), "copying bounds to the GPU");
 	gv->ctx->transfer_ms += odp_now_ms() - t0;
@@ -1087,10 +1085,8 @@ gpu_iv_setup(GpuIv *gv)
 		*buffers[i].ptr = block;
 		block += iv_line(buffers[i].bytes);
 	}
-	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(gv->d_test_dim, gv->test_dim, sizeof(int) * gv->ntest,
-									  cudaMemcpyHostToDevice, gv->stream), "copying the test dimensions");
-	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(gv->d_test_box, test_box, (size_t) gv->ntest,
-									  cudaMemcpyHostToDevice, gv->stream), "copying the test dimensions");
+	ODP_CUDA_TRY(ctx, OdpGpuCopyIn(ctx, gv->d_test_dim, gv->test_dim, sizeof(int) * gv->ntest, gv->stream), "copying the test dimensions");
+	ODP_CUDA_TRY(ctx, OdpGpuCopyIn(ctx, gv->d_test_box, test_box, (size_t) gv->ntest, gv->stream), "copying the test dimensions");
 	ODP_CUDA_TRY(ctx, cudaStreamSynchronize(gv->stream), "copying the test dimensions");
 	status = ODP_OK;
 

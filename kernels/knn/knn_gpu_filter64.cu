@@ -339,8 +339,7 @@ F64Upload(OdpContext *ctx, cudaStream_t stream, double *dst, const double *src, 
 	void	   *pinned = OdpGpuPinHost(ctx, src, n * sizeof(double));
 	double		t0 = odp_now_ms();
 
-	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(dst, src, n * sizeof(double),
-									  cudaMemcpyHostToDevice, stream),
+	ODP_CUDA_TRY(ctx, OdpGpuCopyIn(ctx, dst, src, n * sizeof(double), stream),
 				 "copying the float64 rows to the GPU");
 	ODP_CUDA_TRY(ctx, cudaStreamSynchronize(stream), "copying the float64 rows to the GPU");
 cleanup:

@@ -1361,7 +1361,7 @@ OdpKnnIntSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 				 "setting the integer kernel's shared memory size");
 	ODP_CUDA_TRY(ctx, OdpGpuFuncSharedAtLeast((const void *) counter, IqCountSharedBytes(dp, hbins)),
 				 "setting the integer count kernel's shared memory size");
-	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(d_shift, shift, dims * sizeof(int), cudaMemcpyHostToDevice, stream),
+	ODP_CUDA_TRY(ctx, OdpGpuCopyIn(ctx, d_shift, shift, dims * sizeof(int), stream),
 				 "uploading integer shifts");
 	IqRowsKernel<<<(unsigned) ((nc_pad + 7) / 8), 256, 0, stream>>>(
 		p->cands, p->nc, nc_pad, dims, dp, d_shift, fold ? IQ_FOLD_CAND : IQ_FOLD_NONE,

@@ -302,12 +302,10 @@ RunUpload(OdpContext *ctx, cudaStream_t stream, const T *rows, const T *norms,
 	OdpStatus	status = ODP_OK;
 	double		t0 = odp_now_ms();
 
-	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(dst, rows, (size_t) n * dims * sizeof(T),
-									  cudaMemcpyDefault, stream),
+	ODP_CUDA_TRY(ctx, OdpGpuCopyIn(ctx, dst, rows, (size_t) n * dims * sizeof(T), stream),
 				 "copying the input rows to the GPU");
 	if (norms != NULL)
-		ODP_CUDA_TRY(ctx, cudaMemcpyAsync(dst_norms, norms, (size_t) n * sizeof(T),
-										  cudaMemcpyDefault, stream),
+		ODP_CUDA_TRY(ctx, OdpGpuCopyIn(ctx, dst_norms, norms, (size_t) n * sizeof(T), stream),
 					 "copying the row norms to the GPU");
 	ODP_CUDA_TRY(ctx, cudaStreamSynchronize(stream),
 				 "copying the input rows to the GPU");

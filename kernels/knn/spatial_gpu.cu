@@ -763,8 +763,7 @@ SpatialRun(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
 						&g.d_counts));
 	}
 	t0 = odp_now_ms();
-	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(g.d_rows, SpatialOf<T>::rows(cands), row_bytes * (size_t) g.n,
-									  cudaMemcpyHostToDevice, g.stream), "copying rows to the GPU");
+	ODP_CUDA_TRY(ctx, OdpGpuCopyIn(ctx, g.d_rows, SpatialOf<T>::rows(cands), row_bytes * (size_t) g.n, g.stream), "copying rows to the GPU");
 	ODP_CUDA_TRY(ctx, cudaStreamSynchronize(g.stream), "copying rows to the GPU");
 	ctx->transfer_ms += odp_now_ms() - t0;
 	t0 = odp_now_ms();
@@ -786,8 +785,7 @@ SpatialRun(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
 		ODP_TRY(SpatialAlloc(&g, row_bytes * (size_t) nq, "sorted query rows", &g.d_qpts));
 		ODP_TRY(SpatialAlloc(&g, sizeof(uint32_t) * (size_t) nq, "query order", &g.d_qorder));
 		t0 = odp_now_ms();
-		ODP_CUDA_TRY(ctx, cudaMemcpyAsync(g.d_rows, SpatialOf<T>::rows(queries), row_bytes * (size_t) nq,
-										  cudaMemcpyHostToDevice, g.stream),
+		ODP_CUDA_TRY(ctx, OdpGpuCopyIn(ctx, g.d_rows, SpatialOf<T>::rows(queries), row_bytes * (size_t) nq, g.stream),
 					 "copying query rows to the GPU");
 		ODP_CUDA_TRY(ctx, cudaStreamSynchronize(g.stream), "copying query rows to the GPU");
 		ctx->transfer_ms += odp_now_ms() - t0;

@@ -298,14 +298,12 @@ odp_gpu_ss_backend(OdpContext *ctx, const OdpMatrix *m, OdpMetric metric,
 				 "clearing an error flag");
 
 	t0 = odp_now_ms();
-	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(ss->d_data, m->data,
-									  (size_t) m->rows * m->dims * sizeof(float),
-									  cudaMemcpyHostToDevice, ss->stream),
+	ODP_CUDA_TRY(ctx, OdpGpuCopyIn(ctx, ss->d_data, m->data,
+									  (size_t) m->rows * m->dims * sizeof(float), ss->stream),
 				 "copying the input rows to the GPU");
 	if (ss->cosine)
-		ODP_CUDA_TRY(ctx, cudaMemcpyAsync(ss->d_norms, norms,
-										  (size_t) m->rows * sizeof(float),
-										  cudaMemcpyHostToDevice, ss->stream),
+		ODP_CUDA_TRY(ctx, OdpGpuCopyIn(ctx, ss->d_norms, norms,
+										  (size_t) m->rows * sizeof(float), ss->stream),
 					 "copying the row norms to the GPU");
 	ODP_CUDA_TRY(ctx, cudaStreamSynchronize(ss->stream),
 				 "copying the input rows to the GPU");

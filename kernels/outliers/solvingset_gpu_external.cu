@@ -98,16 +98,13 @@ SsExternalUpload(GpuSs *ss, const float *vectors, const int64_t *own, int32_t nc
 
 	for (int32_t i = 0; i < nc && ss->cosine; i++)
 		ss->h_ext_norms[i] = odp_row_norm(vectors + (size_t) i * ss->dims, ss->dims);
-	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(ss->d_ext, vectors, (size_t) nc * ss->dims * sizeof(float),
-									  cudaMemcpyHostToDevice, ss->stream),
+	ODP_CUDA_TRY(ctx, OdpGpuCopyIn(ctx, ss->d_ext, vectors, (size_t) nc * ss->dims * sizeof(float), ss->stream),
 				 "copying candidates to the GPU");
 	if (ss->cosine)
-		ODP_CUDA_TRY(ctx, cudaMemcpyAsync(ss->d_ext_norms, ss->h_ext_norms,
-										  (size_t) nc * sizeof(float),
-										  cudaMemcpyHostToDevice, ss->stream),
+		ODP_CUDA_TRY(ctx, OdpGpuCopyIn(ctx, ss->d_ext_norms, ss->h_ext_norms,
+										  (size_t) nc * sizeof(float), ss->stream),
 					 "copying candidate norms to the GPU");
-	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(ss->d_own, own, (size_t) nc * sizeof(int64_t),
-									  cudaMemcpyHostToDevice, ss->stream),
+	ODP_CUDA_TRY(ctx, OdpGpuCopyIn(ctx, ss->d_own, own, (size_t) nc * sizeof(int64_t), ss->stream),
 				 "copying candidates to the GPU");
 cleanup:
 	ctx->transfer_ms += odp_now_ms() - t0;
@@ -137,11 +134,9 @@ SsExternalFused(GpuSs *ss, const float *vectors, const int64_t *own,
 	odp_gpu_ss_fused_batches++;
 	ODP_TRY(SsExternalUpload(ss, vectors, own, nc));
 	t0 = odp_now_ms();
-	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(ss->d_bound, bounds, (size_t) nc * sizeof(float),
-									  cudaMemcpyHostToDevice, ss->stream),
+	ODP_CUDA_TRY(ctx, OdpGpuCopyIn(ctx, ss->d_bound, bounds, (size_t) nc * sizeof(float), ss->stream),
 				 "copying candidate bounds to the GPU");
-	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(ss->d_active, active, (size_t) ss->rows,
-									  cudaMemcpyHostToDevice, ss->stream),
+	ODP_CUDA_TRY(ctx, OdpGpuCopyIn(ctx, ss->d_active, active, (size_t) ss->rows, ss->stream),
 				 "copying SolvingSet active rows to the GPU");
 	ctx->transfer_ms += odp_now_ms() - t0;
 	ODP_TRY(SsGather(ss, ss->d_ext, ss->d_ext_norms, ss->h_iota, nc, nc, 1));
@@ -194,9 +189,8 @@ SsExternalFused(GpuSs *ss, const float *vectors, const int64_t *own,
 		if (over_lists == NULL)
 			return odp_fail(ctx, ODP_ERR_HOST_OOM,
 							"out of host memory for %lld neighbour lists", (long long) nover);
-		ODP_CUDA_TRY(ctx, cudaMemcpyAsync(ss->d_own2, ss->h_overpos,
-										  (size_t) nover * sizeof(int64_t),
-										  cudaMemcpyHostToDevice, ss->stream),
+		ODP_CUDA_TRY(ctx, OdpGpuCopyIn(ctx, ss->d_own2, ss->h_overpos,
+										  (size_t) nover * sizeof(int64_t), ss->stream),
 					 "copying candidates to the GPU");
 		ODP_TRY(SsExactFrom(ss, ss->d_ext, ss->d_ext_norms, ss->h_over, ss->d_own2,
 						   (int32_t) nover, NULL, over_lists, distances));
@@ -228,8 +222,7 @@ SsRowBounds(void *self, const int64_t *rows, int64_t n, float *out)
 		return;
 	ODP_CUDA_TRY(ctx, cudaSetDevice(ss->dev.id), "selecting the GPU");
 	ODP_TRY(SsExternalReserve(ss, n));
-	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(ss->d_cand, rows, (size_t) n * sizeof(int64_t),
-									  cudaMemcpyHostToDevice, ss->stream),
+	ODP_CUDA_TRY(ctx, OdpGpuCopyIn(ctx, ss->d_cand, rows, (size_t) n * sizeof(int64_t), ss->stream),
 				 "copying SolvingSet rows to the GPU");
 	SsLaunchBounds(ss, n, ss->d_ext_bound);
 	ODP_CUDA_TRY_LAUNCH(ctx, ss->stream, "launching the SolvingSet bound kernel");

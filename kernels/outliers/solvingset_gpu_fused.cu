@@ -246,8 +246,7 @@ SsExactUpdate(void *self, const int64_t *cand, int32_t nc_all,
 	ODP_CUDA_TRY(ctx, cudaSetDevice(ss->dev.id), "selecting the GPU");
 	odp_gpu_ss_fused_batches++;
 	t0 = odp_now_ms();
-	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(ss->d_active, active, (size_t) ss->rows,
-									  cudaMemcpyHostToDevice, ss->stream),
+	ODP_CUDA_TRY(ctx, OdpGpuCopyIn(ctx, ss->d_active, active, (size_t) ss->rows, ss->stream),
 				 "copying SolvingSet active rows to the GPU");
 	ctx->transfer_ms += odp_now_ms() - t0;
 	/* one chunk: the rows, bounds and ids of the candidates are in place */

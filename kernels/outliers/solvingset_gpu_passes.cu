@@ -211,13 +211,11 @@ SsCompact(GpuSs *ss, const uint8_t *active)
 	if (n == 0)
 		return ODP_OK;
 	/* old positions first: the state moves before the ids replace them */
-	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(ss->d_qrow, ss->h_pos, (size_t) n * sizeof(int64_t),
-									  cudaMemcpyHostToDevice, ss->stream),
+	ODP_CUDA_TRY(ctx, OdpGpuCopyIn(ctx, ss->d_qrow, ss->h_pos, (size_t) n * sizeof(int64_t), ss->stream),
 				 "copying SolvingSet active rows to the GPU");
 	SsCompactKernel<<<(unsigned) ((n * ss->k + 255) / 256), 256, 0, ss->stream>>>(ss->upd_state.dist, ss->upd_state.index, ss->upd_state.count, ss->d_qrow, n, ss->k, ss->alt_state.dist, ss->alt_state.index, ss->alt_state.count);
 	ODP_CUDA_TRY_LAUNCH(ctx, ss->stream, "launching the SolvingSet compaction kernel");
-	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(ss->d_qrow, ss->h_qrow, (size_t) n * sizeof(int64_t),
-									  cudaMemcpyHostToDevice, ss->stream),
+	ODP_CUDA_TRY(ctx, OdpGpuCopyIn(ctx, ss->d_qrow, ss->h_qrow, (size_t) n * sizeof(int64_t), ss->stream),
 				 "copying SolvingSet active rows to the GPU");
 	SsGatherKernel<<<(unsigned) ((n * ss->dims + 255) / 256), 256, 0, ss->stream>>>(ss->d_data, ss->d_norms, ss->dims, ss->d_qrow, n, n, 1, ss->d_q, ss->d_qnorm);
 	ODP_CUDA_TRY_LAUNCH(ctx, ss->stream, "launching the SolvingSet gather kernel");
@@ -246,8 +244,7 @@ SsGather(GpuSs *ss, const float *src, const float *src_norms, const int64_t *can
 	const int64_t total = pad * ss->dims * copies;
 	double		t0 = odp_now_ms();
 
-	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(ss->d_cand, cand, (size_t) nc * sizeof(int64_t),
-									  cudaMemcpyHostToDevice, ss->stream),
+	ODP_CUDA_TRY(ctx, OdpGpuCopyIn(ctx, ss->d_cand, cand, (size_t) nc * sizeof(int64_t), ss->stream),
 				 "copying SolvingSet candidates to the GPU");
 	SsGatherKernel<<<(unsigned) ((total + 255) / 256), 256, 0, ss->stream>>>(src, src_norms, ss->dims, ss->d_cand, nc, pad, copies, ss->d_gather, ss->d_gnorm);
 	ODP_CUDA_TRY_LAUNCH(ctx, ss->stream, "launching the SolvingSet gather kernel");

@@ -85,8 +85,7 @@ SsSelect(void *self, bool prune, double min_out, int64_t m, uint8_t *active,
 		return ODP_OK;
 	ODP_CUDA_TRY(ctx, cudaSetDevice(ss->dev.id), "selecting the GPU");
 	t0 = odp_now_ms();
-	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(ss->d_active, active, (size_t) ss->rows,
-									  cudaMemcpyHostToDevice, ss->stream),
+	ODP_CUDA_TRY(ctx, OdpGpuCopyIn(ctx, ss->d_active, active, (size_t) ss->rows, ss->stream),
 				 "copying SolvingSet active rows to the GPU");
 	ODP_CUDA_TRY(ctx, cudaMemsetAsync(ss->d_nact, 0, sizeof(int32_t), ss->stream),
 				 "clearing a SolvingSet counter");

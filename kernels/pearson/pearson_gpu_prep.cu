@@ -268,15 +268,14 @@ PearsonPrepChunk(GpuPearson *g, GpuPearsonSide *side, int64_t s0, int64_t s1,
 	OdpStatus	status = ODP_OK;
 	double		t0 = odp_now_ms();
 
-	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(out, m->data + (size_t) s0 * g->dims,
-									  n * sizeof(double), cudaMemcpyHostToDevice,
-									  g->stream),
+	ODP_CUDA_TRY(ctx, OdpGpuCopyIn(ctx, out, m->data + (size_t) s0 * g->dims,
+									  n * sizeof(double), g->stream),
 				 "copying the series to the GPU");
 	if (g->pairwise)
 	{
 		if (m->missing != NULL)
-			ODP_CUDA_TRY(ctx, cudaMemcpyAsync(g->d_miss, m->missing + (size_t) s0 * g->dims,
-											  n, cudaMemcpyHostToDevice, g->stream),
+			ODP_CUDA_TRY(ctx, OdpGpuCopyIn(ctx, g->d_miss, m->missing + (size_t) s0 * g->dims,
+											  n, g->stream),
 						 "copying the missing-value flags to the GPU");
 		else
 			ODP_CUDA_TRY(ctx, cudaMemsetAsync(g->d_miss, 0, n, g->stream),

@@ -93,9 +93,8 @@ PearsonPanel(GpuPearson *g, const GpuPearsonSide *side, int64_t s0, int64_t n,
 	{
 		double	   *dst = panel + (size_t) q * panel_rows * dims;
 
-		ODP_CUDA_TRY(g->ctx, cudaMemcpyAsync(dst, side->host[q] + (size_t) s0 * dims,
-											 (size_t) n * dims * sizeof(double),
-											 cudaMemcpyHostToDevice, g->stream),
+		ODP_CUDA_TRY(g->ctx, OdpGpuCopyIn(g->ctx, dst, side->host[q] + (size_t) s0 * dims,
+											 (size_t) n * dims * sizeof(double), g->stream),
 					 "copying a panel of series to the GPU");
 		planes[q] = dst;
 	}

@@ -715,20 +715,17 @@ SkyPresortDevice(GpuSky *g)
 
 	g->pinned = OdpGpuPinHost(ctx, g->p->points->data, sizeof(double) * (size_t) n);
 	t0 = odp_now_ms();
-	ODP_CUDA_RETURN(ctx, cudaMemcpyAsync(d_x, g->p->points->data, sizeof(double) * (size_t) n,
-										 cudaMemcpyHostToDevice, g->stream),
+	ODP_CUDA_RETURN(ctx, OdpGpuCopyIn(ctx, d_x, g->p->points->data, sizeof(double) * (size_t) n, g->stream),
 					"copying the skyline's rows to the GPU");
 	if (d_max != NULL)
-		ODP_CUDA_RETURN(ctx, cudaMemcpyAsync(d_max, g->p->maximize, g->dims,
-											 cudaMemcpyHostToDevice, g->stream),
+		ODP_CUDA_RETURN(ctx, OdpGpuCopyIn(ctx, d_max, g->p->maximize, g->dims, g->stream),
 						"copying the skyline's directions to the GPU");
 	ODP_CUDA_RETURN(ctx, cudaStreamSynchronize(g->stream), "copying the skyline's rows to the GPU");
 	ctx->transfer_ms += odp_now_ms() - t0;
 	OdpGpuUnpinHost(ctx, g->pinned);
 	g->pinned = NULL;
 
-	ODP_CUDA_RETURN(ctx, cudaMemcpyAsync(g->d_tests, &g->rows, sizeof(int64_t),
-										 cudaMemcpyHostToDevice, g->stream),
+	ODP_CUDA_RETURN(ctx, OdpGpuCopyIn(ctx, g->d_tests, &g->rows, sizeof(int64_t), g->stream),
 					"checking the skyline's values");
 	SkyValueKeys<<<SkyGrid(n, 256), 256, 0, g->stream>>>(d_x, d_max, g->rows, g->dims,
 														 k64[0], v32[0], g->d_tests);
@@ -849,11 +846,9 @@ SkyUploadRows(GpuSky *g, const uint32_t *ranks, const uint64_t *masks, int64_t n
 {
 	double		t0 = odp_now_ms();
 
-	ODP_CUDA_RETURN(g->ctx, cudaMemcpyAsync(d_ranks, ranks, sizeof(uint32_t) * (size_t) g->dims * n,
-											cudaMemcpyHostToDevice, g->stream),
+	ODP_CUDA_RETURN(g->ctx, OdpGpuCopyIn(g->ctx, d_ranks, ranks, sizeof(uint32_t) * (size_t) g->dims * n, g->stream),
 					"copying the skyline's rows to the GPU");
-	ODP_CUDA_RETURN(g->ctx, cudaMemcpyAsync(d_masks, masks, sizeof(uint64_t) * (size_t) n,
-											cudaMemcpyHostToDevice, g->stream),
+	ODP_CUDA_RETURN(g->ctx, OdpGpuCopyIn(g->ctx, d_masks, masks, sizeof(uint64_t) * (size_t) n, g->stream),
 					"copying the skyline's rows to the GPU");
 	g->ctx->transfer_ms += odp_now_ms() - t0;
 	return ODP_OK;

@@ -33,6 +33,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "odp_resident.h"
 #include "odp_pearson.h"
 #include "service/service_engine.h"
 #include "service/service_objects.h"
@@ -277,6 +278,7 @@ EngineRun(int i)
 	job->in = EngineRing(slot->in);
 	job->out = EngineRing(slot->out);
 	job->done = EngineJobDone;
+	job->staging = staging;
 	for (int a = 0; a < n && slot->run.message[0] == '\0'; a++)
 	{
 		char	   *base = NULL;
@@ -353,12 +355,18 @@ EngineHandle(const OdpEngineMsg *msg)
 			reply.kind = ODP_ENGINE_RECOVERED;
 			reply.ordinal = msg->ordinal;
 			reply.status = odp_gpu_device_recover(&ctx, msg->ordinal, &rebuilt);
+			/* a new context, or none: the old one's memory is gone */
+			if (rebuilt || reply.status != ODP_OK)
+				odp_resident_forget_device(msg->ordinal);
 			reply.rebuilt = rebuilt;
 			memcpy(reply.message, ctx.message, sizeof(reply.message));
 			EngineSend(&reply);
 			break;
 		case ODP_ENGINE_STOP:
 			EngineStop();
+			break;
+		case ODP_ENGINE_EVICT:
+			odp_resident_drop((uint64_t) msg->handle);
 			break;
 		default:
 			break;

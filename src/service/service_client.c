@@ -341,6 +341,13 @@ ClientSubmit(ClientState *cs, OdpCall *call, const char *function)
 			slot->shared_handle[i] = loc.handle;
 			slot->shared_offset[i] = loc.offset;
 			slot->mapped[i] = NULL;
+			/* the entry stays pinned until the call's arrays go */
+			slot->cache_slot[i] = loc.cached ? loc.entry.slot : -1;
+			slot->cache_generation[i] = loc.cached ? loc.entry.generation : 0;
+			slot->cache_offset[i] = loc.cached ? loc.array_offset : 0;
+			slot->cache_bytes[i] = loc.cached ? loc.array_bytes : 0;
+			slot->resident_tag[i] = 0;
+			slot->resident_make[i] = false;
 		}
 	}
 	slot->ndevices = 0;

@@ -121,7 +121,8 @@ typedef enum OdpEngineMsgKind
 	ODP_ENGINE_DROP,			/* worker: free owner's node state handle */
 	ODP_ENGINE_RECOVER,			/* worker: check device ordinal */
 	ODP_ENGINE_RECOVERED,		/* engine: status, rebuilt, message */
-	ODP_ENGINE_STOP				/* worker: cancel everything and exit */
+	ODP_ENGINE_STOP,			/* worker: cancel everything and exit */
+	ODP_ENGINE_EVICT			/* worker: free the table cache copy handle */
 } OdpEngineMsgKind;
 
 /* One message on the socket (SOCK_SEQPACKET: whole or nothing). */
@@ -149,6 +150,7 @@ typedef struct OdpEngineJob
 	OdpRing    *in;
 	OdpRing    *out;
 	void	   *inputs[ODP_CALL_MAX_ARRAYS];	/* in place, else NULL */
+	char	   *staging;		/* this process's view of the staging area */
 	void	   *maps[ODP_CALL_MAX_ARRAYS];	/* segments mapped for it */
 	size_t		map_bytes[ODP_CALL_MAX_ARRAYS];
 	void		(*done) (struct OdpEngineJob *job); /* called last */

@@ -31,6 +31,8 @@ typedef enum OdpServiceState
 #define ODP_SERVICE_NAME_LEN 128
 #define ODP_SERVICE_WHY_LEN 256
 #define ODP_SERVICE_DROPS 64
+/* Copies of table cache arrays the engine may hold (service_resident.h). */
+#define ODP_SERVICE_RESIDENT 256
 
 typedef struct OdpServiceDevice
 {
@@ -42,12 +44,30 @@ typedef struct OdpServiceDevice
 	size_t		total_memory;
 	size_t		budget;			/* bytes requests may reserve together */
 	size_t		reserved;		/* bytes reserved by running requests */
+	size_t		resident;		/* bytes of table cache copies held here */
 	int			running;
 	int			queued;
 	bool		needs_check;	/* a request failed with a CUDA error: admit
 								 * nothing until its context is checked */
 	bool		checking;		/* the engine process checks it now */
 } OdpServiceDevice;
+
+/*
+ * A copy the engine holds (or makes) of an array of a table cache entry
+ * (service_resident.h).
+ */
+typedef struct OdpServiceResident
+{
+	uint64_t	tag;			/* the engine's name for it; 0: a free entry */
+	int32_t		cache_slot;		/* the table cache entry it copies */
+	uint64_t	cache_generation;
+	uint64_t	offset;			/* the array's extent in the staging area */
+	uint64_t	bytes;
+	int32_t		device;			/* index into devices[] */
+	int32_t		uses;			/* arrays of running requests that use it */
+	bool		ready;			/* made: else a running request makes it */
+	double		last_used_ms;	/* odp_now_ms() */
+} OdpServiceResident;
 
 typedef struct OdpServiceShared
 {
@@ -86,6 +106,9 @@ typedef struct OdpServiceShared
 	int64_t		engine_restarts;	/* starts after the worker's first */
 	bool		engine_ready;	/* it runs requests */
 	char		engine_last_exit[ODP_SERVICE_WHY_LEN];	/* how the last one ended */
+
+	uint64_t	next_resident_tag;
+	OdpServiceResident resident[ODP_SERVICE_RESIDENT];
 
 	int			nslots;
 	OdpServiceSlot *slots;		/* in the engine area (every server process

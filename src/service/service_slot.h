@@ -69,6 +69,23 @@ typedef struct OdpServiceSlot
 	uint64_t	shared_offset[ODP_CALL_MAX_ARRAYS];
 	void	   *mapped[ODP_CALL_MAX_ARRAYS];
 
+	/*
+	 * Staged inputs that lie in arrays of table cache entries: the entry
+	 * (cache_generation 0: none) and the whole array's extent in the
+	 * staging area (the call may read a part of it), written by the
+	 * backend.  The worker, as it admits the request, names the engine's
+	 * copy of the array the call uses (resident_tag, 0: none) on the
+	 * device it runs on, or asks the engine to make it first
+	 * (resident_make); the engine says whether it did (resident_made).
+	 */
+	int32_t		cache_slot[ODP_CALL_MAX_ARRAYS];
+	uint64_t	cache_generation[ODP_CALL_MAX_ARRAYS];
+	uint64_t	cache_offset[ODP_CALL_MAX_ARRAYS];
+	uint64_t	cache_bytes[ODP_CALL_MAX_ARRAYS];
+	uint64_t	resident_tag[ODP_CALL_MAX_ARRAYS];
+	bool		resident_make[ODP_CALL_MAX_ARRAYS];
+	_Atomic int resident_made[ODP_CALL_MAX_ARRAYS];
+
 	/* the service's main thread, under the lock */
 	int			state;			/* OdpSlotState */
 	uint64_t	ticket;			/* order of submission: first come first

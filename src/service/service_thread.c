@@ -22,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "odp_resident.h"
 #include "service/service_engine.h"
 #include "service/service_objects.h"
 
@@ -224,6 +225,53 @@ ThreadAllocateInputs(OdpEngineJob *job, OdpCallArray *arrays, int n,
 	return true;
 }
 
+/*
+ * Makes the copies of table cache arrays the worker asked for, and lists
+ * those the call uses in ctx (views, at most one per input): a GPU path
+ * copies from them on the device; the CPU engine reads its own copies in
+ * place of the staging area's.  A copy that cannot be made is no error:
+ * the call reads the staging area, and the worker hears it was not made.
+ */
+static void
+ThreadResident(OdpEngineJob *job, OdpContext *ctx, OdpCallArray *arrays, int n,
+			   OdpResidentArray *views)
+{
+	OdpServiceSlot *slot = job->slot;
+	int			ordinal = ctx->device == ODP_DEVICE_GPU && slot->ndevices > 0 ?
+		slot->devices[0] : ODP_RESIDENT_HOST;
+
+	ctx->resident = views;
+	ctx->nresident = 0;
+	for (int i = 0; i < n; i++)
+	{
+		uint64_t	tag = slot->resident_tag[i];
+		OdpResidentArray *v = &views[ctx->nresident];
+
+		if (tag == 0 || job->staging == NULL || !slot->staged[i])
+			continue;
+		if (slot->resident_make[i])
+		{
+			OdpContext	scratch = *ctx;
+
+			if (odp_resident_make(&scratch, tag, ordinal,
+								  job->staging + slot->cache_offset[i],
+								  slot->cache_bytes[i]) == ODP_OK)
+				atomic_store(&slot->resident_made[i], 1);
+			ctx->transfer_ms = scratch.transfer_ms;
+		}
+		if (!odp_resident_find(tag, v))
+			continue;
+		ctx->nresident++;
+		if (v->ordinal == ODP_RESIDENT_HOST)
+		{
+			const char *in = (const char *) *arrays[i].ptr;
+
+			if (in >= v->host && in + arrays[i].bytes <= v->host + v->bytes)
+				*arrays[i].ptr = (void *) (v->copy + (in - v->host));
+		}
+	}
+}
+
 void *
 odp_service_thread_main(void *arg)
 {
@@ -233,6 +281,7 @@ odp_service_thread_main(void *arg)
 	OdpContext	ctx = slot->run;
 	OdpCallArray inputs[ODP_CALL_MAX_ARRAYS];
 	OdpCallArray outputs[ODP_CALL_MAX_ARRAYS];
+	OdpResidentArray resident[ODP_CALL_MAX_ARRAYS];
 	void	   *owned[2 * ODP_CALL_MAX_ARRAYS];
 	int			nowned = 0;
 	int			nin = odp_call_inputs(&call, inputs);
@@ -289,6 +338,7 @@ odp_service_thread_main(void *arg)
 			call.emit = ThreadEmit;
 			call.emit_arg = job;
 		}
+		ThreadResident(job, &ctx, inputs, nin, resident);
 		status = ThreadRunCall(slot, &ctx, &call, owned, &nowned, nin);
 	}
 	if (status == ODP_ERR_CANCELLED && atomic_load(&odp_service_stopping))

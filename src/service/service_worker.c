@@ -47,6 +47,7 @@
 #include "postmaster/interrupt.h"
 #include "service/service.h"
 #include "service/service_engine_proc.h"
+#include "service/service_resident.h"
 #include "service/service_shmem.h"
 #include "service/service_staging.h"
 #include "settings.h"
@@ -374,6 +375,7 @@ ServiceAdmit(int i, const int *dev, int ndev, size_t reserve, bool split,
 		OdpService->devices[dev[j]].running++;
 	}
 	slot->reserved = reserve;
+	OdpResidentAdmit(slot, dev, ndev);
 	slot->started_ms = odp_now_ms();
 	slot->run_generation = OdpService->generation;
 	atomic_store(&slot->progress_done, 0);
@@ -399,6 +401,7 @@ ServiceRelease(int i)
 	OdpServiceSlot *slot = &OdpService->slots[i];
 
 	ServiceUnmapInputs(i);
+	OdpResidentRelease(slot);
 	for (int j = 0; j < slot->ndevices; j++)
 	{
 		int			d = ServiceDeviceIndex(slot->devices[j]);
@@ -443,7 +446,7 @@ ServiceSortByTicket(int *idx, int n)
 static size_t
 ServiceShare(const OdpServiceDevice *dev, size_t wish, int behind)
 {
-	size_t		unreserved = dev->budget - dev->reserved;
+	size_t		unreserved = OdpResidentUnreserved(dev);
 	size_t		need = Min(wish, dev->budget);
 
 	if (unreserved < need)
@@ -497,8 +500,12 @@ ServiceAdmitQueued(void)
 			size_t		reserve = SIZE_MAX;
 
 			for (int c = 0; c < ncand; c++)
+			{
+				/* table cache copies give way before a request waits */
+				(void) OdpResidentEvict(cand[c], Min(wish, OdpService->devices[cand[c]].budget));
 				reserve = Min(reserve, ServiceShare(&OdpService->devices[cand[c]], wish,
 													nq - q - 1));
+			}
 			if (cap > 0)
 				reserve = Min(reserve, cap);
 			if (reserve > 0)
@@ -517,6 +524,14 @@ ServiceAdmitQueued(void)
 			if (best < 0 || load < OdpService->devices[best].running + ahead[best])
 				best = d;
 		}
+		{
+			/* the device that holds its cached inputs, where it has room */
+			int			held = OdpResidentPreferred(slot, cand, ncand);
+
+			if (held >= 0 && !blocked[held] &&
+				ServiceShare(&OdpService->devices[held], wish, nq - q - 1) > 0)
+				best = held;
+		}
 		if (best < 0)
 		{
 			/* every device it may use has an earlier request waiting */
@@ -525,7 +540,11 @@ ServiceAdmitQueued(void)
 		}
 		{
 			OdpServiceDevice *dev = &OdpService->devices[best];
-			size_t		reserve = ServiceShare(dev, wish, nq - q - 1);
+			size_t		reserve;
+
+			/* table cache copies give way before a request waits */
+			(void) OdpResidentEvict(best, Min(wish, dev->budget));
+			reserve = ServiceShare(dev, wish, nq - q - 1);
 
 			if (cap > 0 && reserve > 0)
 				reserve = Min(reserve, cap);
@@ -586,7 +605,9 @@ ServiceRecovered(const OdpEngineMsg *msg)
 						msg->ordinal, msg->message)));
 		service_restart = true;
 	}
-	else if (msg->rebuilt)
+	if (msg->status != ODP_OK || msg->rebuilt)
+		OdpResidentForget(d);	/* its context's memory went with it */
+	if (msg->status == ODP_OK && msg->rebuilt)
 		ereport(LOG,
 				(errmsg("odp_gpu service: rebuilt the context of device %d after a fault",
 						msg->ordinal)));
@@ -708,6 +729,8 @@ ServiceEngineReady(void)
 	double		started_ms;
 
 	LWLockAcquire(OdpService->lock, LW_EXCLUSIVE);
+	/* a new engine process holds no copies */
+	OdpResidentForget(-1);
 	ServiceTakeDevices();
 	OdpService->engine_ready = true;
 	first = OdpService->state == ODP_SERVICE_STARTING;
@@ -893,6 +916,7 @@ OdpServiceMain(Datum arg)
 		ServiceSchedule();
 		LWLockRelease(OdpService->lock);
 		ServiceDropObjects();
+		OdpResidentSweep();
 	}
 	ServiceStop();
 	proc_exit(1);				/* 1: the postmaster restarts the worker */

@@ -262,6 +262,22 @@ OdpTableCacheUnpin(OdpCacheHandle h)
 }
 
 /* See table_cache.h. */
+bool
+OdpTableCacheLive(int slot, uint64 generation)
+{
+	const CacheEntry *e;
+	bool		live;
+
+	if (cache == NULL || slot < 0 || slot >= ODP_CACHE_ENTRIES)
+		return false;
+	e = &cache->entries[slot];
+	LWLockAcquire(cache->lock, LW_SHARED);
+	live = e->used && !e->dead && e->generation == generation;
+	LWLockRelease(cache->lock);
+	return live;
+}
+
+/* See table_cache.h. */
 void
 OdpTableCacheCountHit(OdpCacheHandle h)
 {
@@ -412,7 +428,8 @@ OdpTableCacheList(OdpCacheInfo *info)
 		memcpy(out->columns, e->columns, sizeof(int16) * e->ncolumns);
 		out->rows = e->layout.rows;
 		out->bytes = (int64) e->bytes;
-		out->device = -1;
+		out->slot = s;
+		out->generation = e->generation;
 		out->hits = e->hits;
 		out->built_at = e->built_at;
 		out->last_used_at = e->last_used_at;

@@ -129,6 +129,12 @@ extern bool OdpTableCacheFind(const OdpCacheKey *key, OdpCacheHandle *h,
 extern void OdpTableCachePin(OdpCacheHandle h);
 extern void OdpTableCacheUnpin(OdpCacheHandle h);
 
+/*
+ * Whether the entry of slot and generation is still one a read may find
+ * (neither stale, evicted nor dropped).
+ */
+extern bool OdpTableCacheLive(int slot, uint64 generation);
+
 /* Counts a use of a pinned entry that was found valid. */
 extern void OdpTableCacheCountHit(OdpCacheHandle h);
 
@@ -169,7 +175,8 @@ typedef struct OdpCacheInfo
 	int16		columns[ODP_CACHE_MAX_COLUMNS];
 	int64		rows;
 	int64		bytes;
-	int32		device;			/* -1: host memory only */
+	int			slot;			/* the entry: its slot and generation */
+	uint64		generation;
 	int64		hits;
 	TimestampTz built_at;
 	TimestampTz last_used_at;

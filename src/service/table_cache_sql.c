@@ -23,6 +23,7 @@
 #include "commands/dbcommands.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "service/service_resident.h"
 #include "service/table_cache.h"
 #include "utils/acl.h"
 #include "utils/array.h"
@@ -67,7 +68,8 @@ CacheColumns(const OdpCacheInfo *e)
 /*
  * odp_gpu_table_cache() -> one row per entry of a relation of this
  * database the caller may read: database, relation, columns, rows, bytes,
- * device (NULL: host memory only), hits, built_at, last_used_at.
+ * device (the GPU whose engine holds a copy of it, the CPU engine's 0;
+ * NULL: the staging area only), hits, built_at, last_used_at.
  */
 Datum
 odp_gpu_table_cache(PG_FUNCTION_ARGS)
@@ -85,17 +87,19 @@ odp_gpu_table_cache(PG_FUNCTION_ARGS)
 		const OdpCacheInfo *e = &entries[i];
 		Datum		values[CACHE_COLS];
 		bool		nulls[CACHE_COLS] = {false};
+		int			device;
 
 		if (e->database != MyDatabaseId || !CacheMayRead(e->relid))
 			continue;
+		device = OdpResidentDevice(e->slot, e->generation);
 		values[0] = CStringGetDatum(datname);
 		values[0] = DirectFunctionCall1(namein, values[0]);
 		values[1] = ObjectIdGetDatum(e->relid);
 		values[2] = CacheColumns(e);
 		values[3] = Int64GetDatum(e->rows);
 		values[4] = Int64GetDatum(e->bytes);
-		nulls[5] = e->device < 0;
-		values[5] = Int32GetDatum(e->device);
+		nulls[5] = device < 0;
+		values[5] = Int32GetDatum(device);
 		values[6] = Int64GetDatum(e->hits);
 		values[7] = TimestampTzGetDatum(e->built_at);
 		values[8] = TimestampTzGetDatum(e->last_used_at);

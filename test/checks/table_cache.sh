@@ -33,8 +33,12 @@
 #     recently used first, and give way to an input that finds no room
 #     (no miss counted); an entry dropped while a call uses it goes once
 #     the call ends, as do the pins of a terminated backend;
+#   - a call through the service leaves a copy of its table in the engine
+#     (the view's device), which the next calls use with the oracle's rows;
+#     a new engine process holds none and makes them again; a call that
+#     needs the device memory a copy holds gets it at once;
 #   - in the end no byte of the area is held.
-# Ends with the server restarted without preloading.  About 40 s on two
+# Ends with the server restarted without preloading.  About 50 s on two
 # cores.
 
 # The k-NN call of the checks, and its SQL oracle: squared distances of
@@ -82,6 +86,82 @@ odp_tc_wait_free() {
 		sleep 0.1
 	done
 	return 1
+}
+
+# The engine's copies of the entries (service_resident.h), on a table of
+# 250,000 x 32 real[] (32 MB): a call through the service leaves a copy in
+# the engine (the view's device), the next calls give the oracle's rows
+# from it; a new engine process holds none and makes them again; and under
+# a device budget of 358 MB a call that needs more than the copy leaves
+# (a request wishes for 256 MB and twice its inputs) gets it at once,
+# the copy giving way.  The calls ask for the GPU path, which the service
+# serves (under auto, a single k-NN query computes in the backend).
+ODP_TC_DEV_KNN="SELECT 'r=' || string_agg(id || ':' || distance, ',' ORDER BY rank)
+	FROM odp_knn('tc_dev', array_fill(50::real, '{32}'), k => 10, metric => 'sqeuclidean')"
+ODP_TC_DEV_ORACLE="SELECT 'r=' || string_agg(id || ':' || d, ',' ORDER BY d, id) FROM
+	(SELECT id, (SELECT sum((x - 50)::float8 ^ 2) FROM unnest(f) x) AS d FROM tc_dev ORDER BY d, id LIMIT 10) s"
+odp_tc_copy_checks() {
+	local out eng new
+	out=$(psql -X -q -At -v ON_ERROR_STOP=1 2>&1 <<SQL
+SET odp_gpu.device = gpu;
+CREATE TABLE tc_dev (id bigint PRIMARY KEY, f real[]) WITH (autovacuum_enabled = off);
+INSERT INTO tc_dev SELECT i, array(SELECT ((i * 7919 + j * 104729) % 97)::real FROM generate_series(1, 32) j)
+	FROM generate_series(1, 250000) i;
+VACUUM tc_dev;
+SELECT 'first_' || ($ODP_TC_DEV_KNN);
+SELECT 'copies=' || count(device) FILTER (WHERE relation = 'tc_dev'::regclass) FROM odp_gpu_table_cache;
+SELECT 'again_' || ($ODP_TC_DEV_KNN);
+SELECT 'oracle_' || ($ODP_TC_DEV_ORACLE);
+SQL
+)
+	[ -n "$(sed -n 's/^oracle_r=//p' <<<"$out")" ] && grep -q '^copies=1$' <<<"$out" &&
+		[ "$(sed -n 's/^first_r=//p' <<<"$out")" = "$(sed -n 's/^oracle_r=//p' <<<"$out")" ] &&
+		[ "$(sed -n 's/^again_r=//p' <<<"$out")" = "$(sed -n 's/^oracle_r=//p' <<<"$out")" ]
+	odp_check "a table read through the service leaves a copy in the engine, and the call on the copy gives the SQL oracle's rows" $? \
+		"$(tr '\n' ' ' <<<"$out" | head -c 400)"
+
+	eng=$(psql -X -At -c "SELECT engine_pid FROM odp_gpu_info() WHERE engine_pid IS NOT NULL LIMIT 1")
+	[ -n "$eng" ] && kill -KILL "$eng"
+	for _ in $(seq 500); do
+		new=$(psql -X -At -c "SELECT engine_pid FROM odp_gpu_info() WHERE engine_pid IS NOT NULL LIMIT 1")
+		[ -n "$new" ] && [ "$new" != "$eng" ] && break
+		sleep 0.02
+	done
+	out=$(psql -X -q -At 2>&1 <<SQL
+SET odp_gpu.device = gpu;
+SELECT 'gone=' || count(*) FILTER (WHERE device IS NULL) || '/' || count(*) FROM odp_gpu_table_cache WHERE relation = 'tc_dev'::regclass;
+SELECT 'after_' || ($ODP_TC_DEV_KNN);
+SELECT 'copies=' || count(device) FROM odp_gpu_table_cache WHERE relation = 'tc_dev'::regclass;
+SELECT 'oracle_' || ($ODP_TC_DEV_ORACLE);
+SQL
+)
+	[ -n "$eng" ] && [ "$new" != "$eng" ] && grep -q '^gone=1/1$' <<<"$out" && grep -q '^copies=1$' <<<"$out" &&
+		[ "$(sed -n 's/^after_r=//p' <<<"$out")" = "$(sed -n 's/^oracle_r=//p' <<<"$out")" ]
+	odp_check "a new engine process holds no copy (the entry stays, with no device) and makes it again, with the oracle's rows" $? \
+		"engine $eng -> $new; $(tr '\n' ' ' <<<"$out" | head -c 400)"
+
+	psql -X -q -c "ALTER SYSTEM SET odp_gpu.gpu_memory_limit = '358MB'" -c "SELECT pg_reload_conf()" >/dev/null
+	sleep 1
+	out=$(psql -X -q -At 2>&1 <<SQL
+SET statement_timeout = '60s';
+SET odp_gpu.device = gpu;
+SELECT 'first_' || ($ODP_TC_DEV_KNN);
+SELECT 'before=' || count(device) FROM odp_gpu_table_cache WHERE relation = 'tc_dev'::regclass;
+SELECT 'big=' || string_agg(id::text, ',' ORDER BY rank) FROM odp_knn(
+	'(SELECT id, f FROM tc_dev UNION ALL SELECT id + 1000000, f FROM tc_dev WHERE id <= 125000)',
+	array_fill(50::real, '{32}'), k => 3, metric => 'sqeuclidean');
+SELECT 'after=' || count(device) FROM odp_gpu_table_cache WHERE relation = 'tc_dev'::regclass;
+SELECT 'again_' || ($ODP_TC_DEV_KNN);
+SELECT 'oracle_' || ($ODP_TC_DEV_ORACLE);
+SQL
+)
+	psql -X -q -c "ALTER SYSTEM RESET odp_gpu.gpu_memory_limit" -c "SELECT pg_reload_conf()" >/dev/null
+	grep -q '^before=1$' <<<"$out" && grep -q '^after=0$' <<<"$out" && grep -q '^big=[0-9]' <<<"$out" &&
+		[ "$(sed -n 's/^first_r=//p' <<<"$out")" = "$(sed -n 's/^oracle_r=//p' <<<"$out")" ] &&
+		[ "$(sed -n 's/^again_r=//p' <<<"$out")" = "$(sed -n 's/^oracle_r=//p' <<<"$out")" ]
+	odp_check "under a device budget of 358 MB, a call that needs the memory a copy holds gets it at once, the copy giving way" $? \
+		"$(tr '\n' ' ' <<<"$out" | head -c 400)"
+	psql -X -q -c "DROP TABLE tc_dev" >/dev/null
 }
 
 odp_table_cache_checks() {
@@ -538,6 +618,8 @@ SQL
 		[ "$(odp_tc_bytes)" = 0 ]
 	odp_check "a backend terminated while it computes on an entry: its pins go, the entry is dropped, and the whole area is free" $? \
 		"$out; free $(psql -X -At -c "SELECT largest_free FROM odp_gpu_staging()") of $size"
+
+	odp_tc_copy_checks
 
 	psql -X -q -c "DROP TABLE IF EXISTS tc_pts, tc_x, tc_series, tc_regs, tc_m1, tc_m2, tc_m3, tc_big, tc_long, tc_unlogged" \
 		-c "DROP TABLE IF EXISTS tc_toast, tc_parted" -c "DROP DATABASE IF EXISTS tc_db1" -c "DROP DATABASE IF EXISTS tc_db2" \
