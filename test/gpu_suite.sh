@@ -610,12 +610,23 @@ if [ -n "$service_opts" ]; then
 	odp_log "a CUDA fault in the GPU service"
 	pm_start=$(psql -X -At -c "SELECT pg_postmaster_start_time()")
 	psql -X -q -c "DROP TABLE IF EXISTS odp_fault_t" \
-		-c "CREATE TABLE odp_fault_t AS SELECT i AS id, ARRAY[i % 7, i % 11]::real[] AS f FROM generate_series(1, 20000) i" >/dev/null
+		-c "CREATE TABLE odp_fault_t AS SELECT i AS id, ARRAY[i % 7, i % 11]::real[] AS f FROM generate_series(1, 20000) i" \
+		-c "VACUUM odp_fault_t" >/dev/null
 	want=$(PGOPTIONS="-c odp_gpu.device=cpu" psql -X -At -c "SELECT string_agg(id::text, ',') FROM odp_top_outliers('odp_fault_t', k => 5, n => 5)")
+	# the table cache's copy of the table on the device, made by a call
+	copies=$(PGOPTIONS="-c odp_gpu.device=gpu" psql -X -At -c "SELECT count(*) FROM odp_top_outliers('odp_fault_t', k => 5, n => 5)" \
+		-c "SELECT count(device) FROM odp_gpu_table_cache WHERE relation = 'odp_fault_t'::regclass" | tail -1)
+	log_pos=$(stat -c %s "${ODP_SERVER_LOG:-/tmp/pg-server.log}" 2>/dev/null || echo 0)
 	out=$(PGOPTIONS="-c odp_gpu.device=gpu -c odp_gpu.service_fault_test=on" \
 		psql -X -At -c "SELECT count(*) FROM odp_top_outliers('odp_fault_t', k => 5, n => 5)" 2>&1)
 	grep -q "GPU failure" <<<"$out" && ! grep -q "XX000" <<<"$out"
 	odp_check "a call whose device faults fails with a GPU error" $? "$out"
+	for _ in $(seq 1 100); do
+		tail -c +"$((log_pos + 1))" "${ODP_SERVER_LOG:-/tmp/pg-server.log}" 2>/dev/null |
+			grep -qE 'rebuilt the context|restarting the engine process' && break
+		sleep 0.1
+	done
+	gone=$(psql -X -At -c "SELECT count(device) || '/' || count(*) FROM odp_gpu_table_cache WHERE relation = 'odp_fault_t'::regclass")
 	got=
 	for _ in $(seq 1 60); do
 		got=$(PGOPTIONS="-c odp_gpu.device=gpu" psql -X -At -c "SELECT string_agg(id::text, ',') FROM odp_top_outliers('odp_fault_t', k => 5, n => 5)" 2>/dev/null) && break
@@ -623,6 +634,10 @@ if [ -n "$service_opts" ]; then
 	done
 	[ "$got" = "$want" ]
 	odp_check "after the fault the service computes on the GPU again" $? "got '$got', want '$want'"
+	[ "$copies" = 1 ] && [ "$gone" = 0/1 ] &&
+		[ "$(psql -X -At -c "SELECT count(device) FROM odp_gpu_table_cache WHERE relation = 'odp_fault_t'::regclass")" = 1 ]
+	odp_check "the table cache's copy on the device goes with the rebuilt context (the entry stays), and the next call makes it again" $? \
+		"copies before $copies, after the fault $gone"
 	[ "$(psql -X -At -c "SELECT pg_postmaster_start_time()")" = "$pm_start" ]
 	odp_check "the server did not restart" $? "$(grep -E 'rebuilt the context|restarting to rebuild|terminated by signal' "${ODP_SERVER_LOG:-/tmp/pg-server.log}" 2>/dev/null | tail -3)"
 	grep -E 'rebuilt the context|restarting to rebuild' "${ODP_SERVER_LOG:-/tmp/pg-server.log}" 2>/dev/null | tail -2

@@ -287,7 +287,8 @@ OdpResidentDevice(int cache_slot, uint64_t generation)
 	if (OdpService == NULL)
 		return -1;
 	LWLockAcquire(OdpService->lock, LW_SHARED);
-	for (int r = 0; r < ODP_SERVICE_RESIDENT && ordinal < 0; r++)
+	/* a lost engine process took its copies; its successor forgets them at READY */
+	for (int r = 0; r < ODP_SERVICE_RESIDENT && ordinal < 0 && OdpService->engine_ready; r++)
 	{
 		OdpServiceResident *c = &OdpService->resident[r];
 

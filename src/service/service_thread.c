@@ -231,14 +231,17 @@ ThreadAllocateInputs(OdpEngineJob *job, OdpCallArray *arrays, int n,
  * copies from them on the device; the CPU engine reads its own copies in
  * place of the staging area's.  A copy that cannot be made is no error:
  * the call reads the staging area, and the worker hears it was not made.
+ * Returns the time the copies took to make (the call's transfer: the
+ * analytics start their own count at zero).
  */
-static void
+static double
 ThreadResident(OdpEngineJob *job, OdpContext *ctx, OdpCallArray *arrays, int n,
 			   OdpResidentArray *views)
 {
 	OdpServiceSlot *slot = job->slot;
 	int			ordinal = ctx->device == ODP_DEVICE_GPU && slot->ndevices > 0 ?
 		slot->devices[0] : ODP_RESIDENT_HOST;
+	double		made_ms = 0.0;
 
 	ctx->resident = views;
 	ctx->nresident = 0;
@@ -253,11 +256,12 @@ ThreadResident(OdpEngineJob *job, OdpContext *ctx, OdpCallArray *arrays, int n,
 		{
 			OdpContext	scratch = *ctx;
 
+			scratch.transfer_ms = 0.0;
 			if (odp_resident_make(&scratch, tag, ordinal,
 								  job->staging + slot->cache_offset[i],
 								  slot->cache_bytes[i]) == ODP_OK)
 				atomic_store(&slot->resident_made[i], 1);
-			ctx->transfer_ms = scratch.transfer_ms;
+			made_ms += scratch.transfer_ms;
 		}
 		if (!odp_resident_find(tag, v))
 			continue;
@@ -270,6 +274,7 @@ ThreadResident(OdpEngineJob *job, OdpContext *ctx, OdpCallArray *arrays, int n,
 				*arrays[i].ptr = (void *) (v->copy + (in - v->host));
 		}
 	}
+	return made_ms;
 }
 
 void *
@@ -333,13 +338,16 @@ odp_service_thread_main(void *arg)
 		pause();
 	if (ok && status == ODP_OK)
 	{
+		double		made_ms;
+
 		if (call.op == ODP_CALL_PEARSON_PAIRS || call.op == ODP_CALL_INTERVAL_PAIRS)
 		{
 			call.emit = ThreadEmit;
 			call.emit_arg = job;
 		}
-		ThreadResident(job, &ctx, inputs, nin, resident);
+		made_ms = ThreadResident(job, &ctx, inputs, nin, resident);
 		status = ThreadRunCall(slot, &ctx, &call, owned, &nowned, nin);
+		ctx.transfer_ms += made_ms;
 	}
 	if (status == ODP_ERR_CANCELLED && atomic_load(&odp_service_stopping))
 	{
