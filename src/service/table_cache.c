@@ -70,8 +70,9 @@ OdpTableCacheDefineSettings(GucContext fixed)
 							 &odp_table_cache, true,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomRealVariable("odp_gpu.table_cache_share",
-							 "The largest share of the staging area the table cache takes.",
-							 "Entries also give way, least recently used first, to any input that finds no room.",
+							 "The largest share of the staging area the table cache takes, and of each device's memory budget its copies on the GPUs take.",
+							 "Entries also give way, least recently used first, to any input that finds no room, "
+							 "and their copies to any request that would wait for memory.",
 							 &odp_table_cache_share, 0.75, 0.0, 1.0,
 							 fixed == PGC_POSTMASTER ? PGC_SIGHUP : fixed, 0, NULL, NULL, NULL);
 }

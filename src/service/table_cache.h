@@ -21,7 +21,9 @@
  * extents go back when the last pin does (and, for the service, once it
  * stops reading them).  Entries give way, least recently used first, to
  * any input that finds no room in the area, and together take at most
- * odp_gpu.table_cache_share of it.
+ * odp_gpu.table_cache_share of it.  The service's engine keeps copies of
+ * entries' arrays on its devices (service_resident.h), each tied to one
+ * entry's slot and generation.
  *
  * Copyright (c) 2026, odp_gpu developers
  *
