@@ -35,6 +35,8 @@
 #define KNN_CAT_(a, b) a##_##b
 #define KNN_CAT(a, b) KNN_CAT_(a, b)
 #define KNN_NAME(x) KNN_CAT(ODP_KNN_PREFIX, x)
+/* Rows a tile of the transposed copy takes (16 floats: one cache line). */
+#define KNN_TILE 16
 
 /* One thread's buffers. */
 typedef struct KNN_NAME(Scratch)
@@ -103,16 +105,33 @@ KNN_NAME(query_block)(KNN_NAME(Job) *job, OdpMetric metric, int64_t q0, int64_t 
 	{
 		int			nc = (int) (c0 + cb < ncand ? cb : ncand - c0);
 
-		/* the values' transposed block; bits are packed already */
+		/*
+		 * The values' transposed block (bits are packed already), a tile
+		 * of KNN_TILE rows at a time: the tile's rows stay in L1 while each
+		 * dimension's values are written side by side.  Row by row, every
+		 * value landed a block's width from the last, and the copy took
+		 * nine tenths of a single query's time.
+		 */
 		if (!by_bits)
-			for (int c = 0; c < nc; c++)
+		{
+			const ODP_KNN_T *rows = ODP_KNN_ROWS(a->candidates) + c0 * dims;
+
+			for (int t0 = 0; t0 < nc; t0 += KNN_TILE)
 			{
-				const ODP_KNN_T *crow = ODP_KNN_ROWS(a->candidates) + (c0 + c) * dims;
+				const int	m = nc - t0 < KNN_TILE ? nc - t0 : KNN_TILE;
+				const ODP_KNN_T *tile = rows + (size_t) t0 * dims;
 
 				for (int d = 0; d < dims; d++)
-					sc->ct[(size_t) d * cb + c] = crow[d];
-				sc->cnorm[c] = a->ODP_KNN_CNORMS ? a->ODP_KNN_CNORMS[c0 + c] : 0;
+				{
+					ODP_KNN_T  *out = sc->ct + (size_t) d * cb + t0;
+
+					for (int t = 0; t < m; t++)
+						out[t] = tile[(size_t) t * dims + d];
+				}
 			}
+			for (int c = 0; c < nc; c++)
+				sc->cnorm[c] = a->ODP_KNN_CNORMS ? a->ODP_KNN_CNORMS[c0 + c] : 0;
+		}
 
 		for (int64_t q = q0; q < q1; q++)
 		{
@@ -370,6 +389,7 @@ KNN_NAME(run)(const OdpCpuKnnArgs *args)
 }
 
 #undef KNN_NAME
+#undef KNN_TILE
 #undef KNN_CAT
 #undef KNN_CAT_
 #undef ODP_KNN_PREFIX
