@@ -14,6 +14,7 @@
  *	  #define ODP_KNN_CNORMS member		-- cand_norms, cand_norms64
  *	  #define ODP_KNN_EMIT member		-- emit, emit64
  *	  #define ODP_KNN_BLOCK name		-- odp_cpu_block_distances, ..64
+ *	  #define ODP_KNN_TRANSPOSE name	-- copies a tile of rows transposed
  *	  #define ODP_KNN_HEAP(x) name		-- the select_heap.h instance's x
  *	  #define ODP_KNN_MERGE_NEXT name	-- odp_merge_next, odp_merge_next64
  *	  #include "knn/knn_cpu_body.h"
@@ -27,7 +28,7 @@
  */
 #if !defined(ODP_KNN_PREFIX) || !defined(ODP_KNN_T) || !defined(ODP_KNN_ROWS) || \
 	!defined(ODP_KNN_QNORMS) || !defined(ODP_KNN_CNORMS) || !defined(ODP_KNN_EMIT) || \
-	!defined(ODP_KNN_BLOCK) || !defined(ODP_KNN_HEAP) || \
+	!defined(ODP_KNN_BLOCK) || !defined(ODP_KNN_HEAP) || !defined(ODP_KNN_TRANSPOSE) || \
 	!defined(ODP_KNN_MERGE_NEXT)
 #error "define the ODP_KNN_ macros before including knn_cpu_body.h"
 #endif
@@ -107,28 +108,18 @@ KNN_NAME(query_block)(KNN_NAME(Job) *job, OdpMetric metric, int64_t q0, int64_t 
 
 		/*
 		 * The values' transposed block (bits are packed already), a tile
-		 * of KNN_TILE rows at a time: the tile's rows stay in L1 while each
-		 * dimension's values are written side by side.  Row by row, every
-		 * value landed a block's width from the last, and the copy took
-		 * nine tenths of a single query's time.
+		 * of KNN_TILE rows at a time (ODP_KNN_TRANSPOSE).  Row by row,
+		 * every value landed a block's width from the last, and the copy
+		 * took nine tenths of a single query's time.
 		 */
 		if (!by_bits)
 		{
 			const ODP_KNN_T *rows = ODP_KNN_ROWS(a->candidates) + c0 * dims;
 
 			for (int t0 = 0; t0 < nc; t0 += KNN_TILE)
-			{
-				const int	m = nc - t0 < KNN_TILE ? nc - t0 : KNN_TILE;
-				const ODP_KNN_T *tile = rows + (size_t) t0 * dims;
-
-				for (int d = 0; d < dims; d++)
-				{
-					ODP_KNN_T  *out = sc->ct + (size_t) d * cb + t0;
-
-					for (int t = 0; t < m; t++)
-						out[t] = tile[(size_t) t * dims + d];
-				}
-			}
+				ODP_KNN_TRANSPOSE(rows + (size_t) t0 * dims,
+								  nc - t0 < KNN_TILE ? nc - t0 : KNN_TILE, dims,
+								  sc->ct + t0, (size_t) cb);
 			for (int c = 0; c < nc; c++)
 				sc->cnorm[c] = a->ODP_KNN_CNORMS ? a->ODP_KNN_CNORMS[c0 + c] : 0;
 		}
@@ -399,5 +390,6 @@ KNN_NAME(run)(const OdpCpuKnnArgs *args)
 #undef ODP_KNN_CNORMS
 #undef ODP_KNN_EMIT
 #undef ODP_KNN_BLOCK
+#undef ODP_KNN_TRANSPOSE
 #undef ODP_KNN_HEAP
 #undef ODP_KNN_MERGE_NEXT
