@@ -68,7 +68,7 @@ KNN_CU_OBJS = kernels/knn/knn_gpu.o kernels/knn/knn_gpu_run.o \
 	kernels/knn/knn_gpu_tc_reg.o kernels/knn/knn_gpu_tc_wg.o \
 	kernels/knn/knn_gpu_tc_refine.o \
 	kernels/knn/knn_gpu_int.o kernels/knn/knn_gpu_wide.o \
-	kernels/knn/knn_gpu_filter64.o kernels/knn/spatial_gpu.o
+	kernels/knn/knn_gpu_filter64.o kernels/knn/knn_gpu_few.o kernels/knn/spatial_gpu.o
 KNN_NOCUDA_OBJS = kernels/knn/knn_gpu_disabled.o kernels/knn/spatial_gpu_disabled.o
 OUTLIERS_C_OBJS = kernels/outliers/outliers.o kernels/outliers/outliers_split.o \
 	kernels/outliers/solvingset.o kernels/outliers/solvingset_first.o \

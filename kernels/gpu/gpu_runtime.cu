@@ -421,9 +421,8 @@ OdpGpuResidentFree(int ordinal, void *copy)
 }
 
 /* See gpu_runtime.cuh. */
-cudaError_t
-OdpGpuCopyIn(const OdpContext *ctx, void *dst, const void *src, size_t bytes,
-			 cudaStream_t stream)
+const void *
+OdpGpuResidentOn(const OdpContext *ctx, const void *src, size_t bytes)
 {
 	const char *s = (const char *) src;
 	int			device = -1;
@@ -435,11 +434,22 @@ OdpGpuCopyIn(const OdpContext *ctx, void *dst, const void *src, size_t bytes,
 		if (r->ordinal == ODP_RESIDENT_HOST || s < r->host || s + bytes > r->host + r->bytes)
 			continue;
 		if (device < 0 && cudaGetDevice(&device) != cudaSuccess)
-			break;
+			return NULL;
 		if (r->ordinal == device)
-			return cudaMemcpyAsync(dst, r->copy + (s - r->host), bytes,
-								   cudaMemcpyDeviceToDevice, stream);
+			return r->copy + (s - r->host);
 	}
+	return NULL;
+}
+
+/* See gpu_runtime.cuh. */
+cudaError_t
+OdpGpuCopyIn(const OdpContext *ctx, void *dst, const void *src, size_t bytes,
+			 cudaStream_t stream)
+{
+	const void *copy = OdpGpuResidentOn(ctx, src, bytes);
+
+	if (copy != NULL)
+		return cudaMemcpyAsync(dst, copy, bytes, cudaMemcpyDeviceToDevice, stream);
 	return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream);
 }
 

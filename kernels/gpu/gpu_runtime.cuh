@@ -133,6 +133,14 @@ extern void OdpGpuUnpinHost(OdpContext *ctx, void *pinned);
 extern cudaError_t OdpGpuFuncSharedAtLeast(const void *fn, size_t bytes);
 
 /*
+ * The copy on the current device of bytes of an input at host src, where
+ * src lies in a copy this call holds there (ctx->resident,
+ * odp_resident.h); NULL where it does not.  Read only: a copy serves
+ * every later call.
+ */
+extern const void *OdpGpuResidentOn(const OdpContext *ctx, const void *src, size_t bytes);
+
+/*
  * Copies bytes of an input at host src to dst on the current device, as
  * cudaMemcpyAsync (cudaMemcpyDefault) would, but on the device where src
  * lies in a copy this call holds there (ctx->resident, odp_resident.h):

@@ -144,8 +144,16 @@ gpu_knn(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
 	if (odp_matrix_is64(queries))
 		return odp_knn64_filtered(ctx, queries, cands, norms->q64, norms->c64,
 								  metric, k, self_join, dist, index);
-	status = odp_split_knn(ctx, queries, cands, norms->q, norms->c, metric, k,
-						   self_join, d32, index);
+	status = ODP_ERR_GPU_OOM;
+	if (odp_gpu_knn_few_fits(queries, cands, metric, self_join))
+		status = odp_gpu_knn_few(ctx, queries, cands, metric, k, d32, index);
+	if (status == ODP_ERR_GPU_OOM)
+	{
+		/* many queries, or every distance would not fit: tiles, in chunks */
+		ctx->message[0] = '\0';
+		status = odp_split_knn(ctx, queries, cands, norms->q, norms->c, metric, k,
+							   self_join, d32, index);
+	}
 	if (status == ODP_OK)
 		for (size_t i = n; i-- > 0;)
 		{

@@ -81,3 +81,28 @@ odp_gpu_knn64_filter_rows(OdpContext *ctx, const OdpFilter64 *f, int64_t first,
 	*refused = false;
 	return odp_fail(ctx, ODP_ERR_NO_GPU, ODP_NO_CUDA_MESSAGE);
 }
+
+/* No few-query path without CUDA. */
+bool
+odp_gpu_knn_few_fits(const OdpMatrix *queries, const OdpMatrix *cands, OdpMetric metric,
+					 bool self_join)
+{
+	(void) queries;
+	(void) cands;
+	(void) metric;
+	(void) self_join;
+	return false;
+}
+
+OdpStatus
+odp_gpu_knn_few(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
+				OdpMetric metric, int32_t k, float *dist, int64_t *index)
+{
+	(void) queries;
+	(void) cands;
+	(void) metric;
+	(void) k;
+	(void) dist;
+	(void) index;
+	return odp_fail(ctx, ODP_ERR_NO_GPU, ODP_NO_CUDA_MESSAGE);
+}

@@ -61,6 +61,22 @@ typedef struct OdpCpuKnnArgs
 extern OdpStatus odp_cpu_knn(const OdpCpuKnnArgs *args);
 
 /*
+ * A few float32 queries against many candidates (knn_gpu_few.cu): every
+ * distance, then each query's k smallest by a radix sort; for the
+ * distance metrics (not cosine, not the inner product), no self join.
+ * odp_gpu_knn_few_fits says whether a call qualifies; odp_gpu_knn_few
+ * fails with ODP_ERR_GPU_OOM where the distances do not fit the budget
+ * (the caller then takes the tiled path, which works in chunks).
+ */
+#define ODP_KNN_FEW_MAX_QUERIES 8
+#define ODP_KNN_FEW_MIN_ROWS 16384
+extern bool odp_gpu_knn_few_fits(const OdpMatrix *queries, const OdpMatrix *cands,
+								 OdpMetric metric, bool self_join);
+extern OdpStatus odp_gpu_knn_few(OdpContext *ctx, const OdpMatrix *queries,
+								 const OdpMatrix *cands, OdpMetric metric, int32_t k,
+								 float *dist, int64_t *index);
+
+/*
  * GPU path of odp_compute_knn (knn_gpu_search.cu), arguments checked;
  * norms set exactly for cosine (qnorms == cnorms for a self join); dist
  * receives the metric's ranking values (the inner product negated).

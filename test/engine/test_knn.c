@@ -26,6 +26,8 @@
 #include "include/odp_outliers.h"
 #include "test_util.h"
 
+/* Calls the GPU's few-query path took (knn_gpu_few.cu); weak for CPU builds. */
+extern int64_t odp_gpu_knn_few_runs __attribute__((weak));
 /* Query chunks the GPU's tensor-core filter finished; weak for CPU builds. */
 extern int64_t odp_gpu_knn_tc_chunks __attribute__((weak));
 /* Samples whose thresholds the filter found itself. */
@@ -320,6 +322,39 @@ run_knn_tests(void)
 	/* large k: device-memory lists on the GPU; one metric keeps it cheap */
 	knn_case(GEN_UNIFORM, 70, 5000, 4, 1024, false, ODP_METRIC_EUCLIDEAN, 0, false, "k = 1024");
 	knn_case(GEN_TIES, 3, 20000, 3, 1500, false, ODP_METRIC_MANHATTAN, 0, false, "k = 1500, few queries");
+
+	/*
+	 * A few queries against many candidates: the GPU's few-query path
+	 * (every distance, then a sort) for the distance metrics, rows read
+	 * 4 values at a time (D = 64) or one by one (3, 130), ties broken by
+	 * index, k up to 257; 9 queries take the tiled path, and so does a
+	 * budget too small for every distance.
+	 */
+	{
+		const int64_t before = gpu_counter(&odp_gpu_knn_few_runs);
+		const OdpMetric few[] = {ODP_METRIC_EUCLIDEAN, ODP_METRIC_SQEUCLIDEAN,
+		ODP_METRIC_MANHATTAN, ODP_METRIC_CHEBYSHEV};
+		int64_t		after;
+
+		for (int m = 0; m < 4; m++)
+		{
+			knn_case(GEN_TIES, 1, 100000, 3, 10, false, few[m], 0, false, "few-query path, ties");
+			knn_case(GEN_UNIFORM, 8, 70000, 64, 257, false, few[m], 0, false, "few-query path, D = 64");
+			knn_case(GEN_GRID, 5, 50000, 130, 1, false, few[m], 0, false, "few-query path, D = 130, grid");
+		}
+		after = gpu_counter(&odp_gpu_knn_few_runs);
+		if (gpu_ok && &odp_gpu_knn_few_runs != NULL)
+			check(after == before + 12, "the few-query path ran %lld of 12 calls",
+				  (long long) (after - before));
+		knn_case(GEN_UNIFORM, 9, 40000, 16, 10, false, ODP_METRIC_EUCLIDEAN, 0, false,
+				 "nine queries: tiles");
+		knn_case(GEN_UNIFORM, 2, 300000, 16, 10, false, ODP_METRIC_EUCLIDEAN, (size_t) 4 << 20,
+				 false, "few queries, budget too small for every distance");
+		if (gpu_ok && &odp_gpu_knn_few_runs != NULL)
+			check(gpu_counter(&odp_gpu_knn_few_runs) == after + 1,
+				  "nine queries and a small budget take the tiled path (%lld few-query calls)",
+				  (long long) (gpu_counter(&odp_gpu_knn_few_runs) - after));
+	}
 
 	knn_argument_tests(ODP_DEVICE_CPU);
 	if (gpu_ok)
