@@ -432,6 +432,7 @@ GlueEnd(OdpStatus status, const OdpContext *ctx, const GlueCancelState *cancel,
 	info->chunks = ctx->chunks;
 	info->spatial_used = ctx->spatial_used != 0;
 	info->spatial_distances = ctx->spatial_distances;
+	info->batch_queries = ctx->batch_queries;
 	info->gpu_parts = ctx->gpu_parts > 1 ? ctx->gpu_parts : 1;
 }
 
@@ -1098,6 +1099,8 @@ OdpReportTiming(const char *what, const OdpInput *in, const OdpRunInfo *info,
 		extra = psprintf("%s staged=%.1f MB streamed=%.1f MB stream=%.1f ms", extra,
 						 info->staged_bytes / 1048576.0, info->streamed_bytes / 1048576.0,
 						 info->stream_ms);
+	if (info->batch_queries > 0)
+		extra = psprintf("%s batch=%d", extra, info->batch_queries);
 	extra = psprintf("%s startup=%.1f ms", extra, info->startup_ms);
 	if (info->precision != NULL && !info->has_method && info->spatial_used)
 		extra = psprintf("%s method=spatial distances=" INT64_FORMAT, extra,

@@ -47,6 +47,7 @@ typedef struct OdpRunInfo
 	const char *precision;
 	bool		spatial_used;	/* k-NN or scores through the spatial path */
 	int64		spatial_distances;
+	int			batch_queries;	/* k-NN queries of the service's shared pass */
 
 	/* set by OdpComputeKnn only */
 	int64		queries;		/* query rows (0: not a k-NN call) */

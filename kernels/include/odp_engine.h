@@ -178,6 +178,8 @@ typedef struct OdpContext
 								 * caller set it where it ran on one */
 	int			spatial_used;	/* the call took the spatial path */
 	int64_t		spatial_distances;	/* distances that path computed */
+	int			batch_queries;	/* k-NN queries of the pass that served a
+								 * shared call (odp_knn_shared), 0 else */
 } OdpContext;
 
 /*

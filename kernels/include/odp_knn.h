@@ -39,6 +39,20 @@ extern OdpStatus odp_compute_knn(OdpContext *ctx, const OdpMatrix *queries,
 								 int32_t k, bool self_join, double *dist,
 								 int64_t *index);
 
+/*
+ * odp_compute_knn without a self join, for a call of at most
+ * ODP_KNN_SHARED_MAX_QUERIES queries that may share one pass over cands
+ * with calls made at the same time from other threads on the same
+ * candidates (the same memory), metric and path: the GPU service's single
+ * queries on a cached table (knn_batch.c).  The same lists as alone;
+ * ctx->batch_queries says how many queries the pass served.  A call of
+ * more queries, or with bad arguments, is odp_compute_knn's alone.
+ */
+#define ODP_KNN_SHARED_MAX_QUERIES 8
+extern OdpStatus odp_knn_shared(OdpContext *ctx, const OdpMatrix *queries,
+								const OdpMatrix *cands, OdpMetric metric, int32_t k,
+								double *dist, int64_t *index);
+
 #ifdef __cplusplus
 }
 #endif

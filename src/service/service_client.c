@@ -503,6 +503,7 @@ OdpServiceRun(OdpContext *ctx, OdpCall *call, const char *function,
 	ctx->chunks = result.chunks;
 	ctx->spatial_used = result.spatial_used;
 	ctx->spatial_distances = result.spatial_distances;
+	ctx->batch_queries = result.batch_queries;
 	if (result.gpu_parts > 1)
 		ctx->gpu_parts = result.gpu_parts;
 	call->count = result.count;

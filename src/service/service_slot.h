@@ -150,6 +150,7 @@ typedef struct OdpServiceResult
 	int32_t		device;			/* the first device it ran on */
 	int32_t		spatial_used;	/* OdpContext's outputs of the spatial path */
 	int64_t		spatial_distances;
+	int32_t		batch_queries;	/* OdpContext's: k-NN queries of its pass */
 	OdpTopOutliersStats outliers;
 	OdpSkylineStats skyline;
 	OdpIntervalStats intervals;

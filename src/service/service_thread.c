@@ -22,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "odp_knn.h"
 #include "odp_resident.h"
 #include "service/service_engine.h"
 #include "service/service_objects.h"
@@ -199,6 +200,12 @@ ThreadRunCall(OdpServiceSlot *slot, OdpContext *ctx, OdpCall *call,
 				owned[i - ninputs] = owned[i];
 			*nowned -= ninputs;
 			return ODP_OK;
+		case ODP_CALL_KNN:
+			/* a few queries share a pass with the calls on the same rows */
+			if (!call->self_join)
+				return odp_knn_shared(ctx, &call->m[0], &call->m[1], call->metric,
+									  call->k, call->dist, call->index);
+			return odp_call_run(ctx, call);
 		default:
 			return odp_call_run(ctx, call);
 	}
@@ -376,6 +383,7 @@ odp_service_thread_main(void *arg)
 		result.gpu_parts = ctx.gpu_parts;
 		result.spatial_used = ctx.spatial_used;
 		result.spatial_distances = ctx.spatial_distances;
+		result.batch_queries = ctx.batch_queries;
 		result.count = call.count;
 		result.outliers = call.outliers;
 		result.skyline = call.skyline;

@@ -37,6 +37,9 @@
 #     (the view's device), which the next calls use with the oracle's rows;
 #     a new engine process holds none and makes them again; a call that
 #     needs the device memory a copy holds gets it at once;
+#   - 32 sessions of single k-NN queries on a cached table, a writer
+#     changing it: every answer the oracle's in its snapshot, some served
+#     by shared passes, a bad k and statement timeouts failing alone;
 #   - in the end no byte of the area is held.
 # Ends with the server restarted without preloading.  About 50 s on two
 # cores.
@@ -162,6 +165,85 @@ SQL
 	odp_check "under a device budget of 358 MB, a call that needs the memory a copy holds gets it at once, the copy giving way" $? \
 		"$(tr '\n' ' ' <<<"$out" | head -c 400)"
 	psql -X -q -c "DROP TABLE tc_dev" >/dev/null
+}
+
+# Concurrent single k-NN queries on a cached table of 100,000 x 32 share
+# passes in the service (kernels/knn/knn_batch.c): 32 sessions, each a
+# REPEATABLE READ transaction of 3 calls, then their SQL oracles in the
+# same snapshot, while a writer changes and vacuums the table from 0.4 s
+# after the calls start (each change drops the entry; the next read keeps
+# a new one); one session asks for a
+# bad k between good queries, one has a statement timeout of 2 ms.  Every
+# answer right, the bad k and the timeouts fail alone, and some passes
+# served several sessions (the timing report's batch=).
+odp_tc_batch_checks() {
+	local s t q sql at got want names=() bad=0 right=0 shared=0 badk wrote dist
+	dist=$(for d in $(seq 1 32); do printf '(b.f[%d] - a.f[%d])::float8 ^ 2 + ' "$d" "$d"; done)
+	dist=${dist% + }
+	psql -X -q -c "DROP TABLE IF EXISTS tc_bq" \
+		-c "CREATE TABLE tc_bq (id bigint PRIMARY KEY, f real[]) WITH (autovacuum_enabled = off)" \
+		-c "INSERT INTO tc_bq SELECT i, array(SELECT ((i * 7919 + j * 104729) % 23)::real FROM generate_series(1, 32) j) FROM generate_series(1, 100000) i" \
+		-c "VACUUM tc_bq" -c "SET odp_gpu.device = gpu" \
+		-c "SELECT count(*) FROM odp_knn('tc_bq', array_fill(1::real, '{32}'), k => 1)" >/dev/null
+	# every session starts its calls at the same moment, then runs their
+	# oracles: the calls of the sessions meet
+	at=$(awk -v t="$(date +%s.%N)" 'BEGIN { printf "%.3f", t + 3 }')
+	for s in $(seq 1 32); do
+		sql=$({
+			echo "SELECT pg_sleep(greatest(0, $at - extract(epoch FROM clock_timestamp())));"
+			[ "$s" = 1 ] && echo "SET statement_timeout = '2ms';"
+			echo "BEGIN ISOLATION LEVEL REPEATABLE READ;"
+			for t in 1 2 3; do
+				q=$(( (s * 37 + t * 101) % 100000 + 1 ))
+				echo "SELECT 'got_$t=' || string_agg(id || ':' || distance, ',' ORDER BY rank)
+	FROM odp_knn('tc_bq', (SELECT f FROM tc_bq WHERE id = $q), k => 10, metric => 'sqeuclidean');"
+				[ "$s" = 2 ] && [ "$t" = 3 ] && echo "SAVEPOINT a; SELECT 'badk=' || count(*) FROM odp_knn('tc_bq', array_fill(1::real, '{32}'), k => 0); ROLLBACK TO a;"
+			done
+			for t in 1 2 3; do
+				q=$(( (s * 37 + t * 101) % 100000 + 1 ))
+				echo "SELECT 'want_$t=' || string_agg(id || ':' || d, ',' ORDER BY d, id) FROM
+	(SELECT b.id, $dist AS d FROM tc_bq b, tc_bq a WHERE a.id = $q ORDER BY d, b.id LIMIT 10) s;"
+			done
+			echo "COMMIT;"
+		})
+		odp_svc_bg "tc_bq$s" 300 <<<"$sql"
+		names+=("tc_bq$s")
+	done
+	odp_svc_bg tc_bq_writer 300 <<SQL
+SELECT pg_sleep(greatest(0, $at - extract(epoch FROM clock_timestamp())));
+SELECT pg_sleep(0.4);
+UPDATE tc_bq SET f = array_fill(0::real, '{32}') WHERE id = 50000;
+VACUUM tc_bq;
+SELECT pg_sleep(0.1);
+UPDATE tc_bq SET f = array_fill(22::real, '{32}') WHERE id = 50001;
+VACUUM tc_bq;
+SELECT pg_sleep(0.1);
+DELETE FROM tc_bq WHERE id = 77;
+VACUUM tc_bq;
+SELECT 'wrote=3';
+SQL
+	odp_svc_wait "${names[@]}" tc_bq_writer
+	for s in $(seq 1 32); do
+		for t in 1 2 3; do
+			got=$(odp_svc_field "tc_bq$s" "got_$t")
+			want=$(odp_svc_field "tc_bq$s" "want_$t")
+			# the session with a 2 ms timeout: what it got, where both ran
+			if [ "$s" = 1 ] && { [ -z "$got" ] || [ -z "$want" ]; }; then
+				continue
+			elif [ -n "$got" ] && [ "$got" = "$want" ]; then
+				right=$((right + 1))
+			else
+				bad=$((bad + 1))
+			fi
+		done
+	done
+	shared=$(cat "$ODP_RUN_DIR"/svc_tc_bq*.out | grep -c 'batch=[2-9]')
+	badk=$(grep -c 'k must be at least 1' "$ODP_RUN_DIR/svc_tc_bq2.out")
+	wrote=$(odp_svc_field tc_bq_writer wrote)
+	[ "$bad" = 0 ] && [ "$right" -ge 93 ] && [ "$shared" -ge 1 ] && [ "$badk" = 1 ] && [ "$wrote" = 3 ]
+	odp_check "32 sessions of single k-NN queries on a cached table, a writer changing it: every answer the oracle's in its snapshot, passes shared, a bad k and timeouts failing alone" $? \
+		"$right right, $bad wrong, $shared calls in shared passes, bad k reported $badk time(s), writer $wrote; $(grep -h -m1 -E 'ERROR' "$ODP_RUN_DIR"/svc_tc_bq[3-9].out 2>/dev/null | head -2)"
+	psql -X -q -c "DROP TABLE tc_bq" >/dev/null
 }
 
 odp_table_cache_checks() {
@@ -620,6 +702,7 @@ SQL
 		"$out; free $(psql -X -At -c "SELECT largest_free FROM odp_gpu_staging()") of $size"
 
 	odp_tc_copy_checks
+	odp_tc_batch_checks
 
 	psql -X -q -c "DROP TABLE IF EXISTS tc_pts, tc_x, tc_series, tc_regs, tc_m1, tc_m2, tc_m3, tc_big, tc_long, tc_unlogged" \
 		-c "DROP TABLE IF EXISTS tc_toast, tc_parted" -c "DROP DATABASE IF EXISTS tc_db1" -c "DROP DATABASE IF EXISTS tc_db2" \
