@@ -17,6 +17,9 @@
  *
  *-------------------------------------------------------------------------
  */
+#define _POSIX_C_SOURCE 200809L
+
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +29,8 @@
 #include "include/odp_outliers.h"
 #include "test_util.h"
 
+/* Passes of odp_knn_shared that served more than one call (knn_batch.c). */
+extern int64_t odp_knn_shared_passes;
 /* Calls the GPU's few-query path took (knn_gpu_few.cu); weak for CPU builds. */
 extern int64_t odp_gpu_knn_few_runs __attribute__((weak));
 /* Query chunks the GPU's tensor-core filter finished; weak for CPU builds. */
@@ -162,6 +167,89 @@ knn_case(Gen gen, int64_t nq, int64_t nc, int dims, int k, bool self_join,
 	free(cx);
 	free(rd);
 	free(ri);
+}
+
+/* One thread of shared_case: its query, its k, its answer. */
+typedef struct SharedThread
+{
+	pthread_t	thread;
+	OdpDevice	dev;
+	const OdpMatrix *cands;
+	OdpMatrix	query;
+	int32_t		k;
+	pthread_barrier_t *start;
+	double		dist[64];
+	int64_t		index[64];
+	OdpStatus	status;
+	int			batch;
+} SharedThread;
+
+static void *
+shared_thread(void *arg)
+{
+	SharedThread *t = (SharedThread *) arg;
+	OdpContext	ctx = make_ctx(t->dev);
+
+	pthread_barrier_wait(t->start);
+	for (int r = 0; r < 20 && t->status == ODP_OK; r++)
+	{
+		t->status = odp_knn_shared(&ctx, &t->query, t->cands, ODP_METRIC_EUCLIDEAN, t->k,
+								   t->dist, t->index);
+		if (ctx.batch_queries > t->batch)
+			t->batch = ctx.batch_queries;
+	}
+	return NULL;
+}
+
+/*
+ * odp_knn_shared: 16 threads, each asking 20 times for its own query's
+ * lists (k from 1 to 64) over the same candidates, at the same time; each
+ * answer is the one odp_compute_knn gives alone, and passes were shared.
+ */
+static void
+shared_case(OdpDevice dev, const char *name)
+{
+	const int	n = 16;
+	float	   *cx = make_data(GEN_TIES, 30000, 12);
+	float	   *qx = make_data(GEN_TIES, n, 12);
+	OdpMatrix	c = {cx, 30000, 12};
+	SharedThread t[16];
+	pthread_barrier_t start;
+	const int64_t before = odp_knn_shared_passes;
+	int			bad = 0,
+				batched = 0;
+
+	pthread_barrier_init(&start, NULL, n);
+	for (int i = 0; i < n; i++)
+	{
+		memset(&t[i], 0, sizeof(t[i]));
+		t[i].dev = dev;
+		t[i].cands = &c;
+		t[i].query = (OdpMatrix) {qx + (size_t) i * 12, 1, 12};
+		t[i].k = 1 + (i * 29) % 64;
+		t[i].start = &start;
+		pthread_create(&t[i].thread, NULL, shared_thread, &t[i]);
+	}
+	for (int i = 0; i < n; i++)
+	{
+		OdpContext	ctx = make_ctx(dev);
+		double		d[64];
+		int64_t		ix[64];
+
+		pthread_join(t[i].thread, NULL);
+		if (odp_compute_knn(&ctx, &t[i].query, &c, ODP_METRIC_EUCLIDEAN, t[i].k, false, d, ix) != ODP_OK ||
+			t[i].status != ODP_OK || memcmp(d, t[i].dist, sizeof(double) * t[i].k) != 0 ||
+			memcmp(ix, t[i].index, sizeof(int64_t) * t[i].k) != 0)
+			bad++;
+		batched += t[i].batch > 1;
+	}
+	pthread_barrier_destroy(&start);
+	check(bad == 0 && batched > 0 && odp_knn_shared_passes > before,
+		  "knn %s shared passes: 16 threads x 20 calls, %d answers differ from a call alone, "
+		  "%d threads served by shared passes, %lld shared passes",
+		  name, bad, batched, (long long) (odp_knn_shared_passes - before));
+	free(cx);
+	free(qx);
 }
 
 /* Bad arguments are refused with the right status, on device dev. */
@@ -355,6 +443,10 @@ run_knn_tests(void)
 				  "nine queries and a small budget take the tiled path (%lld few-query calls)",
 				  (long long) (gpu_counter(&odp_gpu_knn_few_runs) - after));
 	}
+
+	shared_case(ODP_DEVICE_CPU, "cpu");
+	if (gpu_ok)
+		shared_case(ODP_DEVICE_GPU, "gpu");
 
 	knn_argument_tests(ODP_DEVICE_CPU);
 	if (gpu_ok)
