@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/engine_internal.h"
@@ -149,4 +150,17 @@ odp_parallel_tasks(OdpContext *ctx, int64_t tasks, OdpTaskFn fn, void *arg)
 	if (cancelled)
 		return odp_fail(ctx, ODP_ERR_CANCELLED, "the computation was cancelled");
 	return ODP_OK;
+}
+
+/* See host_threads.h. */
+void
+odp_deadline_after(struct timespec *until, long ns)
+{
+	clock_gettime(CLOCK_REALTIME, until);
+	until->tv_nsec += ns;
+	if (until->tv_nsec >= 1000000000L)
+	{
+		until->tv_sec++;
+		until->tv_nsec -= 1000000000L;
+	}
 }

@@ -56,6 +56,13 @@ typedef void (*OdpTaskFn) (void *arg, int64_t task);
 extern OdpStatus odp_parallel_tasks(OdpContext *ctx, int64_t tasks,
 									OdpTaskFn fn, void *arg);
 
+/*
+ * The CLOCK_REALTIME time ns nanoseconds (under a second) from now: the
+ * deadline of a pthread_cond_timedwait that wakes up to poll.
+ */
+struct timespec;
+extern void odp_deadline_after(struct timespec *until, long ns);
+
 
 #ifdef __cplusplus
 }

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/host_threads.h"
 #include "devices/device_set.h"
 #include "gpu/gpu_runtime.h"
 
@@ -155,13 +156,7 @@ DevSetWait(DevSetRun *run, int started)
 {
 	struct timespec until;
 
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_nsec += DEVSET_POLL_NS;
-	if (until.tv_nsec >= 1000000000L)
-	{
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
+	odp_deadline_after(&until, DEVSET_POLL_NS);
 	pthread_mutex_lock(&run->lock);
 	while (run->done < started)
 	{

@@ -224,23 +224,14 @@ knn_norms_free(KnnNorms *norms)
 	free(norms->c64);
 }
 
-/* See odp_knn.h. */
+/* See knn_internal.h. */
 OdpStatus
-odp_compute_knn(OdpContext *ctx, const OdpMatrix *queries,
-				const OdpMatrix *cands, OdpMetric metric, int32_t k,
-				bool self_join, double *dist, int64_t *index)
+odp_knn_check(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
+			  OdpMetric metric, int32_t k, bool self_join)
 {
-	KnnNorms	norms = {0};
 	OdpStatus	status;
 	int64_t		avail;
 
-	if (ctx == NULL)
-		return ODP_ERR_INVALID_ARGUMENT;
-	ctx->message[0] = '\0';
-	ctx->transfer_ms = ctx->compute_ms = 0.0;
-	ctx->chunks = 0;
-	if (dist == NULL || index == NULL)
-		return odp_fail(ctx, ODP_ERR_INVALID_ARGUMENT, "missing output buffer");
 	if ((status = knn_check_matrix(ctx, queries, "query rows")) != ODP_OK ||
 		(status = knn_check_matrix(ctx, cands, "candidate rows")) != ODP_OK)
 		return status;
@@ -264,6 +255,27 @@ odp_compute_knn(OdpContext *ctx, const OdpMatrix *queries,
 		return odp_fail(ctx, ODP_ERR_INVALID_ARGUMENT,
 						"k = %d is out of range 1 .. %lld",
 						(int) k, (long long) (avail < ODP_MAX_K ? avail : ODP_MAX_K));
+	return ODP_OK;
+}
+
+/* See odp_knn.h. */
+OdpStatus
+odp_compute_knn(OdpContext *ctx, const OdpMatrix *queries,
+				const OdpMatrix *cands, OdpMetric metric, int32_t k,
+				bool self_join, double *dist, int64_t *index)
+{
+	KnnNorms	norms = {0};
+	OdpStatus	status;
+
+	if (ctx == NULL)
+		return ODP_ERR_INVALID_ARGUMENT;
+	ctx->message[0] = '\0';
+	ctx->transfer_ms = ctx->compute_ms = 0.0;
+	ctx->chunks = 0;
+	if (dist == NULL || index == NULL)
+		return odp_fail(ctx, ODP_ERR_INVALID_ARGUMENT, "missing output buffer");
+	if ((status = odp_knn_check(ctx, queries, cands, metric, k, self_join)) != ODP_OK)
+		return status;
 
 	ctx->spatial_used = 0;
 	ctx->spatial_distances = 0;

@@ -35,7 +35,9 @@
 #include <time.h>
 
 #include "common/engine_internal.h"
+#include "common/host_threads.h"
 #include "include/odp_knn.h"
+#include "knn/knn_internal.h"
 
 /* How long a waiting call sleeps between looks at its cancel callback. */
 #define SHARED_POLL_NS 1000000L
@@ -214,20 +216,20 @@ SharedRun(SharedPass *p, const OdpMatrix *cands, OdpMetric metric)
 	free(index);
 }
 
-/* Whether odp_compute_knn would accept the call (odp_knn.h's rules). */
+/*
+ * Whether the call may join a pass: a few queries, outputs, and arguments
+ * odp_compute_knn accepts (its own checks, on a scratch context: a call
+ * that fails them runs alone and fails there).
+ */
 static bool
-SharedArgumentsFit(const OdpMatrix *queries, const OdpMatrix *cands, OdpMetric metric,
-				   int32_t k)
+SharedArgumentsFit(const OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
+				   OdpMetric metric, int32_t k, const double *dist, const int64_t *index)
 {
-	return queries != NULL && cands != NULL &&
-		(queries->data != NULL) != (queries->data64 != NULL) &&
-		(cands->data != NULL) != (cands->data64 != NULL) &&
-		odp_matrix_is64(queries) == odp_matrix_is64(cands) &&
-		queries->dims == cands->dims && queries->dims >= 1 && queries->dims <= ODP_MAX_DIMS &&
-		queries->rows >= 1 && queries->rows <= ODP_KNN_SHARED_MAX_QUERIES &&
-		cands->rows >= 1 && cands->rows <= ODP_MAX_ROWS &&
-		(int) metric >= 0 && (int) metric < ODP_METRIC_COUNT &&
-		k >= 1 && k <= ODP_MAX_K && k <= cands->rows;
+	OdpContext	scratch = *ctx;
+
+	return dist != NULL && index != NULL && queries != NULL &&
+		queries->rows <= ODP_KNN_SHARED_MAX_QUERIES &&
+		odp_knn_check(&scratch, queries, cands, metric, k, false) == ODP_OK;
 }
 
 /* See odp_knn.h. */
@@ -239,7 +241,7 @@ odp_knn_shared(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands
 	SharedGroup *g;
 
 	ctx->batch_queries = 0;
-	if (!SharedArgumentsFit(queries, cands, metric, k))
+	if (!SharedArgumentsFit(ctx, queries, cands, metric, k, dist, index))
 		return odp_compute_knn(ctx, queries, cands, metric, k, false, dist, index);
 	ctx->message[0] = '\0';
 	memset(&me, 0, sizeof(me));
@@ -312,13 +314,7 @@ odp_knn_shared(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands
 		{
 			struct timespec until;
 
-			clock_gettime(CLOCK_REALTIME, &until);
-			until.tv_nsec += SHARED_POLL_NS;
-			if (until.tv_nsec >= 1000000000L)
-			{
-				until.tv_sec++;
-				until.tv_nsec -= 1000000000L;
-			}
+			odp_deadline_after(&until, SHARED_POLL_NS);
 			(void) pthread_cond_timedwait(&shared_moved, &shared_lock, &until);
 		}
 	}

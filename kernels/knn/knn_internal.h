@@ -61,6 +61,14 @@ typedef struct OdpCpuKnnArgs
 extern OdpStatus odp_cpu_knn(const OdpCpuKnnArgs *args);
 
 /*
+ * odp_compute_knn's checks of its inputs, metric and k (knn.c): ODP_OK, or
+ * the status and message (in ctx) the call would fail with.
+ */
+extern OdpStatus odp_knn_check(OdpContext *ctx, const OdpMatrix *queries,
+							   const OdpMatrix *cands, OdpMetric metric, int32_t k,
+							   bool self_join);
+
+/*
  * A few float32 queries against many candidates (knn_gpu_few.cu): every
  * distance, then each query's k smallest by a radix sort; for the
  * distance metrics (not cosine, not the inner product), no self join.

@@ -346,8 +346,6 @@ ClientSubmit(ClientState *cs, OdpCall *call, const char *function)
 			slot->cache_generation[i] = loc.cached ? loc.entry.generation : 0;
 			slot->cache_offset[i] = loc.cached ? loc.array_offset : 0;
 			slot->cache_bytes[i] = loc.cached ? loc.array_bytes : 0;
-			slot->resident_tag[i] = 0;
-			slot->resident_make[i] = false;
 		}
 	}
 	slot->ndevices = 0;

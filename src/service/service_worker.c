@@ -857,6 +857,7 @@ OdpServiceMain(Datum arg)
 {
 	WaitEventSet *set = NULL;
 	int			set_sock = -1;
+	double		last_sweep_ms = 0.0;
 
 	pqsignal(SIGTERM, ServiceSigterm);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
@@ -916,7 +917,12 @@ OdpServiceMain(Datum arg)
 		ServiceSchedule();
 		LWLockRelease(OdpService->lock);
 		ServiceDropObjects();
-		OdpResidentSweep();
+		/* copies of gone entries: once a tick, not at every request */
+		if (odp_now_ms() - last_sweep_ms >= SERVICE_TICK_MS)
+		{
+			OdpResidentSweep();
+			last_sweep_ms = odp_now_ms();
+		}
 	}
 	ServiceStop();
 	proc_exit(1);				/* 1: the postmaster restarts the worker */
