@@ -20,7 +20,7 @@ DATA = $(wildcard sql/odp_gpu--*.sql)
 # includes by its path from src/ ("input/input.h", "args.h").
 SRC_OBJS = src/odp_gpu.o src/settings.o src/args.o src/engine_glue.o \
 	src/engine_call.o src/shared_buffers.o src/table_cache_load.o src/backend_staging.o src/dsm_room.o src/gpu_info.o src/planner_support.o src/output.o \
-	src/outliers.o src/outliers_aggregates.o src/knn.o src/pearson.o \
+	src/outliers.o src/outliers_aggregates.o src/knn.o src/knn_cost.o src/pearson.o \
 	src/skyline_band.o src/skyline.o src/intervals.o src/intervals_pieces.o \
 	$(INPUT_OBJS) $(DISTRIBUTED_OBJS) $(SERVICE_OBJS)
 
@@ -59,7 +59,7 @@ GPU_CU_OBJS = kernels/gpu/gpu_runtime.o kernels/gpu/gpu_blas.o
 GPU_C_OBJS = kernels/gpu/gpu_resident.o
 GPU_NOCUDA_OBJS = kernels/gpu/gpu_disabled.o
 DEVICES_C_OBJS = kernels/devices/device_set.o kernels/devices/pair_relay.o
-KNN_C_OBJS = kernels/knn/knn.o kernels/knn/knn_batch.o kernels/knn/knn_cpu.o kernels/knn/knn_cpu_bits.o kernels/knn/knn_split.o \
+KNN_C_OBJS = kernels/knn/knn.o kernels/knn/knn_batch.o kernels/knn/knn_cost.o kernels/knn/knn_cost_calibrate.o kernels/knn/knn_cpu.o kernels/knn/knn_cpu_bits.o kernels/knn/knn_split.o \
 	kernels/knn/knn_distributed.o kernels/knn/knn_wide_filter.o \
 	kernels/knn/spatial.o kernels/knn/spatial_cpu.o
 KNN_CU_OBJS = kernels/knn/knn_gpu.o kernels/knn/knn_gpu_run.o \
@@ -150,7 +150,8 @@ ENGINE_TESTS = test/engine/test_engine
 # test/bench/<analytic>_bench.sh).
 BENCHES = test/bench/outliers_engine_bench test/bench/knn_engine_bench \
 	test/bench/pearson_engine_bench test/bench/pearson_engine_bench_trace \
-	test/bench/skyline_engine_bench test/bench/intervals_engine_bench
+	test/bench/skyline_engine_bench test/bench/intervals_engine_bench \
+	test/bench/knn_cost_bench
 EXTRA_CLEAN = $(ENGINE_TESTS) $(BENCHES) $(PEARSON_TRACE_OBJS) $(ENGINE_PROGRAM_BIN) \
 	$(wildcard src/*.o src/*/*.o kernels/*/*.o src/*.d src/*/*.d kernels/*/*.d)
 
@@ -224,6 +225,10 @@ test/bench/outliers_engine_bench: test/bench/outliers_engine_bench.c $(ENGINE_OB
 
 # k-NN benchmark and GPU-vs-CPU check.
 test/bench/knn_engine_bench: test/bench/knn_engine_bench.c $(ENGINE_OBJS)
+	$(ENGINE_PROGRAM) -o $@ $< $(ENGINE_OBJS) $(SHLIB_LINK)
+
+# The k-NN cost model's choices against both paths' times.
+test/bench/knn_cost_bench: test/bench/knn_cost_bench.c $(ENGINE_OBJS)
 	$(ENGINE_PROGRAM) -o $@ $< $(ENGINE_OBJS) $(SHLIB_LINK)
 
 # Pearson benchmark; the _trace variant also times the GPU path's

@@ -358,3 +358,45 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION odp_gpu_table_cache_load(regclass, text, text, text[], text) IS
 'reads a table into the odp_gpu table cache ahead of the first call that needs it, as that call reads it: form distance (outliers, k-NN), float64 (correlations, skyline) or regions (matching; features are its dims, bounds its bounds), id_column and features as the call names them; returns the rows kept; an error (55000) says why where the table cannot be kept (not vacuumed, unlogged, no GPU service, ...)';
+
+-- The path a k-NN call of a shape takes under the current settings, as
+-- odp_knn and odp_knn_join decide it (odp_gpu.device = auto: by the cost
+-- model), and, under auto with a usable GPU, both paths' estimates.  Not
+-- STRICT: a NULL argument is an error (22004).  VOLATILE: the terms and
+-- the GPU's state change; PARALLEL RESTRICTED: it may probe the GPU.
+CREATE FUNCTION odp_knn_path(
+	queries bigint,
+	rows bigint,
+	dims integer,
+	metric text DEFAULT 'euclidean',
+	float64 boolean DEFAULT false,
+	on_device boolean DEFAULT false,
+	self_join boolean DEFAULT false,
+	OUT path text,
+	OUT chosen_by text,
+	OUT cpu_ms double precision,
+	OUT gpu_ms double precision,
+	OUT gpu_copy_ms double precision,
+	OUT cpu_threads integer)
+RETURNS record
+AS 'MODULE_PATHNAME', 'odp_knn_path'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION odp_knn_path(bigint, bigint, integer, text, boolean, boolean, boolean) IS
+'the path (cpu or gpu) a k-NN call of queries rows against rows candidates of dims values takes now, what chose it (setting, no_gpu or cost) and, for cost, the estimated milliseconds of each path and of the GPU''s copy; on_device: the candidates'' copy is on a GPU (a cached table''s)';
+
+-- The terms odp_gpu.device = auto weighs the k-NN paths with: timed by
+-- the GPU service's engine process at its start, else by this backend
+-- (its CPU) and built in (the GPU).  VOLATILE: a restart times them
+-- again; PARALLEL RESTRICTED: a backend may time its CPU.
+CREATE FUNCTION odp_knn_cost_model(
+	OUT term text,
+	OUT value double precision,
+	OUT source text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'odp_knn_cost_model'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED
+ROWS 17;
+
+COMMENT ON FUNCTION odp_knn_cost_model() IS
+'the terms of the k-NN cost model odp_gpu.device = auto uses (nanoseconds per unit of work, the GPU''s fixed milliseconds a call, the copy''s GB/s), and where they come from: timed (the GPU service at its start), cpu timed, gpu built-in, or built-in';

@@ -17,7 +17,7 @@ SET odp_gpu.gpu_memory_limit = '512MB';
 SHOW odp_gpu.gpu_memory_limit;
 SET odp_gpu.gpu_memory_limit = -1;
 SET odp_gpu.gpu_min_rows = -1;
-SET odp_gpu.cpu_threads = 0;
+SET odp_gpu.cpu_threads = -1;
 SET odp_gpu.cpu_threads = 257;
 SET odp_gpu.no_such_setting = 1;
 RESET ALL;

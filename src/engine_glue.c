@@ -114,7 +114,7 @@ GlueInitContext(OdpContext *ctx, bool on_gpu, GlueCancelState *cancel)
 		ctx->gpu_count = 0;
 	}
 	ctx->gpu_memory_limit = (size_t) odp_gpu_memory_limit_mb * 1024 * 1024;
-	ctx->cpu_threads = odp_cpu_threads;
+	ctx->cpu_threads = OdpCpuThreads();
 	ctx->spatial = (OdpSpatialMode) odp_spatial;
 	cancel->error_context = CurrentMemoryContext;
 	cancel->pending_error = NULL;
@@ -503,7 +503,7 @@ OdpComputeKnn(const OdpInput *queries, const OdpInput *source,
 
 	Assert((queries->data64 != NULL) == (source->data64 != NULL));
 	memset(info, 0, sizeof(*info));
-	info->on_gpu = OdpChooseGpu(queries->rows, source->rows);
+	info->on_gpu = OdpChooseKnnGpu(queries, source, metric, self_join, info);
 	info->precision = GluePrecisionName(source);
 	info->queries = queries->rows;
 	info->query_read_ms = self_join ? 0.0 : queries->read_ms;
@@ -1101,6 +1101,9 @@ OdpReportTiming(const char *what, const OdpInput *in, const OdpRunInfo *info,
 						 info->stream_ms);
 	if (info->batch_queries > 0)
 		extra = psprintf("%s batch=%d", extra, info->batch_queries);
+	if (info->chosen_by != NULL)
+		extra = psprintf("%s chosen_by=%s%s", extra, info->chosen_by,
+						 info->chosen_why ? info->chosen_why : "");
 	extra = psprintf("%s startup=%.1f ms", extra, info->startup_ms);
 	if (info->precision != NULL && !info->has_method && info->spatial_used)
 		extra = psprintf("%s method=spatial distances=" INT64_FORMAT, extra,

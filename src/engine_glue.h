@@ -51,6 +51,9 @@ typedef struct OdpRunInfo
 
 	/* set by OdpComputeKnn only */
 	int64		queries;		/* query rows (0: not a k-NN call) */
+	const char *chosen_by;		/* what chose the path: "setting",
+								 * "no_gpu" or "cost" */
+	const char *chosen_why;		/* for "cost": the estimates, or NULL */
 	double		query_read_ms;	/* reading them (0 for a self join) */
 
 	/* set by OdpComputeTopOutliers only */
@@ -122,6 +125,14 @@ extern bool OdpGpuSeenUsable(void);
 #define ODP_GPU_MIN_QUERIES 16
 
 extern bool OdpChooseGpu(int64 queries, int64 rows);
+
+/*
+ * Whether a k-NN call of queries against source runs on the GPU: the
+ * setting's path, or under auto the cheaper by the cost model (knn_cost.c,
+ * odp_cost.h); says why in info->chosen_by and chosen_why.
+ */
+extern bool OdpChooseKnnGpu(const OdpInput *queries, const OdpInput *source,
+							OdpMetric metric, bool self_join, OdpRunInfo *info);
 extern void OdpCheckCosineRows(const OdpInput *in, OdpMetric metric);
 
 /*

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 
 #include "odp_engine.h"
+#include "optimizer/cost.h"
 #include "settings.h"
 #include "utils/guc.h"
 
@@ -266,7 +267,8 @@ OdpDefineSettings(void)
 
 	DefineCustomIntVariable("odp_gpu.cpu_threads",
 							"Threads the CPU path uses inside one backend.",
-							"Valid range is 1 .. 256. Threads never call into the server; "
+							"0 (the default) takes as many as a parallel query may have processes: "
+							"1 + max_parallel_workers_per_gather. Threads never call into the server; "
 							"only the backend's own thread checks for cancellation.",
 							&odp_cpu_threads, ODP_CPU_THREADS_DEFAULT,
 							ODP_CPU_THREADS_MIN, ODP_CPU_THREADS_MAX,
@@ -313,4 +315,13 @@ const char *
 OdpDeviceSettingName(void)
 {
 	return device_options[odp_device_setting].name;
+}
+
+/* See settings.h. */
+int
+OdpCpuThreads(void)
+{
+	if (odp_cpu_threads > 0)
+		return odp_cpu_threads;
+	return Min(1 + Max(max_parallel_workers_per_gather, 0), ODP_CPU_THREADS_MAX);
 }

@@ -53,8 +53,8 @@ typedef enum OdpPrecisionSetting
 #define ODP_GPU_MIN_ROWS_MIN		0
 #define ODP_GPU_MIN_ROWS_MAX		INT_MAX
 
-#define ODP_CPU_THREADS_DEFAULT		1
-#define ODP_CPU_THREADS_MIN			1
+#define ODP_CPU_THREADS_DEFAULT		0	/* as many as a parallel query */
+#define ODP_CPU_THREADS_MIN			0
 #define ODP_CPU_THREADS_MAX			256
 
 extern int	odp_device_setting;
@@ -65,6 +65,13 @@ extern int	odp_device_id;
 extern int	odp_gpu_memory_limit_mb;
 extern int	odp_gpu_min_rows;
 extern int	odp_cpu_threads;
+
+/*
+ * The CPU path's threads: odp_gpu.cpu_threads, or where it is 0 (the
+ * default) as many as a parallel query of this session may have
+ * processes, 1 + max_parallel_workers_per_gather.
+ */
+extern int	OdpCpuThreads(void);
 extern bool odp_report_timing;
 extern bool odp_distributed;
 extern int	odp_node_connect_timeout;

@@ -111,6 +111,37 @@ transpose_tile64(const double *tile, int m, int dims, double *ct, size_t cb)
 }
 
 /* float32 rows: knn_run and its parts */
+/* See knn_internal.h. */
+void
+odp_cpu_knn_plan(int64_t nq, int64_t ncand, int dims, int threads, OdpCpuKnnPlan *plan)
+{
+	int			nthreads = threads > 1 ? threads : 1;
+	double		terms = (double) nq * (double) ncand * dims;
+
+	if (nthreads > CPU_MAX_THREADS)
+		nthreads = CPU_MAX_THREADS;
+	if (terms < (double) nthreads * ODP_KNN_CPU_TERMS_PER_THREAD)
+		nthreads = terms < ODP_KNN_CPU_TERMS_PER_THREAD ? 1 :
+			(int) (terms / ODP_KNN_CPU_TERMS_PER_THREAD);
+	plan->threads = nthreads;
+	plan->ranges = 1;
+	/* queries per block: enough to reuse the cached candidate block */
+	plan->query_block = 16;
+	plan->nblocks = (nq + plan->query_block - 1) / plan->query_block;
+	if (plan->nblocks < nthreads * 4 && nq >= nthreads * 4)
+	{
+		plan->query_block = (nq + nthreads * 4 - 1) / (nthreads * 4);
+		plan->nblocks = (nq + plan->query_block - 1) / plan->query_block;
+	}
+	else if (nq < nthreads * 4 && nthreads > 1 &&
+			 ncand >= (int64_t) nthreads * CPU_CAND_BLOCK_MAX)
+	{
+		plan->ranges = nthreads;
+		plan->query_block = nq;
+		plan->nblocks = nthreads;
+	}
+}
+
 #define ODP_KNN_PREFIX knn
 #define ODP_KNN_T float
 #define ODP_KNN_ROWS(m) ((m)->data)

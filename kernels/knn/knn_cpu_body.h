@@ -300,35 +300,24 @@ KNN_NAME(run)(const OdpCpuKnnArgs *args)
 {
 	OdpContext *ctx = args->ctx;
 	KNN_NAME(Job)	job;
-	int			nthreads = ctx->cpu_threads > 1 ? ctx->cpu_threads : 1;
+	OdpCpuKnnPlan plan;
+	int			nthreads;
 	pthread_t	threads[CPU_MAX_THREADS];
 	int			started = 0;
 	OdpStatus	status;
 	const int64_t nq = args->queries->rows;
 	const int64_t ncand = args->candidates->rows;
 
-	if (nthreads > CPU_MAX_THREADS)
-		nthreads = CPU_MAX_THREADS;
-
+	odp_cpu_knn_plan(nq, ncand, args->queries->dims, ctx->cpu_threads, &plan);
+	nthreads = plan.threads;
 	memset(&job, 0, sizeof(job));
 	job.args = args;
-	job.ranges = 1;
-	job.range_rows = ncand;
-	/* queries per block: enough to reuse the cached candidate block */
-	job.query_block = 16;
-	job.nblocks = (nq + job.query_block - 1) / job.query_block;
-	if (job.nblocks < nthreads * 4 && nq >= nthreads * 4)
+	job.ranges = plan.ranges;
+	job.range_rows = (ncand + plan.ranges - 1) / plan.ranges;
+	job.query_block = plan.query_block;
+	job.nblocks = plan.nblocks;
+	if (plan.ranges > 1)
 	{
-		job.query_block = (nq + nthreads * 4 - 1) / (nthreads * 4);
-		job.nblocks = (nq + job.query_block - 1) / job.query_block;
-	}
-	else if (nq < nthreads * 4 && nthreads > 1 &&
-			 ncand >= (int64_t) nthreads * CPU_CAND_BLOCK_MAX)
-	{
-		job.ranges = nthreads;
-		job.range_rows = (ncand + nthreads - 1) / nthreads;
-		job.query_block = nq;
-		job.nblocks = nthreads;
 		job.part_d = malloc(sizeof(ODP_KNN_T) * (size_t) nthreads * nq * args->k);
 		job.part_i = malloc(sizeof(int64_t) * (size_t) nthreads * nq * args->k);
 		job.part_n = malloc(sizeof(int32_t) * (size_t) nthreads * nq);

@@ -29,6 +29,7 @@
 #include "common/engine_internal.h"
 #include "gpu/gpu_check.cuh"
 #include "gpu/gpu_runtime.cuh"
+#include "include/odp_cost.h"
 #include "include/odp_distance.h"
 #include "knn/knn_internal.h"
 
@@ -51,11 +52,8 @@ extern "C" bool
 odp_gpu_knn_few_fits(const OdpMatrix *queries, const OdpMatrix *cands, OdpMetric metric,
 					 bool self_join)
 {
-	return !odp_matrix_is64(queries) && !self_join &&
-		queries->rows <= ODP_KNN_FEW_MAX_QUERIES &&
-		cands->rows >= ODP_KNN_FEW_MIN_ROWS && cands->rows <= INT32_MAX &&
-		(metric == ODP_METRIC_EUCLIDEAN || metric == ODP_METRIC_SQEUCLIDEAN ||
-		 metric == ODP_METRIC_MANHATTAN || metric == ODP_METRIC_CHEBYSHEV);
+	return odp_knn_few_shape(queries->rows, cands->rows, odp_matrix_is64(queries),
+							 self_join, metric);
 }
 
 /*

@@ -61,6 +61,32 @@ typedef struct OdpCpuKnnArgs
 extern OdpStatus odp_cpu_knn(const OdpCpuKnnArgs *args);
 
 /*
+ * The CPU path starts no more threads than calls of this many distance
+ * terms (queries x candidates x dimensions) each: a thread costs tens of
+ * microseconds to start and join, about what one does in 2^20 terms.
+ */
+#define ODP_KNN_CPU_TERMS_PER_THREAD ((int64_t) 1 << 20)
+
+/*
+ * How odp_cpu_knn splits a call of queries x candidates x dims over
+ * threads (the context's cpu_threads): the threads it starts (no more
+ * than one per ODP_KNN_CPU_TERMS_PER_THREAD terms), and the work items
+ * they share: blocks of query_block queries against every candidate, or
+ * for fewer queries than that keeps busy, ranges of the candidates
+ * (ranges > 1) against every query.  The cost model reads the same plan.
+ */
+typedef struct OdpCpuKnnPlan
+{
+	int			threads;
+	int64_t		query_block;
+	int64_t		nblocks;		/* work items */
+	int			ranges;			/* 1: blocks of queries */
+} OdpCpuKnnPlan;
+
+extern void odp_cpu_knn_plan(int64_t queries, int64_t candidates, int dims, int threads,
+							 OdpCpuKnnPlan *plan);
+
+/*
  * odp_compute_knn's checks of its inputs, metric and k (knn.c): ODP_OK, or
  * the status and message (in ctx) the call would fail with.
  */
@@ -77,7 +103,6 @@ extern OdpStatus odp_knn_check(OdpContext *ctx, const OdpMatrix *queries,
  * (the caller then takes the tiled path, which works in chunks).
  */
 #define ODP_KNN_FEW_MAX_QUERIES 8
-#define ODP_KNN_FEW_MIN_ROWS 16384
 extern bool odp_gpu_knn_few_fits(const OdpMatrix *queries, const OdpMatrix *cands,
 								 OdpMetric metric, bool self_join);
 extern OdpStatus odp_gpu_knn_few(OdpContext *ctx, const OdpMatrix *queries,

@@ -33,6 +33,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "odp_cost.h"
 #include "odp_resident.h"
 #include "odp_pearson.h"
 #include "service/service_engine.h"
@@ -91,6 +92,27 @@ EngineRing(OdpRing *server_address)
 }
 
 /*
+ * Times the k-NN paths for odp_gpu.device = auto's cost model
+ * (odp_cost.h): the CPU's, and the first device's where on_gpu (from the
+ * page-locked staging area's speed); the CPU engine stands in for a GPU
+ * in every other respect, so auto weighs it with the built-in GPU terms.
+ */
+static void
+EngineTimeKnnPaths(bool on_gpu)
+{
+	OdpContext	ctx;
+
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.device = on_gpu ? ODP_DEVICE_GPU : ODP_DEVICE_CPU;
+	ctx.gpu_id = area->devices[0].ordinal;
+	if (odp_knn_cost_calibrate(&ctx, &area->knn_cost,
+							   area->staging_locked ? staging : NULL,
+							   area->staging_locked ? area->staging_bytes : 0) != ODP_OK)
+		EngineNote("the k-NN paths could not be timed, auto weighs them with built-in terms: %s; ",
+				   ctx.message);
+}
+
+/*
  * Opens the devices the worker asked for (every one of the host by
  * default): a context on each, cuBLAS, the staging area page-locked.
  * With no usable GPU the process holds no device and says why.
@@ -117,6 +139,7 @@ EngineInitDevices(void)
 				 "CPU engine (odp_gpu.service_engine = cpu)");
 		area->ndevices = 1;
 		area->blas_ready = true;
+		EngineTimeKnnPaths(false);
 		return;
 	}
 	memset(&ctx, 0, sizeof(ctx));
@@ -195,6 +218,7 @@ EngineInitDevices(void)
 	if (!area->blas_ready)
 		EngineNote("cuBLAS is not usable, correlations compute on the CPU: %s; ",
 				   ctx.message);
+	EngineTimeKnnPaths(true);
 }
 
 /* Whether a backend's process is gone. */

@@ -36,6 +36,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "odp_cost.h"
 #include "service/service_slot.h"
 
 /* The program's file name in the server's package library directory. */
@@ -88,6 +89,7 @@ typedef struct OdpEngineArea
 	int32_t		driver_version;
 	int32_t		runtime_version;
 	bool		blas_ready;
+	OdpKnnCostModel knn_cost;	/* the k-NN paths timed at start */
 	bool		staging_locked;
 	double		staging_lock_ms;
 	char		why[ODP_ENGINE_WHY_LEN];	/* why no device is usable */

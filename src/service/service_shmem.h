@@ -16,6 +16,7 @@
 #ifndef ODP_SERVICE_SHMEM_H
 #define ODP_SERVICE_SHMEM_H
 
+#include "odp_cost.h"
 #include "service/service_slot.h"
 #include "storage/condition_variable.h"
 #include "storage/lwlock.h"
@@ -80,6 +81,7 @@ typedef struct OdpServiceShared
 	uint64_t	generation;		/* bumped at each start */
 	bool		cpu_engine;		/* odp_gpu.service_engine = cpu */
 	bool		blas_ready;
+	OdpKnnCostModel knn_cost;	/* the engine process's, at READY */
 	int			driver_version; /* CUDA's, as odp_gpu_probe gives them */
 	int			runtime_version;
 	char		why[ODP_SERVICE_WHY_LEN];	/* why no device is usable */

@@ -126,6 +126,7 @@ ServiceTakeDevices(void)
 	OdpService->driver_version = OdpEngine->driver_version;
 	OdpService->runtime_version = OdpEngine->runtime_version;
 	OdpService->blas_ready = OdpEngine->blas_ready;
+	OdpService->knn_cost = OdpEngine->knn_cost;
 	OdpService->ndevices = Min(OdpEngine->ndevices, ODP_MAX_GPUS);
 	for (int d = 0; d < OdpService->ndevices; d++)
 	{

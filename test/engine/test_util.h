@@ -111,6 +111,9 @@ extern void run_solvingset_tests(void);
 /* The k-NN tests (test_knn.c). */
 extern void run_knn_tests(void);
 
+/* The k-NN cost model (test_knn_cost.c). */
+extern void run_knn_cost_tests(void);
+
 /* The correlation tests (test_pearson.c). */
 extern void run_pearson_tests(void);
 
