@@ -488,9 +488,10 @@ OdpEngineCallEnd(OdpEngineCall *call, OdpStatus status)
 /*
  * Computes the k nearest rows of source for every row of queries (the
  * same input for a self join) into dist and index (queries->rows * k
- * each; row indexes of source).  The caller has checked the dimensions,
- * k (at most the source's rows, less one for a self join) and, for
- * cosine, the norms.
+ * each; row indexes of source), on the path info holds (zeroed, then
+ * OdpChooseKnnGpu).  The caller has checked the dimensions, k (at most
+ * the source's rows, less one for a self join) and, for cosine, the
+ * norms.
  */
 void
 OdpComputeKnn(const OdpInput *queries, const OdpInput *source,
@@ -502,8 +503,6 @@ OdpComputeKnn(const OdpInput *queries, const OdpInput *source,
 	OdpCall		call;
 
 	Assert((queries->data64 != NULL) == (source->data64 != NULL));
-	memset(info, 0, sizeof(*info));
-	info->on_gpu = OdpChooseKnnGpu(queries, source, metric, self_join, info);
 	info->precision = GluePrecisionName(source);
 	info->queries = queries->rows;
 	info->query_read_ms = self_join ? 0.0 : queries->read_ms;

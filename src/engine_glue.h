@@ -125,14 +125,6 @@ extern bool OdpGpuSeenUsable(void);
 #define ODP_GPU_MIN_QUERIES 16
 
 extern bool OdpChooseGpu(int64 queries, int64 rows);
-
-/*
- * Whether a k-NN call of queries against source runs on the GPU: the
- * setting's path, or under auto the cheaper by the cost model (knn_cost.c,
- * odp_cost.h); says why in info->chosen_by and chosen_why.
- */
-extern bool OdpChooseKnnGpu(const OdpInput *queries, const OdpInput *source,
-							OdpMetric metric, bool self_join, OdpRunInfo *info);
 extern void OdpCheckCosineRows(const OdpInput *in, OdpMetric metric);
 
 /*

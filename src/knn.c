@@ -29,6 +29,7 @@
 #include "funcapi.h"
 #include "input/input.h"
 #include "knn.h"
+#include "knn_cost.h"
 #include "miscadmin.h"
 #include "odp_distance.h"
 #include "output.h"
@@ -60,6 +61,7 @@ OdpKnnCompute(const OdpInput *queries, const OdpInput *source, OdpMetric metric,
 	n = (Size) queries->rows * (Size) res->k;
 	res->dist = (double *) MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * n);
 	res->index = (int64 *) MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * n);
+	res->info.on_gpu = OdpChooseKnnGpu(queries, source, metric, self_join, &res->info);
 	OdpComputeKnn(queries, source, metric, res->k, self_join, res->dist,
 				  res->index, &res->info);
 	OdpEnsureFiniteDistances(res->dist, (int64) n, res->k, queries->ids,

@@ -26,6 +26,7 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "input/input.h"
+#include "knn_cost.h"
 #include "miscadmin.h"
 #include "odp_cost.h"
 #include "service/service.h"
@@ -115,7 +116,7 @@ KnnDecide(OdpKnnCostShape *s, OdpKnnCostEstimate *e, const char **by)
 	return e->gpu;
 }
 
-/* See engine_glue.h. */
+/* See knn_cost.h. */
 bool
 OdpChooseKnnGpu(const OdpInput *queries, const OdpInput *source, OdpMetric metric,
 				bool self_join, OdpRunInfo *info)
