@@ -173,11 +173,12 @@ SQL
 # same snapshot, while a writer changes and vacuums the table from 0.4 s
 # after the calls start (each change drops the entry; the next read keeps
 # a new one); one session asks for a
-# bad k between good queries, one has a statement timeout of 2 ms.  Every
-# answer right, the bad k and the timeouts fail alone, and some passes
-# served several sessions (the timing report's batch=).
+# bad k between good queries, one has a statement timeout of 2 ms, one is
+# cancelled by pg_cancel_backend while its first call runs.  Every answer
+# right, the bad k, the timeout and the cancel fail alone, and some
+# passes served several sessions (the timing report's batch=).
 odp_tc_batch_checks() {
-	local s t q sql at got want names=() bad=0 right=0 shared=0 badk wrote dist
+	local s t q sql at got want names=() bad=0 right=0 shared=0 badk wrote dist cancelled
 	dist=$(for d in $(seq 1 32); do printf '(b.f[%d] - a.f[%d])::float8 ^ 2 + ' "$d" "$d"; done)
 	dist=${dist% + }
 	psql -X -q -c "DROP TABLE IF EXISTS tc_bq" \
@@ -192,6 +193,7 @@ odp_tc_batch_checks() {
 		sql=$({
 			echo "SELECT pg_sleep(greatest(0, $at - extract(epoch FROM clock_timestamp())));"
 			[ "$s" = 1 ] && echo "SET statement_timeout = '2ms';"
+			[ "$s" = 3 ] && echo "SET application_name = 'tc_bq_cancelled';"
 			echo "BEGIN ISOLATION LEVEL REPEATABLE READ;"
 			for t in 1 2; do
 				q=$(( (s * 37 + t * 101) % 100000 + 1 ))
@@ -222,13 +224,32 @@ DELETE FROM tc_bq WHERE id = 77;
 VACUUM tc_bq;
 SELECT 'wrote=3';
 SQL
-	odp_svc_wait "${names[@]}" tc_bq_writer
+	# session 3's first call is cancelled by pg_cancel_backend once it runs
+	odp_svc_bg tc_bq_canceller 300 <<SQL
+SELECT pg_sleep(greatest(0, $at - extract(epoch FROM clock_timestamp())));
+DO \$\$
+DECLARE
+	victim int;
+BEGIN
+	FOR i IN 1 .. 20000 LOOP
+		SELECT pid INTO victim FROM pg_stat_activity WHERE application_name = 'tc_bq_cancelled'
+			AND state = 'active' AND query LIKE '%got_1%';
+		IF victim IS NOT NULL AND pg_cancel_backend(victim) THEN
+			RAISE NOTICE 'cancelled=1';
+			RETURN;
+		END IF;
+		PERFORM pg_sleep(0.0005);
+	END LOOP;
+END
+\$\$;
+SQL
+	odp_svc_wait "${names[@]}" tc_bq_writer tc_bq_canceller
 	for s in $(seq 1 64); do
 		for t in 1 2; do
 			got=$(odp_svc_field "tc_bq$s" "got_$t")
 			want=$(odp_svc_field "tc_bq$s" "want_$t")
-			# the session with a 2 ms timeout: what it got, where both ran
-			if [ "$s" = 1 ] && { [ -z "$got" ] || [ -z "$want" ]; }; then
+			# the sessions with a 2 ms timeout and a cancel: what they got, where both ran
+			if { [ "$s" = 1 ] || [ "$s" = 3 ]; } && { [ -z "$got" ] || [ -z "$want" ]; }; then
 				continue
 			elif [ -n "$got" ] && [ "$got" = "$want" ]; then
 				right=$((right + 1))
@@ -240,9 +261,11 @@ SQL
 	shared=$(cat "$ODP_RUN_DIR"/svc_tc_bq*.out | grep -c 'batch=[2-9]')
 	badk=$(grep -c 'k must be at least 1' "$ODP_RUN_DIR/svc_tc_bq2.out")
 	wrote=$(odp_svc_field tc_bq_writer wrote)
-	[ "$bad" = 0 ] && [ "$right" -ge 126 ] && [ "$shared" -ge 1 ] && [ "$badk" = 1 ] && [ "$wrote" = 3 ]
-	odp_check "64 sessions of single k-NN queries on a cached table, a writer changing it: every answer the oracle's in its snapshot, passes shared, a bad k and timeouts failing alone" $? \
-		"$right right, $bad wrong, $shared calls in shared passes, bad k reported $badk time(s), writer $wrote; $(grep -h -m1 -E 'ERROR' "$ODP_RUN_DIR"/svc_tc_bq[3-9].out 2>/dev/null | head -2)"
+	cancelled=$(grep -c 'canceling statement due to user request' "$ODP_RUN_DIR/svc_tc_bq3.out")
+	[ "$bad" = 0 ] && [ "$right" -ge 124 ] && [ "$shared" -ge 1 ] && [ "$badk" = 1 ] && [ "$wrote" = 3 ] &&
+		[ "$cancelled" = 1 ] && grep -q 'cancelled=1' "$ODP_RUN_DIR/svc_tc_bq_canceller.out"
+	odp_check "64 sessions of single k-NN queries on a cached table, a writer changing it: every answer the oracle's in its snapshot, passes shared, a bad k, a timeout and a pg_cancel_backend failing alone" $? \
+		"$right right, $bad wrong, $shared calls in shared passes, bad k reported $badk time(s), session 3 cancelled $cancelled time(s), writer $wrote; $(grep -h -m1 -E 'ERROR' "$ODP_RUN_DIR"/svc_tc_bq[4-9].out 2>/dev/null | head -2)"
 	psql -X -q -c "DROP TABLE tc_bq" >/dev/null
 }
 
