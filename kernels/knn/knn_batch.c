@@ -12,7 +12,10 @@
  * call runs one at once for every query queued (at most
  * ODP_KNN_SHARED_MAX_QUERIES, first come first), itself included, with
  * the largest k among them; the others wait for it.  So a call waits only
- * while the pass before it runs, never for company.  Each call then takes
+ * while a pass before it runs, never for company, and at most
+ * SHARED_WAIT_MS: the call at the head of the queue that has waited that
+ * long runs a pass of its own beside the running ones (a long pass over a
+ * large table would otherwise hold every new call).  Each call then takes
  * its own k first entries of its queries' lists: a list under the
  * engine's total order (distance, then index) begins with the shorter
  * one.  Arguments are checked before a call joins, so a bad call fails
@@ -40,7 +43,10 @@
 #include "knn/knn_internal.h"
 
 /* How long a waiting call sleeps between looks at its cancel callback. */
-#define SHARED_POLL_NS 1000000L
+#define SHARED_POLL_NS 250000L
+
+/* The longest a call waits for the passes before it to end. */
+#define SHARED_WAIT_MS 1.0
 
 typedef struct SharedCall
 {
@@ -50,6 +56,7 @@ typedef struct SharedCall
 	int32_t		k;
 	double	   *dist;
 	int64_t    *index;
+	double		joined_ms;		/* odp_now_ms() as it joined the queue */
 	bool		taken;			/* a pass runs for it */
 	bool		done;
 	OdpStatus	status;
@@ -66,7 +73,7 @@ typedef struct SharedGroup
 	OdpMetric	metric;
 	OdpDevice	device;
 	int			gpu;			/* odp_device_first */
-	bool		running;
+	int			running;		/* passes running */
 	SharedCall *queue;			/* waiting calls, oldest first */
 	int			members;		/* calls that joined and have not left */
 } SharedGroup;
@@ -75,8 +82,12 @@ static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t shared_moved = PTHREAD_COND_INITIALIZER;
 static SharedGroup *shared_groups = NULL;
 
-/* Test counter: passes that served more than one call. */
+/*
+ * Test counters: passes that served more than one call; passes a call
+ * that had waited SHARED_WAIT_MS started beside running ones.
+ */
 int64_t		odp_knn_shared_passes = 0;
+int64_t		odp_knn_shared_early = 0;
 
 /* The group of a call (lock held), made where there is none; NULL: no memory. */
 static SharedGroup *
@@ -250,6 +261,7 @@ odp_knn_shared(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands
 	me.k = k;
 	me.dist = dist;
 	me.index = index;
+	me.joined_ms = odp_now_ms();
 
 	pthread_mutex_lock(&shared_lock);
 	g = SharedGroupOf(ctx, cands, metric);
@@ -268,12 +280,17 @@ odp_knn_shared(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands
 	}
 	while (!me.done)
 	{
-		if (!g->running && !me.taken)
+		if (!me.taken &&
+			(g->running == 0 ||
+			 (g->queue == &me && odp_now_ms() - me.joined_ms >= SHARED_WAIT_MS)))
 		{
 			SharedPass	pass;
 			int64_t		rows = 0;
 
-			/* no pass runs: this call runs one for the queue's first calls */
+			/*
+			 * no pass runs, or this call has waited long enough: it runs
+			 * one for the queue's first calls
+			 */
 			pass.ncalls = 0;
 			while (g->queue != NULL && pass.ncalls < ODP_KNN_SHARED_MAX_QUERIES &&
 				   rows + g->queue->queries->rows <= ODP_KNN_SHARED_MAX_QUERIES)
@@ -287,7 +304,9 @@ odp_knn_shared(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands
 				pass.calls[pass.ncalls++] = c;
 			}
 			/* (where they did not include this call, it runs the next pass too) */
-			g->running = true;
+			if (g->running > 0)
+				odp_knn_shared_early++;
+			g->running++;
 			pthread_mutex_unlock(&shared_lock);
 			SharedRun(&pass, cands, metric);
 			pthread_mutex_lock(&shared_lock);
@@ -295,7 +314,7 @@ odp_knn_shared(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands
 				odp_knn_shared_passes++;
 			for (int i = 0; i < pass.ncalls; i++)
 				pass.calls[i]->done = true;
-			g->running = false;
+			g->running--;
 			pthread_cond_broadcast(&shared_moved);
 			continue;
 		}

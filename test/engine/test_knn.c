@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "include/odp_distance.h"
 #include "include/odp_knn.h"
@@ -31,6 +32,7 @@
 
 /* Passes of odp_knn_shared that served more than one call (knn_batch.c). */
 extern int64_t odp_knn_shared_passes;
+extern int64_t odp_knn_shared_early;
 /* Calls the GPU's few-query path took (knn_gpu_few.cu); weak for CPU builds. */
 extern int64_t odp_gpu_knn_few_runs __attribute__((weak));
 /* Query chunks the GPU's tensor-core filter finished; weak for CPU builds. */
@@ -252,6 +254,71 @@ shared_case(OdpDevice dev, const char *name)
 	free(qx);
 }
 
+/* The long call of shared_wait_case, in a thread of its own. */
+static void *
+shared_long(void *arg)
+{
+	SharedThread *t = (SharedThread *) arg;
+	OdpContext	ctx = make_ctx(ODP_DEVICE_CPU);
+
+	ctx.cpu_threads = 1;
+	t->status = odp_knn_shared(&ctx, &t->query, t->cands, ODP_METRIC_EUCLIDEAN, t->k,
+							   t->dist, t->index);
+	return NULL;
+}
+
+/*
+ * The wait for a pass is bounded: a call that arrives while a long pass
+ * runs (one query over 300,000 x 64 on one CPU thread), 2 ms into it,
+ * starts its own after about a millisecond instead of waiting for the
+ * first to end, and
+ * both answers are a call alone's.
+ */
+static void
+shared_wait_case(void)
+{
+	float	   *cx = make_data(GEN_UNIFORM, 300000, 64);
+	OdpMatrix	c = {cx, 300000, 64};
+	SharedThread a;
+	OdpContext	ctx = make_ctx(ODP_DEVICE_CPU);
+	OdpMatrix	qb = {cx + 64 * 7, 1, 64};
+	double		d[10],
+				db[10],
+				alone,
+				second;
+	int64_t		ix[10],
+				ixb[10];
+	const int64_t before = odp_knn_shared_early;
+	bool		same;
+
+	ctx.cpu_threads = 1;
+	alone = odp_now_ms();
+	(void) odp_compute_knn(&ctx, &qb, &c, ODP_METRIC_EUCLIDEAN, 10, false, d, ix);
+	alone = odp_now_ms() - alone;
+	memset(&a, 0, sizeof(a));
+	a.cands = &c;
+	a.query = (OdpMatrix) {cx, 1, 64};
+	a.k = 10;
+	pthread_create(&a.thread, NULL, shared_long, &a);
+	{
+		struct timespec pause = {0, 2000000L};
+
+		nanosleep(&pause, NULL);
+	}
+	second = odp_now_ms();
+	ctx = make_ctx(ODP_DEVICE_CPU);
+	ctx.cpu_threads = 1;
+	same = odp_knn_shared(&ctx, &qb, &c, ODP_METRIC_EUCLIDEAN, 10, db, ixb) == ODP_OK &&
+		memcmp(d, db, sizeof(d)) == 0 && memcmp(ix, ixb, sizeof(ix)) == 0;
+	second = odp_now_ms() - second;
+	pthread_join(a.thread, NULL);
+	check(same && a.status == ODP_OK && odp_knn_shared_early > before && second < 1.6 * alone,
+		  "knn cpu shared passes: a call arriving 2 ms into a pass of %.1f ms ran its own "
+		  "beside it (%lld early passes) in %.1f ms, the same lists as alone",
+		  alone, (long long) (odp_knn_shared_early - before), second);
+	free(cx);
+}
+
 /* Bad arguments are refused with the right status, on device dev. */
 static void
 knn_argument_tests(OdpDevice dev)
@@ -447,6 +514,7 @@ run_knn_tests(void)
 	shared_case(ODP_DEVICE_CPU, "cpu");
 	if (gpu_ok)
 		shared_case(ODP_DEVICE_GPU, "gpu");
+	shared_wait_case();
 
 	knn_argument_tests(ODP_DEVICE_CPU);
 	if (gpu_ok)
