@@ -112,6 +112,13 @@ INSERT INTO tc_dev SELECT i, array(SELECT ((i * 7919 + j * 104729) % 97)::real F
 	FROM generate_series(1, 250000) i;
 VACUUM tc_dev;
 SELECT 'first_' || ($ODP_TC_DEV_KNN);
+DO \$\$ BEGIN
+	-- the worker marks a copy made when it frees the call's slot, just after the call returns
+	FOR i IN 1 .. 100 LOOP
+		EXIT WHEN (SELECT count(device) FROM odp_gpu_table_cache WHERE relation = 'tc_dev'::regclass) > 0;
+		PERFORM pg_sleep(0.02);
+	END LOOP;
+END \$\$;
 SELECT 'copies=' || count(device) FILTER (WHERE relation = 'tc_dev'::regclass) FROM odp_gpu_table_cache;
 SELECT 'again_' || ($ODP_TC_DEV_KNN);
 SELECT 'oracle_' || ($ODP_TC_DEV_ORACLE);
@@ -134,6 +141,13 @@ SQL
 SET odp_gpu.device = gpu;
 SELECT 'gone=' || count(*) FILTER (WHERE device IS NULL) || '/' || count(*) FROM odp_gpu_table_cache WHERE relation = 'tc_dev'::regclass;
 SELECT 'after_' || ($ODP_TC_DEV_KNN);
+DO \$\$ BEGIN
+	-- the worker marks a copy made when it frees the call's slot, just after the call returns
+	FOR i IN 1 .. 100 LOOP
+		EXIT WHEN (SELECT count(device) FROM odp_gpu_table_cache WHERE relation = 'tc_dev'::regclass) > 0;
+		PERFORM pg_sleep(0.02);
+	END LOOP;
+END \$\$;
 SELECT 'copies=' || count(device) FROM odp_gpu_table_cache WHERE relation = 'tc_dev'::regclass;
 SELECT 'oracle_' || ($ODP_TC_DEV_ORACLE);
 SQL
@@ -173,8 +187,9 @@ SQL
 # same snapshot, while a writer changes and vacuums the table from 0.4 s
 # after the calls start (each change drops the entry; the next read keeps
 # a new one); one session asks for a
-# bad k between good queries, one has a statement timeout of 2 ms, one is
-# cancelled by pg_cancel_backend while its first call runs.  Every answer
+# bad k between good queries, one has a statement timeout of 2 ms, one
+# making 400 calls in one statement is cancelled by pg_cancel_backend
+# 0.2 s into them.  Every answer
 # right, the bad k, the timeout and the cancel fail alone, and some
 # passes served several sessions (the timing report's batch=).
 odp_tc_batch_checks() {
@@ -193,7 +208,12 @@ odp_tc_batch_checks() {
 		sql=$({
 			echo "SELECT pg_sleep(greatest(0, $at - extract(epoch FROM clock_timestamp())));"
 			[ "$s" = 1 ] && echo "SET statement_timeout = '2ms';"
-			[ "$s" = 3 ] && echo "SET application_name = 'tc_bq_cancelled';"
+			if [ "$s" = 3 ]; then
+				echo "SET application_name = 'tc_bq_cancelled';"
+				echo "SELECT 'many=' || count(*) FROM generate_series(1, 400) g,
+	LATERAL odp_knn('tc_bq', (SELECT f FROM tc_bq WHERE id = g * 211), k => 10, metric => 'sqeuclidean');"
+				exit 0
+			fi
 			echo "BEGIN ISOLATION LEVEL REPEATABLE READ;"
 			for t in 1 2; do
 				q=$(( (s * 37 + t * 101) % 100000 + 1 ))
@@ -224,7 +244,7 @@ DELETE FROM tc_bq WHERE id = 77;
 VACUUM tc_bq;
 SELECT 'wrote=3';
 SQL
-	# session 3's first call is cancelled by pg_cancel_backend once it runs
+	# session 3's 400 calls are cancelled by pg_cancel_backend 0.2 s into them
 	odp_svc_bg tc_bq_canceller 300 <<SQL
 SELECT pg_sleep(greatest(0, $at - extract(epoch FROM clock_timestamp())));
 DO \$\$
@@ -232,13 +252,16 @@ DECLARE
 	victim int;
 BEGIN
 	FOR i IN 1 .. 20000 LOOP
+		-- a transaction sees one snapshot of the activity unless it clears it
+		PERFORM pg_stat_clear_snapshot();
 		SELECT pid INTO victim FROM pg_stat_activity WHERE application_name = 'tc_bq_cancelled'
-			AND state = 'active' AND query LIKE '%got_1%';
+			AND state = 'active' AND query LIKE '%many=%'
+			AND query_start < clock_timestamp() - interval '0.2 s';
 		IF victim IS NOT NULL AND pg_cancel_backend(victim) THEN
 			RAISE NOTICE 'cancelled=1';
 			RETURN;
 		END IF;
-		PERFORM pg_sleep(0.0005);
+		PERFORM pg_sleep(0.001);
 	END LOOP;
 END
 \$\$;
@@ -263,7 +286,8 @@ SQL
 	wrote=$(odp_svc_field tc_bq_writer wrote)
 	cancelled=$(grep -c 'canceling statement due to user request' "$ODP_RUN_DIR/svc_tc_bq3.out")
 	[ "$bad" = 0 ] && [ "$right" -ge 124 ] && [ "$shared" -ge 1 ] && [ "$badk" = 1 ] && [ "$wrote" = 3 ] &&
-		[ "$cancelled" = 1 ] && grep -q 'cancelled=1' "$ODP_RUN_DIR/svc_tc_bq_canceller.out"
+		[ "$cancelled" = 1 ] && grep -q 'cancelled=1' "$ODP_RUN_DIR/svc_tc_bq_canceller.out" &&
+		! grep -q '^many=' "$ODP_RUN_DIR/svc_tc_bq3.out"
 	odp_check "64 sessions of single k-NN queries on a cached table, a writer changing it: every answer the oracle's in its snapshot, passes shared, a bad k, a timeout and a pg_cancel_backend failing alone" $? \
 		"$right right, $bad wrong, $shared calls in shared passes, bad k reported $badk time(s), session 3 cancelled $cancelled time(s), writer $wrote; $(grep -h -m1 -E 'ERROR' "$ODP_RUN_DIR"/svc_tc_bq[4-9].out 2>/dev/null | head -2)"
 	psql -X -q -c "DROP TABLE tc_bq" >/dev/null
