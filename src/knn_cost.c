@@ -150,6 +150,8 @@ OdpChooseKnnGpu(const OdpInput *queries, const OdpInput *source, OdpMetric metri
 Datum
 odp_knn_path(PG_FUNCTION_ARGS)
 {
+	static const char *const args[] = {
+		"queries", "rows", "dims", "metric", "float64", "on_device", "self_join"};
 	TupleDesc	desc;
 	Datum		values[6];
 	bool		nulls[6] = {false};
@@ -158,9 +160,8 @@ odp_knn_path(PG_FUNCTION_ARGS)
 	const char *by;
 	bool		gpu;
 
-	for (int a = 0; a < 7; a++)
-		OdpArgNotNull(fcinfo, a, a == 0 ? "queries" : a == 1 ? "rows" : a == 2 ? "dims" :
-					  a == 3 ? "metric" : a == 4 ? "float64" : a == 5 ? "on_device" : "self_join");
+	for (int a = 0; a < (int) lengthof(args); a++)
+		OdpArgNotNull(fcinfo, a, args[a]);
 	memset(&s, 0, sizeof(s));
 	s.queries = PG_GETARG_INT64(0);
 	s.rows = PG_GETARG_INT64(1);

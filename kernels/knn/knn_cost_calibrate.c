@@ -111,13 +111,23 @@ cal_time(CalRun *r, int64_t queries, int64_t rows, int dims, bool wide, int thre
 	return best;
 }
 
-/* The solution of the 3 x 3 system a x = b by Cramer's rule (false: singular). */
+/* The determinant of a 3 x 3 matrix. */
+static double
+cal_det3(double m[3][3])
+{
+	return m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) -
+		m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0]) +
+		m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]);
+}
+
+/*
+ * The solution of the 3 x 3 system a x = b by Cramer's rule, a negative
+ * term counted as zero (false: singular).
+ */
 static bool
 cal_solve3(double a[3][3], const double b[3], double x[3])
 {
-	double		det = a[0][0] * (a[1][1] * a[2][2] - a[1][2] * a[2][1]) -
-		a[0][1] * (a[1][0] * a[2][2] - a[1][2] * a[2][0]) +
-		a[0][2] * (a[1][0] * a[2][1] - a[1][1] * a[2][0]);
+	double		det = cal_det3(a);
 
 	if (det == 0.0)
 		return false;
@@ -128,9 +138,7 @@ cal_solve3(double a[3][3], const double b[3], double x[3])
 		memcpy(m, a, sizeof(m));
 		for (int i = 0; i < 3; i++)
 			m[i][j] = b[i];
-		x[j] = (m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) -
-				m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0]) +
-				m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0])) / det;
+		x[j] = cal_det3(m) / det;
 		if (x[j] < 0)
 			x[j] = 0;
 	}

@@ -96,12 +96,19 @@ EngineRing(OdpRing *server_address)
  * (odp_cost.h): the CPU's, and the first device's where on_gpu (from the
  * page-locked staging area's speed); the CPU engine stands in for a GPU
  * in every other respect, so auto weighs it with the built-in GPU terms.
+ * A process that follows one that timed them on the same device (the
+ * area outlives it) keeps them: a restart after a fault waits no longer.
  */
 static void
 EngineTimeKnnPaths(bool on_gpu)
 {
 	OdpContext	ctx;
+	int32_t		ordinal = on_gpu ? area->devices[0].ordinal : -1;
 
+	if (area->knn_cost.source == (on_gpu ? ODP_COST_CALIBRATED : ODP_COST_CALIBRATED_CPU) &&
+		area->knn_cost_ordinal == ordinal)
+		return;
+	area->knn_cost_ordinal = ordinal;
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.device = on_gpu ? ODP_DEVICE_GPU : ODP_DEVICE_CPU;
 	ctx.gpu_id = area->devices[0].ordinal;

@@ -89,7 +89,8 @@ typedef struct OdpEngineArea
 	int32_t		driver_version;
 	int32_t		runtime_version;
 	bool		blas_ready;
-	OdpKnnCostModel knn_cost;	/* the k-NN paths timed at start */
+	OdpKnnCostModel knn_cost;	/* the k-NN paths timed at a start */
+	int32_t		knn_cost_ordinal;	/* on this device (-1: the CPU engine) */
 	bool		staging_locked;
 	double		staging_lock_ms;
 	char		why[ODP_ENGINE_WHY_LEN];	/* why no device is usable */

@@ -103,6 +103,14 @@ ODP_TC_DEV_KNN="SELECT 'r=' || string_agg(id || ':' || distance, ',' ORDER BY ra
 	FROM odp_knn('tc_dev', array_fill(50::real, '{32}'), k => 10, metric => 'sqeuclidean')"
 ODP_TC_DEV_ORACLE="SELECT 'r=' || string_agg(id || ':' || d, ',' ORDER BY d, id) FROM
 	(SELECT id, (SELECT sum((x - 50)::float8 ^ 2) FROM unnest(f) x) AS d FROM tc_dev ORDER BY d, id LIMIT 10) s"
+# Waits up to 2 s for tc_dev's copy: the worker marks a copy made when it
+# frees the call's slot, just after the call returns.
+ODP_TC_DEV_COPY_WAIT="DO \$\$ BEGIN
+	FOR i IN 1 .. 100 LOOP
+		EXIT WHEN (SELECT count(device) FROM odp_gpu_table_cache WHERE relation = 'tc_dev'::regclass) > 0;
+		PERFORM pg_sleep(0.02);
+	END LOOP;
+END \$\$"
 odp_tc_copy_checks() {
 	local out eng new
 	out=$(psql -X -q -At -v ON_ERROR_STOP=1 2>&1 <<SQL
@@ -112,13 +120,7 @@ INSERT INTO tc_dev SELECT i, array(SELECT ((i * 7919 + j * 104729) % 97)::real F
 	FROM generate_series(1, 250000) i;
 VACUUM tc_dev;
 SELECT 'first_' || ($ODP_TC_DEV_KNN);
-DO \$\$ BEGIN
-	-- the worker marks a copy made when it frees the call's slot, just after the call returns
-	FOR i IN 1 .. 100 LOOP
-		EXIT WHEN (SELECT count(device) FROM odp_gpu_table_cache WHERE relation = 'tc_dev'::regclass) > 0;
-		PERFORM pg_sleep(0.02);
-	END LOOP;
-END \$\$;
+$ODP_TC_DEV_COPY_WAIT;
 SELECT 'copies=' || count(device) FILTER (WHERE relation = 'tc_dev'::regclass) FROM odp_gpu_table_cache;
 SELECT 'again_' || ($ODP_TC_DEV_KNN);
 SELECT 'oracle_' || ($ODP_TC_DEV_ORACLE);
@@ -141,13 +143,7 @@ SQL
 SET odp_gpu.device = gpu;
 SELECT 'gone=' || count(*) FILTER (WHERE device IS NULL) || '/' || count(*) FROM odp_gpu_table_cache WHERE relation = 'tc_dev'::regclass;
 SELECT 'after_' || ($ODP_TC_DEV_KNN);
-DO \$\$ BEGIN
-	-- the worker marks a copy made when it frees the call's slot, just after the call returns
-	FOR i IN 1 .. 100 LOOP
-		EXIT WHEN (SELECT count(device) FROM odp_gpu_table_cache WHERE relation = 'tc_dev'::regclass) > 0;
-		PERFORM pg_sleep(0.02);
-	END LOOP;
-END \$\$;
+$ODP_TC_DEV_COPY_WAIT;
 SELECT 'copies=' || count(device) FROM odp_gpu_table_cache WHERE relation = 'tc_dev'::regclass;
 SELECT 'oracle_' || ($ODP_TC_DEV_ORACLE);
 SQL
