@@ -1088,8 +1088,10 @@ OdpReportTiming(const char *what, const OdpInput *in, const OdpRunInfo *info,
 	phases = in->read_ms + info->query_read_ms + info->other_read_ms +
 		info->transfer_ms + info->compute_ms + output_ms + info->stream_ms +
 		info->startup_ms + (info->via_service ? info->queued_ms : 0.0);
-	extra = psprintf("%s read_workers=%d total=%.1f ms other=%.1f ms", extra,
-					 in->read_workers, total, total - phases);
+	extra = psprintf("%s read_workers=%d read_order=%s total=%.1f ms other=%.1f ms",
+					 extra, in->read_workers,
+					 in->read_order != NULL ? in->read_order : "scan",
+					 total, total - phases);
 	if (in->cached)
 		extra = psprintf("%s cache_check=%.2f ms", extra, in->cache_check_ms);
 	if (info->precision != NULL)

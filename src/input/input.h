@@ -141,6 +141,11 @@ typedef struct OdpInput
 	bool		heap_scan;		/* read by a direct heap scan */
 	int			read_workers;	/* parallel workers that read with the
 								 * backend */
+	const char *read_order;		/* how the rows came to be in id order:
+								 * "scan" (the table's own), "placed" (at
+								 * their ids' offsets as read: an index
+								 * bounds the ids), "moved" (ranked or
+								 * sorted after the read), "cache" */
 	bool		aggregate;		/* given row by row to an aggregate (neither
 								 * heap scan nor SPI) */
 	double		read_ms;		/* wall time of OdpReadInput */

@@ -223,8 +223,8 @@ OdpReaderResizeValues(OdpReader *r, int64 old_capacity, int64 capacity)
 		r->missing = OdpResize(r, r->missing, old, values);
 }
 
-/* Sets the row capacity of the reader's buffers (values only once dims is known). */
-static void
+/* See input_internal.h: the row capacity of the buffers (values only once dims is known). */
+void
 OdpReaderReserve(OdpReader *r, int64 capacity)
 {
 	r->ids = OdpResize(r, r->ids, (Size) r->capacity * sizeof(int64),
@@ -704,7 +704,10 @@ OdpReaderFinish(OdpReader *r)
 	Assert(r->dims > 0 || r->rows == 0);
 
 	if (!r->sorted)
+	{
 		OdpReaderSortRows(r);
+		r->order = "moved";
+	}
 	r->sorted = true;
 	if (!r->unique || r->piece != NULL)
 		OdpReaderCheckUnique(r);

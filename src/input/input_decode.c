@@ -533,7 +533,7 @@ OdpCopyElements64(OdpReader *r, const OdpColumn *col, const char *src, int n,
 static inline char *
 OdpRowStart(OdpReader *r)
 {
-	Size		at = (Size) r->rows * (Size) r->dims;
+	Size		at = (Size) r->slot * (Size) r->dims;
 
 	return r->f64 ? (char *) (r->data64 + at) : (char *) (r->data + at);
 }
@@ -565,7 +565,7 @@ OdpRowTail(OdpReader *r, Size elsize)
 static void
 OdpStoreElements(OdpReader *r, const OdpColumn *col, const char *src, int64 id)
 {
-	Size		at = (Size) r->rows * (Size) r->dims;
+	Size		at = (Size) r->slot * (Size) r->dims;
 
 	if (r->f64)
 		OdpCopyElements64(r, col, src, r->dims, NULL, r->data64 + at,
@@ -789,7 +789,7 @@ OdpReadVector(OdpReader *r, const OdpColumn *col, Datum value, int64 id)
 	if (r->dims < 0)
 		OdpReaderSetDims(r, nitems);
 	OdpEnsureSameLength(nitems, r->dims, col, id);
-	at = (Size) r->rows * (Size) r->dims;
+	at = (Size) r->slot * (Size) r->dims;
 	if (r->f64)
 	{
 		dst64 = r->data64 + at;
@@ -882,8 +882,7 @@ OdpReaderAddRow(OdpReader *r, const Datum *values, const bool *isnull)
 	OdpEnsureIdNotNull(isnull[idx], &plan->id);
 	id = OdpIdValue(&plan->id, values[idx]);
 
-	if (unlikely(r->rows >= r->capacity))
-		OdpReaderGrow(r);
+	r->slot = OdpReaderSlot(r, id);
 
 	if (plan->regions)
 	{
@@ -904,7 +903,7 @@ OdpReaderAddRow(OdpReader *r, const Datum *values, const bool *isnull)
 	}
 	else if (r->f64)
 	{
-		const Size	at = (Size) r->rows * (Size) r->dims;
+		const Size	at = (Size) r->slot * (Size) r->dims;
 		double	   *dst = r->data64 + at;
 		uint8	   *miss = r->missing ? r->missing + at : NULL;
 
@@ -925,7 +924,7 @@ OdpReaderAddRow(OdpReader *r, const Datum *values, const bool *isnull)
 	}
 	else
 	{
-		float	   *dst = r->data + (Size) r->rows * (Size) r->dims;
+		float	   *dst = r->data + (Size) r->slot * (Size) r->dims;
 
 		for (int i = 0; i < plan->nfeatures; i++)
 		{

@@ -22,6 +22,8 @@
  *	       |             row as several pieces
  *	  input_exact.c      numeric bounds kept exactly, ranked together
  *	       |             once every source is read
+ *	  input_place.c      rows placed at their ids' offsets, where an
+ *	       |             index bounds the ids
  *	  input_buffer.c     growable buffers, sorting by id, finishing
  *	       |
  *	  input_source.c     query or relation name; opening the relation
@@ -55,6 +57,7 @@
 #include "utils/builtins.h"
 #include "utils/fmgrprotos.h"
 #include "utils/relcache.h"
+#include "utils/snapshot.h"
 
 /* Rows between interrupt checks and row-context resets; SPI fetch size. */
 #define ODP_INPUT_BATCH_ROWS	8192
@@ -247,6 +250,14 @@ typedef struct OdpReader
 	bool		any_piece;		/* some row has several pieces */
 	bool		empty_ok;		/* a source without rows is no error */
 	int64	   *ids;
+	int64		slot;			/* the row being read goes here: at rows, or
+								 * while placing at its id's offset */
+	uint64	   *place;			/* placing (input_place.c): a bit for each id
+								 * of [place_base, place_base + place_span)
+								 * read so far; NULL: rows are appended */
+	int64		place_base;
+	int64		place_span;
+	const char *order;			/* OdpInput's read_order; NULL: "scan" */
 	bool		sorted;			/* ids so far are non-decreasing */
 	bool		unique;			/* and known strictly ascending: finishing
 								 * skips the check for duplicates */
@@ -260,6 +271,12 @@ typedef struct OdpReader
 static inline void
 OdpReaderPushId(OdpReader *r, int64 id, bool piece)
 {
+	if (r->place != NULL)
+	{
+		r->ids[r->slot] = id;
+		r->rows++;
+		return;
+	}
 	if (r->rows > 0 && id < r->ids[r->rows - 1])
 		r->sorted = false;
 	if (r->piece != NULL)
@@ -336,6 +353,8 @@ extern void OdpReaderInit(OdpReader *r, const OdpColumnPlan *plan,
 						  const char *desc, double capacity_hint,
 						  const OdpInputSpec *spec);
 extern void OdpReaderGrow(OdpReader *r);
+/* Sets the row capacity of r's buffers (the values' once dims is known). */
+extern void OdpReaderReserve(OdpReader *r, int64 capacity);
 extern void OdpReaderSetDims(OdpReader *r, int32 dims);
 extern void OdpReaderFinish(OdpReader *r);
 
@@ -383,6 +402,59 @@ extern void OdpReaderDropExact(OdpReader *r);
 
 /* Frees the reader's buffers (before it is initialised again). */
 extern void OdpReaderDiscard(OdpReader *r);
+
+/*
+ * ---- input_place.c ----
+ *
+ * A table's rows placed at their ids' offsets as they are read, where a
+ * btree index bounds the ids: rows stored out of id order then need no
+ * sort or gather afterwards, and rows missing from the range are closed
+ * up by a move of the rows after them.
+ */
+
+/*
+ * Makes r (no rows read yet) place the rows of a heap scan of rel under
+ * snapshot at their ids' offsets (r->plan->id.pos is the id's attribute
+ * number), where an index gives the range of the ids and it is not much
+ * wider than the table's estimated rows; returns whether it does.
+ */
+extern bool OdpReaderPlaceTable(OdpReader *r, Relation rel, Snapshot snapshot);
+
+/*
+ * Stops placing: the rows read so far close up in id order, and the
+ * following ones are appended.  For an id outside the range or read twice.
+ */
+extern void OdpReaderUnplace(OdpReader *r);
+
+/*
+ * Ends placing once every row is read: the rows close up in id order,
+ * which is then known to be strictly ascending.
+ */
+extern void OdpReaderEndPlacement(OdpReader *r);
+
+/*
+ * Where the row with id goes (r->slot): its offset while placing, else
+ * the next row, with room made for it.
+ */
+static inline int64
+OdpReaderSlot(OdpReader *r, int64 id)
+{
+	if (r->place != NULL)
+	{
+		uint64		off = (uint64) id - (uint64) r->place_base;
+		uint64		bit = UINT64CONST(1) << (off % 64);
+
+		if (likely(off < (uint64) r->place_span && !(r->place[off / 64] & bit)))
+		{
+			r->place[off / 64] |= bit;
+			return (int64) off;
+		}
+		OdpReaderUnplace(r);
+	}
+	if (unlikely(r->rows >= r->capacity))
+		OdpReaderGrow(r);
+	return r->rows;
+}
 
 /* ---- input_exact.c ---- */
 

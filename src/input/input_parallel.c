@@ -1433,6 +1433,7 @@ OdpRunParallelRead(Relation rel, const OdpInputSpec *spec, OdpReader *r,
 			/* in id order already; ids may still repeat */
 			r->sorted = true;
 			r->unique = false;
+			r->order = "moved";
 		}
 		else
 			r->sorted = r->unique = OdpChunksAscending(s);

@@ -157,7 +157,8 @@ OdpEstimateRows(Relation rel)
 /*
  * Reads every row of rel by a direct table scan under the active snapshot,
  * deforming only the attributes used.  No syncscan, so that the rows come
- * in physical order (often ascending id order, which saves the sort).
+ * in physical order (often ascending id order, which saves the sort); or
+ * each at its id's place, where an index on the ids bounds them.
  */
 static void
 OdpReadTableScan(Relation rel, OdpReader *r)
@@ -165,11 +166,13 @@ OdpReadTableScan(Relation rel, OdpReader *r)
 	TupleTableSlot *slot = table_slot_create(rel, NULL);
 	TableScanDesc scan;
 
+	(void) OdpReaderPlaceTable(r, rel, GetActiveSnapshot());
 	scan = table_beginscan_strat(rel, GetActiveSnapshot(), 0, NULL,
 								 true, false);
 	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
 		OdpReaderAddSlot(r, slot);
 	MemoryContextReset(r->rowcxt);
+	OdpReaderEndPlacement(r);
 	table_endscan(scan);
 	ExecDropSingleTupleTableSlot(slot);
 }
@@ -511,6 +514,7 @@ OdpReadInput(const OdpInputSpec *spec, OdpInput *out)
 			out->region_dims = OdpDescribeRegionDims(&plan, out->dims);
 		out->source_desc = pstrdup(desc);
 		out->heap_scan = true;
+		out->read_order = "cache";
 		MemoryContextDelete(workcxt);
 		OdpInputTimeRead(out, start);
 		return;
@@ -545,6 +549,7 @@ OdpReadInput(const OdpInputSpec *spec, OdpInput *out)
 	out->source_desc = pstrdup(desc);
 	out->heap_scan = heap_scan;
 	out->read_workers = workers;
+	out->read_order = reader.order;
 	OdpCacheKeep(cache, outcxt, out);
 	MemoryContextDelete(workcxt);
 	OdpInputTimeRead(out, start);

@@ -557,7 +557,7 @@ OdpStoreClosed(OdpReader *r, int d, double lo, double hi)
 {
 	OdpInterval iv = {odp_order_float64(lo), odp_order_float64(hi), 0, NULL, NULL, false, false};
 
-	OdpStoreInterval(r, r->rows, d, &iv);
+	OdpStoreInterval(r, r->slot, d, &iv);
 }
 
 /*
@@ -841,7 +841,7 @@ OdpReadPair(OdpReader *r, const OdpRegionColumn *rc, const OdpColumn *locol,
 	if (order == 0 && iv.f != 0)
 		iv.f = ODP_BOUND_EMPTY;
 	OdpCanonicalize(&iv, rc->canonical);
-	OdpStoreInterval(r, r->rows, rc->dim, &iv);
+	OdpStoreInterval(r, r->slot, rc->dim, &iv);
 }
 
 /* Most pieces one row's multiranges may make (their ranges' product). */
@@ -940,13 +940,13 @@ OdpRegionsAddRow(OdpReader *r, const Datum *values, const bool *isnull, int64 id
 					OdpInterval iv;
 
 					OdpRangeInterval(r, rc, col, values[idx], id, &iv);
-					OdpStoreInterval(r, r->rows, rc->dim, &iv);
+					OdpStoreInterval(r, r->slot, rc->dim, &iv);
 					break;
 				}
 			case ODP_REGION_MULTIRANGE:
 				mr[nmr].rc = rc;
 				mr[nmr].ivs = OdpMultirangeIntervals(r, rc, col, values[idx], id, &mr[nmr].n);
-				OdpStoreInterval(r, r->rows, rc->dim, &mr[nmr].ivs[0]);
+				OdpStoreInterval(r, r->slot, rc->dim, &mr[nmr].ivs[0]);
 				several |= mr[nmr++].n > 1;
 				break;
 			case ODP_REGION_BOX:

@@ -85,6 +85,7 @@ for w in $WORKLOADS; do
 $(bench_parallel_settings "$W")
 SET odp_gpu.device = $DEVICE;
 SET odp_gpu.report_timing = on;
+SET odp_gpu.table_cache = off;
 $(for ((i = 0; i <= REPS; i++)); do echo "$call;"; done)
 EOF
 ) || { echo "$w with $W workers failed: $out" >&2; exit 1; }

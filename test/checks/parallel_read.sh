@@ -25,7 +25,7 @@ odp_parallel_workers_left() {
 }
 
 odp_parallel_read_checks() {
-	local dev=$1 out workers prec pid t0 el left
+	local dev=$1 out workers orders prec pid t0 el left
 	# reads, not the table cache (with the service, a vacuumed table is
 	# taken from it without a read)
 	local PGOPTIONS="${PGOPTIONS:-} -c odp_gpu.table_cache=off"
@@ -61,6 +61,13 @@ SQL
 	[ "$workers" = "2 0 0 0 " ]
 	odp_check "$dev: parallel workers read a large table (2), none with parallel_read = off, for a query or a temporary table" $? \
 		"read_workers: $workers; $(grep -v NOTICE <<<"$out" | tail -3)"
+	# the serial read of a table with a primary key places the rows at
+	# their ids' offsets (read_order=placed); a query's and an unindexed
+	# table's rows come in id order already (scan)
+	orders=$(grep -o 'read_order=[a-z]*' <<<"$out" | cut -d= -f2 | tr '\n' ' ')
+	[ "$orders" = "scan placed scan scan " ]
+	odp_check "$dev: the serial read places rows by the primary key's range (read_order=placed)" $? \
+		"read_order: $orders"
 	# the NOTICE says which precision ran: real[] float32, float8 float64
 	out=$(psql -X -At -v ON_ERROR_STOP=1 2>&1 <<SQL
 SET odp_gpu.device = $dev;
