@@ -129,3 +129,7 @@ SET odp_gpu.parallel_read = force;
 SET max_parallel_workers_per_gather = 2;
 SELECT ro_diff('ro_points', '{500, 500, 3}');
 SELECT ro_diff('ro_desc', '{7, 7, 7}', 'id');
+
+DROP TABLE ro_points, ro_desc, ro_small, ro_sparse, ro_dead_ends, ro_partial, ro_dup, ro_regions;
+DROP FUNCTION odp_try(text), ro_diff(text, float8[], text);
+DROP EXTENSION odp_gpu;

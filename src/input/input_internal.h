@@ -413,12 +413,35 @@ extern void OdpReaderDiscard(OdpReader *r);
  */
 
 /*
+ * Whether a heap scan of rel under snapshot can place its rows: an index
+ * gives the range of the ids (r->plan->id.pos is the id's attribute
+ * number), [lo, lo + span), and it is not much wider than the table's
+ * estimated rows.
+ */
+extern bool OdpPlacementRange(const OdpReader *r, Relation rel,
+							  Snapshot snapshot, int64 *lo, int64 *span);
+
+/*
  * Makes r (no rows read yet) place the rows of a heap scan of rel under
- * snapshot at their ids' offsets (r->plan->id.pos is the id's attribute
- * number), where an index gives the range of the ids and it is not much
- * wider than the table's estimated rows; returns whether it does.
+ * snapshot at their ids' offsets where OdpPlacementRange allows; returns
+ * whether it does.
  */
 extern bool OdpReaderPlaceTable(OdpReader *r, Relation rel, Snapshot snapshot);
+
+/* The 64-bit words of a bitmap of span offsets. */
+static inline Size
+OdpPlacementWords(int64 span)
+{
+	return (Size) ((span + 63) / 64);
+}
+
+/*
+ * Makes r's rows, already at their offsets from base (a parallel read's),
+ * placed: bits (palloc'd, r's from now on) has a bit set for each offset
+ * a row took.  OdpReaderEndPlacement then closes them up.
+ */
+extern void OdpReaderAdoptPlacement(OdpReader *r, uint64 *bits, int64 base,
+									int64 span);
 
 /*
  * Stops placing: the rows read so far close up in id order, and the

@@ -205,8 +205,26 @@ typedef struct OdpParallelRead
 	pg_atomic_uint64 next_span;
 	int64		spans_done;		/* under mutex */
 
+	/*
+	 * Rows placed at their ids' offsets (input_place.c), decided before
+	 * the workers start: a bit per offset taken, place_offset bytes from
+	 * this struct
+	 */
+	bool		placing;
+	int64		place_base;
+	int64		place_span;
+	Size		place_offset;
+	int64		placed_total;	/* under mutex: rows placed */
+
 	OdpReadChunk chunks[FLEXIBLE_ARRAY_MEMBER];
 } OdpParallelRead;
+
+/* The bitmap of offsets taken of a read that places its rows. */
+static inline pg_atomic_uint64 *
+OdpPlaceBits(OdpParallelRead *s)
+{
+	return (pg_atomic_uint64 *) ((char *) s + s->place_offset);
+}
 
 /* What a worker needs of the spec to resolve the columns as the backend did. */
 typedef struct OdpSpecWire
@@ -240,6 +258,7 @@ typedef struct OdpParticipant
 	const int64 *place;			/* wide rows out of id order: row -> place */
 	dsm_segment *order_seg;		/* the mapping of place */
 	dsm_segment *from_seg;		/* narrow rows out of id order: the order */
+	int64		placed;			/* rows this participant placed */
 } OdpParticipant;
 
 /* ---- how many workers ---- */
@@ -894,6 +913,17 @@ OdpAwaitOrder(OdpParticipant *p, OdpReader *r)
 	return true;
 }
 
+/* Keeps what a view of the stage learnt of its rows' values in the stage. */
+static void
+OdpKeepViewFlags(OdpParticipant *p, const OdpReader *view)
+{
+	p->stage.any_missing |= view->any_missing;
+	p->stage.any_bflag |= view->any_bflag;
+	p->stage.exact_long |= view->exact_long;
+	for (int d = 0; d < ODP_MAX_INTERVAL_DIMS; d++)
+		p->stage.exact_dims[d] |= view->exact_dims[d];
+}
+
 /*
  * Decodes chunk c's rows straight into their places in the output
  * (OdpReadsDirect's second round): from the chunk's offset on where the
@@ -955,11 +985,60 @@ OdpDecodeChunkDirect(OdpParticipant *p, TableScanDesc scan, TupleTableSlot *slot
 	if (done != rows)
 		elog(ERROR, "odp_gpu: a chunk of %s returned fewer rows than it had",
 			 view.desc);
-	p->stage.any_missing |= view.any_missing;
-	p->stage.any_bflag |= view.any_bflag;
-	p->stage.exact_long |= view.exact_long;
-	for (int d = 0; d < ODP_MAX_INTERVAL_DIMS; d++)
-		p->stage.exact_dims[d] |= view.exact_dims[d];
+	OdpKeepViewFlags(p, &view);
+}
+
+/*
+ * Decodes chunk c's rows (a read that places its rows, once the output is
+ * made) each straight to its id's offset in the output, marking the
+ * offset taken.  An id outside the index's range, or taken already (a
+ * duplicate), fails the parallel read: the serial read that follows
+ * raises the right error, or reads the table without placing it.
+ */
+static void
+OdpPlaceChunk(OdpParticipant *p, TableScanDesc scan, TupleTableSlot *slot,
+			  int64 c)
+{
+	OdpParallelRead *s = p->shared;
+	pg_atomic_uint64 *bits = OdpPlaceBits(s);
+	OdpReaderArray arrays[ODP_READER_ARRAYS];
+	OdpReader	view;
+	Size		rowbytes = 0;
+	int			n;
+
+	view = p->stage;
+	view.rows = 0;
+	view.capacity = 1;
+	n = OdpReaderArrays(&view, arrays);
+	Assert(n == p->narrays);
+	for (int a = 0; a < n; a++)
+		rowbytes += arrays[a].rowbytes;
+
+	OdpScanChunk(s, scan, c);
+	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	{
+		uint64		off = (uint64) OdpSlotId(&view, slot) - (uint64) s->place_base;
+		uint64		bit = UINT64CONST(1) << (off % 64);
+
+		if (off >= (uint64) s->place_span ||
+			(pg_atomic_fetch_or_u64(&bits[off / 64], bit) & bit) != 0)
+			elog(ERROR, "odp_gpu: an id of %s is outside its index's range or repeats",
+				 view.desc);
+		for (int a = 0; a < n; a++)
+		{
+			*arrays[a].ptr = p->out[a] + (Size) off * arrays[a].rowbytes;
+			/* wide rows: their pages in one call, not a fault per page */
+			if (rowbytes >= ODP_DIRECT_ROW_BYTES)
+				OdpPrefault(*arrays[a].ptr, arrays[a].rowbytes);
+		}
+		view.rows = 0;
+		OdpReaderAddSlot(&view, slot);
+		/* a row at a time: what its decoding allocated goes now */
+		MemoryContextReset(view.rowcxt);
+		if ((++p->placed & (ODP_INPUT_BATCH_ROWS - 1)) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	OdpKeepViewFlags(p, &view);
 }
 
 /*
@@ -1025,6 +1104,14 @@ OdpReadChunkRows(OdpParticipant *p, OdpReader *r, bool *ready,
 			OdpMakeOutput(p, r);
 			*ready = true;
 			early = false;
+			if (p->shared->placing)
+			{
+				/* the rows staged so far are read again, in place */
+				MemoryContextReset(p->stage.rowcxt);
+				p->stage.rows = first;
+				OdpPlaceChunk(p, scan, slot, c);
+				return;
+			}
 			if (OdpReadsDirect(p))
 			{
 				/* the rows staged so far are counted, then read in place */
@@ -1065,7 +1152,9 @@ OdpParticipate(OdpParticipant *p, OdpReader *r)
 	scan = table_beginscan_strat(p->rel, GetActiveSnapshot(), 0, NULL, true, false);
 	while ((c = OdpTakeChunk(s, &s->next_chunk)) >= 0)
 	{
-		if (ready && direct)
+		if (ready && s->placing)
+			OdpPlaceChunk(p, scan, slot, c);
+		else if (ready && direct)
 			OdpCountChunkDirect(p, scan, slot, c);
 		else
 			OdpReadChunkRows(p, r, &ready, scan, slot, c);
@@ -1095,11 +1184,12 @@ OdpParticipate(OdpParticipant *p, OdpReader *r)
 	{
 		if (p->nstaged > 0)
 			OdpWaitToPlace(p);
-		if (OdpReadsDirect(p))
+		if (OdpReadsDirect(p) && !s->placing)
 			OdpDecodeInPlaces(p, r, scan, slot);
 	}
 
 	SpinLockAcquire(&s->mutex);
+	s->placed_total += p->placed;
 	s->any_missing |= p->stage.any_missing;
 	s->any_bflag |= p->stage.any_bflag;
 	s->exact_long |= p->stage.exact_long;
@@ -1212,6 +1302,8 @@ OdpGatherInOrder(OdpParticipant *p, OdpReader *r)
 	int64		nspans;
 	int			state;
 
+	if (s->placing)
+		return;
 	if (r != NULL)
 	{
 		/* the order's segment stays until the workers are done */
@@ -1373,6 +1465,10 @@ OdpRunParallelRead(Relation rel, const OdpInputSpec *spec, OdpReader *r,
 	int64		nchunks;
 	BlockNumber chunk_blocks;
 	int64		capacity = OdpParallelCapacity(rel);
+	int64		place_base = 0;
+	int64		place_span = 0;
+	bool		placing;
+	Size		place_offset;
 	bool		ok;
 
 	chunk_blocks = nblocks / ((BlockNumber) (nworkers + 1) * ODP_CHUNKS_PER_PARTICIPANT);
@@ -1380,6 +1476,15 @@ OdpRunParallelRead(Relation rel, const OdpInputSpec *spec, OdpReader *r,
 	nchunks = ((int64) nblocks + chunk_blocks - 1) / chunk_blocks;
 	state_bytes = add_size(offsetof(OdpParallelRead, chunks),
 						   mul_size(sizeof(OdpReadChunk), (Size) nchunks));
+	/* the rows go straight to their ids' offsets where an index allows */
+	placing = OdpPlacementRange(r, rel, GetActiveSnapshot(), &place_base, &place_span);
+	place_offset = MAXALIGN(state_bytes);
+	if (placing)
+	{
+		state_bytes = add_size(place_offset,
+							   mul_size(OdpPlacementWords(place_span), sizeof(pg_atomic_uint64)));
+		capacity = place_span;
+	}
 	spec_bytes = offsetof(OdpSpecWire, data) +
 		MAXALIGN(spec->id_column ? VARSIZE(spec->id_column) : 0) +
 		(spec->features ? VARSIZE(spec->features) : 0);
@@ -1404,6 +1509,17 @@ OdpRunParallelRead(Relation rel, const OdpInputSpec *spec, OdpReader *r,
 	pg_atomic_init_u64(&s->next_span, 0);
 	s->order = ODP_ORDER_PENDING;
 	s->reorder = ODP_REORDER_PENDING;
+	s->placing = placing;
+	s->place_base = place_base;
+	s->place_span = place_span;
+	s->place_offset = place_offset;
+	if (placing)
+	{
+		pg_atomic_uint64 *bits = OdpPlaceBits(s);
+
+		for (Size w = 0; w < OdpPlacementWords(place_span); w++)
+			pg_atomic_init_u64(&bits[w], 0);
+	}
 	ConditionVariableInit(&s->cv);
 	SpinLockInit(&s->mutex);
 	for (int64 c = 0; c < nchunks; c++)
@@ -1423,12 +1539,24 @@ OdpRunParallelRead(Relation rel, const OdpInputSpec *spec, OdpReader *r,
 	ok = !s->overflow;
 	if (ok && s->output == ODP_OUTPUT_READY)
 	{
-		r->rows = s->placed_rows;
+		r->rows = s->placing ? s->placed_total : s->placed_rows;
 		r->any_missing = s->any_missing;
 		r->any_bflag = s->any_bflag;
 		r->exact_long = s->exact_long;
 		memcpy(r->exact_dims, s->exact_dims, sizeof(r->exact_dims));
-		if (s->order == ODP_ORDER_PERMUTED || s->reorder == ODP_REORDER_GATHER)
+		if (s->placing)
+		{
+			pg_atomic_uint64 *shared_bits = OdpPlaceBits(s);
+			Size		words = OdpPlacementWords(s->place_span);
+			uint64	   *bits = MemoryContextAllocHuge(CurrentMemoryContext,
+													  words * sizeof(uint64));
+
+			for (Size w = 0; w < words; w++)
+				bits[w] = pg_atomic_read_u64(&shared_bits[w]);
+			OdpReaderAdoptPlacement(r, bits, s->place_base, s->place_span);
+			OdpReaderEndPlacement(r);
+		}
+		else if (s->order == ODP_ORDER_PERMUTED || s->reorder == ODP_REORDER_GATHER)
 		{
 			/* in id order already; ids may still repeat */
 			r->sorted = true;

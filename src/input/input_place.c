@@ -22,6 +22,13 @@
  * the serial read's error.  A range much wider than the table's estimated
  * rows is not placed, since its buffers would be mostly holes.
  *
+ * A parallel read (input_parallel.c) places its rows the same way: the
+ * backend finds the range before the workers start, each participant
+ * decodes its chunks' rows straight to their offsets in the shared output
+ * and sets their bits with an atomic OR, and the backend closes the rows
+ * up once all are read.  There an id outside the range, or read twice,
+ * fails the parallel read, and the serial read that follows decides.
+ *
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION
@@ -148,17 +155,20 @@ OdpIdRangeFromIndex(Relation rel, AttrNumber attnum, Snapshot snapshot,
 		if (OdpIndexOrdersIds(index, attnum))
 		{
 			TupleTableSlot *slot = table_slot_create(rel, NULL);
-			int64		a;
-			int64		b;
+			int64		a = 0;
+			int64		b = 0;
 
 			found = OdpIndexEndId(rel, index, attnum, snapshot,
 								  ForwardScanDirection, slot, &a) &&
 				OdpIndexEndId(rel, index, attnum, snapshot,
 							  BackwardScanDirection, slot, &b);
 			ExecDropSingleTupleTableSlot(slot);
-			/* a descending index gives its ends the other way round */
-			*lo = Min(a, b);
-			*hi = Max(a, b);
+			if (found)
+			{
+				/* a descending index gives its ends the other way round */
+				*lo = Min(a, b);
+				*hi = Max(a, b);
+			}
 		}
 		index_close(index, AccessShareLock);
 		if (found)
@@ -170,31 +180,53 @@ OdpIdRangeFromIndex(Relation rel, AttrNumber attnum, Snapshot snapshot,
 
 /* See input_internal.h. */
 bool
-OdpReaderPlaceTable(OdpReader *r, Relation rel, Snapshot snapshot)
+OdpPlacementRange(const OdpReader *r, Relation rel, Snapshot snapshot,
+				  int64 *lo, int64 *span)
 {
 	BlockNumber pages;
 	double		estimated_rows;
 	double		allvisfrac;
-	int64		lo;
 	int64		hi;
-	uint64		span;
+	uint64		width;
+
+	if (r->plan->pieces ||
+		!OdpIdRangeFromIndex(rel, r->plan->id.pos, snapshot, lo, &hi))
+		return false;
+	width = (uint64) hi - (uint64) *lo + 1;
+	estimate_rel_size(rel, NULL, &pages, &estimated_rows, &allvisfrac);
+	if (width > (uint64) ODP_MAX_ROWS ||
+		(double) width > estimated_rows * ODP_PLACE_WIDTH + ODP_PLACE_SLACK)
+		return false;
+	*span = (int64) width;
+	return true;
+}
+
+/* See input_internal.h. */
+bool
+OdpReaderPlaceTable(OdpReader *r, Relation rel, Snapshot snapshot)
+{
+	int64		lo;
+	int64		span;
+	uint64	   *bits;
 
 	Assert(r->rows == 0 && r->place == NULL);
-	if (r->plan->pieces ||
-		!OdpIdRangeFromIndex(rel, r->plan->id.pos, snapshot, &lo, &hi))
+	if (!OdpPlacementRange(r, rel, snapshot, &lo, &span))
 		return false;
-	span = (uint64) hi - (uint64) lo + 1;
-	estimate_rel_size(rel, NULL, &pages, &estimated_rows, &allvisfrac);
-	if (span > (uint64) ODP_MAX_ROWS ||
-		(double) span > estimated_rows * ODP_PLACE_WIDTH + ODP_PLACE_SLACK)
-		return false;
-	if (r->capacity < (int64) span)
-		OdpReaderReserve(r, (int64) span);
-	r->place = MemoryContextAllocHuge(r->outcxt, (span + 63) / 64 * sizeof(uint64));
-	memset(r->place, 0, (span + 63) / 64 * sizeof(uint64));
-	r->place_base = lo;
-	r->place_span = (int64) span;
+	if (r->capacity < span)
+		OdpReaderReserve(r, span);
+	bits = MemoryContextAllocHuge(r->outcxt, OdpPlacementWords(span) * sizeof(uint64));
+	memset(bits, 0, OdpPlacementWords(span) * sizeof(uint64));
+	OdpReaderAdoptPlacement(r, bits, lo, span);
 	return true;
+}
+
+/* See input_internal.h. */
+void
+OdpReaderAdoptPlacement(OdpReader *r, uint64 *bits, int64 base, int64 span)
+{
+	r->place = bits;
+	r->place_base = base;
+	r->place_span = span;
 }
 
 /*

@@ -61,12 +61,12 @@ SQL
 	[ "$workers" = "2 0 0 0 " ]
 	odp_check "$dev: parallel workers read a large table (2), none with parallel_read = off, for a query or a temporary table" $? \
 		"read_workers: $workers; $(grep -v NOTICE <<<"$out" | tail -3)"
-	# the serial read of a table with a primary key places the rows at
-	# their ids' offsets (read_order=placed); a query's and an unindexed
-	# table's rows come in id order already (scan)
+	# the read of a table with a primary key places the rows at their ids'
+	# offsets (read_order=placed); a query's and an unindexed table's rows
+	# come in id order already (scan)
 	orders=$(grep -o 'read_order=[a-z]*' <<<"$out" | cut -d= -f2 | tr '\n' ' ')
-	[ "$orders" = "scan placed scan scan " ]
-	odp_check "$dev: the serial read places rows by the primary key's range (read_order=placed)" $? \
+	[ "$orders" = "placed placed scan scan " ]
+	odp_check "$dev: the parallel and the serial read place rows by the primary key's range (read_order=placed)" $? \
 		"read_order: $orders"
 	# the NOTICE says which precision ran: real[] float32, float8 float64
 	out=$(psql -X -At -v ON_ERROR_STOP=1 2>&1 <<SQL
@@ -205,6 +205,52 @@ SQL
 		[ "$(grep -c 'ERROR:  id column "id" has duplicate value 1$' <<<"$out")" = 2 ]
 	odp_check "$dev: workers place wide rows stored out of id order (dense and sparse ids) at their ranks: the serial read's results and duplicate-id error" $? \
 		"read_workers: $workers; $(grep -v NOTICE <<<"$out" | tr '\n' ' ')"
+
+	# rows stored out of id order under an index on the ids, with gaps:
+	# workers decode each row straight to its id's offset, narrow and wide
+	# rows alike (read_order=placed), with the serial read's results; a
+	# repeated id under a non-unique index fails the parallel read, and the
+	# serial read gives its duplicate-id error
+	out=$(psql -X -At -v ON_ERROR_STOP=0 2>&1 <<SQL
+SET client_min_messages = warning;
+DROP TABLE IF EXISTS odp_par_placed, odp_par_placed_wide, odp_par_placed_dup;
+CREATE TABLE odp_par_placed AS
+	SELECT * FROM odp_par_data WHERE id % 101 <> 0 ORDER BY (id * 7919) % 300007;
+ALTER TABLE odp_par_placed ADD PRIMARY KEY (id);
+CREATE TABLE odp_par_placed_dup AS
+	SELECT CASE WHEN id = 2 THEN 1 ELSE id END AS id, f FROM odp_par_placed;
+CREATE INDEX ON odp_par_placed_dup (id);
+CREATE TABLE odp_par_placed_wide (id int PRIMARY KEY, v float8[]);
+INSERT INTO odp_par_placed_wide
+	SELECT i, array(SELECT ((i::bigint * 7919 + j * 104729) % 1000003)::float8 / 1000 FROM generate_series(1, 1024) j)
+	FROM generate_series(1, 3001) i WHERE i % 13 <> 0 ORDER BY (i * 7) % 3001;
+VACUUM ANALYZE odp_par_placed, odp_par_placed_dup, odp_par_placed_wide;
+SET client_min_messages = notice;
+SET odp_gpu.device = $dev;
+SET odp_gpu.report_timing = on;
+SET max_parallel_workers_per_gather = 2;
+SET odp_gpu.parallel_read = off;
+SELECT 'narrow=' || md5(string_agg(id || ':' || distance, ',' ORDER BY rank)) FROM odp_knn('odp_par_placed', '{1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16}', k => 500);
+SELECT 'wide=' || md5(string_agg(id || ':' || distance, ',' ORDER BY rank)) FROM odp_knn('odp_par_placed_wide', (SELECT v FROM odp_par_placed_wide WHERE id = 11), k => 200);
+SELECT 'top=' || md5(string_agg(t::text, ',' ORDER BY t::text)) FROM odp_pearson_top('odp_par_placed_wide', k => 30) t;
+SELECT count(*) FROM odp_knn('odp_par_placed_dup', '{1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16}', k => 5);
+SET odp_gpu.parallel_read = force;
+SELECT 'narrow=' || md5(string_agg(id || ':' || distance, ',' ORDER BY rank)) FROM odp_knn('odp_par_placed', '{1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16}', k => 500);
+SELECT 'wide=' || md5(string_agg(id || ':' || distance, ',' ORDER BY rank)) FROM odp_knn('odp_par_placed_wide', (SELECT v FROM odp_par_placed_wide WHERE id = 11), k => 200);
+SELECT 'top=' || md5(string_agg(t::text, ',' ORDER BY t::text)) FROM odp_pearson_top('odp_par_placed_wide', k => 30) t;
+SELECT count(*) FROM odp_knn('odp_par_placed_dup', '{1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16}', k => 5);
+DROP TABLE odp_par_placed, odp_par_placed_wide, odp_par_placed_dup;
+SQL
+)
+	workers=$(grep -o 'read_workers=[0-9]*' <<<"$out" | cut -d= -f2 | tr '\n' ' ')
+	orders=$(grep -o 'read_order=[a-z]*' <<<"$out" | cut -d= -f2 | tr '\n' ' ')
+	[ "$workers" = "0 0 0 2 2 2 " ] && [ "$orders" = "placed placed placed placed placed placed " ] &&
+		[ "$(grep -c -e '^narrow=' -e '^wide=' -e '^top=' <<<"$out")" = 6 ] &&
+		[ "$(grep '^narrow=' <<<"$out" | sort -u | wc -l)" = 1 ] && [ "$(grep '^wide=' <<<"$out" | sort -u | wc -l)" = 1 ] &&
+		[ "$(grep '^top=' <<<"$out" | sort -u | wc -l)" = 1 ] &&
+		[ "$(grep -c 'ERROR:  id column "id" has duplicate value 1$' <<<"$out")" = 2 ]
+	odp_check "$dev: workers place rows stored out of id order at their ids' offsets under an index (narrow and wide, with gaps): the serial read's results and duplicate-id error" $? \
+		"read_workers: $workers; read_order: $orders; $(grep -v NOTICE <<<"$out" | tr '\n' ' ')"
 
 	# statement_timeout during the read (calls one after another, most of
 	# each the read: a fast host reads the table within any fixed timeout);
