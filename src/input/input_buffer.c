@@ -28,6 +28,7 @@
 
 #ifdef __linux__
 #include <sys/mman.h>
+#include <unistd.h>
 #endif
 
 #include "common/int.h"
@@ -149,6 +150,25 @@ OdpAdviseHugePages(void *buf, Size size)
 #endif
 }
 
+/* See input_internal.h. */
+void
+OdpPopulate(const char *dst, Size bytes, bool read)
+{
+#if defined(__linux__) && defined(MADV_POPULATE_WRITE) && defined(MADV_POPULATE_READ)
+	uintptr_t	page = (uintptr_t) sysconf(_SC_PAGESIZE);
+	uintptr_t	start = ((uintptr_t) dst + page - 1) & ~(page - 1);
+	uintptr_t	end = ((uintptr_t) dst + bytes) & ~(page - 1);
+
+	if (end > start)
+		(void) madvise((void *) start, end - start,
+					   read ? MADV_POPULATE_READ : MADV_POPULATE_WRITE);
+#else
+	(void) dst;
+	(void) bytes;
+	(void) read;
+#endif
+}
+
 /*
  * Allocates or reallocates buf (of old_size bytes, in the reader's output
  * context) to size bytes, huge allowed: in dynamic shared memory where
@@ -182,6 +202,9 @@ OdpResize(OdpReader *r, void *buf, Size old_size, Size size)
 	else
 		buf = repalloc_huge(buf, size);
 	OdpAdviseHugePages(buf, size);
+	/* fresh pages of a large buffer: mapped in one call, not a fault each */
+	if (size > old_size && size - old_size >= ODP_SHARED_MIN_BYTES)
+		OdpPopulate((char *) buf + old_size, size - old_size, false);
 	return buf;
 }
 
@@ -804,13 +827,17 @@ OdpReaderInit(OdpReader *r, const OdpColumnPlan *plan, MemoryContext outcxt,
 	 * the GPU runs at the bus's speed.  Then, where asked, dynamic shared
 	 * memory; and for a table of known size, where the server keeps memory
 	 * for it (min_dynamic_shared_memory), which is mapped already too.
+	 * A call on the CPU path (odp_gpu.device = cpu) reads into the staging
+	 * area as well: its pages are mapped in a session after its first
+	 * call, where fresh backend memory costs a fault per page on every
+	 * call, and the table cache can keep what is read there.
 	 */
 	r->shared = 0;
-	if (OdpServiceConfigured() && odp_device_setting != ODP_SETTING_CPU)
+	if (OdpServiceConfigured())
 	{
 		if (OdpStagingConfigured())
 			r->shared |= ODP_SHARED_STAGING;
-		if (odp_service_inputs_in_place)
+		if (odp_service_inputs_in_place && odp_device_setting != ODP_SETTING_CPU)
 			r->shared |= ODP_SHARED_SEGMENT;
 	}
 	else if (!plan->regions && OdpBackendStagingWanted() &&

@@ -404,6 +404,16 @@ extern void OdpReaderDropExact(OdpReader *r);
 extern void OdpReaderDiscard(OdpReader *r);
 
 /*
+ * Maps the pages that a copy of bytes at dst is about to write (or, read,
+ * to read), in one call: each process maps the pages of shared memory it
+ * touches (a parallel worker is a new process every call), and fresh
+ * memory is mapped page by page, where a fault per 4 kB page costs more
+ * than the copy.  Only advice: where the kernel cannot, the copy faults
+ * them in.
+ */
+extern void OdpPopulate(const char *dst, Size bytes, bool read);
+
+/*
  * ---- input_place.c ----
  *
  * A table's rows placed at their ids' offsets as they are read, where a

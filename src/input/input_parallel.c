@@ -397,36 +397,11 @@ OdpPublishChunk(OdpParallelRead *s, int64 c, const OdpReader *stage, int64 start
 		OdpCountCopied(s, 1);
 }
 
-/*
- * Maps the pages of the output that a copy of bytes at dst is about to
- * write (or, read, to read), in one call: each process maps the shared
- * output's pages it touches (a worker is a new process every call), and
- * taking a fault per 4 kB page costs more than the copy.  Only advice:
- * where the kernel cannot, the copy faults them in.
- */
-static void
-OdpPrefaultFor(const char *dst, Size bytes, bool read)
-{
-#if defined(__linux__) && defined(MADV_POPULATE_WRITE) && defined(MADV_POPULATE_READ)
-	uintptr_t	page = (uintptr_t) sysconf(_SC_PAGESIZE);
-	uintptr_t	start = ((uintptr_t) dst + page - 1) & ~(page - 1);
-	uintptr_t	end = ((uintptr_t) dst + bytes) & ~(page - 1);
-
-	if (end > start)
-		(void) madvise((void *) start, end - start,
-					   read ? MADV_POPULATE_READ : MADV_POPULATE_WRITE);
-#else
-	(void) dst;
-	(void) bytes;
-	(void) read;
-#endif
-}
-
-/* OdpPrefaultFor a write. */
+/* OdpPopulate for a write. */
 static void
 OdpPrefault(char *dst, Size bytes)
 {
-	OdpPrefaultFor(dst, bytes, false);
+	OdpPopulate(dst, bytes, false);
 }
 
 /*
@@ -1349,7 +1324,7 @@ OdpGatherInOrder(OdpParticipant *p, OdpReader *r)
 
 			(void) OdpReaderArrays(&p->stage, arrays);
 			for (int a = 0; a < p->narrays; a++)
-				OdpPrefaultFor(p->out[a], (Size) n * arrays[a].rowbytes, true);
+				OdpPopulate(p->out[a], (Size) n * arrays[a].rowbytes, true);
 			mapped = true;
 		}
 		OdpGatherSpan(p, dst, from, j0, Min(j0 + ODP_GATHER_SPAN_ROWS, n));
