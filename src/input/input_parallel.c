@@ -259,6 +259,9 @@ typedef struct OdpParticipant
 	dsm_segment *order_seg;		/* the mapping of place */
 	dsm_segment *from_seg;		/* narrow rows out of id order: the order */
 	int64		placed;			/* rows this participant placed */
+	uint8	   *mapped[ODP_READER_ARRAYS];	/* placing narrow rows: a bit per
+											 * window of each array's output
+											 * this process has mapped */
 } OdpParticipant;
 
 /* ---- how many workers ---- */
@@ -963,6 +966,33 @@ OdpDecodeChunkDirect(OdpParticipant *p, TableScanDesc scan, TupleTableSlot *slot
 	OdpKeepViewFlags(p, &view);
 }
 
+/* Bytes of the output a participant placing narrow rows maps at once. */
+#define ODP_PLACE_MAP_BYTES		((Size) 64 << 10)
+
+/*
+ * Maps the window of array a's output (rowbytes a row) that holds row off,
+ * the first time this participant writes there: rows placed by their ids
+ * land all over the output, and a fault per 4 kB page costs more than
+ * mapping 64 kB in one call, most of which the participant writes anyway
+ * (its chunks' ids are runs, or every participant writes every page).
+ */
+static void
+OdpMapPlaceWindow(OdpParticipant *p, int a, Size rowbytes, uint64 off)
+{
+	OdpParallelRead *s = p->shared;
+	Size		bytes = (Size) s->place_span * rowbytes;
+	Size		w = (Size) off * rowbytes / ODP_PLACE_MAP_BYTES;
+
+	if (p->mapped[a] == NULL)
+		p->mapped[a] = MemoryContextAllocZero(p->cxt,
+											  bytes / ODP_PLACE_MAP_BYTES / 8 + 1);
+	if (p->mapped[a][w / 8] & (1 << (w % 8)))
+		return;
+	p->mapped[a][w / 8] |= 1 << (w % 8);
+	OdpPopulate(p->out[a] + w * ODP_PLACE_MAP_BYTES,
+				Min(ODP_PLACE_MAP_BYTES, bytes - w * ODP_PLACE_MAP_BYTES), false);
+}
+
 /*
  * Decodes chunk c's rows (a read that places its rows, once the output is
  * made) each straight to its id's offset in the output, marking the
@@ -1002,9 +1032,11 @@ OdpPlaceChunk(OdpParticipant *p, TableScanDesc scan, TupleTableSlot *slot,
 		for (int a = 0; a < n; a++)
 		{
 			*arrays[a].ptr = p->out[a] + (Size) off * arrays[a].rowbytes;
-			/* wide rows: their pages in one call, not a fault per page */
+			/* the pages in one call, not a fault per page */
 			if (rowbytes >= ODP_DIRECT_ROW_BYTES)
 				OdpPrefault(*arrays[a].ptr, arrays[a].rowbytes);
+			else
+				OdpMapPlaceWindow(p, a, arrays[a].rowbytes, off);
 		}
 		view.rows = 0;
 		OdpReaderAddSlot(&view, slot);
