@@ -33,6 +33,15 @@
  * can be had, the backend alone moves them in place afterwards, as the
  * serial read does).
  *
+ * Where an index on the ids gives their range (input_place.c), none of
+ * that ordering happens: the backend finds the range before the workers
+ * start, and every participant decodes each row of its chunks straight to
+ * its id's offset in the output, narrow and wide rows alike, with no
+ * stage and no counting round, marking the offset in a shared bitmap
+ * (an id outside the range or taken twice fails the read, and the serial
+ * read decides); the backend closes the rows up at the end.  Narrow rows
+ * so placed map the output 64 kB at a time, once per participant.
+ *
  * The output is sized before reading from the table's statistics (rows
  * per block times the blocks, or the planner's estimate for a table never
  * analysed), with a margin; a table that holds more rows than that is
@@ -59,6 +68,7 @@
  *	  OdpAwaitOrder, OdpDecodeChunkDirect (second round);
  *	- taking the next chunk of a round: OdpTakeChunk; the second round's
  *	  loop, OdpDecodeInPlaces;
+ *	- rows placed at their ids' offsets: OdpMapPlaceWindow, OdpPlaceChunk;
  *	- narrow rows: OdpReadChunkRows; OdpParticipate, every participant's
  *	  loop; OdpPlanGather and OdpGatherInOrder (rows out of id order);
  *	- the backend: OdpRunParallelRead, OdpReadTableParallel;
