@@ -66,9 +66,9 @@
  *	- the output: OdpScanChunk, OdpMapBuffers, OdpMapOutput, OdpMakeOutput;
  *	- wide rows: OdpCountChunkDirect (first round), OdpRankRows and
  *	  OdpAwaitOrder, OdpDecodeChunkDirect (second round);
+ *	- rows placed at their ids' offsets: OdpMapPlaceWindow, OdpPlaceChunk;
  *	- taking the next chunk of a round: OdpTakeChunk; the second round's
  *	  loop, OdpDecodeInPlaces;
- *	- rows placed at their ids' offsets: OdpMapPlaceWindow, OdpPlaceChunk;
  *	- narrow rows: OdpReadChunkRows; OdpParticipate, every participant's
  *	  loop; OdpPlanGather and OdpGatherInOrder (rows out of id order);
  *	- the backend: OdpRunParallelRead, OdpReadTableParallel;
