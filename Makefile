@@ -26,7 +26,8 @@ SRC_OBJS = src/odp_gpu.o src/settings.o src/args.o src/engine_glue.o \
 
 # The input layer (src/input/input.h)
 INPUT_OBJS = src/input/input_source.o src/input/input_columns.o \
-	src/input/input_buffer.o src/input/input_place.o src/input/input_exact.o src/input/input_regions.o \
+	src/input/input_buffer.o src/input/input_place.o src/input/input_stream.o \
+	src/input/input_exact.o src/input/input_regions.o \
 	src/input/input_decode.o src/input/input_parallel.o src/input/input_reader.o \
 	src/input/input_aggregate.o src/input/input_pgvector.o \
 	src/input/input_argument.o src/input/input_cache.o

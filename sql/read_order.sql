@@ -5,8 +5,9 @@
 -- row's distance to a query equals SQL's (odp_knn with k = all rows),
 -- with dead, updated and deleted rows, gaps in the ids, a descending
 -- index, int2 and int4 ids, ids too sparse to place, an index whose ends
--- are dead, rows of the current transaction, regions; and a duplicate id
--- raises the error it raises without an index.
+-- are dead, rows of the current transaction, regions, arrays stored out
+-- of line; and a duplicate id raises the error it raises without an
+-- index, a NaN in an array stored out of line the error naming it.
 --
 CREATE EXTENSION odp_gpu;
 SET odp_gpu.parallel_read = off;
@@ -124,12 +125,40 @@ DELETE FROM ro_regions WHERE id % 7 = 0;
 SELECT odp_interval_match_count('ro_regions') =
 	(SELECT count(*) FROM ro_regions a JOIN ro_regions b ON a.r && b.r AND a.id < b.id) AS same;
 
+-- arrays stored out of line uncompressed (TOAST), float8[] and real[]:
+-- every row's distance equals SQL's; a NaN or an infinity names its row
+-- and element; Pearson with nulls => 'pairwise' skips a NaN as corr() does
+CREATE TABLE ro_long (id int PRIMARY KEY, f float8[]);
+ALTER TABLE ro_long ALTER COLUMN f SET STORAGE EXTERNAL;
+INSERT INTO ro_long
+	SELECT i, array(SELECT ((i * 7 + j * 13) % 17)::float8 FROM generate_series(1, 1500) j)
+	FROM generate_series(1, 60) i
+	ORDER BY (i * 7) % 61;
+CREATE TABLE ro_long4 (id int PRIMARY KEY, f real[]);
+ALTER TABLE ro_long4 ALTER COLUMN f SET STORAGE EXTERNAL;
+INSERT INTO ro_long4 SELECT id, f::real[] FROM ro_long;
+SELECT relname, pg_relation_size(reltoastrelid) > 0 AS toasted
+FROM pg_class WHERE relname IN ('ro_long', 'ro_long4') ORDER BY 1;
+SELECT ro_diff('ro_long', (SELECT f FROM ro_long WHERE id = 5));
+SELECT ro_diff('ro_long4', (SELECT f FROM ro_long WHERE id = 6));
+UPDATE ro_long SET f[700] = 'NaN' WHERE id = 33;
+UPDATE ro_long4 SET f[701] = '-Infinity' WHERE id = 34;
+SELECT * FROM odp_try($$SELECT count(*) FROM odp_knn('ro_long', (SELECT f FROM ro_long WHERE id = 5))$$);
+SELECT * FROM odp_try($$SELECT count(*) FROM odp_knn('ro_long4', (SELECT f FROM ro_long WHERE id = 5))$$);
+SELECT round(o.r::numeric, 10) = round(c.r::numeric, 10) AS pearson_skips_nan
+FROM odp_pearson('ro_long', min_abs_r => 0, nulls => 'pairwise') o,
+	 (SELECT corr(x, y) AS r
+	  FROM unnest((SELECT f FROM ro_long WHERE id = 5), (SELECT f FROM ro_long WHERE id = 33)) u(x, y)
+	  WHERE x <> 'NaN' AND y <> 'NaN') c
+WHERE o.id_a = 5 AND o.id_b = 33;
+
 -- the parallel read (forced) gives the same rows as the serial one
 SET odp_gpu.parallel_read = force;
 SET max_parallel_workers_per_gather = 2;
 SELECT ro_diff('ro_points', '{500, 500, 3}');
 SELECT ro_diff('ro_desc', '{7, 7, 7}', 'id');
 
-DROP TABLE ro_points, ro_desc, ro_small, ro_sparse, ro_dead_ends, ro_partial, ro_dup, ro_regions;
+DROP TABLE ro_points, ro_desc, ro_small, ro_sparse, ro_dead_ends, ro_partial, ro_dup, ro_regions,
+	ro_long, ro_long4;
 DROP FUNCTION odp_try(text), ro_diff(text, float8[], text);
 DROP EXTENSION odp_gpu;

@@ -648,6 +648,29 @@ OdpReadVectorInPlace(OdpReader *r, const OdpColumn *col, struct varlena *raw,
 
 	toastrel = table_open(toast.va_toastrelid, AccessShareLock);
 	base = r->f64 ? (char *) r->data64 : (char *) r->data;
+	if (r->dims >= 0 && (Size) r->dims == n && elsize == OdpOutBytes(r) &&
+		col->format == ODP_FORMAT_ARRAY && VARHDRSZ + extsize <= ODP_STREAM_SCRATCH_MAX)
+	{
+		/*
+		 * Through a scratch buffer that stays in the cache, then into the
+		 * row by stores that bypass it (input_stream.c), checked finite on
+		 * the way; a value that is not is read again by the general path,
+		 * which reports it (or marks it missing).
+		 */
+		char	   *scratch = OdpStreamScratch(VARHDRSZ + extsize);
+
+		table_relation_fetch_toast_slice(toastrel, toast.va_valueid, (int32) extsize,
+										 0, (int32) extsize, (struct varlena *) scratch);
+		table_close(toastrel, AccessShareLock);
+		if (!OdpInPlaceHeaderValid(col, scratch + VARHDRSZ, n))
+			return false;
+		OdpEnsureVectorShape(1, (int) n, col, id);
+		if (!OdpStreamValues(OdpRowStart(r), scratch + VARHDRSZ + header, n, elsize))
+			OdpStoreElements(r, col, scratch + VARHDRSZ + header, id);
+		else if (r->missing != NULL)
+			memset(r->missing + (Size) r->slot * (Size) r->dims, 0, n);
+		return true;
+	}
 	if (r->dims >= 0 && (Size) r->dims == n &&
 		OdpRowTail(r, elsize) - header >= base)
 	{

@@ -24,6 +24,8 @@
  *	       |             once every source is read
  *	  input_place.c      rows placed at their ids' offsets, where an
  *	       |             index bounds the ids
+ *	  input_stream.c     a TOASTed array's values into their row by
+ *	       |             stores that bypass the cache
  *	  input_buffer.c     growable buffers, sorting by id, finishing
  *	       |
  *	  input_source.c     query or relation name; opening the relation
@@ -587,6 +589,23 @@ extern void OdpParallelWorkerSpec(shm_toc *toc, OdpInputSpec *spec,
 extern void OdpParallelWorkerRead(shm_toc *toc, Relation rel,
 								  const OdpColumnPlan *plan,
 								  const OdpInputSpec *spec, const char *desc);
+
+/* ---- input_stream.c ---- */
+
+/* The largest TOASTed value (with its header) read through the scratch. */
+#define ODP_STREAM_SCRATCH_MAX	((Size) 4 << 20)
+
+/*
+ * A buffer of at least bytes (at most ODP_STREAM_SCRATCH_MAX) that stays
+ * in the cache from one value to the next: this process's, kept.
+ */
+extern char *OdpStreamScratch(Size bytes);
+
+/*
+ * Copies n values of elsize bytes (float8 or float4) from src to dst by
+ * stores that bypass the cache; returns whether every value is finite.
+ */
+extern bool OdpStreamValues(char *dst, const char *src, Size n, Size elsize);
 
 /* ---- input_decode.c ---- */
 
