@@ -3,7 +3,9 @@
 -- threads, auto's decision against its own estimates, the errors.
 CREATE EXTENSION odp_gpu;
 
--- a setting decides alone, without estimates
+-- a setting decides alone, without estimates (the threads of the
+-- server's default max_parallel_workers_per_gather, whatever the server's)
+SET max_parallel_workers_per_gather = 2;
 SET odp_gpu.device = cpu;
 SELECT path, chosen_by, cpu_ms IS NULL AS no_estimate, cpu_threads
 FROM odp_knn_path(100000, 1000000, 128);
@@ -16,7 +18,7 @@ SELECT cpu_threads FROM odp_knn_path(1, 1000, 16);
 SET odp_gpu.cpu_threads = 5;
 SELECT cpu_threads FROM odp_knn_path(1, 1000, 16);
 RESET odp_gpu.cpu_threads;
-RESET max_parallel_workers_per_gather;
+SET max_parallel_workers_per_gather = 2;
 
 -- auto: the CPU where no GPU is usable, else the cheaper path by the
 -- model's own estimates, over a grid of shapes (this must hold on any host)
