@@ -183,24 +183,6 @@ OdpNumericValue(Datum value, const OdpColumn *col, int64 id, int element)
 
 /* ---- float32 values ---- */
 
-/* Returns the id in value, whose kind is an integer kind. */
-static inline int64
-OdpIdValue(const OdpColumn *col, Datum value)
-{
-	switch (col->kind)
-	{
-		case ODP_VALUE_INT2:
-			return DatumGetInt16(value);
-		case ODP_VALUE_INT4:
-			return DatumGetInt32(value);
-		case ODP_VALUE_INT8:
-			return DatumGetInt64(value);
-		default:
-			elog(ERROR, "id column of unexpected kind %d", (int) col->kind);
-	}
-	return 0;					/* keep compiler quiet */
-}
-
 /* Returns a scalar feature value as float, checked finite and in range. */
 static inline float
 OdpScalarValue(const OdpColumn *col, Datum value, int64 id)

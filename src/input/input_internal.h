@@ -148,6 +148,24 @@ typedef struct OdpColumn
 	OdpVectorFormat format;		/* how a vector column is stored */
 } OdpColumn;
 
+/* Returns the id in value, whose kind is an integer kind. */
+static inline int64
+OdpIdValue(const OdpColumn *col, Datum value)
+{
+	switch (col->kind)
+	{
+		case ODP_VALUE_INT2:
+			return DatumGetInt16(value);
+		case ODP_VALUE_INT4:
+			return DatumGetInt32(value);
+		case ODP_VALUE_INT8:
+			return DatumGetInt64(value);
+		default:
+			elog(ERROR, "id column of unexpected kind %d", (int) col->kind);
+	}
+	return 0;					/* keep compiler quiet */
+}
+
 /* How a column (or a pair of columns) holds regions. */
 typedef enum OdpRegionKind
 {

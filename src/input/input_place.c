@@ -88,7 +88,7 @@ OdpIndexOrdersIds(Relation index, AttrNumber attnum)
  * entries.
  */
 static bool
-OdpIndexEndId(Relation rel, Relation index, AttrNumber attnum,
+OdpIndexEndId(Relation rel, Relation index, const OdpColumn *idcol,
 			  Snapshot snapshot, ScanDirection dir, TupleTableSlot *slot,
 			  int64 *id)
 {
@@ -110,24 +110,10 @@ OdpIndexEndId(Relation rel, Relation index, AttrNumber attnum,
 			break;
 		if (!index_fetch_heap(scan, slot))
 			continue;
-		value = slot_getattr(slot, attnum, &isnull);
+		value = slot_getattr(slot, idcol->pos, &isnull);
 		if (isnull)
 			continue;
-		switch (TupleDescAttr(slot->tts_tupleDescriptor, attnum - 1)->atttypid)
-		{
-			case INT2OID:
-				*id = DatumGetInt16(value);
-				break;
-			case INT4OID:
-				*id = DatumGetInt32(value);
-				break;
-			case INT8OID:
-				*id = DatumGetInt64(value);
-				break;
-			default:
-				index_endscan(scan);
-				return false;
-		}
+		*id = OdpIdValue(idcol, value);
 		found = true;
 	}
 	index_endscan(scan);
@@ -136,12 +122,12 @@ OdpIndexEndId(Relation rel, Relation index, AttrNumber attnum,
 
 /*
  * The smallest and largest id that snapshot sees in rel, found through a
- * valid btree index whose first column is the id column (attnum, of an
- * integer type); false where there is no such index, the table has no
+ * valid btree index whose first column is the id column (idcol: its
+ * position is the attribute number); false where there is no such index, the table has no
  * rows or the ends of the index hold too many dead entries.
  */
 static bool
-OdpIdRangeFromIndex(Relation rel, AttrNumber attnum, Snapshot snapshot,
+OdpIdRangeFromIndex(Relation rel, const OdpColumn *idcol, Snapshot snapshot,
 					int64 *lo, int64 *hi)
 {
 	List	   *indexes = RelationGetIndexList(rel);
@@ -152,15 +138,15 @@ OdpIdRangeFromIndex(Relation rel, AttrNumber attnum, Snapshot snapshot,
 	{
 		Relation	index = index_open(lfirst_oid(lc), AccessShareLock);
 
-		if (OdpIndexOrdersIds(index, attnum))
+		if (OdpIndexOrdersIds(index, idcol->pos))
 		{
 			TupleTableSlot *slot = table_slot_create(rel, NULL);
 			int64		a = 0;
 			int64		b = 0;
 
-			found = OdpIndexEndId(rel, index, attnum, snapshot,
+			found = OdpIndexEndId(rel, index, idcol, snapshot,
 								  ForwardScanDirection, slot, &a) &&
-				OdpIndexEndId(rel, index, attnum, snapshot,
+				OdpIndexEndId(rel, index, idcol, snapshot,
 							  BackwardScanDirection, slot, &b);
 			ExecDropSingleTupleTableSlot(slot);
 			if (found)
@@ -190,7 +176,7 @@ OdpPlacementRange(const OdpReader *r, Relation rel, Snapshot snapshot,
 	uint64		width;
 
 	if (r->plan->pieces ||
-		!OdpIdRangeFromIndex(rel, r->plan->id.pos, snapshot, lo, &hi))
+		!OdpIdRangeFromIndex(rel, &r->plan->id, snapshot, lo, &hi))
 		return false;
 	width = (uint64) hi - (uint64) *lo + 1;
 	estimate_rel_size(rel, NULL, &pages, &estimated_rows, &allvisfrac);
