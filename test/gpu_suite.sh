@@ -470,11 +470,15 @@ fi
 
 fi
 
-odp_log "two device parts on one GPU (odp_gpu.devices = '0,0') against one device"
+# two GPUs where the host has them, else two parts on one GPU (each with
+# its own stream and half the budget)
+split_devs=0,0
+[ "$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')" -ge 2 ] && split_devs=0,1
+odp_log "two device parts (odp_gpu.devices = '$split_devs') against one device"
 # odp_compare_split NAME SETUP CALL [PARTS]: runs CALL (a function in FROM)
-# on odp_gpu.devices = '0' and on '0,0' (each part with its own stream and
-# half the budget) and wants the same rows in the same order, every value
-# equal, and the second run spread over PARTS (default 2) parts.
+# on odp_gpu.devices = '0' and on $split_devs and wants the same rows in
+# the same order, every value equal, and the second run spread over PARTS
+# (default 2) parts.
 odp_compare_split() {
 	local name=$1 setup=$2 call=$3 want=${4:-2} out
 	out=$(psql -X -At -v ON_ERROR_STOP=1 2>&1 <<SQL
@@ -487,7 +491,7 @@ SET odp_gpu.device = gpu;
 SET odp_gpu.gpu_min_rows = 0;
 SET odp_gpu.devices = '0';
 CREATE TABLE sp_one AS SELECT * FROM $call WITH ORDINALITY;
-SET odp_gpu.devices = '0,0';
+SET odp_gpu.devices = '$split_devs';
 SET odp_gpu.report_timing = on;
 SET client_min_messages = notice;
 CREATE TABLE sp_two AS SELECT * FROM $call WITH ORDINALITY;
@@ -501,7 +505,7 @@ SQL
 	local cmp=$(sed -n 's/^cmp=//p' <<<"$out") parts=$(sed -n 's/.*devices=\([0-9]*\).*/\1/p' <<<"$out" | head -1)
 	local n1=$(cut -d' ' -f1 <<<"$cmp") n2=$(cut -d' ' -f2 <<<"$cmp") d1=$(cut -d' ' -f3 <<<"$cmp") d2=$(cut -d' ' -f4 <<<"$cmp")
 	[ -n "$n1" ] && [ "$n1" -gt 0 ] && [ "$n1" = "$n2" ] && [ "$d1" = 0 ] && [ "$d2" = 0 ] && [ "$parts" = "$want" ]
-	odp_check "devices '0,0' = '0': $name" $? \
+	odp_check "devices '$split_devs' = '0': $name" $? \
 		"$n2 of $n1 rows, $d1 + $d2 differ (values or order), parts=$parts; $(sed -n 's/.*\(compute=[0-9.]* ms\).*/\1/p' <<<"$out" | head -1)"
 	grep -q '^ERROR' <<<"$out" && grep '^ERROR' <<<"$out" | head -3
 }

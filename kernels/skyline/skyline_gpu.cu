@@ -124,6 +124,15 @@ typedef struct GpuSky
 	uint64_t   *d_seg_masks;
 	int32_t    *h_sel;
 	int32_t    *h_counts;
+
+	/* a split call's part (skyline_split.c), or team NULL */
+	OdpSkyTeam *team;
+	int			part;
+	int			team_parts;
+	int64_t		meetings;		/* the part's so far */
+	int32_t    *h_mine;			/* the block's counts: this part's */
+	int32_t    *h_sum;			/* ... every part's, added up */
+	int32_t    *h_base;			/* ... as the step began */
 } GpuSky;
 
 /* ---- kernels ---- */
@@ -312,7 +321,8 @@ SkyDominates(const uint32_t *pr, const uint32_t *qreg, const uint32_t *__restric
  * partners of a group share the leading features' thresholds; and the
  * rows are taken in mask order too (qperm, or NULL for their own order),
  * so that the rows of a warp tend to rule out the same groups and the
- * warp skips them together.
+ * warp skips them together.  Of a split block (skyline_split.c), part
+ * counts the slots of every parts-th CTA from the part-th on.
  */
 template <int QREG>
 __global__ void __launch_bounds__(SKY_QTHREADS)
@@ -320,13 +330,14 @@ SkyCount(const uint32_t *__restrict__ qranks, const uint64_t *__restrict__ qmask
 		 int32_t *qcount, int64_t nq, const int32_t *__restrict__ qperm,
 		 const uint32_t *__restrict__ pranks, const uint64_t *__restrict__ pmasks,
 		 const int32_t *__restrict__ pfilter, int64_t np, int64_t tile0,
-		 int dims, int band, bool triangular, unsigned long long *tests)
+		 int dims, int band, bool triangular, int part, int parts,
+		 unsigned long long *tests)
 {
 	__shared__ uint64_t smask[SKY_TILE];
 	__shared__ uint64_t sgroup[SKY_GROUPS];
 	__shared__ unsigned long long spairs[SKY_QTHREADS / 32];
 	__shared__ unsigned long long sfull[SKY_QTHREADS / 32];
-	const int64_t slot = (int64_t) blockIdx.x * SKY_QTHREADS + threadIdx.x;
+	const int64_t slot = ((int64_t) blockIdx.x * parts + part) * SKY_QTHREADS + threadIdx.x;
 	const int64_t q = qperm != NULL && slot < nq ? qperm[slot] : slot;
 	const int64_t p0 = (tile0 + blockIdx.y) * SKY_TILE;
 	const int64_t pend = p0 + SKY_TILE < np ? p0 + SKY_TILE : np;
@@ -809,31 +820,37 @@ SkyPresortDevice(GpuSky *g)
 	return ODP_OK;
 }
 
-/* Launches SkyCount of rows q (nq) against partners p (np), tile by tile. */
+/*
+ * Launches SkyCount of rows q (nq) against partners p (np), tile by tile;
+ * of a split block, this part's share of the rows.
+ */
 static OdpStatus
 SkyLaunchCount(GpuSky *g, const uint32_t *qr, const uint64_t *qm, int32_t *qc,
 			   int64_t nq, const int32_t *perm, const uint32_t *pr, const uint64_t *pm,
-			   const int32_t *pf, int64_t np, bool triangular)
+			   const int32_t *pf, int64_t np, bool triangular, bool split)
 {
 	const int64_t tiles = (np + SKY_TILE - 1) / SKY_TILE;
+	const int	parts = split ? g->team_parts : 1;
+	const int	part = split ? g->part : 0;
+	const int64_t ctas = (SkyGrid(nq, SKY_QTHREADS) + parts - 1) / parts;
 
 	for (int64_t t0 = 0; t0 < tiles; t0 += SKY_GRID_Y_MAX)
 	{
-		dim3		grid(SkyGrid(nq, SKY_QTHREADS),
+		dim3		grid((unsigned int) ctas,
 						 (unsigned int) (tiles - t0 < SKY_GRID_Y_MAX ? tiles - t0 : SKY_GRID_Y_MAX));
 
 		if (g->dims <= 8)
 			SkyCount<8><<<grid, SKY_QTHREADS, 0, g->stream>>>(qr, qm, qc, nq, perm, pr, pm, pf, np, t0,
 																 g->dims, g->band, triangular,
-																 g->d_tests);
+																 part, parts, g->d_tests);
 		else if (g->dims <= SKY_REG_DIMS)
 			SkyCount<SKY_REG_DIMS><<<grid, SKY_QTHREADS, 0, g->stream>>>(qr, qm, qc, nq, perm, pr, pm, pf,
 																			np, t0, g->dims, g->band,
-																			triangular, g->d_tests);
+																			triangular, part, parts, g->d_tests);
 		else
 			SkyCount<0><<<grid, SKY_QTHREADS, 0, g->stream>>>(qr, qm, qc, nq, perm, pr, pm, pf, np, t0,
 																 g->dims, g->band, triangular,
-																 g->d_tests);
+																 part, parts, g->d_tests);
 		ODP_CUDA_RETURN_LAUNCH(g->ctx, g->stream, "counting dominators");
 	}
 	return ODP_OK;
@@ -881,6 +898,30 @@ SkySortByMask(GpuSky *g, const uint64_t *bm, int64_t n, bool identity, int32_t *
 	return ODP_OK;
 }
 
+/*
+ * A split block's meeting after a step: this part's counts of the block
+ * (bc, its rows counted from g->h_base) go to the team, and bc becomes the
+ * sum of every part's; base_zero: the step began from zeros.
+ */
+static OdpStatus
+SkyShare(GpuSky *g, int32_t *bc, int64_t nb, bool base_zero)
+{
+	OdpContext *ctx = g->ctx;
+
+	ODP_CUDA_RETURN(ctx, cudaMemcpyAsync(g->h_mine, bc, sizeof(int32_t) * (size_t) nb,
+										 cudaMemcpyDeviceToHost, g->stream),
+					"sharing the skyline's counts");
+	ODP_CUDA_RETURN(ctx, cudaStreamSynchronize(g->stream), "sharing the skyline's counts");
+	if (!odp_sky_team_add(ctx, g->team, g->part, g->meetings++, g->h_mine,
+						  base_zero ? NULL : g->h_base, nb, g->h_sum))
+		return odp_fail(ctx, ODP_ERR_CANCELLED, "the skyline was cancelled");
+	memcpy(g->h_base, g->h_sum, sizeof(int32_t) * (size_t) nb);
+	ODP_CUDA_RETURN(ctx, cudaMemcpyAsync(bc, g->h_sum, sizeof(int32_t) * (size_t) nb,
+										 cudaMemcpyHostToDevice, g->stream),
+					"sharing the skyline's counts");
+	return ODP_OK;
+}
+
 /* One block of rows b0 .. b0+nb-1: both steps, then the window grows. */
 static OdpStatus
 SkyRunBlock(GpuSky *g, int64_t b0, int64_t nb)
@@ -895,6 +936,8 @@ SkyRunBlock(GpuSky *g, int64_t b0, int64_t nb)
 	const int32_t *perm;
 	OdpStatus	status;
 	thrust::counting_iterator<int32_t> iota(0);
+	/* every part decides alike: the window is the same on every part */
+	const bool	split = g->team != NULL && g->wn + g->hwn >= odp_sky_split_window;
 
 	if (g->resident)
 	{
@@ -926,7 +969,7 @@ SkyRunBlock(GpuSky *g, int64_t b0, int64_t nb)
 	/* step 1: the window on the device, then the part on the host */
 	if (g->wn > 0 &&
 		(status = SkyLaunchCount(g, br, bm, bc, nb, perm, g->d_wranks, g->d_wmasks, NULL,
-								 g->wn, false)) != ODP_OK)
+								 g->wn, false, split)) != ODP_OK)
 		return status;
 	for (int64_t s0 = 0; s0 < g->hwn; s0 += g->block)
 	{
@@ -939,17 +982,23 @@ SkyRunBlock(GpuSky *g, int64_t b0, int64_t nb)
 			return status;
 		odp_gpu_sky_streamed_rows += ns;
 		if ((status = SkyLaunchCount(g, br, bm, bc, nb, perm, g->d_seg_ranks,
-									 g->d_seg_masks, NULL, ns, false)) != ODP_OK)
+									 g->d_seg_masks, NULL, ns, false, split)) != ODP_OK)
 			return status;
 		/* the buffer is refilled next: wait for the launch that reads it */
 		ODP_CUDA_RETURN(ctx, cudaStreamSynchronize(g->stream), "streaming the skyline's window");
 	}
 
+	if (split && (status = SkyShare(g, bc, nb, true)) != ODP_OK)
+		return status;
+
 	/* step 2: the earlier rows of the block still in the band */
 	ODP_CUDA_RETURN(ctx, cudaMemcpyAsync(g->d_c1, bc, sizeof(int32_t) * (size_t) nb,
 										 cudaMemcpyDeviceToDevice, g->stream),
 					"keeping the skyline's counts");
-	if ((status = SkyLaunchCount(g, br, bm, bc, nb, perm, br, bm, g->d_c1, nb, true)) != ODP_OK)
+	if ((status = SkyLaunchCount(g, br, bm, bc, nb, perm, br, bm, g->d_c1, nb, true,
+								 split)) != ODP_OK)
+		return status;
+	if (split && (status = SkyShare(g, bc, nb, false)) != ODP_OK)
 		return status;
 
 	/* the block's band members join the window */
@@ -1016,6 +1065,9 @@ SkyRelease(GpuSky *g)
 	free(g->h_wmasks);
 	free(g->h_sel);
 	free(g->h_counts);
+	free(g->h_mine);
+	free(g->h_sum);
+	free(g->h_base);
 	(void) cudaGetLastError();
 }
 
@@ -1023,6 +1075,14 @@ SkyRelease(GpuSky *g)
 extern "C" OdpStatus
 odp_gpu_skyline(OdpContext *ctx, const OdpSkylineProblem *p, int32_t *dominated_by,
 				OdpSkylineStats *stats)
+{
+	return odp_gpu_skyline_part(ctx, p, dominated_by, stats, NULL, 0);
+}
+
+/* See skyline_internal.h. */
+extern "C" OdpStatus
+odp_gpu_skyline_part(OdpContext *ctx, const OdpSkylineProblem *p, int32_t *dominated_by,
+					 OdpSkylineStats *stats, OdpSkyTeam *team, int part)
 {
 	GpuSky		g;
 	OdpStatus	status;
@@ -1036,12 +1096,37 @@ odp_gpu_skyline(OdpContext *ctx, const OdpSkylineProblem *p, int32_t *dominated_
 	g.rows = p->points->rows;
 	g.dims = p->points->dims;
 	g.band = p->band;
+	g.team = team;
+	g.part = part;
 	if ((status = OdpGpuBegin(ctx, &g.dev)) != ODP_OK)
 		goto cleanup;
 	OdpGpuArenaInit(&g.arena, g.dev.budget);
 	ODP_CUDA_TRY(ctx, cudaStreamCreateWithFlags(&g.stream, cudaStreamNonBlocking),
 				 "creating a CUDA stream");
-	if ((status = SkyPlan(&g)) != ODP_OK || (status = SkyAllocate(&g)) != ODP_OK)
+	if ((status = SkyPlan(&g)) != ODP_OK)
+		goto cleanup;
+	if (team != NULL)
+	{
+		bool		stopped;
+
+		/* the parts' blocks must be the same rows: the smallest plan's */
+		g.block = odp_sky_team_block(ctx, team, part, g.block, &stopped);
+		g.team_parts = odp_sky_team_parts(team);
+		g.h_mine = (int32_t *) malloc(sizeof(int32_t) * (size_t) g.block);
+		g.h_sum = (int32_t *) malloc(sizeof(int32_t) * (size_t) g.block);
+		g.h_base = (int32_t *) malloc(sizeof(int32_t) * (size_t) g.block);
+		if (stopped)
+		{
+			status = odp_fail(ctx, ODP_ERR_CANCELLED, "the skyline was cancelled");
+			goto cleanup;
+		}
+		if (g.h_mine == NULL || g.h_sum == NULL || g.h_base == NULL)
+		{
+			status = odp_fail(ctx, ODP_ERR_HOST_OOM, "out of host memory for the skyline's counts");
+			goto cleanup;
+		}
+	}
+	if ((status = SkyAllocate(&g)) != ODP_OK)
 		goto cleanup;
 	t0 = odp_now_ms();
 	if (g.resident)
@@ -1098,7 +1183,9 @@ odp_gpu_skyline(OdpContext *ctx, const OdpSkylineProblem *p, int32_t *dominated_
 	stats->loop_ms = odp_now_ms() - t0;
 
 	t0 = odp_now_ms();
-	if (g.resident)
+	if (dominated_by == NULL)
+		;						/* another part of the team writes it */
+	else if (g.resident)
 	{
 		int32_t    *d_out = g.d_c1;
 
@@ -1120,7 +1207,7 @@ odp_gpu_skyline(OdpContext *ctx, const OdpSkylineProblem *p, int32_t *dominated_
 									  g.stream),
 				 "copying the skyline's counters");
 	ODP_CUDA_TRY(ctx, cudaStreamSynchronize(g.stream), "copying the skyline's result");
-	if (!g.resident)
+	if (!g.resident && dominated_by != NULL)
 		for (int64_t pos = 0; pos < g.rows; pos++)
 			dominated_by[g.prep.order[pos]] = g.h_counts[pos] < g.band ? g.h_counts[pos] : g.band;
 	ctx->transfer_ms += odp_now_ms() - t0;

@@ -25,3 +25,13 @@ odp_gpu_skyline(OdpContext *ctx, const OdpSkylineProblem *p,
 	(void) stats;
 	return odp_fail(ctx, ODP_ERR_NO_GPU, ODP_NO_CUDA_MESSAGE);
 }
+
+OdpStatus
+odp_gpu_skyline_part(OdpContext *ctx, const OdpSkylineProblem *p,
+					 int32_t *dominated_by, OdpSkylineStats *stats,
+					 OdpSkyTeam *team, int part)
+{
+	(void) team;
+	(void) part;
+	return odp_gpu_skyline(ctx, p, dominated_by, stats);
+}

@@ -71,6 +71,48 @@ extern OdpStatus odp_gpu_skyline(OdpContext *ctx, const OdpSkylineProblem *p,
 extern OdpStatus odp_split_skyline(OdpContext *ctx, const OdpSkylineProblem *p,
 								   int32_t *dominated_by, OdpSkylineStats *stats);
 
+/*
+ * The parts of a split skyline (skyline_split.c), each on its own device
+ * and thread, run one block loop together.  Every part presorts every row
+ * and keeps the whole window, so the parts' windows stay identical; a
+ * block met by a window of at least ODP_SKY_SPLIT_WINDOW rows is split:
+ * each part counts its share of the block's rows (CTAs taken in turn),
+ * and the parts add up their counts at a meeting after each step.  A
+ * block met by a smaller window, whose tests cost less than the meetings,
+ * is counted whole by every part, with the same counts.
+ */
+#define ODP_SKY_SPLIT_WINDOW	((int64_t) 4 * ODP_SKY_GPU_BLOCK)
+
+/* ODP_SKY_SPLIT_WINDOW; a test hook: tests lower it to split small calls. */
+extern int64_t odp_sky_split_window;
+
+typedef struct OdpSkyTeam OdpSkyTeam;
+
+extern int	odp_sky_team_parts(const OdpSkyTeam *team);
+
+/* Rows per block the parts agree on: the smallest any of them planned. */
+extern int64_t odp_sky_team_block(OdpContext *pctx, OdpSkyTeam *team, int part,
+								  int64_t planned, bool *stopped);
+
+/*
+ * A split block's meeting: part's counts of the block's nb rows (at most
+ * ODP_SKY_GPU_BLOCK; its own rows counted from base, the others as base;
+ * base NULL: zeros) into sum, the counts every part then holds.  round is the part's count of
+ * meetings so far (every part meets as often).  False when the run was
+ * stopped meanwhile.
+ */
+extern bool odp_sky_team_add(OdpContext *pctx, OdpSkyTeam *team, int part,
+							 int64_t round, const int32_t *counts,
+							 const int32_t *base, int64_t nb, int32_t *sum);
+
+/*
+ * odp_gpu_skyline as part part of team (NULL: alone); only part 0 writes
+ * dominated_by (the others may pass NULL).
+ */
+extern OdpStatus odp_gpu_skyline_part(OdpContext *ctx, const OdpSkylineProblem *p,
+									  int32_t *dominated_by, OdpSkylineStats *stats,
+									  OdpSkyTeam *team, int part);
+
 #ifdef __cplusplus
 }
 #endif

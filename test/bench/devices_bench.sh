@@ -22,11 +22,13 @@
 #   intervals odp_interval_match_count of 10^7 extents of one dimension in
 #             [0, 10^12), half subscriptions, half updates, each of length
 #             10^12 * alpha / N with alpha = 100 (about alpha * N / 4 pairs).
-# The data are generated in SQL (generate_series, setseed), so the script
-# needs only a server with odp_gpu; full-scale loads take minutes.  Not a
-# test: it fails only when a run fails or the two runs differ.
+# The data are generated in SQL (generate_series, setseed), in ranges of
+# ids loaded by ODP_BENCH_JOBS sessions at once, so the script needs only a
+# server with odp_gpu (full-scale loads take about a minute on 16 cores).
+# Not a test: it fails only when a run fails or the two runs differ.
 #
 #   ODP_BENCH_ONE=0   ODP_BENCH_MANY=all   ODP_BENCH_SCALE=1
+#   ODP_BENCH_JOBS=(CPUs, at most 16)
 #   ODP_BENCH_WORKLOADS="poker knn pearson skyline intervals"
 #   ODP_BENCH_CHECK=1 (0: skip the output comparison)
 #   ODP_BENCH_PATH=gpu (cpu: a dry run of the script where no GPU is)
@@ -47,7 +49,25 @@ key() { sed -n "s/.*[ (]$1=\\([^ )]*\\).*/\\1/p" <<<"$2" | head -1; }
 ms_of() { sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' <<<"$1" | tail -1; }
 rows_of() { awk -v n="$1" -v s="$scale" 'BEGIN { r = int(n * s); print (r < 100 ? 100 : r) }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2fx", a / b; else print "-" }'; }
+jobs=${ODP_BENCH_JOBS:-$(n=$(nproc); echo $((n > 16 ? 16 : n)))}
 failed=0
+
+# load TABLE ROWS SELECT: TABLE gets SELECT's rows for ids @LO@ .. @HI@,
+# 1 .. ROWS split over $jobs sessions, each with its own seed.
+load() {
+	local t=$1 n=$2 sel=$3 pids=() lo hi rc=0
+	"${PSQL[@]}" -c "SET client_min_messages = warning" -c "DROP TABLE IF EXISTS $t" \
+		-c "CREATE TABLE $t AS $(sed 's/@LO@/1/g; s/@HI@/0/g' <<<"$sel") WITH NO DATA" >/dev/null || return 1
+	for ((j = 0; j < jobs; j++)); do
+		lo=$((n * j / jobs + 1)) hi=$((n * (j + 1) / jobs))
+		[ "$lo" -le "$hi" ] || continue
+		"${PSQL[@]}" -c "SELECT setseed($j.0 / $((2 * jobs)))" \
+			-c "INSERT INTO $t $(sed "s/@LO@/$lo/g; s/@HI@/$hi/g" <<<"$sel")" >/dev/null &
+		pids+=($!)
+	done
+	for p in "${pids[@]}"; do wait "$p" || rc=1; done
+	[ $rc = 0 ] && "${PSQL[@]}" -c "VACUUM ANALYZE $t" >/dev/null
+}
 
 echo "== odp_gpu multi-device benchmark, $(date -u '+%F %H:%M UTC')"
 echo "gpus: $(nvidia-smi --query-gpu=index,name --format=csv,noheader 2>/dev/null | tr '\n' ';')"
@@ -65,37 +85,38 @@ for w in $workloads; do
 	case $w in
 		poker)
 			n=$(rows_of 1000000); size="$n x 10, k=50, n=10"
-			setup="CREATE TABLE $T AS SELECT i::bigint AS id, (SELECT array_agg(v ORDER BY p, j) FROM (
+			sel="SELECT i::bigint AS id, (SELECT array_agg(v ORDER BY p, j) FROM (
 				SELECT row_number() OVER () AS p, c FROM (SELECT c FROM generate_series(0, 51) c
 					WHERE i > 0 ORDER BY random() LIMIT 5) d) h
 				CROSS JOIN LATERAL (VALUES (1, (1 + c / 13)::real), (2, (1 + c % 13)::real)) x(j, v)) AS f
-				FROM generate_series(1, $n) i"
+				FROM generate_series(@LO@, @HI@) i"
 			call="odp_top_outliers('$T', k => 50, n => 10, method => 'bruteforce')" ;;
 		knn)
 			n=$(rows_of 1000000); size="$n x 32 self join, k=10"
-			setup="CREATE TABLE $T AS SELECT i::bigint AS id, array(SELECT random()::real FROM generate_series(1, 32) WHERE i > 0) AS f FROM generate_series(1, $n) i"
+			sel="SELECT i::bigint AS id, array(SELECT random()::real FROM generate_series(1, 32) WHERE i > 0) AS f FROM generate_series(@LO@, @HI@) i"
 			call="odp_knn_join('$T', '$T', k => 10)" ;;
 		pearson)
 			n=$(rows_of 16384); size="$n series x 4096, abs(r) >= 0.1"
-			setup="CREATE TABLE $T AS SELECT i::bigint AS id, array(SELECT random() FROM generate_series(1, 4096) WHERE i > 0) AS v FROM generate_series(1, $n) i"
+			sel="SELECT i::bigint AS id, array(SELECT random() FROM generate_series(1, 4096) WHERE i > 0) AS v FROM generate_series(@LO@, @HI@) i"
 			call="odp_pearson('$T', min_abs_r => 0.1)" ;;
 		skyline)
 			n=$(rows_of 10000000); size="$n x 8 anti-correlated"
-			setup="CREATE TABLE $T AS SELECT i::bigint AS id, (SELECT array_agg(x / s ORDER BY o) FROM unnest(a) WITH ORDINALITY u(x, o), (SELECT sum(y) AS s FROM unnest(a) y) t) AS v
-				FROM (SELECT i, array[random(), random(), random(), random(), random(), random(), random(), random()] AS a FROM generate_series(1, $n) i) r"
+			sel="SELECT i::bigint AS id, (SELECT array_agg(x / s ORDER BY o) FROM unnest(a) WITH ORDINALITY u(x, o), (SELECT sum(y) AS s FROM unnest(a) y) t) AS v
+				FROM (SELECT i, array[random(), random(), random(), random(), random(), random(), random(), random()] AS a FROM generate_series(@LO@, @HI@) i) r"
 			call="odp_skyline('$T')" ;;
 		intervals)
 			n=$(rows_of 10000000); size="$n extents, alpha=100"
 			U=${T}_u
 			len=$(awk -v n="$n" 'BEGIN { printf "%.0f", 1e12 * 100 / n }')
-			setup="CREATE TABLE $T AS SELECT i::bigint AS id, int8range(lo, lo + $len) AS r FROM (SELECT i, (random() * 1e12)::bigint AS lo FROM generate_series(1, $n / 2) i) s;
-				CREATE TABLE $U AS SELECT i::bigint AS id, int8range(lo, lo + $len) AS r FROM (SELECT i, (random() * 1e12)::bigint AS lo FROM generate_series(1, $n / 2) i) s"
+			sel="SELECT i::bigint AS id, int8range(lo, lo + $len) AS r FROM (SELECT i, (random() * 1e12)::bigint AS lo FROM generate_series(@LO@, @HI@) i) s"
 			call="odp_interval_match_count('$T', '$U')" ;;
 		*) echo "| $w | unknown workload |"; failed=1; continue ;;
 	esac
-	"${PSQL[@]}" -c "SET client_min_messages = warning" -c "SELECT setseed(0.5)" \
-		-c "DROP TABLE IF EXISTS $T${U:+, $U}" -c "$setup" -c "VACUUM ANALYZE $T${U:+, $U}" >/dev/null ||
-		{ echo "| $w | $size | data generation failed |"; failed=1; continue; }
+	if [ -n "$U" ]; then
+		load "$T" $((n / 2)) "$sel" && load "$U" $((n / 2)) "$sel"
+	else
+		load "$T" "$n" "$sel"
+	fi || { echo "| $w | $size | data generation failed |"; failed=1; continue; }
 
 	declare -A compute=() whole=() hash=()
 	for devs in "$one" "$many"; do

@@ -30,15 +30,23 @@
 #include "test_util.h"
 
 extern int64_t odp_gpu_pearson_staged_runs __attribute__((weak));
+extern int64_t odp_sky_split_window;
 
-/* A context whose device list is {0, 0}: the split on one GPU. */
+/*
+ * The device list of the split tests: {0, 1} on a host with two GPUs or
+ * more, else {0, 0} (two parts on one GPU); split_name says which.
+ */
+static int	split_second = 0;
+static const char *split_name = "{0,0}";
+
 static OdpContext
 split_ctx(void)
 {
 	OdpContext	ctx = make_ctx(ODP_DEVICE_GPU);
 
 	ctx.gpu_count = 2;
-	ctx.gpu_ids[0] = ctx.gpu_ids[1] = 0;
+	ctx.gpu_ids[0] = 0;
+	ctx.gpu_ids[1] = split_second;
 	return ctx;
 }
 
@@ -270,16 +278,21 @@ relay_tests(void)
 	}
 }
 
-/* Bytes free on device 0 (after a synchronising query). */
+/* Bytes free on the split's devices (after a synchronising query). */
 static size_t
 free_bytes(void)
 {
 	OdpContext	ctx = make_ctx(ODP_DEVICE_GPU);
 	OdpGpuInfo	info;
+	size_t		total = 0;
 
-	if (odp_gpu_device_info(&ctx, 0, &info) != ODP_OK)
-		return 0;
-	return info.free_memory;
+	for (int d = 0; d <= split_second; d++)
+	{
+		if (odp_gpu_device_info(&ctx, d, &info) != ODP_OK)
+			return 0;
+		total += info.free_memory;
+	}
+	return total;
 }
 
 /* Outlier scores and k-NN lists: {0, 0} against one device and the CPU. */
@@ -318,14 +331,14 @@ knn_split_tests(void)
 		check(st[0] == ODP_OK && st[1] == ODP_OK && st[2] == ODP_OK &&
 			  memcmp(s[2], s[1], sizeof(double) * nc) == 0 &&
 			  memcmp(s[2], s[0], sizeof(double) * nc) == 0,
-			  "devices {0,0} outlier scores %s %lld x %d k=%d: identical to one GPU and the CPU",
+			  "devices %s outlier scores %s %lld x %d k=%d: identical to one GPU and the CPU", split_name,
 			  odp_metric_name((OdpMetric) metric), (long long) nc, dims, k);
 		check(kt[0] == ODP_OK && kt[1] == ODP_OK && kt[2] == ODP_OK &&
 			  memcmp(d[2], d[1], sizeof(double) * nq * k) == 0 &&
 			  memcmp(ix[2], ix[1], sizeof(int64_t) * nq * k) == 0 &&
 			  memcmp(d[2], d[0], sizeof(double) * nq * k) == 0 &&
 			  memcmp(ix[2], ix[0], sizeof(int64_t) * nq * k) == 0,
-			  "devices {0,0} k-NN %s %lld x %lld k=%d: identical to one GPU and the CPU",
+			  "devices %s k-NN %s %lld x %lld k=%d: identical to one GPU and the CPU", split_name,
 			  odp_metric_name((OdpMetric) metric), (long long) nq, (long long) nc, k);
 		for (int path = 0; path < 3; path++)
 		{
@@ -353,7 +366,7 @@ knn_split_tests(void)
 		check(kt[0] == ODP_OK && kt[1] == ODP_OK &&
 			  memcmp(d[0], d[1], sizeof(double) * nc * k) == 0 &&
 			  memcmp(ix[0], ix[1], sizeof(int64_t) * nc * k) == 0,
-			  "devices {0,0} k-NN self join %lld rows k=%d: identical to one GPU",
+			  "devices %s k-NN self join %lld rows k=%d: identical to one GPU", split_name,
 			  (long long) nc, k);
 		for (int path = 0; path < 2; path++)
 		{
@@ -386,12 +399,12 @@ knn_split_tests(void)
 			kt[path] = odp_compute_knn(&ctx, &my, &my, ODP_METRIC_EUCLIDEAN, 10, true,
 									   d[path], ix[path]);
 			if (kt[path] != ODP_OK)
-				printf("# %s: %s\n", path == 0 ? "one GPU" : "{0,0}", ctx.message);
+				printf("# %s: %s\n", path == 0 ? "one GPU" : split_name, ctx.message);
 		}
 		check(kt[0] == ODP_OK && kt[1] == ODP_OK &&
 			  memcmp(d[0], d[1], sizeof(double) * n * 10) == 0 &&
 			  memcmp(ix[0], ix[1], sizeof(int64_t) * n * 10) == 0,
-			  "devices {0,0} k-NN self join %lld x 32 k=10: identical to one GPU (status %s, %s)",
+			  "devices %s k-NN self join %lld x 32 k=10: identical to one GPU (status %s, %s)", split_name,
 			  (long long) n, odp_status_name(kt[0]), odp_status_name(kt[1]));
 		for (int path = 0; path < 2; path++)
 		{
@@ -514,7 +527,7 @@ pearson_split_tests(void)
 		same_cpu = pearson_same(&got[2], &got[0], &diff_cpu);
 		check(st[0] == ODP_OK && st[1] == ODP_OK && st[2] == ODP_OK && got[2].n > 0 &&
 			  same_gpu && diff_gpu == 0.0 && same_cpu && diff_cpu <= 1e-12,
-			  "devices {0,0} correlation pairs %s %lld x %lld: %lld pairs, same as one GPU %s (max |r| diff %.1e), as the CPU %s (%.1e)",
+			  "devices %s correlation pairs %s %lld x %lld: %lld pairs, same as one GPU %s (max |r| diff %.1e), as the CPU %s (%.1e)", split_name,
 			  cross ? "two sources" : "self", (long long) rows, (long long) partners,
 			  (long long) got[2].n, same_gpu ? "yes" : "NO", diff_gpu,
 			  same_cpu ? "yes" : "NO", diff_cpu);
@@ -524,7 +537,7 @@ pearson_split_tests(void)
 			lists_cpu &= other[2][i] == other[0][i] && fabs(r[2][i] - r[0][i]) <= 1e-12;
 		}
 		check(tt[0] == ODP_OK && tt[1] == ODP_OK && tt[2] == ODP_OK && lists_gpu && lists_cpu,
-			  "devices {0,0} correlation top-%d %s: lists identical to one GPU %s, to the CPU within 1e-12 %s",
+			  "devices %s correlation top-%d %s: lists identical to one GPU %s, to the CPU within 1e-12 %s", split_name,
 			  k, cross ? "two sources" : "self", lists_gpu ? "yes" : "NO",
 			  lists_cpu ? "yes" : "NO");
 		for (int path = 0; path < 3; path++)
@@ -579,7 +592,7 @@ pearson_split_staged_test(void)
 	check(st[0] == ODP_OK && st[1] == ODP_OK && st[2] == ODP_OK && got[2].n > 0 &&
 		  gpu_counter(&odp_gpu_pearson_staged_runs) >= staged_before + 3 &&
 		  same_gpu && diff_gpu <= 1e-12 && same_cpu && diff_cpu <= 1e-12,
-		  "devices {0,0} correlation pairs from staged panels, %lld x %d: %lld pairs, %lld staged runs, same as one GPU %s (max |r| diff %.1e), as the CPU %s (%.1e)",
+		  "devices %s correlation pairs from staged panels, %lld x %d: %lld pairs, %lld staged runs, same as one GPU %s (max |r| diff %.1e), as the CPU %s (%.1e)", split_name,
 		  (long long) rows, dims, (long long) got[2].n,
 		  (long long) (gpu_counter(&odp_gpu_pearson_staged_runs) - staged_before),
 		  same_gpu ? "yes" : "NO", diff_gpu, same_cpu ? "yes" : "NO", diff_cpu);
@@ -588,27 +601,28 @@ pearson_split_staged_test(void)
 	free(xs);
 }
 
-/* Skyline and k-skyband: {0, 0} (local bands, merge) identical to one GPU and the CPU. */
+/*
+ * Skyline and k-skyband: {0, 0} identical to one GPU and the CPU, with
+ * every block split between the parts (window 0) and with the blocks
+ * split only from a window of 16,384 rows on.
+ */
 static void
 skyline_split_tests(void)
 {
-	const int64_t rows = 30000;
+	const int64_t rows = 40000;
 	const int	dims = 4;
+	const int64_t saved_window = odp_sky_split_window;
 	double	   *v = xmalloc(sizeof(double) * rows * dims);
 	OdpMatrix64 m = {v, NULL, rows, dims};
 
 	for (int band = 1; band <= 4; band += 3)
 	{
 		OdpSkylineProblem p = {&m, NULL, band};
-		int32_t    *out[3];
-		OdpStatus	st[3];
-		OdpSkylineStats stats;
-		int64_t		members = 0;
 
 		/*
-		 * band 1: independent values on a coarse grid (ties; the local
-		 * skylines prune most rows); band 4: anti-correlated, points about
-		 * the plane sum = 1 (most rows are members)
+		 * band 1: independent values on a coarse grid (ties; a small
+		 * skyline); band 4: anti-correlated, points about the plane sum = 1
+		 * (most rows are members)
 		 */
 		for (int64_t i = 0; i < rows; i++)
 		{
@@ -623,23 +637,34 @@ skyline_split_tests(void)
 				for (int d = 0; d < dims; d++)
 					v[i * dims + d] = v[i * dims + d] / s * (0.9 + 0.2 * rng_unit());
 		}
-		for (int path = 0; path < 3; path++)
+		for (int64_t window = 0; window <= 16384; window += 16384)
 		{
-			OdpContext	ctx = path == 0 ? make_ctx(ODP_DEVICE_CPU) :
-				path == 1 ? make_ctx(ODP_DEVICE_GPU) : split_ctx();
+			int32_t    *out[3] = {NULL, NULL, NULL};
+			OdpStatus	st[3];
+			OdpSkylineStats stats;
+			int64_t		members = 0;
 
-			out[path] = xmalloc(sizeof(int32_t) * rows);
-			st[path] = odp_compute_skyline(&ctx, &p, out[path], &stats);
-			if (path == 2)
-				members = stats.members;
+			for (int path = 0; path < 3; path++)
+			{
+				OdpContext	ctx = path == 0 ? make_ctx(ODP_DEVICE_CPU) :
+					path == 1 ? make_ctx(ODP_DEVICE_GPU) : split_ctx();
+
+				out[path] = xmalloc(sizeof(int32_t) * rows);
+				odp_sky_split_window = path == 2 ? window : saved_window;
+				st[path] = odp_compute_skyline(&ctx, &p, out[path], &stats);
+				if (path == 2)
+					members = stats.members;
+			}
+			odp_sky_split_window = saved_window;
+			check(st[0] == ODP_OK && st[1] == ODP_OK && st[2] == ODP_OK && members > 0 &&
+				  memcmp(out[2], out[1], sizeof(int32_t) * rows) == 0 &&
+				  memcmp(out[2], out[0], sizeof(int32_t) * rows) == 0,
+				  "devices %s skyline band %d, %lld x %d, blocks split from a window of %lld: "
+				  "%lld members, identical to one GPU and the CPU", split_name,
+				  band, (long long) rows, dims, (long long) window, (long long) members);
+			for (int path = 0; path < 3; path++)
+				free(out[path]);
 		}
-		check(st[0] == ODP_OK && st[1] == ODP_OK && st[2] == ODP_OK && members > 0 &&
-			  memcmp(out[2], out[1], sizeof(int32_t) * rows) == 0 &&
-			  memcmp(out[2], out[0], sizeof(int32_t) * rows) == 0,
-			  "devices {0,0} skyline band %d, %lld x %d: %lld members, identical to one GPU and the CPU",
-			  band, (long long) rows, dims, (long long) members);
-		for (int path = 0; path < 3; path++)
-			free(out[path]);
 	}
 	free(v);
 }
@@ -702,12 +727,12 @@ interval_split_tests(void)
 		same_cpu = pearson_same(&got[2], &got[0], &diff);
 		check(st[0] == ODP_OK && st[1] == ODP_OK && st[2] == ODP_OK && got[2].n > 0 &&
 			  n[2] == got[2].n && same_gpu && same_cpu,
-			  "devices {0,0} region matching %s: %lld pairs, same pairs in the same order as one GPU %s, as the CPU %s",
+			  "devices %s region matching %s: %lld pairs, same pairs in the same order as one GPU %s, as the CPU %s", split_name,
 			  self ? "one set" : "two sets", (long long) got[2].n,
 			  same_gpu ? "yes" : "NO", same_cpu ? "yes" : "NO");
 		check(ct[0] == ODP_OK && ct[1] == ODP_OK && ct[2] == ODP_OK &&
 			  c[2] == c[1] && c[2] == c[0] && c[2] == got[0].n,
-			  "devices {0,0} region count %s: %lld (one GPU %lld, CPU %lld)",
+			  "devices %s region count %s: %lld (one GPU %lld, CPU %lld)", split_name,
 			  self ? "one set" : "two sets", (long long) c[2], (long long) c[1],
 			  (long long) c[0]);
 		for (int path = 0; path < 3; path++)
@@ -758,8 +783,8 @@ fault_tests(void)
 	after = free_bytes();
 	check(st == ODP_ERR_GPU_OOM && strstr(ctx.message, "part 1 of 2") != NULL &&
 		  after == before,
-		  "devices {0,0} with a 64 kB budget: status \"%s\", message \"%s\", free memory %zu -> %zu",
-		  odp_status_name(st), ctx.message, before, after);
+		  "devices %s with a 64 kB budget: status \"%s\", message \"%s\", free memory %zu -> %zu",
+		  split_name, odp_status_name(st), ctx.message, before, after);
 
 	before = free_bytes();
 	ctx = split_ctx();
@@ -772,13 +797,13 @@ fault_tests(void)
 		st = odp_compute_outlier_scores(&ctx, &m, ODP_METRIC_MANHATTAN, 50, scores);
 		after = free_bytes();
 		check(st == ODP_ERR_CANCELLED && after == before && odp_now_ms() - t0 < 1000.0,
-			  "devices {0,0} cancelled: status \"%s\" after %.0f ms, free memory %zu -> %zu",
-			  odp_status_name(st), odp_now_ms() - t0, before, after);
+			  "devices %s cancelled: status \"%s\" after %.0f ms, free memory %zu -> %zu",
+			  split_name, odp_status_name(st), odp_now_ms() - t0, before, after);
 	}
 
 	ctx = split_ctx();
 	st = odp_compute_outlier_scores(&ctx, &m, ODP_METRIC_EUCLIDEAN, 10, scores);
-	check(st == ODP_OK, "devices {0,0}: a call after the faults succeeds: %s %s",
+	check(st == ODP_OK, "devices %s: a call after the faults succeeds: %s %s", split_name,
 		  odp_status_name(st), ctx.message);
 	free(x);
 	free(scores);
@@ -936,10 +961,10 @@ solvingset_split_tests(void)
 		ss_split_run(&cpu, &m, cases[c].metric, cases[c].k, cases[c].n, cases[c].batch, &rc);
 		check(r2.status == ODP_OK && r2.parts == 2 && ss_split_same(&r1, &r2) &&
 			  ss_split_same(&rc, &r2),
-			  "solvingset split %s %lld x %d k=%d %s%s: {0,0} in %d parts equals one GPU and the CPU "
+			  "solvingset split %s %lld x %d k=%d %s%s: %s in %d parts equals one GPU and the CPU "
 			  "(%d iterations, solving set %lld) %s",
 			  gen_names[cases[c].gen], (long long) cases[c].rows, cases[c].dims, cases[c].k,
-			  odp_metric_name(cases[c].metric), cases[c].ids ? ", ids" : "", r2.parts,
+			  odp_metric_name(cases[c].metric), cases[c].ids ? ", ids" : "", split_name, r2.parts,
 			  (int) r2.stats.iterations, (long long) r2.stats.solving_set_size, two.message);
 		ss_split_free(&r1);
 		ss_split_free(&r2);
@@ -965,6 +990,17 @@ run_device_tests(void)
 			  odp_status_name(st), ctx.message);
 		printf("GPU device-set tests skipped: %s\n", gpu_reason);
 		return;
+	}
+	{
+		OdpContext	ctx = make_ctx(ODP_DEVICE_GPU);
+		OdpDeviceSet set;
+
+		ctx.gpu_count = ODP_GPUS_ALL;
+		if (OdpDeviceSetResolve(&ctx, &set) == ODP_OK && set.count > 1)
+		{
+			split_second = 1;
+			split_name = "{0,1}";
+		}
 	}
 	knn_split_tests();
 	pearson_split_tests();
