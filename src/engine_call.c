@@ -337,6 +337,42 @@ odp_call_rows(const OdpCall *call)
 }
 
 /* See engine_call.h. */
+double
+odp_call_one_device_ms(const OdpCall *call)
+{
+	const OdpMatrix *q = &call->m[0];
+	const OdpMatrix *c = call->two_inputs && !call->self_join ? &call->m[1] : &call->m[0];
+	const OdpMatrix64 *x = &call->m64[0];
+
+	switch (call->op)
+	{
+		case ODP_CALL_KNN:
+		case ODP_CALL_OUTLIER_SCORES:
+		case ODP_CALL_TOP_OUTLIERS:
+			return odp_one_device_ms(ODP_WORK_DISTANCES,
+								  (double) q->rows * (double) c->rows * (double) c->dims);
+		case ODP_CALL_PEARSON_PAIRS:
+		case ODP_CALL_PEARSON_TOP:
+			return odp_one_device_ms(ODP_WORK_CORRELATIONS,
+								  (call->two_inputs ? (double) x->rows * (double) call->m64[1].rows :
+								   (double) x->rows * (double) (x->rows - 1) / 2.0) * (double) x->dims);
+		case ODP_CALL_SKYLINE:
+			return odp_one_device_ms(ODP_WORK_SKYLINE, (double) x->rows);
+		case ODP_CALL_INTERVAL_PAIRS:
+		case ODP_CALL_INTERVAL_COUNT:
+			return odp_one_device_ms(ODP_WORK_REGIONS, (double) odp_call_rows(call));
+		case ODP_CALL_KNN_EXCLUDING:
+		case ODP_CALL_NODE_CREATE:
+		case ODP_CALL_NODE_FIRST:
+		case ODP_CALL_NODE_EXACT:
+		case ODP_CALL_NODE_NEXT:
+		case ODP_CALL_NODE_FREE:
+			return 0.0;
+	}
+	return 0.0;
+}
+
+/* See engine_call.h. */
 size_t
 odp_call_memory_wish(OdpCall *call)
 {

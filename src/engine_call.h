@@ -155,6 +155,13 @@ extern int64_t odp_call_rows(const OdpCall *call);
  */
 extern size_t odp_call_memory_wish(OdpCall *call);
 
+/*
+ * One device's compute for the call, estimated (odp_one_device_ms): what a
+ * split over several devices is weighed by; 0 for the steps that never
+ * split.
+ */
+extern double odp_call_one_device_ms(const OdpCall *call);
+
 /* The analytic's name, for the activity view ("knn", "skyline", ...). */
 extern const char *odp_call_op_name(OdpCallOp op);
 

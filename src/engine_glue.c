@@ -116,6 +116,7 @@ GlueInitContext(OdpContext *ctx, bool on_gpu, GlueCancelState *cancel)
 	ctx->gpu_memory_limit = (size_t) odp_gpu_memory_limit_mb * 1024 * 1024;
 	ctx->cpu_threads = OdpCpuThreads();
 	ctx->spatial = (OdpSpatialMode) odp_spatial;
+	ctx->split_min_ms = odp_split_min_ms;
 	cancel->error_context = CurrentMemoryContext;
 	cancel->pending_error = NULL;
 	ctx->cancel = GlueCancelRequested;

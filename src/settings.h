@@ -64,6 +64,7 @@ extern int	odp_distance_precision;
 extern int	odp_device_id;
 extern int	odp_gpu_memory_limit_mb;
 extern int	odp_gpu_min_rows;
+extern double odp_split_min_ms;
 extern int	odp_cpu_threads;
 
 /*

@@ -492,6 +492,7 @@ SET odp_gpu.gpu_min_rows = 0;
 SET odp_gpu.devices = '0';
 CREATE TABLE sp_one AS SELECT * FROM $call WITH ORDINALITY;
 SET odp_gpu.devices = '$split_devs';
+SET odp_gpu.split_min_ms = 0;
 SET odp_gpu.report_timing = on;
 SET client_min_messages = notice;
 CREATE TABLE sp_two AS SELECT * FROM $call WITH ORDINALITY;
@@ -536,6 +537,31 @@ fi
 if odp_wants skyline; then
 odp_compare_split "skyline 100000 x 5 anti-correlated" "$sp_sky" "odp_skyline('sp_a')"
 odp_compare_split "3-skyband 100000 x 5" "$sp_sky" "odp_skyline('sp_a', '{min,max,min,max,min}', band => 3)"
+fi
+if odp_wants knn; then
+# at odp_gpu.split_min_ms's default a call estimated to compute for less
+# runs on the first device of the list
+out=$(psql -X -At -v ON_ERROR_STOP=1 2>&1 <<SQL
+SET client_min_messages = warning;
+DROP TABLE IF EXISTS sp_a, sp_b;
+$sp_vec
+SET odp_gpu.device = gpu;
+SET odp_gpu.gpu_min_rows = 0;
+SET odp_gpu.devices = '$split_devs';
+SET odp_gpu.report_timing = on;
+SET client_min_messages = notice;
+SELECT 'n=' || count(*) FROM odp_knn_join('sp_b', 'sp_a', k => 10);
+SET odp_gpu.split_min_ms = 0;
+SELECT 'n=' || count(*) FROM odp_knn_join('sp_b', 'sp_a', k => 10);
+SET client_min_messages = warning;
+DROP TABLE sp_a, sp_b;
+SQL
+)
+notes=$(grep 'odp_gpu timing' <<<"$out")
+[ "$(grep -c '^n=30000$' <<<"$out")" = 2 ] && [ "$(wc -l <<<"$notes")" = 2 ] &&
+	head -1 <<<"$notes" | grep -q 'devices=1' && tail -1 <<<"$notes" | grep -q 'devices=2'
+odp_check "devices '$split_devs': a k-NN join estimated below odp_gpu.split_min_ms runs on one device, split with 0" $? \
+	"$(sed -n 's/.*\(path=[a-z]*\).*\(compute=[0-9.]* ms\).*/\1 \2/p; s/.*\(devices=[0-9]*\).*/\1/p' <<<"$notes" | tr '\n' ' ')"
 fi
 if odp_wants intervals; then
 odp_compare_split "region matching 100000 x 100000" "$sp_iv" "odp_interval_match('sp_a', 'sp_b', bounds => '[]')"

@@ -290,6 +290,37 @@ OdpDeviceSetRun(OdpContext *ctx, const OdpDeviceSet *set, OdpPartFn fn,
 	return ODP_OK;
 }
 
+/*
+ * Rates of one H200 (2026-11-29, devices_bench.sh at full size): distances
+ * 4.0e13 pair-dimensions a second (top outliers of 10^6 x 10 by brute
+ * force, 247 ms; the k-NN self join of 10^6 x 32 reached 8.2e13 through
+ * its symmetric filter), correlations 2.3e13 (16,384 x 4,096 float8,
+ * 23.5 ms), region count 2e9 rows (10^7, 4.9 ms), skylines 10^8 rows (the
+ * least: kddcup's 494,021 x 6 took 7.4 ms, 10^7 x 8 anti-correlated
+ * rows 12 s).
+ */
+static const double one_device_rate[] = {
+	[ODP_WORK_DISTANCES] = 4.0e13,
+	[ODP_WORK_CORRELATIONS] = 2.3e13,
+	[ODP_WORK_SKYLINE] = 1.0e8,
+	[ODP_WORK_REGIONS] = 2.0e9
+};
+
+/* See device_set.h. */
+double
+odp_one_device_ms(OdpWorkKind kind, double units)
+{
+	return units / one_device_rate[kind] * 1000.0;
+}
+
+/* See device_set.h. */
+bool
+OdpDeviceSetWorth(const OdpContext *ctx, const OdpDeviceSet *set,
+				  double one_device_ms)
+{
+	return set->count > 1 && one_device_ms >= ctx->split_min_ms;
+}
+
 /* See device_set.h. */
 void
 OdpSplitRows(int64_t rows, int parts, bool triangle, int64_t align,

@@ -90,6 +90,14 @@ extern OdpStatus OdpDeviceSetRun(OdpContext *ctx, const OdpDeviceSet *set,
 								 void *pump_arg);
 
 /*
+ * Whether a call whose one device's compute is estimated at
+ * one_device_ms spreads over set: set has several parts and the estimate
+ * reaches ctx->split_min_ms (below it, two H200s measured no faster).
+ */
+extern bool OdpDeviceSetWorth(const OdpContext *ctx, const OdpDeviceSet *set,
+							  double one_device_ms);
+
+/*
  * Splits rows 0 .. rows-1 into parts contiguous ranges, part p taking
  * [first[p], first[p + 1]); with triangle, ranges are sized so that each
  * holds about the same share of the pairs (a, b), a < b, whose a lies in

@@ -85,6 +85,22 @@ odp_gpu_pin_thread_disable(void)
 {
 }
 
+void *
+odp_gpu_pin_shared(OdpContext *ctx, const void *ptr, size_t bytes)
+{
+	(void) ctx;
+	(void) ptr;
+	(void) bytes;
+	return NULL;
+}
+
+void
+odp_gpu_unpin_shared(OdpContext *ctx, void *pinned)
+{
+	(void) ctx;
+	(void) pinned;
+}
+
 /* No device copies without CUDA. */
 OdpStatus
 OdpGpuResidentMake(OdpContext *ctx, int ordinal, const void *host, size_t bytes,

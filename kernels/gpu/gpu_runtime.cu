@@ -592,6 +592,32 @@ OdpGpuPinHost(OdpContext *ctx, const void *ptr, size_t bytes)
 	return pinned;
 }
 
+/* See gpu_runtime.h. */
+extern "C" void *
+odp_gpu_pin_shared(OdpContext *ctx, const void *ptr, size_t bytes)
+{
+	double		t0 = odp_now_ms();
+	void	   *pinned = NULL;
+
+	if (!odp_gpu_pin_inputs || ptr == NULL || bytes < ODP_GPU_PIN_BYTES ||
+		OdpGpuHostRegistered(ptr, bytes))
+		return NULL;
+	if (cudaHostRegister((void *) ptr, bytes,
+						 cudaHostRegisterPortable | cudaHostRegisterReadOnly) == cudaSuccess)
+		pinned = (void *) ptr;
+	else
+		(void) cudaGetLastError();
+	ctx->transfer_ms += odp_now_ms() - t0;
+	return pinned;
+}
+
+/* See gpu_runtime.h. */
+extern "C" void
+odp_gpu_unpin_shared(OdpContext *ctx, void *pinned)
+{
+	OdpGpuUnpinHost(ctx, pinned);
+}
+
 /* See gpu_runtime.cuh. */
 void
 OdpGpuUnpinHost(OdpContext *ctx, void *pinned)

@@ -29,6 +29,16 @@ extern "C"
 extern void odp_gpu_pin_thread_disable(void);
 
 /*
+ * Page-locks bytes at ptr for every device, for the parts of a split to
+ * copy at the bus's page-locked speed (they never page-lock their shared
+ * inputs themselves, OdpGpuPinHost); NULL where it did not (small, already
+ * locked, pinning off or refused).  The time goes to ctx->transfer_ms;
+ * odp_gpu_unpin_shared undoes it.
+ */
+extern void *odp_gpu_pin_shared(OdpContext *ctx, const void *ptr, size_t bytes);
+extern void odp_gpu_unpin_shared(OdpContext *ctx, void *pinned);
+
+/*
  * A table cache copy's device memory (gpu_resident.c): bytes at host
  * copied into a new allocation on device ordinal (*copy), and freed.
  * Make fails with ODP_ERR_GPU_OOM where the device has no room.

@@ -160,6 +160,13 @@ typedef struct OdpContext
 	OdpSpatialMode spatial;		/* the spatial path: auto, off, on */
 
 	/*
+	 * A call spreads over several devices only where one device's compute
+	 * is estimated at this many milliseconds or more (odp_one_device_ms);
+	 * 0, as a zeroed context gives, wherever the list has several entries.
+	 */
+	double		split_min_ms;
+
+	/*
 	 * Copies the engine holds of inputs of this call (odp_resident.h: the
 	 * GPU service's copies of table cache arrays), nresident of them; NULL
 	 * for any other caller.  A GPU path that copies an input lying in one
@@ -181,6 +188,24 @@ typedef struct OdpContext
 	int			batch_queries;	/* k-NN queries of the pass that served a
 								 * shared call (odp_knn_shared), 0 else */
 } OdpContext;
+
+/* What an estimate of one device's compute counts (odp_one_device_ms). */
+typedef enum OdpWorkKind
+{
+	ODP_WORK_DISTANCES,			/* query rows x candidate rows x dimensions */
+	ODP_WORK_CORRELATIONS,		/* pairs of series x their length */
+	ODP_WORK_SKYLINE,			/* rows */
+	ODP_WORK_REGIONS			/* rows of both sources */
+} OdpWorkKind;
+
+/*
+ * One device's compute for units of work of that kind, in milliseconds:
+ * the rates measured on one H200 at full size (test/bench/devices_bench.sh,
+ * 2026-11-29), the fastest of the analytics of a kind, so that the
+ * estimate errs towards one device.  A call is spread over several
+ * devices only where it reaches OdpContext.split_min_ms.
+ */
+extern double odp_one_device_ms(OdpWorkKind kind, double units);
 
 /*
  * Dense input of the distance analytics: rows x dims, row-major, finite

@@ -253,12 +253,21 @@ extern OdpStatus odp_split_knn(OdpContext *ctx, const OdpMatrix *queries,
  * The query-row split of the distance analytics (knn_split.c, used by
  * outliers_split.c too): resolves ctx's device set into *set and sets
  * *split when the call splits (several parts, a block of queries for
- * each), writing each part's first query into first[0 .. set->count]
- * (ODP_MAX_GPUS + 1 entries); else the call runs on the first device.
+ * each, and work enough: OdpDeviceSetWorth), writing each part's first
+ * query into first[0 .. set->count] (ODP_MAX_GPUS + 1 entries); else the
+ * call runs on the first device.
  */
-extern OdpStatus odp_knn_split_plan(OdpContext *ctx, int64_t queries,
-									OdpDeviceSet *set, int64_t *first,
-									bool *split);
+extern OdpStatus odp_knn_split_plan(OdpContext *ctx, const OdpMatrix *queries,
+									const OdpMatrix *cands, OdpDeviceSet *set,
+									int64_t *first, bool *split);
+
+/*
+ * OdpDeviceSetRun of a query-row split, the rows of queries and cands
+ * page-locked for every part meanwhile.
+ */
+extern OdpStatus odp_knn_split_run(OdpContext *ctx, const OdpDeviceSet *set,
+								   const OdpMatrix *queries, const OdpMatrix *cands,
+								   OdpPartFn fn, void *arg);
 
 #ifdef __cplusplus
 }

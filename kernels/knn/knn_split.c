@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "devices/device_set.h"
+#include "gpu/gpu_runtime.h"
 #include "knn/knn_internal.h"
 
 /* Queries per block of a part's range (and the fewest a part takes). */
@@ -79,19 +80,49 @@ KnnSplitPart(void *arg, int part, OdpContext *pctx)
 
 /* See knn_internal.h. */
 OdpStatus
-odp_knn_split_plan(OdpContext *ctx, int64_t queries, OdpDeviceSet *set,
-				   int64_t *first, bool *split)
+odp_knn_split_plan(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
+				   OdpDeviceSet *set, int64_t *first, bool *split)
 {
 	OdpStatus	status;
+	const double work = (double) queries->rows * (double) cands->rows * (double) cands->dims;
 
 	*split = false;
 	if ((status = OdpDeviceSetResolve(ctx, set)) != ODP_OK)
 		return status;
-	*split = set->count > 1 &&
-		queries >= (int64_t) set->count * ODP_KNN_SPLIT_ALIGN;
+	*split = queries->rows >= (int64_t) set->count * ODP_KNN_SPLIT_ALIGN &&
+		OdpDeviceSetWorth(ctx, set, odp_one_device_ms(ODP_WORK_DISTANCES, work));
 	if (*split)
-		OdpSplitRows(queries, set->count, false, ODP_KNN_SPLIT_ALIGN, first);
+		OdpSplitRows(queries->rows, set->count, false, ODP_KNN_SPLIT_ALIGN, first);
 	return ODP_OK;
+}
+
+/* Page-locks m's rows for every part (NULL: not locked). */
+static void *
+KnnSplitPin(OdpContext *ctx, const OdpMatrix *m)
+{
+	const bool	wide = odp_matrix_is64(m);
+	const void *data = wide ? (const void *) m->data64 : (const void *) m->data;
+
+	return odp_gpu_pin_shared(ctx, data, (wide ? sizeof(double) : sizeof(float)) *
+							  (size_t) m->rows * (size_t) m->dims);
+}
+
+/* See knn_internal.h. */
+OdpStatus
+odp_knn_split_run(OdpContext *ctx, const OdpDeviceSet *set, const OdpMatrix *queries,
+				  const OdpMatrix *cands, OdpPartFn fn, void *arg)
+{
+	const double before = ctx->transfer_ms;
+	void	   *qpin = KnnSplitPin(ctx, queries);
+	void	   *cpin = cands == queries ? NULL : KnnSplitPin(ctx, cands);
+	const double pin_ms = ctx->transfer_ms - before;
+	OdpStatus	status = OdpDeviceSetRun(ctx, set, fn, arg, NULL, NULL);
+
+	/* the run's timings are its parts'; the locking comes on top */
+	ctx->transfer_ms += pin_ms;
+	odp_gpu_unpin_shared(ctx, qpin);
+	odp_gpu_unpin_shared(ctx, cpin);
+	return status;
 }
 
 /*
@@ -105,12 +136,12 @@ KnnSplitCall(OdpContext *ctx, KnnSplit *s)
 	bool		split;
 	OdpStatus	status;
 
-	status = odp_knn_split_plan(ctx, s->queries->rows, &set, s->first, &split);
+	status = odp_knn_split_plan(ctx, s->queries, s->cands, &set, s->first, &split);
 	if (status != ODP_OK)
 		return status;
 	if (!split)
 		return KnnSplitRows(s, ctx, 0, 0);
-	return OdpDeviceSetRun(ctx, &set, KnnSplitPart, s, NULL, NULL);
+	return odp_knn_split_run(ctx, &set, s->queries, s->cands, KnnSplitPart, s);
 }
 
 /* See knn_internal.h. */

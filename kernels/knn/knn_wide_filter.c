@@ -413,9 +413,9 @@ wide_run(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
 	w.f = &f;
 	wide_take_time(ctx, &time);
 
-	status = odp_knn_split_plan(ctx, queries->rows, &set, w.first, &split);
+	status = odp_knn_split_plan(ctx, queries, cands, &set, w.first, &split);
 	if (status == ODP_OK && split)
-		status = OdpDeviceSetRun(ctx, &set, wide_part, &w, NULL, NULL);
+		status = odp_knn_split_run(ctx, &set, queries, cands, wide_part, &w);
 	else if (status == ODP_OK)
 		status = odp_gpu_knn64_filter_rows(ctx, &f, 0, queries->rows, w.stage_ms,
 										   &refused);

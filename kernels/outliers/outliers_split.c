@@ -75,12 +75,12 @@ OutlierSplitCall(OdpContext *ctx, OutlierSplit *s)
 	bool		split;
 	OdpStatus	status;
 
-	status = odp_knn_split_plan(ctx, s->m->rows, &set, s->first, &split);
+	status = odp_knn_split_plan(ctx, s->m, s->m, &set, s->first, &split);
 	if (status != ODP_OK)
 		return status;
 	if (!split)
 		return OutlierSplitRows(s, ctx, 0, 0);
-	return OdpDeviceSetRun(ctx, &set, OutlierSplitPart, s, NULL, NULL);
+	return odp_knn_split_run(ctx, &set, s->m, s->m, OutlierSplitPart, s);
 }
 
 /* See outliers_internal.h. */

@@ -174,7 +174,11 @@ odp_split_solvingset(OdpContext *ctx, const OdpMatrix *mat, OdpMetric metric,
 	*gave_up = false;
 	if ((status = OdpDeviceSetResolve(ctx, &set)) != ODP_OK)
 		return status;
-	if (set.count == 1 || mat->rows < (int64_t) set.count * SS_SPLIT_MIN_ROWS)
+	/* at most brute force's work: the pairs of rows */
+	if (mat->rows < (int64_t) set.count * SS_SPLIT_MIN_ROWS ||
+		!OdpDeviceSetWorth(ctx, &set, odp_one_device_ms(ODP_WORK_DISTANCES,
+													 (double) mat->rows * (double) mat->rows *
+													 (double) mat->dims)))
 		return ODP_OK;
 	*split = true;
 	memset(props, 0, sizeof(props));

@@ -36,6 +36,7 @@
 
 #include "common/host_threads.h"
 #include "devices/device_set.h"
+#include "gpu/gpu_runtime.h"
 #include "skyline/skyline_internal.h"
 #include "skyline/skyline_math.h"
 
@@ -237,10 +238,15 @@ odp_split_skyline(OdpContext *ctx, const OdpSkylineProblem *p,
 	OdpDeviceSet set;
 	SkySplit	s;
 	OdpStatus	status;
+	const OdpMatrix64 *m = p->points;
+	void	   *pinned;
+	double		before,
+				pin_ms;
 
 	if ((status = OdpDeviceSetResolve(ctx, &set)) != ODP_OK)
 		return status;
-	if (set.count == 1 || p->points->rows < SKY_SPLIT_MIN_ROWS || p->points->rows < 2)
+	if (m->rows < SKY_SPLIT_MIN_ROWS || m->rows < 2 ||
+		!OdpDeviceSetWorth(ctx, &set, odp_one_device_ms(ODP_WORK_SKYLINE, (double) m->rows)))
 		return odp_gpu_skyline(ctx, p, dominated_by, stats);
 
 	memset(&s, 0, sizeof(s));
@@ -248,7 +254,13 @@ odp_split_skyline(OdpContext *ctx, const OdpSkylineProblem *p,
 	s.dominated_by = dominated_by;
 	if ((s.team = SkyTeamMake(set.count)) == NULL)
 		return odp_fail(ctx, ODP_ERR_HOST_OOM, "out of host memory");
+	/* every part copies every row: page-locked once for all of them */
+	before = ctx->transfer_ms;
+	pinned = odp_gpu_pin_shared(ctx, m->data, sizeof(double) * (size_t) m->rows * (size_t) m->dims);
+	pin_ms = ctx->transfer_ms - before;
 	status = OdpDeviceSetRun(ctx, &set, SkySplitPart, &s, NULL, NULL);
+	ctx->transfer_ms += pin_ms;
+	odp_gpu_unpin_shared(ctx, pinned);
 	SkyTeamFree(s.team);
 	memset(stats, 0, sizeof(*stats));
 	for (int q = 0; q < set.count; q++)

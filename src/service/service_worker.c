@@ -495,9 +495,10 @@ ServiceAdmitQueued(void)
 		for (int c = 0; c < ncand; c++)
 			idle &= OdpService->devices[cand[c]].running == 0 && !blocked[cand[c]] &&
 				ahead[cand[c]] == 0;
-		if ((ncand > 1 || slot->settings.gpu_count > 1) && idle)
+		if ((ncand > 1 || slot->settings.gpu_count > 1) && idle &&
+			odp_call_one_device_ms(&slot->call) >= slot->settings.split_min_ms)
 		{
-			/* alone on the session's devices: split over all of them */
+			/* alone on the session's devices, and worth it: split over all of them */
 			size_t		reserve = SIZE_MAX;
 
 			for (int c = 0; c < ncand; c++)

@@ -12,9 +12,11 @@
 # Workloads (the issue's, ODP_BENCH_SCALE times their rows; 1 = full):
 #   poker     1,000,000 random 5-card hands in the UCI encoding (10 integer
 #             features, suit and rank of each card), odp_top_outliers
-#             k = 50, n = 10 by brute force (SolvingSet runs on the first
-#             device of the set);
+#             k = 50, n = 10 by brute force;
+#   solvingset  the same hands, by SolvingSet (each device a node);
 #   knn       odp_knn_join of 1,000,000 x 32 uniform rows with itself, k = 10;
+#   knnbatch  odp_knn_join of 10,000 queries against 1,000,000 x 128 uniform
+#             rows, k = 10;
 #   pearson   odp_pearson of 16,384 independent series of 4,096 values,
 #             |r| >= 0.1 (almost no pair: the products are the work);
 #   skyline   odp_skyline of 10^7 x 8 anti-correlated rows (points about
@@ -29,7 +31,9 @@
 #
 #   ODP_BENCH_ONE=0   ODP_BENCH_MANY=all   ODP_BENCH_SCALE=1
 #   ODP_BENCH_JOBS=(CPUs, at most 16)
-#   ODP_BENCH_WORKLOADS="poker knn pearson skyline intervals"
+#   ODP_BENCH_WORKLOADS="poker solvingset knn knnbatch pearson skyline intervals"
+#   ODP_BENCH_SPLIT_MIN_MS (unset: the server's odp_gpu.split_min_ms; 0
+#   splits every call, to time splits the default would not make)
 #   ODP_BENCH_CHECK=1 (0: skip the output comparison)
 #   ODP_BENCH_PATH=gpu (cpu: a dry run of the script where no GPU is)
 #
@@ -41,7 +45,8 @@ set -uo pipefail
 one=${ODP_BENCH_ONE:-0}
 many=${ODP_BENCH_MANY:-all}
 scale=${ODP_BENCH_SCALE:-1}
-workloads=${ODP_BENCH_WORKLOADS:-"poker knn pearson skyline intervals"}
+workloads=${ODP_BENCH_WORKLOADS:-"poker solvingset knn knnbatch pearson skyline intervals"}
+split_min=${ODP_BENCH_SPLIT_MIN_MS:+SET odp_gpu.split_min_ms = $ODP_BENCH_SPLIT_MIN_MS;}
 do_check=${ODP_BENCH_CHECK:-1}
 path=${ODP_BENCH_PATH:-gpu}
 PSQL=(psql -X -q -v ON_ERROR_STOP=1)
@@ -82,19 +87,27 @@ printf '|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n'
 for w in $workloads; do
 	T=odp_bench_dev_$w
 	U=
+	nu=
 	case $w in
-		poker)
+		poker|solvingset)
 			n=$(rows_of 1000000); size="$n x 10, k=50, n=10"
 			sel="SELECT i::bigint AS id, (SELECT array_agg(v ORDER BY p, j) FROM (
 				SELECT row_number() OVER () AS p, c FROM (SELECT c FROM generate_series(0, 51) c
 					WHERE i > 0 ORDER BY random() LIMIT 5) d) h
 				CROSS JOIN LATERAL (VALUES (1, (1 + c / 13)::real), (2, (1 + c % 13)::real)) x(j, v)) AS f
 				FROM generate_series(@LO@, @HI@) i"
-			call="odp_top_outliers('$T', k => 50, n => 10, method => 'bruteforce')" ;;
+			method=bruteforce
+			[ "$w" = solvingset ] && method=solvingset
+			call="odp_top_outliers('$T', k => 50, n => 10, method => '$method')" ;;
 		knn)
 			n=$(rows_of 1000000); size="$n x 32 self join, k=10"
 			sel="SELECT i::bigint AS id, array(SELECT random()::real FROM generate_series(1, 32) WHERE i > 0) AS f FROM generate_series(@LO@, @HI@) i"
 			call="odp_knn_join('$T', '$T', k => 10)" ;;
+		knnbatch)
+			n=$(rows_of 1000000); nu=$(rows_of 10000); size="$nu x $n x 128, k=10"
+			U=${T}_q
+			sel="SELECT i::bigint AS id, array(SELECT random()::real FROM generate_series(1, 128) WHERE i > 0) AS f FROM generate_series(@LO@, @HI@) i"
+			call="odp_knn_join('$U', '$T', k => 10)" ;;
 		pearson)
 			n=$(rows_of 16384); size="$n series x 4096, abs(r) >= 0.1"
 			sel="SELECT i::bigint AS id, array(SELECT random() FROM generate_series(1, 4096) WHERE i > 0) AS v FROM generate_series(@LO@, @HI@) i"
@@ -112,7 +125,9 @@ for w in $workloads; do
 			call="odp_interval_match_count('$T', '$U')" ;;
 		*) echo "| $w | unknown workload |"; failed=1; continue ;;
 	esac
-	if [ -n "$U" ]; then
+	if [ -n "$nu" ]; then
+		load "$T" "$n" "$sel" && load "$U" "$nu" "$sel"
+	elif [ -n "$U" ]; then
 		load "$T" $((n / 2)) "$sel" && load "$U" $((n / 2)) "$sel"
 	else
 		load "$T" "$n" "$sel"
@@ -123,6 +138,7 @@ for w in $workloads; do
 		out=$("${PSQL[@]}" 2>&1 <<SQL
 SET odp_gpu.device = $path;
 SET odp_gpu.devices = '$devs';
+$split_min
 SELECT count(*) FROM odp_skyline('SELECT 1::bigint AS id, ARRAY[1.0::float8] AS v');
 SET odp_gpu.report_timing = on;
 \timing on
@@ -140,7 +156,7 @@ SQL
 		whole[$devs]=$(ms_of "$out")
 		same=-
 		if [ "$do_check" = 1 ]; then
-			hash[$devs]=$("${PSQL[@]}" -At -c "SET odp_gpu.device = $path" -c "SET odp_gpu.devices = '$devs'" \
+			hash[$devs]=$("${PSQL[@]}" -At -c "SET odp_gpu.device = $path" -c "SET odp_gpu.devices = '$devs'" -c "${split_min:-SELECT 1}" \
 				-c "SELECT count(*) || ':' || coalesce(sum(hashtext(t::text)::numeric), 0) FROM $call WITH ORDINALITY t" 2>&1 | tail -1)
 		fi
 		if [ "$devs" = "$many" ]; then

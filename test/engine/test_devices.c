@@ -584,7 +584,8 @@ pearson_split_staged_test(void)
 		OdpContext	ctx = path == 0 ? make_ctx(ODP_DEVICE_CPU) :
 			path == 1 ? make_ctx(ODP_DEVICE_GPU) : split_ctx();
 
-		ctx.gpu_memory_limit = path == 2 ? 2 * part_budget : part_budget;
+		/* a device named twice splits its budget between its parts */
+		ctx.gpu_memory_limit = path == 2 && split_second == 0 ? 2 * part_budget : part_budget;
 		st[path] = odp_compute_pearson_pairs(&ctx, &p, 0.3, pearson_collect, &got[path], &npairs);
 	}
 	same_gpu = pearson_same(&got[2], &got[1], &diff_gpu);
@@ -778,12 +779,13 @@ fault_tests(void)
 
 	before = free_bytes();
 	ctx = split_ctx();
-	ctx.gpu_memory_limit = 64 << 10;
+	/* 32 kB a part: {0, 0} halves the 64 kB it is given */
+	ctx.gpu_memory_limit = split_second == 0 ? 64 << 10 : 32 << 10;
 	st = odp_compute_outlier_scores(&ctx, &m, ODP_METRIC_EUCLIDEAN, 10, scores);
 	after = free_bytes();
 	check(st == ODP_ERR_GPU_OOM && strstr(ctx.message, "part 1 of 2") != NULL &&
 		  after == before,
-		  "devices %s with a 64 kB budget: status \"%s\", message \"%s\", free memory %zu -> %zu",
+		  "devices %s with a budget of 32 kB a part: status \"%s\", message \"%s\", free memory %zu -> %zu",
 		  split_name, odp_status_name(st), ctx.message, before, after);
 
 	before = free_bytes();
