@@ -38,6 +38,15 @@ SET odp_gpu.devices = '-1';
 SET odp_gpu.devices = '64';
 SET odp_gpu.devices = '99999999999999999999';
 SET odp_gpu.devices = 'all,0';
+
+-- odp_gpu.split_min_ms: the least estimated one-device compute a split needs
+SHOW odp_gpu.split_min_ms;
+SET odp_gpu.split_min_ms = 0;
+SHOW odp_gpu.split_min_ms;
+SET odp_gpu.split_min_ms = 2.5;
+SHOW odp_gpu.split_min_ms;
+SET odp_gpu.split_min_ms = -1;
+RESET odp_gpu.split_min_ms;
 SET odp_gpu.devices = '0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16';
 SET odp_gpu.devices = '0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15';
 SHOW odp_gpu.devices;
