@@ -12,6 +12,8 @@
  *	--values V	integers 0 .. V-1 instead of Gaussian values (2: 0/1 rows)
  *	--no-int	keep the GPU off its exact integer path, to compare
  *	--float64	the same values as float64 rows (OdpMatrix.data64)
+ *	--devices LIST	e.g. 0,1: the GPU runs split over those devices
+ *				(split_min_ms 0)
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -47,6 +49,10 @@ gauss(void)
 	return (float) (sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
 }
 
+/* --devices: the GPU runs' device list (count 0: one device). */
+static int	bench_gpu_count = 0;
+static int	bench_gpu_ids[ODP_MAX_GPUS];
+
 /* Runs one computation and prints its line; returns the status. */
 static OdpStatus
 run(OdpDevice dev, int threads, const OdpMatrix *q, const OdpMatrix *c,
@@ -60,6 +66,8 @@ run(OdpDevice dev, int threads, const OdpMatrix *q, const OdpMatrix *c,
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.device = dev;
 	ctx.cpu_threads = threads;
+	ctx.gpu_count = bench_gpu_count;
+	memcpy(ctx.gpu_ids, bench_gpu_ids, sizeof(bench_gpu_ids));
 	if (odp_knn64_filter_ms)
 		memcpy(stage, odp_knn64_filter_ms, sizeof(stage));
 	t0 = odp_now_ms();
@@ -134,6 +142,16 @@ main(int argc, char **argv)
 			values = atoi(v), a++;
 		else if (strcmp(argv[a], "--float64") == 0)
 			wide = true;
+		else if (strcmp(argv[a], "--devices") == 0)
+		{
+			for (char *s = (char *) v; *s != '\0' && bench_gpu_count < ODP_MAX_GPUS;)
+			{
+				bench_gpu_ids[bench_gpu_count++] = (int) strtol(s, &s, 10);
+				if (*s == ',')
+					s++;
+			}
+			a++;
+		}
 		else if (strcmp(argv[a], "--no-int") == 0)
 		{
 			if (&odp_gpu_knn_int_min_pairs != NULL)

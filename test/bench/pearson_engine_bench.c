@@ -13,6 +13,8 @@
  *	--reps R (3)  --cpu (also the CPU, compared)  --threads T (16)
  *	--missing P (share of values missing, 0)  --spearman
  *	--no-pin (copy the input from pageable memory, to compare)
+ *	--devices LIST (e.g. 0,1: the GPU runs split over those devices,
+ *	odp_gpu.split_min_ms 0)
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -80,6 +82,24 @@ keep(void *arg, const int64_t *a, const int64_t *b, const double *r, int64_t cou
 	return true;
 }
 
+/* --devices: the GPU runs' device list (count 0: one device). */
+static int	bench_gpu_count = 0;
+static int	bench_gpu_ids[ODP_MAX_GPUS];
+
+/* A context for dev with the bench's device list. */
+static OdpContext
+bench_ctx(OdpDevice dev, int threads)
+{
+	OdpContext	ctx;
+
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.device = dev;
+	ctx.cpu_threads = threads;
+	ctx.gpu_count = bench_gpu_count;
+	memcpy(ctx.gpu_ids, bench_gpu_ids, sizeof(bench_gpu_ids));
+	return ctx;
+}
+
 /* Runs the pairs over t on dev; prints one line; leaves the pairs in p. */
 static OdpStatus
 run_pairs(OdpDevice dev, int threads, const OdpPearsonProblem *prob, double t, Pairs *p)
@@ -89,9 +109,7 @@ run_pairs(OdpDevice dev, int threads, const OdpPearsonProblem *prob, double t, P
 	int64_t		n = 0;
 	OdpStatus	st;
 
-	memset(&ctx, 0, sizeof(ctx));
-	ctx.device = dev;
-	ctx.cpu_threads = threads;
+	ctx = bench_ctx(dev, threads);
 	p->n = 0;
 	t0 = odp_now_ms();
 	st = odp_compute_pearson_pairs(&ctx, prob, t, keep, p, &n);
@@ -113,9 +131,7 @@ run_top(OdpDevice dev, int threads, const OdpPearsonProblem *prob, int k,
 	double		t0;
 	OdpStatus	st;
 
-	memset(&ctx, 0, sizeof(ctx));
-	ctx.device = dev;
-	ctx.cpu_threads = threads;
+	ctx = bench_ctx(dev, threads);
 	t0 = odp_now_ms();
 	st = odp_compute_pearson_top(&ctx, prob, k, ODP_PEARSON_RANK_ABS, other, r);
 	printf("%s top k = %d: %s wall %.1f ms, transfer %.1f ms, compute %.1f ms, chunks %lld%s%s\n",
@@ -175,6 +191,16 @@ main(int argc, char **argv)
 			method = ODP_PEARSON_METHOD_SPEARMAN;
 		else if (strcmp(a, "--no-pin") == 0 && &odp_gpu_pin_inputs != NULL)
 			odp_gpu_pin_inputs = 0;
+		else if (strcmp(a, "--devices") == 0)
+		{
+			for (char *s = (char *) v; *s != '\0' && bench_gpu_count < ODP_MAX_GPUS;)
+			{
+				bench_gpu_ids[bench_gpu_count++] = (int) strtol(s, &s, 10);
+				if (*s == ',')
+					s++;
+			}
+			i++;
+		}
 		else
 		{
 			fprintf(stderr, "unknown option %s\n", a);
