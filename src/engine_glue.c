@@ -1084,6 +1084,8 @@ OdpReportTiming(const char *what, const OdpInput *in, const OdpRunInfo *info,
 	}
 	if (info->on_gpu)
 		extra = psprintf("%s devices=%d", extra, info->gpu_parts);
+	if (info->via_service && info->on_gpu && info->service_device >= 0)
+		extra = psprintf("%s first_device=%d", extra, info->service_device);
 	if (info->via_service)
 		extra = psprintf("%s queued=%.1f ms", extra, info->queued_ms);
 	phases = in->read_ms + info->query_read_ms + info->other_read_ms +

@@ -673,6 +673,50 @@ if [ -n "$service_opts" ]; then
 	grep -E 'rebuilt the context|restarting to rebuild' "${ODP_SERVER_LOG:-/tmp/pg-server.log}" 2>/dev/null | tail -2
 	psql -X -q -c "DROP TABLE odp_fault_t" >/dev/null
 
+	if [ "$split_devs" = 0,1 ]; then
+		# two devices: concurrent calls too small to split spread over both
+		odp_log "the GPU service on two devices: calls spread, a fault on one leaves the other serving"
+		psql -X -q -c "DROP TABLE IF EXISTS odp_two_q, odp_two_t" -c "SELECT setseed(0.4)" \
+			-c "CREATE TABLE odp_two_t AS SELECT i AS id, array(SELECT random()::real FROM generate_series(1, 32) WHERE i > 0) AS f FROM generate_series(1, 200000) i" \
+			-c "CREATE TABLE odp_two_q AS SELECT i AS id, f FROM odp_two_t WHERE i <= 20000" \
+			-c "VACUUM ANALYZE odp_two_q, odp_two_t" >/dev/null
+		two_call="SELECT 'r=' || count(*) || ':' || sum(hashtext(t::text)::numeric) FROM odp_knn_join('odp_two_q', 'odp_two_t', k => 5) t"
+		want=$(PGOPTIONS="-c odp_gpu.device=cpu" psql -X -At -c "$two_call" | grep '^r=')
+		pids=()
+		for c in $(seq 16); do
+			PGOPTIONS="-c odp_gpu.device=gpu -c odp_gpu.report_timing=on -c client_min_messages=notice" \
+				psql -X -At -c "$two_call" >"$log/two_$c.out" 2>&1 &
+			pids+=($!)
+		done
+		for p in "${pids[@]}"; do wait "$p"; done
+		ok=1
+		for c in $(seq 16); do grep -q "^$want\$" "$log/two_$c.out" || ok=0; done
+		used=$(cat "$log"/two_*.out | sed -n 's/.* first_device=\([0-9]*\).*/\1/p' | sort | uniq -c | tr -s ' \n' ' ')
+		[ $ok = 1 ] && [ "$(cat "$log"/two_*.out | grep -c ' devices=1 first_device=0')" -ge 1 ] &&
+			[ "$(cat "$log"/two_*.out | grep -c ' devices=1 first_device=1')" -ge 1 ]
+		odp_check "16 concurrent k-NN joins through the service on two GPUs: each the CPU path's rows, on one device each, both devices used" $? \
+			"calls per device: $used; $(grep -h -m1 ERROR "$log"/two_*.out | head -1)"
+
+		# a call on device 1 runs while device 0 faults, rebuilds and serves again
+		PGOPTIONS="-c odp_gpu.device=gpu -c odp_gpu.devices=1" \
+			psql -X -At -c "$two_call" -c "$two_call" -c "$two_call" >"$log/two_busy.out" 2>&1 &
+		busy=$!
+		out=$(PGOPTIONS="-c odp_gpu.device=gpu -c odp_gpu.devices=0 -c odp_gpu.service_fault_test=on" \
+			psql -X -At -c "$two_call" 2>&1)
+		wait "$busy"
+		grep -q "GPU failure" <<<"$out" && [ "$(grep -c "^$want\$" "$log/two_busy.out")" = 3 ]
+		odp_check "a fault on device 0 fails its call; device 1's calls meanwhile return the CPU path's rows" $? \
+			"$(head -c 200 <<<"$out"); device 1: $(grep -c "^$want\$" "$log/two_busy.out") of 3 $(grep -m1 ERROR "$log/two_busy.out")"
+		got=
+		for _ in $(seq 60); do
+			got=$(PGOPTIONS="-c odp_gpu.device=gpu -c odp_gpu.devices=0" psql -X -At -c "$two_call" 2>/dev/null | grep '^r=') && break
+			sleep 0.5
+		done
+		[ "$got" = "$want" ]
+		odp_check "after the fault device 0 serves again" $? "got '$got', want '$want'"
+		psql -X -q -c "DROP TABLE odp_two_q, odp_two_t" >/dev/null
+	fi
+
 	# the engine process killed with a GPU kernel in flight: the call fails
 	# with 58000 naming it, a new engine process starts, the device's
 	# memory is back (the new process's budget, 90% of the memory free at
