@@ -27,6 +27,14 @@
 #                                     minus one (e.g. "-c odp_gpu.device_id=%i")
 #   ODP_BENCH_LOCAL_OPTS="SET odp_gpu.device = cpu"   the coordinator's session
 #   ODP_BENCH_PULLED=1                also time the pulled reads (2 nodes)
+#   ODP_BENCH_GEN=sql                 fast: the Gaussian mixture from hashes
+#                                     of (id, dimension) instead of random(),
+#                                     the same rows wherever made, loaded by
+#                                     ODP_BENCH_JOBS sessions at once, and
+#                                     each node makes its own shard: the
+#                                     sharded tables are partitioned by
+#                                     ranges of id, not hashed through
+#                                     postgres_fdw (minutes for 10^7 rows)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/../lib.sh"
@@ -39,6 +47,8 @@ method=${ODP_BENCH_METHOD:-solvingset}
 node_opts=${ODP_BENCH_NODE_OPTS:-"-c odp_gpu.device=cpu"}
 local_opts=${ODP_BENCH_LOCAL_OPTS:-"SET odp_gpu.device = cpu"}
 pulled=${ODP_BENCH_PULLED:-1}
+gen=${ODP_BENCH_GEN:-sql}
+jobs=${ODP_BENCH_JOBS:-$(n=$(nproc); echo $((n > 16 ? 16 : n)))}
 export PG_CONFIG=${PG_CONFIG:-$(command -v pg_config || echo /usr/lib/postgresql/15/bin/pg_config)}
 ODP_PGBIN=$("$PG_CONFIG" --bindir)
 max_nodes=0
@@ -87,6 +97,13 @@ SQL
 		;;
 	gauss)
 		rows=${ODP_BENCH_ROWS_GAUSS:-200000}
+		if [ "$gen" = fast ]; then
+			psql -X -q -c "SET client_min_messages = warning" -c "DROP TABLE IF EXISTS odp_bench_sh_gauss CASCADE" \
+				-c "CREATE TABLE odp_bench_sh_gauss (id bigint, f real[])" >/dev/null &&
+				fast_load "psql -X -q" odp_bench_sh_gauss 1 "$rows" &&
+				psql -X -q -c "ALTER TABLE odp_bench_sh_gauss ADD PRIMARY KEY (id)" -c "VACUUM ANALYZE odp_bench_sh_gauss" >/dev/null
+			return
+		fi
 		psql -X -q -v ON_ERROR_STOP=1 >/dev/null <<SQL
 SET client_min_messages = warning;
 SELECT setseed(0.1618);
@@ -109,9 +126,61 @@ SQL
 	esac
 }
 
+# The fast Gaussian mixture's rows with ids @LO@ .. @HI@: 16 dimensions, 8
+# clusters about centres in [-10, 10), every 10,000th row uniform in
+# [-30, 30); each value from 53-bit hashes of (id, dimension).
+u53() { echo "((hashint8extended($1, $2) & 9007199254740991)::float8 + 0.5) / 9007199254740992.0"; }
+fast_gauss_sql="SELECT i::bigint AS id, CASE WHEN i % 10000 = 0
+	THEN array(SELECT ($(u53 'i * 64 + d' 3) * 60 - 30)::real FROM generate_series(1, 16) d)
+	ELSE array(SELECT (($(u53 '(i % 8) * 64 + d' 7) * 20 - 10)
+		+ sqrt(-2 * ln($(u53 'i * 64 + d' 1))) * cos(2 * pi() * $(u53 'i * 64 + d' 2)))::real
+		FROM generate_series(1, 16) d) END AS f
+	FROM generate_series(@LO@, @HI@) i"
+
+# fast_load PSQL_PREFIX TABLE LO HI: TABLE (id, f real[]) gets the fast
+# rows LO .. HI, over $jobs sessions at once.
+fast_load() {
+	local -a cmd
+	read -r -a cmd <<<"$1"
+	local t=$2 lo=$3 hi=$4 pids=() rc=0 a b j
+	for ((j = 0; j < jobs; j++)); do
+		a=$((lo + (hi - lo + 1) * j / jobs)) b=$((lo + (hi - lo + 1) * (j + 1) / jobs - 1))
+		[ "$a" -le "$b" ] || continue
+		"${cmd[@]}" -c "INSERT INTO $t $(sed "s/@LO@/$a/g; s/@HI@/$b/g" <<<"$fast_gauss_sql")" >/dev/null &
+		pids+=($!)
+	done
+	for p in "${pids[@]}"; do wait "$p" || rc=1; done
+	return $rc
+}
+
+# the local table of set $1 partitioned by ranges of id over nodes 1 .. $2,
+# each node making its own rows (ODP_BENCH_GEN=fast)
+make_sharded_fast() {
+	local s=$1 c=$2 i rows lo hi
+	rows=$(psql -X -At -c "SELECT count(*) FROM odp_bench_sh_$s")
+	psql -X -q -c "SET client_min_messages = warning" -c "DROP TABLE IF EXISTS odp_bench_sh_${s}_$c" \
+		-c "CREATE TABLE odp_bench_sh_${s}_$c (id bigint, f real[]) PARTITION BY RANGE (id)" >/dev/null
+	for i in $(seq "$c"); do
+		lo=$((1 + rows * (i - 1) / c)) hi=$((rows * i / c))
+		odp_node_psql "$i" -c "SET client_min_messages = warning" -c "DROP TABLE IF EXISTS sh_${s}_$c" \
+			-c "CREATE TABLE sh_${s}_$c (id bigint PRIMARY KEY, f real[])" >/dev/null
+		psql -X -q -c "CREATE FOREIGN TABLE odp_bench_sh_${s}_${c}_p$i PARTITION OF odp_bench_sh_${s}_$c
+			FOR VALUES FROM ($lo) TO ($((hi + 1))) SERVER odp_bench_node$i OPTIONS (table_name 'sh_${s}_$c')" >/dev/null
+		fast_load "psql -X -q -h ${ODP_NODE_SOCK[$i]} -p ${ODP_NODE_PORT[$i]} -U postgres -d postgres" "sh_${s}_$c" "$lo" "$hi" &
+	done
+	wait
+	for i in $(seq "$c"); do
+		odp_node_psql "$i" -c "VACUUM ANALYZE sh_${s}_$c" >/dev/null
+	done
+}
+
 # the local table of set $1 hash-partitioned over nodes 1 .. $2
 make_sharded() {
 	local s=$1 c=$2 i
+	if [ "$gen" = fast ]; then
+		make_sharded_fast "$@"
+		return
+	fi
 	psql -X -q -c "SET client_min_messages = warning" -c "DROP TABLE IF EXISTS odp_bench_sh_${s}_$c" \
 		-c "CREATE TABLE odp_bench_sh_${s}_$c (id bigint, f real[]) PARTITION BY HASH (id)" >/dev/null
 	for i in $(seq "$c"); do
