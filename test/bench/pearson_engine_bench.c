@@ -13,6 +13,8 @@
  *	--reps R (3)  --cpu (also the CPU, compared)  --threads T (16)
  *	--missing P (share of values missing, 0)  --spearman
  *	--no-pin (copy the input from pageable memory, to compare)
+ *	--iid (independent uniform values instead of random walks: almost
+ *	no pair reaches a threshold, the products are the work)
  *	--devices LIST (e.g. 0,1: the GPU runs split over those devices,
  *	odp_gpu.split_min_ms 0)
  *
@@ -153,7 +155,8 @@ main(int argc, char **argv)
 				threads = 16;
 	double		t = 0.9,
 				missing = 0.0;
-	bool		cpu = false;
+	bool		cpu = false,
+				iid = false;
 	OdpPearsonMethod method = ODP_PEARSON_METHOD_PEARSON;
 	double	   *x;
 	uint8_t    *miss = NULL;
@@ -187,6 +190,8 @@ main(int argc, char **argv)
 			missing = atof(v), i++;
 		else if (strcmp(a, "--cpu") == 0)
 			cpu = true;
+		else if (strcmp(a, "--iid") == 0)
+			iid = true;
 		else if (strcmp(a, "--spearman") == 0)
 			method = ODP_PEARSON_METHOD_SPEARMAN;
 		else if (strcmp(a, "--no-pin") == 0 && &odp_gpu_pin_inputs != NULL)
@@ -227,7 +232,7 @@ main(int argc, char **argv)
 		for (int i = 0; i < len; i++)
 		{
 			level *= 1.0 + 0.02 * (unit() - 0.5);
-			x[s * len + i] = level;
+			x[s * len + i] = iid ? unit() : level;
 			if (miss)
 				miss[s * len + i] = unit() < missing;
 		}
@@ -240,8 +245,8 @@ main(int argc, char **argv)
 	prob.y = NULL;
 	prob.method = method;
 	prob.min_periods = 2;
-	printf("%lld random walks of %d values%s%s; %.1f GFLOP for the half product\n",
-		   (long long) m, len, miss ? ", some missing" : "",
+	printf("%lld %s of %d values%s%s; %.1f GFLOP for the half product\n",
+		   (long long) m, iid ? "independent series" : "random walks", len, miss ? ", some missing" : "",
 		   method == ODP_PEARSON_METHOD_SPEARMAN ? ", spearman" : "",
 		   (double) m * m * len / 1e9);
 
