@@ -88,7 +88,8 @@ PEARSON_NOCUDA_OBJS = kernels/pearson/pearson_gpu_disabled.o
 # The benchmark build that times the GPU path's stages (-DODP_PEARSON_TRACE).
 PEARSON_TRACE_OBJS = $(PEARSON_CU_OBJS:.o=_trace.o)
 SKYLINE_C_OBJS = kernels/skyline/skyline.o kernels/skyline/skyline_presort.o \
-	kernels/skyline/skyline_cpu.o kernels/skyline/skyline_split.o
+	kernels/skyline/skyline_cpu.o kernels/skyline/skyline_split.o \
+	kernels/skyline/skyline_team.o
 SKYLINE_CU_OBJS = kernels/skyline/skyline_gpu.o
 SKYLINE_NOCUDA_OBJS = kernels/skyline/skyline_gpu_disabled.o
 INTERVALS_C_OBJS = kernels/intervals/intervals.o kernels/intervals/intervals_prep.o \

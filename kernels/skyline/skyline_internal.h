@@ -88,6 +88,10 @@ extern int64_t odp_sky_split_window;
 
 typedef struct OdpSkyTeam OdpSkyTeam;
 
+/* A team of parts parts (skyline_team.c); NULL without memory. */
+extern OdpSkyTeam *odp_sky_team_make(int parts);
+extern void odp_sky_team_free(OdpSkyTeam *team);
+
 extern int	odp_sky_team_parts(const OdpSkyTeam *team);
 
 /* Rows per block the parts agree on: the smallest any of them planned. */
