@@ -53,11 +53,11 @@ void
 OdpBackendStagingDefineSetting(void)
 {
 	DefineCustomIntVariable("odp_gpu.backend_staging_size",
-							"Most host memory a backend keeps for its inputs to the GPU, where odp_gpu is not preloaded.",
-							"A backend that runs a call on the GPU itself reads its inputs into an area of its own, "
-							"page-locked for the GPU and kept for the next call, so that they copy at the bus's speed. "
-							"The area grows to the largest input it served, up to this size; 0 reads inputs into "
-							"ordinary memory.",
+							"Most host memory a backend keeps for its inputs, where odp_gpu is not preloaded.",
+							"A backend reads its inputs into an area of its own, kept for the next call, whose "
+							"pages are then mapped already, and page-locked for the GPU by its first GPU call, "
+							"so that they copy at the bus's speed. The area grows to the largest input it "
+							"served, up to this size; 0 reads inputs into ordinary memory.",
 							&odp_backend_staging_mb, 1024, 0, 1024 * 1024,
 							PGC_SUSET, GUC_UNIT_MB, NULL, NULL, NULL);
 }
@@ -79,15 +79,7 @@ bool
 OdpBackendStagingWanted(void)
 {
 	/* a parallel worker writes into its backend's buffers, never its own */
-	return !IsParallelWorker() && !OdpServiceConfigured() && odp_backend_staging_mb > 0 &&
-		odp_device_setting != ODP_SETTING_CPU;
-}
-
-/* See backend_staging.h. */
-bool
-OdpBackendStagingHeld(void)
-{
-	return area_seg != NULL;
+	return !IsParallelWorker() && !OdpServiceConfigured() && odp_backend_staging_mb > 0;
 }
 
 /* See backend_staging.h. */

@@ -198,9 +198,6 @@ GlueReportFailure(OdpStatus status, const OdpContext *ctx,
  */
 static double glue_probe_ms = 0;
 
-/* What this backend's probes found: -1 none yet, else whether usable. */
-static int	glue_gpu_seen = -1;
-
 /*
  * Returns whether a GPU is usable for odp_gpu.device_id; otherwise sets
  * *why (palloc'd) to the reason.  With the GPU service, whether it is
@@ -222,7 +219,6 @@ OdpGpuUsable(char **why)
 	memset(&ctx, 0, sizeof(ctx));
 	status = odp_gpu_probe(&ctx, &count, &driver, &runtime);
 	glue_probe_ms += odp_now_ms() - t0;
-	glue_gpu_seen = status == ODP_OK && count > 0;
 	if (status != ODP_OK)
 	{
 		*why = pstrdup(ctx.message[0] ? ctx.message : odp_status_name(status));
@@ -250,13 +246,6 @@ OdpGpuUsable(char **why)
 		}
 	}
 	return true;
-}
-
-/* See engine_glue.h. */
-bool
-OdpGpuSeenUsable(void)
-{
-	return glue_gpu_seen == 1;
 }
 
 /*

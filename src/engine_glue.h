@@ -116,11 +116,6 @@ extern void OdpEngineCallEnd(OdpEngineCall *call, OdpStatus status);
 
 extern bool OdpGpuUsable(char **why);
 
-/*
- * Whether a GPU probe of this backend found a GPU, without probing (a
- * probe starts CUDA's driver: the first call's, not a read's, to pay).
- */
-extern bool OdpGpuSeenUsable(void);
 /* Fewest queries odp_gpu.device = auto sends to the GPU (k-NN). */
 #define ODP_GPU_MIN_QUERIES 16
 

@@ -840,10 +840,12 @@ OdpReaderInit(OdpReader *r, const OdpColumnPlan *plan, MemoryContext outcxt,
 		if (odp_service_inputs_in_place && odp_device_setting != ODP_SETTING_CPU)
 			r->shared |= ODP_SHARED_SEGMENT;
 	}
-	else if (!plan->regions && OdpBackendStagingWanted() &&
-			 (OdpBackendStagingHeld() || OdpGpuSeenUsable()))
+	else if (OdpBackendStagingWanted())
 	{
-		/* the backend copies the input itself: from its own locked area */
+		/*
+		 * the backend's own area: page-locked for its copies to the GPU,
+		 * and mapped already for any call after its first
+		 */
 		r->shared |= ODP_SHARED_OWN;
 		if (capacity_hint > 0)
 			OdpBackendStagingExpect((Size) (capacity_hint * 1.05 *
