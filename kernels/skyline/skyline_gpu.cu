@@ -26,6 +26,10 @@
  * as far as it fits and the rest streamed through a buffer, segment by
  * segment, for every block.  Same rows either way.
  *
+ * Split (skyline_split.c).  A part of a split call runs this whole loop on
+ * its device; of a block met by a large window it counts every parts-th
+ * CTA's rows, and SkyShare adds the parts' counts after each step.
+ *
  * Map of this file.  The declarations come first, then the two sections
  * that the divider comments name:
  *	- declarations: the constants (SKY_*), the test counters
@@ -38,8 +42,9 @@
  *	  the result (SkyScatterResult);
  *	- host side: helpers (SkyGrid, SkyAlloc), the plan and buffers
  *	  (SkyTempBytes, SkyPlan, SkyAllocate), SkyPresortDevice, the block
- *	  loop (SkyLaunchCount, SkyUploadRows, SkySortByMask, SkyRunBlock),
- *	  SkyRelease and the entry point odp_gpu_skyline.
+ *	  loop (SkyLaunchCount, SkyUploadRows, SkySortByMask, SkyShare,
+ *	  SkyRunBlock), SkyRelease and the entry points odp_gpu_skyline and
+ *	  odp_gpu_skyline_part.
  *
  * Copyright (c) 2026, odp_gpu developers
  *
