@@ -678,7 +678,7 @@ if [ -n "$service_opts" ]; then
 		odp_log "the GPU service on two devices: calls spread, a fault on one leaves the other serving"
 		psql -X -q -c "DROP TABLE IF EXISTS odp_two_q, odp_two_t" -c "SELECT setseed(0.4)" \
 			-c "CREATE TABLE odp_two_t AS SELECT i AS id, array(SELECT random()::real FROM generate_series(1, 32) WHERE i > 0) AS f FROM generate_series(1, 200000) i" \
-			-c "CREATE TABLE odp_two_q AS SELECT i AS id, f FROM odp_two_t WHERE i <= 20000" \
+			-c "CREATE TABLE odp_two_q AS SELECT id, f FROM odp_two_t WHERE id <= 20000" \
 			-c "VACUUM ANALYZE odp_two_q, odp_two_t" >/dev/null
 		two_call="SELECT 'r=' || count(*) || ':' || sum(hashtext(t::text)::numeric) FROM odp_knn_join('odp_two_q', 'odp_two_t', k => 5) t"
 		want=$(PGOPTIONS="-c odp_gpu.device=cpu" psql -X -At -c "$two_call" | grep '^r=')
