@@ -349,18 +349,17 @@ odp_call_one_device_ms(const OdpCall *call)
 		case ODP_CALL_KNN:
 		case ODP_CALL_OUTLIER_SCORES:
 		case ODP_CALL_TOP_OUTLIERS:
-			return odp_one_device_ms(ODP_WORK_DISTANCES,
-								  (double) q->rows * (double) c->rows * (double) c->dims);
+			return odp_one_device_ms(ODP_WORK_DISTANCES, q->rows, c->rows, c->dims);
 		case ODP_CALL_PEARSON_PAIRS:
 		case ODP_CALL_PEARSON_TOP:
-			return odp_one_device_ms(ODP_WORK_CORRELATIONS,
-								  (call->two_inputs ? (double) x->rows * (double) call->m64[1].rows :
-								   (double) x->rows * (double) (x->rows - 1) / 2.0) * (double) x->dims);
+			return odp_one_device_ms(ODP_WORK_CORRELATIONS, x->rows,
+									 call->two_inputs ? call->m64[1].rows : 0, x->dims);
 		case ODP_CALL_SKYLINE:
-			return odp_one_device_ms(ODP_WORK_SKYLINE, (double) x->rows);
+			return odp_one_device_ms(ODP_WORK_SKYLINE, x->rows, 0, 0);
 		case ODP_CALL_INTERVAL_PAIRS:
 		case ODP_CALL_INTERVAL_COUNT:
-			return odp_one_device_ms(ODP_WORK_REGIONS, (double) odp_call_rows(call));
+			return odp_one_device_ms(ODP_WORK_REGIONS, call->r[0].rows,
+									 call->two_inputs ? call->r[1].rows : 0, 0);
 		case ODP_CALL_KNN_EXCLUDING:
 		case ODP_CALL_NODE_CREATE:
 		case ODP_CALL_NODE_FIRST:

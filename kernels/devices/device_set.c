@@ -306,11 +306,55 @@ static const double one_device_rate[] = {
 	[ODP_WORK_REGIONS] = 2.0e9
 };
 
-/* See device_set.h. */
+/* See odp_engine.h. */
 double
-odp_one_device_ms(OdpWorkKind kind, double units)
+odp_one_device_ms(OdpWorkKind kind, int64_t rows, int64_t other_rows, int32_t dims)
 {
+	const double a = (double) rows;
+	const double b = (double) other_rows;
+	double		units = 0.0;
+
+	switch (kind)
+	{
+		case ODP_WORK_DISTANCES:
+			units = a * b * dims;
+			break;
+		case ODP_WORK_CORRELATIONS:
+			units = (other_rows > 0 ? a * b : a * (a - 1.0) / 2.0) * dims;
+			break;
+		case ODP_WORK_SKYLINE:
+			units = a;
+			break;
+		case ODP_WORK_REGIONS:
+			units = a + b;
+			break;
+	}
 	return units / one_device_rate[kind] * 1000.0;
+}
+
+/* See device_set.h. */
+void
+OdpSharedInputsPin(OdpContext *ctx, OdpSharedInputs *in, const void *ptr, size_t bytes)
+{
+	const double before = ctx->transfer_ms;
+	void	   *pinned;
+
+	if (in->count == (int) (sizeof(in->pinned) / sizeof(in->pinned[0])))
+		return;
+	pinned = odp_gpu_pin_shared(ctx, ptr, bytes);
+	in->ms += ctx->transfer_ms - before;
+	if (pinned != NULL)
+		in->pinned[in->count++] = pinned;
+}
+
+/* See device_set.h. */
+void
+OdpSharedInputsRelease(OdpContext *ctx, OdpSharedInputs *in)
+{
+	ctx->transfer_ms += in->ms;
+	for (int i = 0; i < in->count; i++)
+		odp_gpu_unpin_shared(ctx, in->pinned[i]);
+	memset(in, 0, sizeof(*in));
 }
 
 /* See device_set.h. */

@@ -90,6 +90,28 @@ extern OdpStatus OdpDeviceSetRun(OdpContext *ctx, const OdpDeviceSet *set,
 								 void *pump_arg);
 
 /*
+ * The inputs a split's parts share, page-locked once for every device
+ * (the parts never page-lock them themselves: OdpGpuPinHost), and the time
+ * that took.  Zero it, pin each input, run the parts, then release.
+ */
+typedef struct OdpSharedInputs
+{
+	int			count;
+	void	   *pinned[2];
+	double		ms;
+} OdpSharedInputs;
+
+/* Page-locks bytes at ptr for every device, where it repays (at most two). */
+extern void OdpSharedInputsPin(OdpContext *ctx, OdpSharedInputs *in,
+							   const void *ptr, size_t bytes);
+
+/*
+ * Unlocks them after OdpDeviceSetRun, whose timings are its parts': the
+ * locking's time is added to ctx->transfer_ms, as is the unlocking's.
+ */
+extern void OdpSharedInputsRelease(OdpContext *ctx, OdpSharedInputs *in);
+
+/*
  * Whether a call whose one device's compute is estimated at
  * one_device_ms spreads over set: set has several parts and the estimate
  * reaches ctx->split_min_ms (below it, two H200s measured no faster).

@@ -574,27 +574,13 @@ OdpGpuHostRegistered(const void *ptr, size_t bytes)
 		(size_t) (p - area_base) <= area_bytes - bytes;
 }
 
-/* See gpu_runtime.cuh. */
-void *
-OdpGpuPinHost(OdpContext *ctx, const void *ptr, size_t bytes)
-{
-	double		t0 = odp_now_ms();
-	void	   *pinned = NULL;
-
-	if (!odp_gpu_pin_inputs || pin_disabled || bytes < ODP_GPU_PIN_BYTES ||
-		OdpGpuHostRegistered(ptr, bytes))
-		return NULL;
-	if (cudaHostRegister((void *) ptr, bytes, cudaHostRegisterReadOnly) == cudaSuccess)
-		pinned = (void *) ptr;
-	else
-		(void) cudaGetLastError();
-	ctx->transfer_ms += odp_now_ms() - t0;
-	return pinned;
-}
-
-/* See gpu_runtime.h. */
-extern "C" void *
-odp_gpu_pin_shared(OdpContext *ctx, const void *ptr, size_t bytes)
+/*
+ * Registers bytes at ptr with flags, unless pinning is off, the input is
+ * small or lies in the staging area; the pointer, or NULL.  The time goes
+ * to ctx->transfer_ms.
+ */
+static void *
+OdpGpuPin(OdpContext *ctx, const void *ptr, size_t bytes, unsigned int flags)
 {
 	double		t0 = odp_now_ms();
 	void	   *pinned = NULL;
@@ -602,13 +588,26 @@ odp_gpu_pin_shared(OdpContext *ctx, const void *ptr, size_t bytes)
 	if (!odp_gpu_pin_inputs || ptr == NULL || bytes < ODP_GPU_PIN_BYTES ||
 		OdpGpuHostRegistered(ptr, bytes))
 		return NULL;
-	if (cudaHostRegister((void *) ptr, bytes,
-						 cudaHostRegisterPortable | cudaHostRegisterReadOnly) == cudaSuccess)
+	if (cudaHostRegister((void *) ptr, bytes, flags) == cudaSuccess)
 		pinned = (void *) ptr;
 	else
 		(void) cudaGetLastError();
 	ctx->transfer_ms += odp_now_ms() - t0;
 	return pinned;
+}
+
+/* See gpu_runtime.cuh. */
+void *
+OdpGpuPinHost(OdpContext *ctx, const void *ptr, size_t bytes)
+{
+	return pin_disabled ? NULL : OdpGpuPin(ctx, ptr, bytes, cudaHostRegisterReadOnly);
+}
+
+/* See gpu_runtime.h. */
+extern "C" void *
+odp_gpu_pin_shared(OdpContext *ctx, const void *ptr, size_t bytes)
+{
+	return OdpGpuPin(ctx, ptr, bytes, cudaHostRegisterPortable | cudaHostRegisterReadOnly);
 }
 
 /* See gpu_runtime.h. */

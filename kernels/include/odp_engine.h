@@ -189,23 +189,30 @@ typedef struct OdpContext
 								 * shared call (odp_knn_shared), 0 else */
 } OdpContext;
 
-/* What an estimate of one device's compute counts (odp_one_device_ms). */
+/*
+ * The work an estimate of one device's compute counts (odp_one_device_ms),
+ * from rows, other_rows and dims.
+ */
 typedef enum OdpWorkKind
 {
-	ODP_WORK_DISTANCES,			/* query rows x candidate rows x dimensions */
-	ODP_WORK_CORRELATIONS,		/* pairs of series x their length */
+	ODP_WORK_DISTANCES,			/* query rows x candidate rows (other_rows)
+								 * x dims */
+	ODP_WORK_CORRELATIONS,		/* pairs x series length (dims): rows x
+								 * other_rows, or rows' own pairs where
+								 * other_rows is 0 */
 	ODP_WORK_SKYLINE,			/* rows */
-	ODP_WORK_REGIONS			/* rows of both sources */
+	ODP_WORK_REGIONS			/* rows + other_rows */
 } OdpWorkKind;
 
 /*
- * One device's compute for units of work of that kind, in milliseconds:
+ * One device's compute for a call of that kind and shape, in milliseconds:
  * the rates measured on one H200 at full size (test/bench/devices_bench.sh,
  * 2026-11-29), the fastest of the analytics of a kind, so that the
  * estimate errs towards one device.  A call is spread over several
  * devices only where it reaches OdpContext.split_min_ms.
  */
-extern double odp_one_device_ms(OdpWorkKind kind, double units);
+extern double odp_one_device_ms(OdpWorkKind kind, int64_t rows, int64_t other_rows,
+								int32_t dims);
 
 /*
  * Dense input of the distance analytics: rows x dims, row-major, finite

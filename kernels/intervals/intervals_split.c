@@ -167,8 +167,8 @@ odp_split_intervals(OdpContext *ctx, const OdpIntervalProblem *p,
 		return status;
 	if (p->a->rows < (int64_t) set.count * IV_SPLIT_MIN_ROWS ||
 		!OdpDeviceSetWorth(ctx, &set,
-						   odp_one_device_ms(ODP_WORK_REGIONS,
-										  (double) p->a->rows + (p->b != NULL ? (double) p->b->rows : 0.0))))
+						   odp_one_device_ms(ODP_WORK_REGIONS, p->a->rows,
+											 p->b != NULL ? p->b->rows : 0, 0)))
 		return odp_iv_match(ctx, p, count_only, emit, emit_arg, pairs, stats);
 
 	s = calloc(1, sizeof(IvSplit));

@@ -24,7 +24,6 @@
 #include <string.h>
 
 #include "devices/device_set.h"
-#include "gpu/gpu_runtime.h"
 #include "knn/knn_internal.h"
 
 /* Queries per block of a part's range (and the fewest a part takes). */
@@ -84,27 +83,27 @@ odp_knn_split_plan(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *c
 				   OdpDeviceSet *set, int64_t *first, bool *split)
 {
 	OdpStatus	status;
-	const double work = (double) queries->rows * (double) cands->rows * (double) cands->dims;
 
 	*split = false;
 	if ((status = OdpDeviceSetResolve(ctx, set)) != ODP_OK)
 		return status;
 	*split = queries->rows >= (int64_t) set->count * ODP_KNN_SPLIT_ALIGN &&
-		OdpDeviceSetWorth(ctx, set, odp_one_device_ms(ODP_WORK_DISTANCES, work));
+		OdpDeviceSetWorth(ctx, set, odp_one_device_ms(ODP_WORK_DISTANCES, queries->rows,
+													  cands->rows, cands->dims));
 	if (*split)
 		OdpSplitRows(queries->rows, set->count, false, ODP_KNN_SPLIT_ALIGN, first);
 	return ODP_OK;
 }
 
-/* Page-locks m's rows for every part (NULL: not locked). */
-static void *
-KnnSplitPin(OdpContext *ctx, const OdpMatrix *m)
+/* Page-locks m's rows for every part. */
+static void
+KnnSplitPin(OdpContext *ctx, OdpSharedInputs *in, const OdpMatrix *m)
 {
 	const bool	wide = odp_matrix_is64(m);
 	const void *data = wide ? (const void *) m->data64 : (const void *) m->data;
 
-	return odp_gpu_pin_shared(ctx, data, (wide ? sizeof(double) : sizeof(float)) *
-							  (size_t) m->rows * (size_t) m->dims);
+	OdpSharedInputsPin(ctx, in, data, (wide ? sizeof(double) : sizeof(float)) *
+					   (size_t) m->rows * (size_t) m->dims);
 }
 
 /* See knn_internal.h. */
@@ -112,16 +111,14 @@ OdpStatus
 odp_knn_split_run(OdpContext *ctx, const OdpDeviceSet *set, const OdpMatrix *queries,
 				  const OdpMatrix *cands, OdpPartFn fn, void *arg)
 {
-	const double before = ctx->transfer_ms;
-	void	   *qpin = KnnSplitPin(ctx, queries);
-	void	   *cpin = cands == queries ? NULL : KnnSplitPin(ctx, cands);
-	const double pin_ms = ctx->transfer_ms - before;
-	OdpStatus	status = OdpDeviceSetRun(ctx, set, fn, arg, NULL, NULL);
+	OdpSharedInputs in = {0};
+	OdpStatus	status;
 
-	/* the run's timings are its parts'; the locking comes on top */
-	ctx->transfer_ms += pin_ms;
-	odp_gpu_unpin_shared(ctx, qpin);
-	odp_gpu_unpin_shared(ctx, cpin);
+	KnnSplitPin(ctx, &in, queries);
+	if (cands != queries)
+		KnnSplitPin(ctx, &in, cands);
+	status = OdpDeviceSetRun(ctx, set, fn, arg, NULL, NULL);
+	OdpSharedInputsRelease(ctx, &in);
 	return status;
 }
 

@@ -176,9 +176,8 @@ odp_split_solvingset(OdpContext *ctx, const OdpMatrix *mat, OdpMetric metric,
 		return status;
 	/* at most brute force's work: the pairs of rows */
 	if (mat->rows < (int64_t) set.count * SS_SPLIT_MIN_ROWS ||
-		!OdpDeviceSetWorth(ctx, &set, odp_one_device_ms(ODP_WORK_DISTANCES,
-													 (double) mat->rows * (double) mat->rows *
-													 (double) mat->dims)))
+		!OdpDeviceSetWorth(ctx, &set, odp_one_device_ms(ODP_WORK_DISTANCES, mat->rows,
+													 mat->rows, mat->dims)))
 		return ODP_OK;
 	*split = true;
 	memset(props, 0, sizeof(props));

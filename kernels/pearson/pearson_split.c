@@ -33,7 +33,6 @@
 
 #include "devices/device_set.h"
 #include "devices/pair_relay.h"
-#include "gpu/gpu_runtime.h"
 #include "pearson/pearson_internal.h"
 
 /* Rows of a part's range come in multiples of this many. */
@@ -109,18 +108,13 @@ odp_split_pearson(OdpContext *ctx, const OdpPearsonJob *job)
 	const OdpMatrix64 *x = job->p->x;
 	const OdpMatrix64 *y = job->p->y;
 	const int64_t rows = x->rows;
-	const double pairs = y != NULL ? (double) rows * (double) y->rows :
-		(double) rows * (double) (rows - 1) / 2.0;
-	void	   *xpin,
-			   *ypin;
-	double		before,
-				pin_ms;
+	OdpSharedInputs in = {0};
 
 	if ((status = OdpDeviceSetResolve(ctx, &set)) != ODP_OK)
 		return status;
 	if (rows < (int64_t) set.count * PEARSON_SPLIT_ALIGN ||
-		!OdpDeviceSetWorth(ctx, &set, odp_one_device_ms(ODP_WORK_CORRELATIONS,
-													 pairs * (double) x->dims)))
+		!OdpDeviceSetWorth(ctx, &set, odp_one_device_ms(ODP_WORK_CORRELATIONS, rows,
+													 y != NULL ? y->rows : 0, x->dims)))
 		return odp_gpu_pearson(ctx, job);
 	/* cuBLAS is loaded once per process, here, before any part runs */
 	if ((status = odp_gpu_pearson_available(ctx)) != ODP_OK)
@@ -138,11 +132,9 @@ odp_split_pearson(OdpContext *ctx, const OdpPearsonJob *job)
 	OdpSplitRows(rows, set.count, !job->top && job->p->y == NULL,
 				 PEARSON_SPLIT_ALIGN, s->first);
 	/* every part copies every series: page-locked once for all of them */
-	before = ctx->transfer_ms;
-	xpin = odp_gpu_pin_shared(ctx, x->data, sizeof(double) * (size_t) rows * (size_t) x->dims);
-	ypin = y == NULL ? NULL :
-		odp_gpu_pin_shared(ctx, y->data, sizeof(double) * (size_t) y->rows * (size_t) y->dims);
-	pin_ms = ctx->transfer_ms - before;
+	OdpSharedInputsPin(ctx, &in, x->data, sizeof(double) * (size_t) rows * (size_t) x->dims);
+	if (y != NULL)
+		OdpSharedInputsPin(ctx, &in, y->data, sizeof(double) * (size_t) y->rows * (size_t) y->dims);
 	if (job->top)
 		status = OdpDeviceSetRun(ctx, &set, PearsonSplitRun, s, NULL, NULL);
 	else
@@ -153,9 +145,7 @@ odp_split_pearson(OdpContext *ctx, const OdpPearsonJob *job)
 		job->emitter->ms += s->relay.emit_ms;
 		OdpRelayRelease(&s->relay);
 	}
-	ctx->transfer_ms += pin_ms;
-	odp_gpu_unpin_shared(ctx, xpin);
-	odp_gpu_unpin_shared(ctx, ypin);
+	OdpSharedInputsRelease(ctx, &in);
 	free(s);
 	return status;
 }

@@ -30,7 +30,6 @@
 #include <string.h>
 
 #include "devices/device_set.h"
-#include "gpu/gpu_runtime.h"
 #include "skyline/skyline_internal.h"
 #include "skyline/skyline_math.h"
 
@@ -82,14 +81,12 @@ odp_split_skyline(OdpContext *ctx, const OdpSkylineProblem *p,
 	SkySplit	s;
 	OdpStatus	status;
 	const OdpMatrix64 *m = p->points;
-	void	   *pinned;
-	double		before,
-				pin_ms;
+	OdpSharedInputs in = {0};
 
 	if ((status = OdpDeviceSetResolve(ctx, &set)) != ODP_OK)
 		return status;
 	if (m->rows < SKY_SPLIT_MIN_ROWS || m->rows < 2 ||
-		!OdpDeviceSetWorth(ctx, &set, odp_one_device_ms(ODP_WORK_SKYLINE, (double) m->rows)))
+		!OdpDeviceSetWorth(ctx, &set, odp_one_device_ms(ODP_WORK_SKYLINE, m->rows, 0, 0)))
 		return odp_gpu_skyline(ctx, p, dominated_by, stats);
 
 	memset(&s, 0, sizeof(s));
@@ -98,12 +95,9 @@ odp_split_skyline(OdpContext *ctx, const OdpSkylineProblem *p,
 	if ((s.team = odp_sky_team_make(set.count)) == NULL)
 		return odp_fail(ctx, ODP_ERR_HOST_OOM, "out of host memory");
 	/* every part copies every row: page-locked once for all of them */
-	before = ctx->transfer_ms;
-	pinned = odp_gpu_pin_shared(ctx, m->data, sizeof(double) * (size_t) m->rows * (size_t) m->dims);
-	pin_ms = ctx->transfer_ms - before;
+	OdpSharedInputsPin(ctx, &in, m->data, sizeof(double) * (size_t) m->rows * (size_t) m->dims);
 	status = OdpDeviceSetRun(ctx, &set, SkySplitPart, &s, NULL, NULL);
-	ctx->transfer_ms += pin_ms;
-	odp_gpu_unpin_shared(ctx, pinned);
+	OdpSharedInputsRelease(ctx, &in);
 	odp_sky_team_free(s.team);
 	memset(stats, 0, sizeof(*stats));
 	for (int q = 0; q < set.count; q++)

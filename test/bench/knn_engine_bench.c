@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_devices.h"
 #include "bench_rng.h"
 #include "include/odp_knn.h"
 
@@ -49,9 +50,8 @@ gauss(void)
 	return (float) (sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
 }
 
-/* --devices: the GPU runs' device list (count 0: one device). */
-static int	bench_gpu_count = 0;
-static int	bench_gpu_ids[ODP_MAX_GPUS];
+/* --devices: the GPU runs' device list. */
+static BenchDevices bench_devices;
 
 /* Runs one computation and prints its line; returns the status. */
 static OdpStatus
@@ -66,8 +66,7 @@ run(OdpDevice dev, int threads, const OdpMatrix *q, const OdpMatrix *c,
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.device = dev;
 	ctx.cpu_threads = threads;
-	ctx.gpu_count = bench_gpu_count;
-	memcpy(ctx.gpu_ids, bench_gpu_ids, sizeof(bench_gpu_ids));
+	bench_devices_apply(&bench_devices, &ctx);
 	if (odp_knn64_filter_ms)
 		memcpy(stage, odp_knn64_filter_ms, sizeof(stage));
 	t0 = odp_now_ms();
@@ -143,15 +142,7 @@ main(int argc, char **argv)
 		else if (strcmp(argv[a], "--float64") == 0)
 			wide = true;
 		else if (strcmp(argv[a], "--devices") == 0)
-		{
-			for (char *s = (char *) v; *s != '\0' && bench_gpu_count < ODP_MAX_GPUS;)
-			{
-				bench_gpu_ids[bench_gpu_count++] = (int) strtol(s, &s, 10);
-				if (*s == ',')
-					s++;
-			}
-			a++;
-		}
+			bench_devices_parse(&bench_devices, v), a++;
 		else if (strcmp(argv[a], "--no-int") == 0)
 		{
 			if (&odp_gpu_knn_int_min_pairs != NULL)

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_devices.h"
 #include "bench_rng.h"
 #include "include/odp_pearson.h"
 
@@ -84,9 +85,8 @@ keep(void *arg, const int64_t *a, const int64_t *b, const double *r, int64_t cou
 	return true;
 }
 
-/* --devices: the GPU runs' device list (count 0: one device). */
-static int	bench_gpu_count = 0;
-static int	bench_gpu_ids[ODP_MAX_GPUS];
+/* --devices: the GPU runs' device list. */
+static BenchDevices bench_devices;
 
 /* A context for dev with the bench's device list. */
 static OdpContext
@@ -97,8 +97,7 @@ bench_ctx(OdpDevice dev, int threads)
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.device = dev;
 	ctx.cpu_threads = threads;
-	ctx.gpu_count = bench_gpu_count;
-	memcpy(ctx.gpu_ids, bench_gpu_ids, sizeof(bench_gpu_ids));
+	bench_devices_apply(&bench_devices, &ctx);
 	return ctx;
 }
 
@@ -197,15 +196,7 @@ main(int argc, char **argv)
 		else if (strcmp(a, "--no-pin") == 0 && &odp_gpu_pin_inputs != NULL)
 			odp_gpu_pin_inputs = 0;
 		else if (strcmp(a, "--devices") == 0)
-		{
-			for (char *s = (char *) v; *s != '\0' && bench_gpu_count < ODP_MAX_GPUS;)
-			{
-				bench_gpu_ids[bench_gpu_count++] = (int) strtol(s, &s, 10);
-				if (*s == ',')
-					s++;
-			}
-			i++;
-		}
+			bench_devices_parse(&bench_devices, v), i++;
 		else
 		{
 			fprintf(stderr, "unknown option %s\n", a);
