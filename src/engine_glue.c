@@ -454,6 +454,7 @@ GlueRun(OdpContext *ctx, OdpCall *call, OdpRunInfo *info)
 						  service.stream_ms - service.queued_ms, 0.0);
 	info->queued_ms = service.queued_ms;
 	info->service_device = service.device;
+	info->service_retried = service.retried;
 	info->staged_bytes += service.staged_bytes;
 	info->streamed_bytes += service.streamed_bytes;
 	info->stream_ms += service.stream_ms;
@@ -1075,6 +1076,8 @@ OdpReportTiming(const char *what, const OdpInput *in, const OdpRunInfo *info,
 		extra = psprintf("%s devices=%d", extra, info->gpu_parts);
 	if (info->via_service && info->on_gpu && info->service_device >= 0)
 		extra = psprintf("%s first_device=%d", extra, info->service_device);
+	if (info->via_service && info->service_retried)
+		extra = psprintf("%s retried_alone_after_fault", extra);
 	if (info->via_service)
 		extra = psprintf("%s queued=%.1f ms", extra, info->queued_ms);
 	phases = in->read_ms + info->query_read_ms + info->other_read_ms +

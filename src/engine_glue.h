@@ -36,6 +36,7 @@ typedef struct OdpRunInfo
 	bool		via_service;	/* run by the GPU service */
 	double		queued_ms;		/* of it, waiting for a slot and memory */
 	int			service_device; /* the first device it ran on there */
+	bool		service_retried;	/* run again there after a GPU fault */
 	int64		staged_bytes;	/* inputs the service read in place */
 	int64		streamed_bytes; /* inputs streamed to it */
 	double		stream_ms;		/* streaming inputs and outputs */

@@ -34,6 +34,7 @@ typedef struct OdpServiceRunInfo
 	int64		staged_bytes;	/* inputs the service read in place */
 	int64		streamed_bytes; /* inputs that streamed through the ring */
 	double		stream_ms;		/* streaming inputs in and outputs back */
+	bool		retried;		/* a GPU fault failed its first run */
 } OdpServiceRunInfo;
 
 /* One device the service holds, as odp_gpu_info() shows it. */

@@ -53,6 +53,7 @@ typedef struct ClientState
 {
 	OdpServiceSlot *slot;
 	OdpContext *ctx;
+	int64		pair_frames;	/* pair frames handed to the call's callback */
 } ClientState;
 
 /* See service.h. */
@@ -310,7 +311,7 @@ ClientSegmentMappable(uint32 handle)
 
 /* Fills the slot and hands it to the service. */
 static void
-ClientSubmit(ClientState *cs, OdpCall *call, const char *function)
+ClientSubmit(ClientState *cs, OdpCall *call, const char *function, bool alone)
 {
 	OdpServiceSlot *slot = cs->slot;
 
@@ -323,6 +324,7 @@ ClientSubmit(ClientState *cs, OdpCall *call, const char *function)
 	strlcpy(slot->function, function, sizeof(slot->function));
 	slot->submitted_ms = odp_now_ms();
 	slot->fault = odp_service_fault_test;
+	slot->alone = alone;
 	slot->lost[0] = '\0';
 	{
 		OdpCallArray arrays[ODP_CALL_MAX_ARRAYS];
@@ -423,6 +425,7 @@ ClientExchange(ClientState *cs, OdpCall *call, OdpServiceResult *result,
 			break;
 		if (frame.kind == ODP_FRAME_PAIRS)
 		{
+			cs->pair_frames++;
 			stop = ClientPairs(cs, call, &frame, cxt);
 			continue;
 		}
@@ -444,6 +447,54 @@ ClientExchange(ClientState *cs, OdpCall *call, OdpServiceResult *result,
 	return stop;
 }
 
+/*
+ * Whether a call a GPU fault failed may run again: on a driver that
+ * poisons the whole engine process (an illegal address on one device
+ * fails every device's calls until the process restarts) the fault may
+ * be another call's.  Not once it has handed pairs to its callback,
+ * which keeps them, nor a shard's state, which lives in the engine.
+ */
+static bool
+ClientRetryable(const ClientState *cs, const OdpCall *call,
+				const OdpServiceResult *result)
+{
+	return result->status == ODP_ERR_GPU && result->fault && cs->pair_frames == 0 &&
+		call->op != ODP_CALL_NODE_CREATE && call->op != ODP_CALL_NODE_FIRST &&
+		call->op != ODP_CALL_NODE_EXACT && call->op != ODP_CALL_NODE_NEXT &&
+		call->op != ODP_CALL_NODE_FREE;
+}
+
+/*
+ * One run of the call through the service; CLIENT_OK with its result,
+ * or why it stopped early (the slot abandoned).
+ */
+static ClientStop
+ClientRunOnce(ClientState *cs, OdpCall *call, const char *function, bool alone,
+			  OdpServiceResult *result, OdpServiceRunInfo *info)
+{
+	ClientStop	stop;
+
+	cs->slot = NULL;
+	cs->pair_frames = 0;
+	memset(result, 0, sizeof(*result));
+	if (!ClientTakeSlot(cs))
+		return CLIENT_GONE;
+	PG_TRY();
+	{
+		ClientSubmit(cs, call, function, alone);
+		stop = ClientExchange(cs, call, result, info);
+	}
+	PG_CATCH();
+	{
+		ClientAbandon(cs);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	if (stop != CLIENT_OK)
+		ClientAbandon(cs);
+	return stop;
+}
+
 /* See service.h. */
 OdpStatus
 OdpServiceRun(OdpContext *ctx, OdpCall *call, const char *function,
@@ -455,30 +506,31 @@ OdpServiceRun(OdpContext *ctx, OdpCall *call, const char *function,
 	double		start = odp_now_ms();
 
 	memset(&cs, 0, sizeof(cs));
-	memset(&result, 0, sizeof(result));
 	cs.ctx = ctx;
-	if (!ClientTakeSlot(&cs))
+	for (;;)
 	{
-		snprintf(ctx->message, sizeof(ctx->message),
-				 "the odp_gpu service stopped before this call could start; "
-				 "it restarts by itself (odp_gpu_info() shows its state)");
-		return ODP_ERR_GPU;
+		stop = ClientRunOnce(&cs, call, function, info->retried, &result, info);
+		if (stop == CLIENT_GONE && cs.slot == NULL)
+		{
+			snprintf(ctx->message, sizeof(ctx->message),
+					 "the odp_gpu service stopped before this call could start; "
+					 "it restarts by itself (odp_gpu_info() shows its state)");
+			return ODP_ERR_GPU;
+		}
+		if (stop != CLIENT_OK || info->retried || !ClientRetryable(&cs, call, &result))
+			break;
+		/* done with the failed run's slot; the second run waits to go alone */
+		atomic_store(&cs.slot->backend_done, 1);
+		ClientWakeService();
+		ereport(LOG,
+				(errmsg("odp_gpu: a GPU fault failed this %s call in the GPU service; running it again, alone", function),
+				 errdetail_internal("%s", result.message)));
+		info->retried = true;
+		info->staged_bytes = info->streamed_bytes = 0;
 	}
-	PG_TRY();
-	{
-		ClientSubmit(&cs, call, function);
-		stop = ClientExchange(&cs, call, &result, info);
-	}
-	PG_CATCH();
-	{
-		ClientAbandon(&cs);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
 
 	if (stop != CLIENT_OK)
 	{
-		ClientAbandon(&cs);
 		if (stop == CLIENT_CANCELLED)
 			return ODP_ERR_CANCELLED;
 		/* set before the worker marked it finished */
@@ -496,6 +548,13 @@ OdpServiceRun(OdpContext *ctx, OdpCall *call, const char *function,
 	ClientWakeService();
 
 	memcpy(ctx->message, result.message, sizeof(ctx->message));
+	if (info->retried && result.status == ODP_ERR_GPU)
+	{
+		size_t		len = strlen(ctx->message);
+
+		snprintf(ctx->message + len, sizeof(ctx->message) - len,
+				 " (its second run, alone after a first one a GPU fault failed)");
+	}
 	ctx->transfer_ms = result.transfer_ms;
 	ctx->compute_ms = result.compute_ms;
 	ctx->chunks = result.chunks;

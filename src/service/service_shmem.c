@@ -54,6 +54,7 @@ static const struct config_enum_entry service_fault_options[] = {
 	{"off", ODP_FAULT_NONE, false},
 	{"poison", ODP_FAULT_POISON, false},
 	{"hang", ODP_FAULT_HANG, false},
+	{"victim", ODP_FAULT_VICTIM, false},
 	{"on", ODP_FAULT_POISON, true},
 	{"true", ODP_FAULT_POISON, true},
 	{"false", ODP_FAULT_NONE, true},
@@ -216,7 +217,9 @@ OdpServiceDefineSettings(void)
 							 "poison (or on) poisons the device's context before the call: the call fails, the "
 							 "service rebuilds the context (or restarts its engine process) and queued calls "
 							 "run.  hang makes the call never move again, as a kernel that never returns "
-							 "would: the watchdog (odp_gpu.engine_timeout) kills and restarts the engine process.",
+							 "would: the watchdog (odp_gpu.engine_timeout) kills and restarts the engine process.  "
+							 "victim fails the call as a fault of another call on any device fails it, "
+							 "unless the call runs alone: the backend runs it again, alone.",
 							 &odp_service_fault_test, ODP_FAULT_NONE, service_fault_options,
 							 PGC_SUSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 	DefineCustomIntVariable("odp_gpu.engine_timeout",

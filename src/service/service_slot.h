@@ -54,6 +54,9 @@ typedef struct OdpServiceSlot
 	char		function[ODP_SLOT_FUNCTION_LEN];
 	double		submitted_ms;	/* odp_now_ms() */
 	int			fault;			/* OdpServiceFault: odp_gpu.service_fault_test */
+	bool		alone;			/* a second run after a GPU fault failed the
+								 * first: admitted only while nothing else
+								 * runs, and nothing with it */
 
 	/*
 	 * Input arrays (odp_call_inputs' order) that lie in shared memory:
@@ -140,6 +143,9 @@ typedef struct OdpServiceResult
 {
 	int32_t		status;			/* OdpStatus */
 	int32_t		gpu_parts;
+	int32_t		fault;			/* a GPU fault failed it: on a driver that
+								 * poisons the whole engine process, perhaps
+								 * another call's */
 	char		message[ODP_MESSAGE_LEN];
 	double		transfer_ms;
 	double		compute_ms;
@@ -161,7 +167,9 @@ typedef enum OdpServiceFault
 {
 	ODP_FAULT_NONE = 0,
 	ODP_FAULT_POISON,			/* poison the device's context first */
-	ODP_FAULT_HANG				/* never move again (the watchdog's test) */
+	ODP_FAULT_HANG,				/* never move again (the watchdog's test) */
+	ODP_FAULT_VICTIM			/* fail as another call's GPU fault fails it,
+								 * unless run alone (the retry's test) */
 } OdpServiceFault;
 
 #endif							/* ODP_SERVICE_SLOT_H */

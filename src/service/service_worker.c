@@ -474,6 +474,29 @@ ServiceAdmitQueued(void)
 		blocked[d] = OdpService->devices[d].needs_check || service_restart ||
 			!OdpService->engine_ready;
 	}
+	for (int i = 0; i < OdpService->nslots; i++)
+		if (OdpService->slots[i].state == ODP_SLOT_RUNNING && OdpService->slots[i].alone)
+			nq = 0;
+	for (int q = 0; q < nq; q++)
+	{
+		if (!OdpService->slots[queued[q]].alone)
+			continue;
+
+		/*
+		 * A second run after a GPU fault goes alone, once all else has
+		 * ended: a call that faults again then harms no other, and the
+		 * calls its first fault failed get their answers.
+		 */
+		for (int d = 0; d < OdpService->ndevices; d++)
+			if (OdpService->devices[d].running > 0)
+				nq = 0;
+		if (nq > 0)
+		{
+			queued[0] = queued[q];
+			nq = 1;
+		}
+		break;
+	}
 	for (int q = 0; q < nq; q++)
 	{
 		int			i = queued[q];

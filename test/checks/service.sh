@@ -297,6 +297,30 @@ SQL
 	# the spatial path's calls from many sessions at once
 	odp_spatial_data && odp_spatial_sessions_check gpu "through the service"
 
+	# a call that a GPU fault failed (odp_gpu.service_fault_test = victim
+	# fails its first run as another call's fault would, on a driver that
+	# poisons the engine process) runs again, alone: once the engine has
+	# ended the call that ran beside it (whose backend still returns its
+	# 60,000 rows then), with the CPU path's rows
+	pos=$(odp_svc_log_pos)
+	odp_svc_bg A <<SQL
+$ODP_SVC_LONG;
+SELECT 'end=' || extract(epoch FROM clock_timestamp());
+SQL
+	odp_svc_wait_in_service A
+	odp_svc_bg V <<SQL
+SET odp_gpu.service_fault_test = victim;
+$ODP_SVC_KNN;
+SELECT 'end=' || extract(epoch FROM clock_timestamp());
+SQL
+	odp_svc_wait A V
+	[ "$(odp_svc_field V r)" = "$ref_knn" ] && grep -q 'retried_alone_after_fault' "$dir/svc_V.out" &&
+		grep -q '^60000$' "$dir/svc_A.out" &&
+		awk -v a="$(odp_svc_field A end)" -v v="$(odp_svc_field V end)" 'BEGIN { exit !(v >= a - 1) }' &&
+		odp_svc_log_since "$pos" | grep -q 'running it again, alone'
+	odp_check "a call a GPU fault failed runs again, alone, once the call beside it ended: the CPU path's rows" $? \
+		"$(odp_svc_field V r) $(odp_svc_error V) A ended $(odp_svc_field A end), V $(odp_svc_field V end)"
+
 	# 3. a budget that fits one request: 6 concurrent calls, one after another
 	psql -X -q -c "ALTER SYSTEM SET odp_gpu.gpu_memory_limit = '300MB'" -c "SELECT pg_reload_conf()" >/dev/null
 	sleep 1
