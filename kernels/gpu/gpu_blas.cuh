@@ -51,14 +51,22 @@ typedef struct OdpBlas
 extern OdpStatus OdpBlasLoad(OdpContext *ctx, const OdpBlas **blas);
 
 /*
- * Creates a handle that runs on stream with the given device workspace
+ * Gives a handle of the current device, one kept from an earlier call or
+ * a new one, that runs on stream with the given device workspace
  * (ODP_BLAS_WORKSPACE bytes, from the caller's arena, so that cuBLAS
- * allocates nothing of its own).  The caller destroys it with
- * blas->destroy on every path.
+ * allocates nothing of its own).  The caller hands it back with
+ * OdpBlasEnd on every path, with the same device current.
  */
 extern OdpStatus OdpBlasBegin(OdpContext *ctx, const OdpBlas *blas,
 							  cudaStream_t stream, void *workspace,
 							  cublasHandle_t *handle);
+
+/*
+ * Ends a call's use of a handle (NULL: none): kept for the next call
+ * when keep (the call's work succeeded: the handle is sound), else
+ * destroyed.  Its stream and workspace are set again before any use.
+ */
+extern void OdpBlasEnd(const OdpBlas *blas, cublasHandle_t handle, bool keep);
 
 /*
  * Records a failed cuBLAS call ("<what>: <CUBLAS_STATUS_...>") and returns

@@ -651,6 +651,17 @@ odp_gpu_device_poison(OdpContext *ctx, int index)
 	return ODP_OK;
 }
 
+/* Contexts rebuilt per device index (odp_gpu_device_recover). */
+static unsigned context_generation[ODP_MAX_GPUS];
+
+/* See gpu_runtime.cuh. */
+unsigned
+OdpGpuContextGeneration(int index)
+{
+	return index >= 0 && index < ODP_MAX_GPUS ?
+		__atomic_load_n(&context_generation[index], __ATOMIC_ACQUIRE) : 0;
+}
+
 /* See odp_engine.h. */
 extern "C" OdpStatus
 odp_gpu_device_recover(OdpContext *ctx, int index, bool *rebuilt)
@@ -686,6 +697,8 @@ odp_gpu_device_recover(OdpContext *ctx, int index, bool *rebuilt)
 	(void) cudaGetLastError();
 	err = cudaFree(0);			/* creates the new context */
 	OdpSignalsRestore(&old_mask);
+	if (index < ODP_MAX_GPUS)
+		(void) __atomic_fetch_add(&context_generation[index], 1, __ATOMIC_RELEASE);
 	if (err != cudaSuccess)
 	{
 		(void) cudaGetLastError();

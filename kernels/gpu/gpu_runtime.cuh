@@ -99,6 +99,13 @@ extern void OdpGpuArenaRelease(OdpGpuArena *arena);
  * so that they inherit a mask that keeps the host program's signal
  * handlers on its own threads; OdpSignalsRestore puts the mask back.
  */
+/*
+ * How many times this process rebuilt device index's context
+ * (odp_gpu_device_recover): what lived in the old one, such as a kept
+ * cuBLAS handle, is gone.
+ */
+extern unsigned OdpGpuContextGeneration(int index);
+
 extern void OdpSignalsBlock(sigset_t *old);
 extern void OdpSignalsRestore(const sigset_t *old);
 

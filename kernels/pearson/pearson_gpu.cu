@@ -520,9 +520,12 @@ cleanup:
 	return status;
 }
 
-/* Frees everything the call holds; safe on any partial state. */
+/*
+ * Frees everything the call holds; safe on any partial state.  The cuBLAS
+ * handle is kept for the next call unless the call ended in a GPU error.
+ */
 static void
-PearsonRelease(GpuPearson *g)
+PearsonRelease(GpuPearson *g, OdpStatus status)
 {
 	GpuPearsonSide *sides[2] = {&g->x, &g->y};
 
@@ -530,8 +533,7 @@ PearsonRelease(GpuPearson *g)
 		(void) cudaStreamSynchronize(g->stream);
 	PearsonUnpin(g);
 	if (g->handle != NULL)
-
-		(void) g->blas->destroy(g->handle);
+		OdpBlasEnd(g->blas, g->handle, status != ODP_ERR_GPU);
 	OdpGpuArenaRelease(&g->arena);
 	if (g->stream != NULL)
 		(void) cudaStreamDestroy(g->stream);
@@ -592,7 +594,7 @@ odp_gpu_pearson(OdpContext *ctx, const OdpPearsonJob *job)
 		goto cleanup;
 
 cleanup:
-	PearsonRelease(&g);
+	PearsonRelease(&g, status);
 	ctx->compute_ms = odp_now_ms() - start - ctx->transfer_ms -
 		(job->emitter ? job->emitter->ms - emit_before : 0.0);
 	return status;
