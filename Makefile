@@ -151,10 +151,12 @@ ENGINE_TESTS = test/engine/test_engine
 # Engine benchmarks: test/bench/<analytic>_engine_bench (the SQL ones are
 # test/bench/<analytic>_bench.sh).
 BENCHES = test/bench/outliers_engine_bench test/bench/knn_engine_bench \
+	test/bench/knn_engine_bench_trace \
 	test/bench/pearson_engine_bench test/bench/pearson_engine_bench_trace \
 	test/bench/skyline_engine_bench test/bench/intervals_engine_bench \
 	test/bench/knn_cost_bench
-EXTRA_CLEAN = $(ENGINE_TESTS) $(BENCHES) $(PEARSON_TRACE_OBJS) $(ENGINE_PROGRAM_BIN) \
+EXTRA_CLEAN = $(ENGINE_TESTS) $(BENCHES) $(PEARSON_TRACE_OBJS) kernels/knn/knn_gpu_tc_trace.o \
+	$(ENGINE_PROGRAM_BIN) \
 	$(wildcard src/*.o src/*/*.o kernels/*/*.o src/*.d src/*/*.d kernels/*/*.d)
 
 override with_llvm = no
@@ -228,6 +230,16 @@ test/bench/outliers_engine_bench: test/bench/outliers_engine_bench.c $(ENGINE_OB
 # k-NN benchmark and GPU-vs-CPU check.
 test/bench/knn_engine_bench: test/bench/knn_engine_bench.c $(ENGINE_OBJS)
 	$(ENGINE_PROGRAM) -o $@ $< $(ENGINE_OBJS) $(SHLIB_LINK)
+
+# The _trace variant also prints the tensor-core filter's stage times per
+# device (a separate build of its file, knn_gpu_tc_trace.o).
+kernels/knn/knn_gpu_tc_trace.o: kernels/knn/knn_gpu_tc.cu
+	$(NVCC) $(NVCCFLAGS) -DODP_TC_TRACE -MMD -MP -c -o $@ $<
+
+test/bench/knn_engine_bench_trace: test/bench/knn_engine_bench.c $(ENGINE_C_OBJS) \
+		$(filter-out kernels/knn/knn_gpu_tc.o,$(ENGINE_CU_OBJS)) kernels/knn/knn_gpu_tc_trace.o
+	$(ENGINE_PROGRAM) -o $@ $< $(ENGINE_C_OBJS) \
+		$(filter-out kernels/knn/knn_gpu_tc.o,$(ENGINE_CU_OBJS)) kernels/knn/knn_gpu_tc_trace.o $(SHLIB_LINK)
 
 # The k-NN cost model's choices against both paths' times.
 test/bench/knn_cost_bench: test/bench/knn_cost_bench.c $(ENGINE_OBJS)

@@ -200,7 +200,7 @@ TcSymmetric(const OdpKnnProblem *p, const OdpGpuArena *arena, int dp, int depth)
 		double		now_; \
 		(void) cudaStreamSynchronize(stream); \
 		now_ = odp_now_ms(); \
-		fprintf(stderr, "tc%s: %-10s %8.2f ms\n", depth > 0 ? " (sample)" : "", (name), now_ - trace_t); \
+		fprintf(stderr, "tc[gpu %d]%s: %-10s %8.2f ms\n", dev->id, depth > 0 ? " (sample)" : "", (name), now_ - trace_t); \
 		trace_t = now_; \
 	} while (0)
 #else
