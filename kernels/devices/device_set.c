@@ -18,6 +18,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -392,4 +393,92 @@ OdpSplitRows(int64_t rows, int parts, bool triangle, int64_t align,
 		first[p] = at;
 	}
 	first[parts] = rows;
+}
+
+/* How long a part spins at a meeting before it sleeps, in nanoseconds. */
+#define MEETING_SPIN_NS		200000L
+
+struct OdpMeeting
+{
+	int			parts;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int			arrived;		/* under lock */
+	atomic_llong held;			/* meetings held */
+};
+
+static int64_t
+MeetingNowNs(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* See device_set.h. */
+OdpMeeting *
+odp_meeting_make(int parts)
+{
+	OdpMeeting *m = calloc(1, sizeof(OdpMeeting));
+
+	if (m == NULL)
+		return NULL;
+	m->parts = parts;
+	pthread_mutex_init(&m->lock, NULL);
+	pthread_cond_init(&m->cond, NULL);
+	atomic_init(&m->held, 0);
+	return m;
+}
+
+/* See device_set.h. */
+void
+odp_meeting_free(OdpMeeting *m)
+{
+	if (m == NULL)
+		return;
+	pthread_mutex_destroy(&m->lock);
+	pthread_cond_destroy(&m->cond);
+	free(m);
+}
+
+/*
+ * See device_set.h.  Parts usually arrive within microseconds of each
+ * other, so a part spins a while before it sleeps.
+ */
+bool
+odp_meeting_attend(OdpContext *pctx, OdpMeeting *m)
+{
+	long long	held;
+	int64_t		until;
+
+	pthread_mutex_lock(&m->lock);
+	held = atomic_load(&m->held);
+	if (++m->arrived == m->parts)
+	{
+		m->arrived = 0;
+		atomic_store(&m->held, held + 1);
+		pthread_cond_broadcast(&m->cond);
+		pthread_mutex_unlock(&m->lock);
+		return true;
+	}
+	pthread_mutex_unlock(&m->lock);
+	until = MeetingNowNs() + MEETING_SPIN_NS;
+	while (atomic_load(&m->held) == held && MeetingNowNs() < until)
+		;
+	pthread_mutex_lock(&m->lock);
+	while (atomic_load(&m->held) == held)
+	{
+		struct timespec wake;
+
+		if (odp_cancel_requested(pctx))
+		{
+			pthread_mutex_unlock(&m->lock);
+			return false;
+		}
+		odp_deadline_after(&wake, 1000000L);
+		(void) pthread_cond_timedwait(&m->cond, &m->lock, &wake);
+	}
+	pthread_mutex_unlock(&m->lock);
+	return true;
 }

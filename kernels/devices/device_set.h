@@ -120,6 +120,23 @@ extern bool OdpDeviceSetWorth(const OdpContext *ctx, const OdpDeviceSet *set,
 							  double one_device_ms);
 
 /*
+ * A meeting place of a split call's parts (opaque): every part attends
+ * every meeting, and none goes on before all have come.
+ */
+typedef struct OdpMeeting OdpMeeting;
+
+/* A meeting place for parts parts; NULL without memory. */
+extern OdpMeeting *odp_meeting_make(int parts);
+extern void odp_meeting_free(OdpMeeting *m);
+
+/*
+ * Waits until every part has come to this meeting: true, or false when
+ * the run was stopped meanwhile (a part failed or the call was cancelled:
+ * pctx's cancel callback, as OdpDeviceSetRun sets it).
+ */
+extern bool odp_meeting_attend(OdpContext *pctx, OdpMeeting *m);
+
+/*
  * Splits rows 0 .. rows-1 into parts contiguous ranges, part p taking
  * [first[p], first[p + 1]); with triangle, ranges are sized so that each
  * holds about the same share of the pairs (a, b), a < b, whose a lies in

@@ -125,6 +125,14 @@ struct OdpKnnProblemOf
 	 * equal distances are the k-th (OdpKnnIntSearch counts them instead).
 	 */
 	bool		values_only;
+
+	/*
+	 * For the tensor-core filter only: the queries are team part
+	 * team_part's own rows of a self join whose candidates are every row
+	 * (knn_internal.h), or team is NULL.
+	 */
+	struct OdpKnnTeam *team;
+	int			team_part;
 };
 typedef OdpKnnProblemOf<float> OdpKnnProblem;
 

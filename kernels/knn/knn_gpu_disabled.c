@@ -106,3 +106,31 @@ odp_gpu_knn_few(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cand
 	(void) index;
 	return odp_fail(ctx, ODP_ERR_NO_GPU, ODP_NO_CUDA_MESSAGE);
 }
+
+/* No device: no team. */
+bool
+odp_gpu_knn_team_fits(int64_t rows, int32_t dims, OdpMetric metric, int32_t k)
+{
+	(void) rows;
+	(void) dims;
+	(void) metric;
+	(void) k;
+	return false;
+}
+
+/* Cannot run: odp_gpu_knn_team_fits says no team forms. */
+OdpStatus
+odp_gpu_knn_team_rows(OdpContext *ctx, const OdpMatrix *rows, const float *norms,
+					  OdpMetric metric, int32_t k, OdpKnnTeam *team, int part,
+					  float *dist, int64_t *index)
+{
+	(void) rows;
+	(void) norms;
+	(void) metric;
+	(void) k;
+	(void) team;
+	(void) part;
+	(void) dist;
+	(void) index;
+	return odp_fail(ctx, ODP_ERR_NO_GPU, ODP_NO_CUDA_MESSAGE);
+}

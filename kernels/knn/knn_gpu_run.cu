@@ -112,8 +112,9 @@ RunFastSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 {
 	OdpStatus	status;
 
-	status = OdpKnnIntSearch(ctx, dev, stream, prob, state, left, done,
-							 &ctx->compute_ms);
+	/* a team's rows are not integers (knn_split.c looks): the filter's */
+	status = prob->team != NULL ? ODP_OK :
+		OdpKnnIntSearch(ctx, dev, stream, prob, state, left, done, &ctx->compute_ms);
 	if (status == ODP_OK && !*done)
 		status = OdpKnnTcSearch(ctx, dev, stream, prob, state, left, done,
 								&ctx->compute_ms);
@@ -385,6 +386,8 @@ OdpKnnRunAll(OdpContext *ctx, const OdpKnnRunOf<T> *run)
 	int64_t    *d_mi = NULL;
 	int32_t    *d_mn = NULL;
 	void	   *d_scratch = NULL;
+	bool		teamed = false;
+	bool		all = false;
 
 	OdpGpuArenaInit(&arena, 0);
 	memset(&state, 0, sizeof(state));
@@ -414,6 +417,12 @@ OdpKnnRunAll(OdpContext *ctx, const OdpKnnRunOf<T> *run)
 		return status;
 	if (on_device && plan.cand_chunk != cm->rows)
 		return odp_fail(ctx, ODP_ERR_INTERNAL, "k-NN rows on the device must stay resident");
+	/* a team's filter needs every row resident and the part's rows in one chunk */
+	teamed = run->team != NULL && plan.cand_chunk == cm->rows && plan.copies == 1 &&
+		plan.query_chunk >= q_end - q_first;
+	if (run->team != NULL && !teamed &&
+		!odp_knn_team_join(ctx, run->team, run->team_part, false, &all))
+		return odp_fail(ctx, ODP_ERR_CANCELLED, "k-NN computation cancelled by request");
 
 	ODP_CUDA_TRY(ctx, cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
 				 "creating a CUDA stream");
@@ -480,6 +489,8 @@ OdpKnnRunAll(OdpContext *ctx, const OdpKnnRunOf<T> *run)
 		prob.exclude_self = run->self_join;
 		prob.tc_max_overflow = run->filter_max_overflow;
 		prob.values_only = run->values_only;
+		prob.team = teamed ? run->team : NULL;
+		prob.team_part = run->team_part;
 		if (plan.separate_queries)
 		{
 			if (on_device)
@@ -572,6 +583,9 @@ OdpKnnRunAll(OdpContext *ctx, const OdpKnnRunOf<T> *run)
 	}
 
 cleanup:
+	/* a part that left before the filter joined still meets the others */
+	if (run->team != NULL && !run->team->joined[run->team_part])
+		(void) odp_knn_team_join(ctx, run->team, run->team_part, false, &all);
 	if (stream != NULL)
 	{
 		/* nothing may still write into memory we are about to free */

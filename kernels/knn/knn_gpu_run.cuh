@@ -20,6 +20,7 @@
 #define ODP_GPU_KNN_RUN_CUH
 
 #include "knn/knn_gpu.cuh"
+#include "knn/knn_internal.h"
 
 /*
  * Receives query rows [q0, q0 + nq) once every candidate has been merged:
@@ -92,6 +93,16 @@ struct OdpKnnRunOf
 	const T    *device_cands;
 	const T    *device_cand_norms;
 	size_t		reserved_bytes;
+
+	/*
+	 * A part of a team (knn_internal.h, float32 self joins): the run's
+	 * query rows are the part's own.  Where the candidates are resident
+	 * and those rows one chunk, the tensor-core filter joins the team;
+	 * otherwise the run joins it saying it cannot, and computes its rows
+	 * alone.
+	 */
+	OdpKnnTeam *team;
+	int			team_part;
 };
 typedef OdpKnnRunOf<float> OdpKnnRun;
 

@@ -87,7 +87,7 @@ static OdpStatus
 SearchRows(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
 		   const T *qnorms, const T *cnorms, OdpMetric metric, int32_t k,
 		   bool self_join, int64_t first, int64_t count, T *dist,
-		   int64_t *index)
+		   int64_t *index, OdpKnnTeam *team = NULL, int team_part = 0)
 {
 	SearchOut<T> out;
 	OdpKnnRunOf<T> run;
@@ -116,6 +116,8 @@ SearchRows(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
 	run.query_count = count;
 	run.finish = SearchFinishChunk<T>;
 	run.finish_arg = &out;
+	run.team = team;
+	run.team_part = team_part;
 	status = OdpKnnRunAll(ctx, &run);
 	free(out.count);
 	return status;
@@ -143,4 +145,16 @@ odp_gpu_knn64_rows(OdpContext *ctx, const OdpMatrix *queries,
 {
 	return SearchRows(ctx, queries, cands, qnorms, cnorms, metric, k,
 					  self_join, first, count, dist, index);
+}
+
+/* See knn_internal.h. */
+extern "C" OdpStatus
+odp_gpu_knn_team_rows(OdpContext *ctx, const OdpMatrix *rows, const float *norms,
+					  OdpMetric metric, int32_t k, OdpKnnTeam *team, int part,
+					  float *dist, int64_t *index)
+{
+	const int64_t first = team->first[part];
+
+	return SearchRows<float>(ctx, rows, rows, norms, norms, metric, k, true, first,
+							 team->first[part + 1] - first, dist, index, team, part);
 }

@@ -88,6 +88,7 @@
 #include "gpu/gpu_check.cuh"
 #include "gpu/gpu_runtime.cuh"
 #include "knn/knn_gpu_tc_internal.cuh"
+#include "knn/knn_internal.h"
 
 #define TC_QRES_MAX		256		/* padded dimensions up to which a block's
 								 * queries stay in shared memory */
@@ -118,6 +119,8 @@ extern "C" int64_t odp_gpu_knn_tc_warpgroup;
 int64_t		odp_gpu_knn_tc_chunks = 0;
 int64_t		odp_gpu_knn_tc_samples = 0;
 int64_t		odp_gpu_knn_tc_scans = 0;	/* queries whose list overflowed */
+extern "C" int64_t odp_gpu_knn_tc_team;
+int64_t		odp_gpu_knn_tc_team = 0;	/* team parts that shared the pairs */
 int64_t		odp_gpu_knn_tc_give_ups = 0;	/* searches past tc_max_overflow */
 int64_t		odp_gpu_knn_tc_symmetric = 0;	/* self joins filtered symmetrically */
 int64_t		odp_gpu_knn_tc_warpgroup = 0;	/* searches through TcFilterWgKernel */
@@ -207,6 +210,135 @@ TcSymmetric(const OdpKnnProblem *p, const OdpGpuArena *arena, int dp, int depth)
 #define TC_MARK(name) ((void) 0)
 #endif
 
+/* See knn_internal.h: the self joins TcSymmetric serves, memory aside. */
+extern "C" bool
+odp_gpu_knn_team_fits(int64_t rows, int32_t dims, OdpMetric metric, int32_t k)
+{
+	return (metric == ODP_METRIC_EUCLIDEAN || metric == ODP_METRIC_SQEUCLIDEAN ||
+			metric == ODP_METRIC_COSINE) &&
+		dims >= 4 && dims <= 32 && k >= 1 && k <= TC_MAX_K &&
+		rows >= TC_MIN_CANDS && rows >= TC_MIN_QUERIES;
+}
+
+/* A team part's problem widened to every row: the self join of its candidates. */
+static OdpKnnProblem
+TcWholeRows(const OdpKnnProblem *own)
+{
+	OdpKnnProblem whole = *own;
+
+	whole.queries = own->cands;
+	whole.query_norms = own->cand_norms;
+	whole.query_base = own->cand_base;
+	whole.nq = own->nc;
+	return whole;
+}
+
+/*
+ * The symmetric filter's groups [*first, *last) that team part part
+ * tests: about a parts-th of the work, where group g has work for the
+ * query blocks up to its last tile.
+ */
+static void
+TcTeamGroups(int64_t groups, int64_t tiles, int qbm, int64_t qtiles, int parts,
+			 int part, int64_t *first, int64_t *last)
+{
+	double		total = 0.0,
+				done = 0.0;
+
+	for (int64_t g = 0; g < groups; g++)
+	{
+		const int64_t end = (g + 1) * tiles * TC_BN;
+
+		total += (double) ((end + qbm - 1) / qbm < qtiles ? (end + qbm - 1) / qbm : qtiles);
+	}
+	*first = groups;
+	*last = groups;
+	for (int64_t g = 0; g < groups; g++)
+	{
+		const int64_t end = (g + 1) * tiles * TC_BN;
+
+		if (*first == groups && done >= total * part / parts)
+			*first = g;
+		if (done >= total * (part + 1) / parts && part + 1 < parts)
+		{
+			*last = g;
+			break;
+		}
+		done += (double) ((end + qbm - 1) / qbm < qtiles ? (end + qbm - 1) / qbm : qtiles);
+	}
+	if (*first > *last)
+		*first = *last;
+}
+
+/*
+ * A teamed part's end: shows the others its lists of every row (fst),
+ * takes theirs of its own rows [r0, r0 + rn) from their devices into
+ * rd/ri/rc (one buffer per part), and merges them all into state.
+ */
+static OdpStatus
+TcTeamMerge(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
+			OdpKnnTeam *team, int part, int64_t r0, int64_t rn,
+			const OdpKnnState *fst, OdpKnnState *state, float **rd,
+			int64_t **ri, int32_t **rc, int *d_short)
+{
+	OdpStatus	status = ODP_OK;
+	const int	k = state->k;
+	TcTeamLists in;
+	int			short_rows = 0;
+
+	memset(&in, 0, sizeof(in));
+	team->device[part] = dev->id;
+	team->dist[part] = fst->dist;
+	team->index[part] = fst->index;
+	team->count[part] = fst->count;
+	if (!odp_meeting_attend(ctx, team->meeting))
+		return odp_fail(ctx, ODP_ERR_CANCELLED, "k-NN computation cancelled by request");
+	for (int q = 0; q < team->parts; q++)
+	{
+		if (q == part)
+		{
+			in.dist[in.lists] = fst->dist + r0 * k;
+			in.index[in.lists] = fst->index + r0 * k;
+			in.count[in.lists] = fst->count + r0;
+			in.lists++;
+			continue;
+		}
+		/* directly over the devices' link where there is one */
+		if (team->device[q] != dev->id)
+			(void) cudaDeviceEnablePeerAccess(team->device[q], 0);
+		(void) cudaGetLastError();
+		ODP_CUDA_TRY(ctx, cudaMemcpyPeerAsync(rd[q], dev->id, team->dist[q] + r0 * k,
+											  team->device[q], (size_t) rn * k * sizeof(float), stream),
+					 "copying another device's lists");
+		ODP_CUDA_TRY(ctx, cudaMemcpyPeerAsync(ri[q], dev->id, team->index[q] + r0 * k,
+											  team->device[q], (size_t) rn * k * sizeof(int64_t), stream),
+					 "copying another device's lists");
+		ODP_CUDA_TRY(ctx, cudaMemcpyPeerAsync(rc[q], dev->id, team->count[q] + r0,
+											  team->device[q], (size_t) rn * sizeof(int32_t), stream),
+					 "copying another device's lists");
+		in.dist[in.lists] = rd[q];
+		in.index[in.lists] = ri[q];
+		in.count[in.lists] = rc[q];
+		in.lists++;
+	}
+	ODP_CUDA_TRY(ctx, cudaStreamSynchronize(stream), "copying another device's lists");
+	/* the others may free their lists once every part has its copies */
+	if (!odp_meeting_attend(ctx, team->meeting))
+		return odp_fail(ctx, ODP_ERR_CANCELLED, "k-NN computation cancelled by request");
+	ODP_CUDA_TRY(ctx, cudaMemsetAsync(d_short, 0, sizeof(int), stream), "clearing flags");
+	TcLaunchTeamMerge(stream, in, rn, k, state->dist, state->index, state->count, d_short);
+	ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the lists' merge kernel");
+	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(&short_rows, d_short, sizeof(int), cudaMemcpyDeviceToHost, stream),
+				 "merging the devices' lists");
+	ODP_CUDA_TRY(ctx, cudaStreamSynchronize(stream), "merging the devices' lists");
+	if (short_rows != 0)
+		return odp_fail(ctx, ODP_ERR_INTERNAL,
+						"the tensor-core filter kept fewer than k = %d candidates for %d rows",
+						k, short_rows);
+cleanup:
+	return status;
+}
+
 /*
  * The launches of one metric; see OdpKnnTcSearch.  depth 0 is the
  * caller's problem; at depth 1 it finds the thresholds of depth 0 (the
@@ -216,10 +348,23 @@ TcSymmetric(const OdpKnnProblem *p, const OdpGpuArena *arena, int dp, int depth)
 template <OdpMetric M>
 static OdpStatus
 TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
-		 const OdpKnnProblem *p, OdpKnnState *state, OdpGpuArena *arena,
+		 const OdpKnnProblem *own, OdpKnnState *state, OdpGpuArena *arena,
 		 bool *done, bool *gave_up, int depth)
 {
 	OdpStatus	status = ODP_OK;
+	/*
+	 * A team part's problem is its own rows; where the symmetric filter
+	 * serves every row, it works on every row (teamed), finding its own
+	 * rows' thresholds and testing its share of the pairs.
+	 */
+	OdpKnnTeam *const team = depth == 0 ? own->team : NULL;
+	const int	part = own->team_part;
+	const OdpKnnProblem whole = TcWholeRows(own);
+	const bool	teamed = team != NULL &&
+		TcSymmetric<M>(&whole, arena, own->dims <= 16 ? 16 : (own->dims + TC_BK - 1) / TC_BK * TC_BK, depth);
+	const OdpKnnProblem *const p = teamed ? &whole : own;
+	const int64_t r0 = teamed ? team->first[part] : 0;
+	const int64_t rn = teamed ? team->first[part + 1] - r0 : 0;
 	const bool	euclid = (M == ODP_METRIC_EUCLIDEAN || M == ODP_METRIC_SQEUCLIDEAN);
 	const int	dims = p->dims;
 	/* rows of up to 16 dimensions take one k-step of the products */
@@ -278,7 +423,12 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 			   *d_list = NULL,
 			   *d_over = NULL;
 	int		   *d_flags = NULL;
-	int			flags[2] = {0, 0};
+	int			flags[3] = {0, 0, 0};
+	float	   *d_kth = NULL;
+	OdpKnnState fst;			/* teamed: every row's lists from this part */
+	float	   *d_rd[ODP_MAX_GPUS];
+	int64_t    *d_ri[ODP_MAX_GPUS];
+	int32_t    *d_rc[ODP_MAX_GPUS];
 	int			e = TC_TOP_EXP;
 	OdpKnnState sst;
 	OdpKnnProblem sp;
@@ -290,6 +440,15 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 #endif
 
 	*done = false;
+	memset(&fst, 0, sizeof(fst));
+	if (team != NULL && !teamed)
+	{
+		bool		all;
+
+		/* the pairs stay whole: each part computes its own rows */
+		if (!odp_knn_team_join(ctx, team, part, false, &all))
+			return odp_fail(ctx, ODP_ERR_CANCELLED, "k-NN computation cancelled by request");
+	}
 	if (ks > s || state->k > TC_REFINE_SEL)
 		return ODP_OK;
 #define TC_ALLOC(ptr, bytes, what) \
@@ -320,7 +479,24 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 	TC_ALLOC(d_range, (size_t) 2 * dims * sizeof(unsigned int), "column ranges");
 	TC_ALLOC(d_mean, (size_t) dims * sizeof(float), "column means");
 	TC_ALLOC(d_max, sizeof(unsigned int), "largest magnitude");
-	TC_ALLOC(d_flags, 2 * sizeof(int), "flags");
+	TC_ALLOC(d_flags, 3 * sizeof(int), "flags");
+	if (teamed)
+	{
+		TC_ALLOC(d_kth, (size_t) p->nq * sizeof(float), "the rows' thresholds");
+		for (int q = 0; q < team->parts; q++)
+		{
+			if (q == part)
+				continue;
+			TC_ALLOC(d_rd[q], (size_t) rn * state->k * sizeof(float), "a part's distances");
+			TC_ALLOC(d_ri[q], (size_t) rn * state->k * sizeof(int64_t), "a part's neighbours");
+			TC_ALLOC(d_rc[q], (size_t) rn * sizeof(int32_t), "a part's counts");
+		}
+		if (OdpKnnStateAlloc(ctx, arena, p->nq, state->k, &fst) != ODP_OK)
+		{
+			ctx->message[0] = '\0';
+			return ODP_OK;
+		}
+	}
 	if (OdpKnnStateAlloc(ctx, arena, qchunk, ks, &sst) != ODP_OK)
 	{
 		ctx->message[0] = '\0';
@@ -331,7 +507,7 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 
 	ODP_CUDA_TRY(ctx, OdpGpuFuncSharedAtLeast((const void *) filter, smem),
 				 "setting the filter kernel's shared memory size");
-	ODP_CUDA_TRY(ctx, cudaMemsetAsync(d_flags, 0, 2 * sizeof(int), stream), "clearing flags");
+	ODP_CUDA_TRY(ctx, cudaMemsetAsync(d_flags, 0, 3 * sizeof(int), stream), "clearing flags");
 
 	/*
 	 * The euclidean metrics centre every row on the candidates' mean; the
@@ -385,6 +561,20 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 	ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the sample kernel");
 	TC_MARK("prepare");
 
+	if (teamed)
+	{
+		bool		all;
+
+		/* every part that got here can: the pairs are shared if all did */
+		if (!odp_knn_team_join(ctx, team, part, true, &all))
+		{
+			status = odp_fail(ctx, ODP_ERR_CANCELLED, "k-NN computation cancelled by request");
+			goto cleanup;
+		}
+		if (!all)
+			return ODP_OK;		/* OdpKnnTcSearch runs the own rows alone */
+	}
+
 	/*
 	 * A caller that lets the search give up on overflowing lists gets a
 	 * small first chunk as a probe, so that giving up costs a sixteenth
@@ -397,7 +587,9 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 		const int64_t qtiles = (nq + qbm - 1) / qbm;
 		int64_t		tiles,
 					groups,
-					per_launch;
+					per_launch,
+					gfirst,
+					glast;
 
 		/* enough blocks to fill the GPU; more tiles per block, fewer query reloads */
 		tiles = qtiles * ctiles / (16 * (int64_t) dev->sm_count);
@@ -409,18 +601,19 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 		per_launch = per_launch < 1 ? 1 : (per_launch > 65535 ? 65535 : per_launch);
 
 		/* 1. thresholds from the sample */
+		/* a teamed part finds its own rows' thresholds, the others theirs */
 		memset(&sp, 0, sizeof(sp));
-		sp.queries = p->queries + qf * dims;
-		sp.query_norms = M == ODP_METRIC_COSINE ? p->query_norms + qf : NULL;
+		sp.queries = p->queries + (qf + r0) * dims;
+		sp.query_norms = M == ODP_METRIC_COSINE ? p->query_norms + qf + r0 : NULL;
 		sp.query_base = 0;
-		sp.nq = nq;
+		sp.nq = teamed ? rn : nq;
 		sp.cands = d_sample;
 		sp.cand_norms = d_snorm;
 		sp.cand_base = 0;
 		sp.nc = s;
 		sp.dims = dims;
 		sp.metric = M;
-		sst.rows = nq;
+		sst.rows = sp.nq;
 		{
 			bool		sample_done = false;
 
@@ -452,6 +645,24 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 				ODP_TRY(OdpKnnAccumulate(ctx, dev, stream, &sp, &sst, &ignored));
 			}
 		}
+		if (teamed)
+		{
+			/* the k-th sample distances of every row, each from its part */
+			TcLaunchKth(stream, sst.dist, sst.count, ks, rn, d_kth + r0);
+			ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the threshold gather kernel");
+			ODP_CUDA_TRY(ctx, cudaMemcpyAsync(team->kth + r0, d_kth + r0, (size_t) rn * sizeof(float),
+											  cudaMemcpyDeviceToHost, stream),
+						 "copying the thresholds to the other devices");
+			ODP_CUDA_TRY(ctx, cudaStreamSynchronize(stream), "copying the thresholds to the other devices");
+			if (!odp_meeting_attend(ctx, team->meeting))
+			{
+				status = odp_fail(ctx, ODP_ERR_CANCELLED, "k-NN computation cancelled by request");
+				goto cleanup;
+			}
+			ODP_CUDA_TRY(ctx, cudaMemcpyAsync(d_kth, team->kth, (size_t) nq * sizeof(float),
+											  cudaMemcpyHostToDevice, stream),
+						 "copying the other devices' thresholds");
+		}
 		TC_MARK("threshold");
 
 		/* 2. the filter */
@@ -469,6 +680,7 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 		qa.dist = sst.dist;
 		qa.count = sst.count;
 		qa.ks = ks;
+		qa.kth = d_kth;
 		qa.out = d_qt;
 		qa.thr = d_thr;
 		qa.alpha = d_alpha;
@@ -496,11 +708,18 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 		fa.list = d_list;
 		fa.rw = d_rw;
 		fa.cv = d_cv;
-		for (int64_t g0 = 0, ng = 0; g0 < groups; g0 += ng)
+		if (teamed)
+			TcTeamGroups(groups, tiles, qbm, qtiles, team->parts, part, &gfirst, &glast);
+		else
+		{
+			gfirst = 0;
+			glast = groups;
+		}
+		for (int64_t g0 = gfirst, ng = 0; g0 < glast; g0 += ng)
 		{
 			int64_t		gx = qtiles;	/* query blocks of the launch */
 
-			ng = groups - g0 < per_launch ? groups - g0 : per_launch;
+			ng = glast - g0 < per_launch ? glast - g0 : per_launch;
 			if (sym)
 			{
 				/*
@@ -513,7 +732,7 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 				const int64_t per_block = (int64_t) qbm * tiles * TC_BN * dp;
 				int64_t		work = 0;
 
-				for (ng = 0; g0 + ng < groups && ng < 65535 &&
+				for (ng = 0; g0 + ng < glast && ng < 65535 &&
 					 (ng == 0 || work < TC_LAUNCH_WORK); ng++)
 				{
 					const int64_t end = (g0 + ng + 1) * tiles * TC_BN;	/* first row after the group */
@@ -569,12 +788,13 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 		ra.exclude_self = p->exclude_self ? 1 : 0;
 		ra.count = d_count;
 		ra.list = d_list;
-		ra.sd = state->dist;
-		ra.si = state->index;
-		ra.sn = state->count;
+		/* a teamed part's lists hold its share of the pairs: short ones are no fault */
+		ra.sd = teamed ? fst.dist : state->dist;
+		ra.si = teamed ? fst.index : state->index;
+		ra.sn = teamed ? fst.count : state->count;
 		ra.overflow = d_flags;
 		ra.over = d_over;
-		ra.bad = d_flags + 1;
+		ra.bad = teamed ? d_flags + 2 : d_flags + 1;
 		TcLaunchRefine<M>(stream, ra);
 		ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the refine kernel");
 		ODP_CUDA_TRY(ctx, cudaMemcpyAsync(flags, d_flags, 2 * sizeof(int), cudaMemcpyDeviceToHost, stream),
@@ -627,6 +847,13 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 			return odp_fail(ctx, ODP_ERR_INTERNAL,
 							"the tensor-core filter kept fewer than k = %d candidates", state->k);
 	}
+	if (teamed)
+	{
+		ODP_TRY(TcTeamMerge(ctx, dev, stream, team, part, r0, rn, &fst, state,
+							d_rd, d_ri, d_rc, d_flags + 2));
+		TC_MARK("merge");
+		odp_gpu_knn_tc_team++;
+	}
 	*done = true;
 	if (sym)
 		odp_gpu_knn_tc_symmetric++;
@@ -640,6 +867,27 @@ cleanup:
 	return status;
 }
 
+/* TcSearch of p's metric at depth 0. */
+static OdpStatus
+TcSearchMetric(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
+			   const OdpKnnProblem *p, OdpKnnState *state, OdpGpuArena *arena,
+			   bool *done, bool *gave_up)
+{
+	switch (p->metric)
+	{
+		case ODP_METRIC_EUCLIDEAN:
+			return TcSearch<ODP_METRIC_EUCLIDEAN>(ctx, dev, stream, p, state, arena, done, gave_up, 0);
+		case ODP_METRIC_SQEUCLIDEAN:
+			return TcSearch<ODP_METRIC_SQEUCLIDEAN>(ctx, dev, stream, p, state, arena, done, gave_up, 0);
+		case ODP_METRIC_COSINE:
+			return TcSearch<ODP_METRIC_COSINE>(ctx, dev, stream, p, state, arena, done, gave_up, 0);
+		case ODP_METRIC_INNER_PRODUCT:
+			return TcSearch<ODP_METRIC_INNER_PRODUCT>(ctx, dev, stream, p, state, arena, done, gave_up, 0);
+		default:
+			return ODP_OK;
+	}
+}
+
 /* See knn_gpu_tc.cuh. */
 OdpStatus
 OdpKnnTcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
@@ -651,26 +899,33 @@ OdpKnnTcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 	bool		gave_up = false;
 	double		t0 = odp_now_ms();
 
+	OdpKnnProblem alone;
+	bool		all;
+
 	*done = false;
 	if (!OdpKnnTcEligible(p, state->k) || state->rows != p->nq)
-		return ODP_OK;
-	OdpGpuArenaInit(&arena, budget);
-	switch (p->metric)
 	{
-		case ODP_METRIC_EUCLIDEAN:
-			status = TcSearch<ODP_METRIC_EUCLIDEAN>(ctx, dev, stream, p, state, &arena, done, &gave_up, 0);
-			break;
-		case ODP_METRIC_SQEUCLIDEAN:
-			status = TcSearch<ODP_METRIC_SQEUCLIDEAN>(ctx, dev, stream, p, state, &arena, done, &gave_up, 0);
-			break;
-		case ODP_METRIC_COSINE:
-			status = TcSearch<ODP_METRIC_COSINE>(ctx, dev, stream, p, state, &arena, done, &gave_up, 0);
-			break;
-		case ODP_METRIC_INNER_PRODUCT:
-			status = TcSearch<ODP_METRIC_INNER_PRODUCT>(ctx, dev, stream, p, state, &arena, done, &gave_up, 0);
-			break;
-		default:
-			break;
+		/* a team part that cannot run the filter says so at once */
+		if (p->team != NULL && !odp_knn_team_join(ctx, p->team, p->team_part, false, &all))
+			return odp_fail(ctx, ODP_ERR_CANCELLED, "k-NN computation cancelled by request");
+		return ODP_OK;
+	}
+	OdpGpuArenaInit(&arena, budget);
+	status = TcSearchMetric(ctx, dev, stream, p, state, &arena, done, &gave_up);
+	if (status == ODP_OK && !*done && !gave_up && p->team != NULL)
+	{
+		/* the pairs were not shared: the part's own rows, alone */
+		if (!odp_knn_team_join(ctx, p->team, p->team_part, false, &all))
+			status = odp_fail(ctx, ODP_ERR_CANCELLED, "k-NN computation cancelled by request");
+		else
+		{
+			(void) cudaStreamSynchronize(stream);
+			OdpGpuArenaRelease(&arena);
+			OdpGpuArenaInit(&arena, budget);
+			alone = *p;
+			alone.team = NULL;
+			status = TcSearchMetric(ctx, dev, stream, &alone, state, &arena, done, &gave_up);
+		}
 	}
 	if (gave_up)
 		odp_gpu_knn_tc_give_ups++;

@@ -267,7 +267,7 @@ TcQueryRowsKernel(const __grid_constant__ TcQueryRowsArgs a)
 	}
 	if ((threadIdx.x & 31) != 0)
 		return;
-	if (a.count[r] != a.ks)
+	if (a.kth != NULL ? isnan(a.kth[r]) : a.count[r] != a.ks)
 	{
 		atomicExch(a.bad, 1);
 		a.thr[r] = -INFINITY;
@@ -275,7 +275,7 @@ TcQueryRowsKernel(const __grid_constant__ TcQueryRowsArgs a)
 		return;
 	}
 	n = sqrtf(sq);
-	lim = OdpKnnPrefilterLimit<M>(a.dist[r * a.ks + a.ks - 1]);
+	lim = OdpKnnPrefilterLimit<M>(a.kth != NULL ? a.kth[r] : a.dist[r * a.ks + a.ks - 1]);
 	if (M == ODP_METRIC_COSINE)
 		thr = -2.0f * ldexpf(__fsub_rn(__fsub_rn(1.0f, rel + 0x1p-20f), lim), 2 * TC_TOP_EXP);
 	else if (M == ODP_METRIC_INNER_PRODUCT)

@@ -401,6 +401,89 @@ TcLaunchScan(cudaStream_t stream, const TcRefineArgs &a, const int32_t *over,
 	TcScanKernel<M><<<(unsigned) n, TC_SCAN_WARPS * 32, 0, stream>>>(a, over, nc);
 }
 
+/* Row r's k-th sample distance, or NaN where its list is short. */
+static __global__ void
+TcKthKernel(const float *dist, const int32_t *count, int ks, int64_t rows, float *kth)
+{
+	const int64_t r = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (r < rows)
+		kth[r] = count[r] == ks ? dist[r * ks + ks - 1] : __int_as_float(0x7fc00000);
+}
+
+/* See knn_gpu_tc_internal.cuh. */
+void
+TcLaunchKth(cudaStream_t stream, const float *dist, const int32_t *count, int ks,
+			int64_t rows, float *kth)
+{
+	TcKthKernel<<<(unsigned) ((rows + 255) / 256), 256, 0, stream>>>(dist, count, ks, rows, kth);
+}
+
+/*
+ * One thread per row: the parts' lists hold disjoint candidates, but a
+ * part that scanned an overflowed row holds all of them, so an entry
+ * equal to the one taken before it (the same index: the same distance)
+ * is skipped.
+ */
+static __global__ void
+TcTeamMergeKernel(const TcTeamLists in, int64_t rows, int k, float *dist,
+				  int64_t *index, int32_t *count, int *short_rows)
+{
+	const int64_t r = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+	int			pos[ODP_MAX_GPUS];
+	int			n = 0;
+	int64_t		last = -1;
+
+	if (r >= rows)
+		return;
+	for (int l = 0; l < in.lists; l++)
+		pos[l] = 0;
+	while (n < k)
+	{
+		int			best = -1;
+		float		bd = 0.0f;
+		int64_t		bi = 0;
+
+		for (int l = 0; l < in.lists; l++)
+		{
+			float		d;
+			int64_t		i;
+
+			if (pos[l] >= in.count[l][r])
+				continue;
+			d = in.dist[l][r * k + pos[l]];
+			i = in.index[l][r * k + pos[l]];
+			if (best < 0 || d < bd || (d == bd && i < bi))
+			{
+				best = l;
+				bd = d;
+				bi = i;
+			}
+		}
+		if (best < 0)
+			break;
+		pos[best]++;
+		if (bi == last)
+			continue;
+		dist[r * k + n] = bd;
+		index[r * k + n] = bi;
+		last = bi;
+		n++;
+	}
+	count[r] = n;
+	if (n < k)
+		atomicAdd(short_rows, 1);
+}
+
+/* See knn_gpu_tc_internal.cuh. */
+void
+TcLaunchTeamMerge(cudaStream_t stream, const TcTeamLists &in, int64_t rows, int k,
+				  float *dist, int64_t *index, int32_t *count, int *short_rows)
+{
+	TcTeamMergeKernel<<<(unsigned) ((rows + 127) / 128), 128, 0, stream>>>(
+		in, rows, k, dist, index, count, short_rows);
+}
+
 /* The instances TcSearch runs: one per metric (TC_FOR_EACH_METRIC). */
 #define TC_REFINE_METRIC(M) \
 	template void TcLaunchRefine<M>(cudaStream_t, const TcRefineArgs &); \

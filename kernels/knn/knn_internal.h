@@ -130,6 +130,61 @@ extern OdpStatus odp_gpu_knn_rows(OdpContext *ctx, const OdpMatrix *queries,
 								  int64_t count, float *dist, int64_t *index);
 
 /*
+ * A float32 self join split over devices by its pairs, not its rows
+ * (knn_split.c builds it, the tensor-core filter uses it): part p finds
+ * the thresholds of rows [first[p], first[p + 1]) and returns those rows'
+ * lists, while the pairs of rows i < j are shared out by tiles, each part
+ * testing its share for both rows of a pair (the symmetric filter, which
+ * one device runs over every pair).  The parts then exchange the lists.
+ * Each part joins once (odp_knn_team_join), saying whether it can; the
+ * pairs are shared only when all can, else each part computes its own
+ * rows' lists alone, as a split by rows does.
+ */
+typedef struct OdpKnnTeam
+{
+	int			parts;
+	int64_t		first[ODP_MAX_GPUS + 1];
+	OdpMeeting *meeting;
+	float	   *kth;			/* every row's threshold distance, from its
+								 * part (NaN: its sample fell short) */
+	bool		can[ODP_MAX_GPUS];	/* written before the join's meeting */
+	bool		joined[ODP_MAX_GPUS];
+	bool		all;			/* every part can (after the join) */
+
+	/* each part's lists of every row, on its device, between two meetings */
+	int			device[ODP_MAX_GPUS];
+	const float *dist[ODP_MAX_GPUS];
+	const int64_t *index[ODP_MAX_GPUS];
+	const int32_t *count[ODP_MAX_GPUS];
+} OdpKnnTeam;
+
+/*
+ * Part part's one join: records can, meets the others, and sets *all to
+ * whether every part can.  False when the run was stopped meanwhile.  A
+ * part that has joined gets its earlier answer at once.
+ */
+extern bool odp_knn_team_join(OdpContext *pctx, OdpKnnTeam *team, int part,
+							  bool can, bool *all);
+
+/*
+ * Whether a float32 self join of rows x dims under metric with k
+ * neighbours is one the tensor-core filter shares out over a team
+ * (knn_gpu_tc.cu): its symmetric filter's shapes.
+ */
+extern bool odp_gpu_knn_team_fits(int64_t rows, int32_t dims, OdpMetric metric,
+								  int32_t k);
+
+/*
+ * Part part of team on ctx's device: the self join of rows (norms for
+ * cosine), writing the lists of rows [team->first[part],
+ * team->first[part + 1]) at dist/index[first * k ..].
+ */
+extern OdpStatus odp_gpu_knn_team_rows(OdpContext *ctx, const OdpMatrix *rows,
+									   const float *norms, OdpMetric metric,
+									   int32_t k, OdpKnnTeam *team, int part,
+									   float *dist, int64_t *index);
+
+/*
  * GPU path of odp_compute_knn for float64 rows (queries->data64 and
  * cands->data64; knn_gpu_search.cu over knn_gpu_wide.cu's kernel),
  * arguments checked: distances by

@@ -14,6 +14,13 @@
  * ODP_KNN_SPLIT_ALIGN queries, and a query set too small to give every
  * part one runs on the first device alone.
  *
+ * A float32 self join that one device runs through the symmetric filter
+ * (one test per pair of rows, for both rows) splits by its pairs instead:
+ * the parts form a team (knn_internal.h), each owning a range of rows as
+ * above but testing a share of every row's pairs; the lists are the same
+ * bit for bit, since a row's list is the k smallest by (distance, index)
+ * over the same candidates, whichever part tested them.
+ *
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION
@@ -21,6 +28,8 @@
  *
  *-------------------------------------------------------------------------
  */
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "devices/device_set.h"
@@ -49,6 +58,7 @@ typedef struct KnnSplit
 	bool		self_join;
 	int64_t    *index;
 	int64_t		first[ODP_MAX_GPUS + 1];
+	OdpKnnTeam *team;			/* a self join split by its pairs, or NULL */
 } KnnSplit;
 
 /* Query rows [first, first + count) (count 0: all) on ctx's device. */
@@ -72,9 +82,83 @@ KnnSplitPart(void *arg, int part, OdpContext *pctx)
 	const int64_t first = s->first[part];
 	const int64_t count = s->first[part + 1] - first;
 
+	if (s->team != NULL)
+		return odp_gpu_knn_team_rows(pctx, s->queries, s->qnorms, s->metric, s->k,
+									 s->team, part, s->dist, s->index);
 	if (count == 0)
 		return ODP_OK;
 	return KnnSplitRows(s, pctx, first, count);
+}
+
+/* See knn_internal.h. */
+bool
+odp_knn_team_join(OdpContext *pctx, OdpKnnTeam *team, int part, bool can, bool *all)
+{
+	bool		met = true;
+
+	if (!team->joined[part])
+	{
+		team->can[part] = can;
+		team->joined[part] = true;
+		met = odp_meeting_attend(pctx, team->meeting);
+	}
+	*all = met;
+	for (int q = 0; q < team->parts; q++)
+		*all = *all && team->can[q];
+	return met;
+}
+
+/* Rows whose integer values a self join's sample of rows shows: at most this many. */
+#define KNN_TEAM_SAMPLE_ROWS	4096
+
+/*
+ * Whether s, split over parts devices, shares out its pairs (a team):
+ * a float32 self join the filter's symmetric pass serves, whose rows are
+ * not integers (those take the exact integer path, which a team does
+ * not: the first rows show it).
+ */
+static bool
+KnnSplitTeamed(const KnnSplit *s)
+{
+	const OdpMatrix *m = s->queries;
+	const int64_t n = (m->rows < KNN_TEAM_SAMPLE_ROWS ? m->rows : KNN_TEAM_SAMPLE_ROWS) * m->dims;
+
+	if (!s->self_join || s->dist == NULL || m != s->cands || odp_matrix_is64(m) ||
+		!odp_gpu_knn_team_fits(m->rows, m->dims, s->metric, s->k))
+		return false;
+	if (s->metric == ODP_METRIC_COSINE)
+		return true;			/* the integer path has no cosine */
+	for (int64_t i = 0; i < n; i++)
+		if (m->data[i] != rintf(m->data[i]))
+			return true;
+	return false;
+}
+
+/* Runs s over set as a team (KnnSplitTeamed); s->first is set. */
+static OdpStatus
+KnnSplitTeamRun(OdpContext *ctx, const OdpDeviceSet *set, KnnSplit *s)
+{
+	OdpKnnTeam *team = calloc(1, sizeof(OdpKnnTeam));
+	OdpStatus	status;
+
+	if (team == NULL ||
+		(team->meeting = odp_meeting_make(set->count)) == NULL ||
+		(team->kth = malloc(sizeof(float) * (size_t) s->queries->rows)) == NULL)
+	{
+		if (team != NULL)
+			odp_meeting_free(team->meeting);
+		free(team);
+		return odp_fail(ctx, ODP_ERR_HOST_OOM, "out of host memory for a split self join");
+	}
+	team->parts = set->count;
+	memcpy(team->first, s->first, sizeof(team->first));
+	s->team = team;
+	status = odp_knn_split_run(ctx, set, s->queries, s->cands, KnnSplitPart, s);
+	s->team = NULL;
+	free(team->kth);
+	odp_meeting_free(team->meeting);
+	free(team);
+	return status;
 }
 
 /* See knn_internal.h. */
@@ -138,6 +222,8 @@ KnnSplitCall(OdpContext *ctx, KnnSplit *s)
 		return status;
 	if (!split)
 		return KnnSplitRows(s, ctx, 0, 0);
+	if (KnnSplitTeamed(s))
+		return KnnSplitTeamRun(ctx, &set, s);
 	return odp_knn_split_run(ctx, &set, s->queries, s->cands, KnnSplitPart, s);
 }
 

@@ -30,6 +30,7 @@
 #include "test_util.h"
 
 extern int64_t odp_gpu_pearson_staged_runs __attribute__((weak));
+extern int64_t odp_gpu_knn_tc_team __attribute__((weak));
 extern int64_t odp_sky_split_window;
 
 /*
@@ -378,40 +379,73 @@ knn_split_tests(void)
 	free(q);
 
 	/*
-	 * 100,000 x 32, k = 10: both parts choose among kernel configurations
-	 * of one function with different shared memory sizes at the same time
-	 * (its limit is per function and device, shared by the parts)
+	 * Self joins the symmetric filter serves split by their pairs (a
+	 * team): 100,000 x 32, k = 10 (both parts also choose among kernel
+	 * configurations of one function with different shared memory sizes
+	 * at the same time: its limit is per function and device); cosine;
+	 * rows with thousands of copies, whose lists overflow and are scanned
+	 * whole on a part; and a budget too small for every row's lists,
+	 * where each part computes its own rows alone
 	 */
 	{
-		const int64_t n = 100000;
-		float	   *y = make_data(GEN_UNIT, n, 32);
-		OdpMatrix	my = {y, n, 32};
-		double	   *d[2];
-		int64_t    *ix[2];
-		OdpStatus	kt[2];
-
-		for (int path = 0; path < 2; path++)
+		static const struct
 		{
-			OdpContext	ctx = path == 0 ? make_ctx(ODP_DEVICE_GPU) : split_ctx();
+			Gen			gen;
+			int64_t		n;
+			int			dims;
+			OdpMetric	metric;
+			size_t		limit;
+			bool		team;
+			const char *what;
+		}			cases[] = {
+			{GEN_UNIT, 100000, 32, ODP_METRIC_EUCLIDEAN, 0, true, "100,000 x 32 euclidean"},
+			{GEN_UNIFORM, 60000, 12, ODP_METRIC_COSINE, 0, true, "60,000 x 12 cosine"},
+			{GEN_DUPLICATES, 60000, 8, ODP_METRIC_EUCLIDEAN, 0, true, "60,000 x 8, copies of 20 rows"},
+			{GEN_UNIT, 100000, 32, ODP_METRIC_EUCLIDEAN, (size_t) 1 << 30, false,
+			"100,000 x 32 under 1 GB a part"},
+		};
 
-			d[path] = xmalloc(sizeof(double) * n * 10);
-			ix[path] = xmalloc(sizeof(int64_t) * n * 10);
-			kt[path] = odp_compute_knn(&ctx, &my, &my, ODP_METRIC_EUCLIDEAN, 10, true,
-									   d[path], ix[path]);
-			if (kt[path] != ODP_OK)
-				printf("# %s: %s\n", path == 0 ? "one GPU" : split_name, ctx.message);
-		}
-		check(kt[0] == ODP_OK && kt[1] == ODP_OK &&
-			  memcmp(d[0], d[1], sizeof(double) * n * 10) == 0 &&
-			  memcmp(ix[0], ix[1], sizeof(int64_t) * n * 10) == 0,
-			  "devices %s k-NN self join %lld x 32 k=10: identical to one GPU (status %s, %s)", split_name,
-			  (long long) n, odp_status_name(kt[0]), odp_status_name(kt[1]));
-		for (int path = 0; path < 2; path++)
+		for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
 		{
-			free(d[path]);
-			free(ix[path]);
+			const int64_t n = cases[c].n;
+			float	   *y = make_data(cases[c].gen, n, cases[c].dims);
+			OdpMatrix	my = {y, n, cases[c].dims};
+			double	   *d[2];
+			int64_t    *ix[2];
+			OdpStatus	kt[2];
+			int64_t		teamed = 0;
+
+			for (int path = 0; path < 2; path++)
+			{
+				OdpContext	ctx = path == 0 ? make_ctx(ODP_DEVICE_GPU) : split_ctx();
+				const int64_t before = gpu_counter(&odp_gpu_knn_tc_team);
+
+				/* a part's budget: the limit, halved for two parts on one GPU */
+				if (path == 1 && cases[c].limit > 0)
+					ctx.gpu_memory_limit = split_second == 0 ? 2 * cases[c].limit : cases[c].limit;
+				d[path] = xmalloc(sizeof(double) * n * 10);
+				ix[path] = xmalloc(sizeof(int64_t) * n * 10);
+				kt[path] = odp_compute_knn(&ctx, &my, &my, cases[c].metric, 10, true,
+										   d[path], ix[path]);
+				if (kt[path] != ODP_OK)
+					printf("# %s: %s\n", path == 0 ? "one GPU" : split_name, ctx.message);
+				if (path == 1)
+					teamed = gpu_counter(&odp_gpu_knn_tc_team) - before;
+			}
+			check(kt[0] == ODP_OK && kt[1] == ODP_OK &&
+				  memcmp(d[0], d[1], sizeof(double) * n * 10) == 0 &&
+				  memcmp(ix[0], ix[1], sizeof(int64_t) * n * 10) == 0 &&
+				  (&odp_gpu_knn_tc_team == NULL || (teamed == 2) == cases[c].team),
+				  "devices %s k-NN self join %s k=10: identical to one GPU, %s (status %s, %s; %lld parts shared the pairs)",
+				  split_name, cases[c].what, cases[c].team ? "the pairs shared" : "each part its own rows",
+				  odp_status_name(kt[0]), odp_status_name(kt[1]), (long long) teamed);
+			for (int path = 0; path < 2; path++)
+			{
+				free(d[path]);
+				free(ix[path]);
+			}
+			free(y);
 		}
-		free(y);
 	}
 }
 
