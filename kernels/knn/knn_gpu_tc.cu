@@ -236,8 +236,20 @@ TcWholeRows(const OdpKnnProblem *own)
 /*
  * The symmetric filter's groups [*first, *last) that team part part
  * tests: about a parts-th of the work, where group g has work for the
- * query blocks up to its last tile.
+ * query blocks up to its last tile, plus a share of its own (with the
+ * blocks alone as weights, the part of the first groups filtered 1.03
+ * times as long as the other: 128 ms against 124.7 on two H200s,
+ * 2026-11-29).
  */
+static double
+TcGroupWork(int64_t g, int64_t tiles, int qbm, int64_t qtiles)
+{
+	const int64_t end = (g + 1) * tiles * TC_BN;
+	const int64_t blocks = (end + qbm - 1) / qbm < qtiles ? (end + qbm - 1) / qbm : qtiles;
+
+	return (double) blocks + (double) qtiles / 64.0;
+}
+
 static void
 TcTeamGroups(int64_t groups, int64_t tiles, int qbm, int64_t qtiles, int parts,
 			 int part, int64_t *first, int64_t *last)
@@ -246,17 +258,11 @@ TcTeamGroups(int64_t groups, int64_t tiles, int qbm, int64_t qtiles, int parts,
 				done = 0.0;
 
 	for (int64_t g = 0; g < groups; g++)
-	{
-		const int64_t end = (g + 1) * tiles * TC_BN;
-
-		total += (double) ((end + qbm - 1) / qbm < qtiles ? (end + qbm - 1) / qbm : qtiles);
-	}
+		total += TcGroupWork(g, tiles, qbm, qtiles);
 	*first = groups;
 	*last = groups;
 	for (int64_t g = 0; g < groups; g++)
 	{
-		const int64_t end = (g + 1) * tiles * TC_BN;
-
 		if (*first == groups && done >= total * part / parts)
 			*first = g;
 		if (done >= total * (part + 1) / parts && part + 1 < parts)
@@ -264,7 +270,7 @@ TcTeamGroups(int64_t groups, int64_t tiles, int qbm, int64_t qtiles, int parts,
 			*last = g;
 			break;
 		}
-		done += (double) ((end + qbm - 1) / qbm < qtiles ? (end + qbm - 1) / qbm : qtiles);
+		done += TcGroupWork(g, tiles, qbm, qtiles);
 	}
 	if (*first > *last)
 		*first = *last;
@@ -303,10 +309,12 @@ TcTeamMerge(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 			in.lists++;
 			continue;
 		}
-		/* directly over the devices' link where there is one */
-		if (team->device[q] != dev->id)
-			(void) cudaDeviceEnablePeerAccess(team->device[q], 0);
-		(void) cudaGetLastError();
+		/*
+		 * Through the driver, without peer access: enabling it made every
+		 * later allocation of the process map into the peer, and a
+		 * threshold search's allocations took 27 ms instead of 1 (two
+		 * H200s, 2026-11-29), more than the copies gain.
+		 */
 		ODP_CUDA_TRY(ctx, cudaMemcpyPeerAsync(rd[q], dev->id, team->dist[q] + r0 * k,
 											  team->device[q], (size_t) rn * k * sizeof(float), stream),
 					 "copying another device's lists");
@@ -645,6 +653,7 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 				ODP_TRY(OdpKnnAccumulate(ctx, dev, stream, &sp, &sst, &ignored));
 			}
 		}
+		TC_MARK("threshold");
 		if (teamed)
 		{
 			/* the k-th sample distances of every row, each from its part */
@@ -662,8 +671,8 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 			ODP_CUDA_TRY(ctx, cudaMemcpyAsync(d_kth, team->kth, (size_t) nq * sizeof(float),
 											  cudaMemcpyHostToDevice, stream),
 						 "copying the other devices' thresholds");
+			TC_MARK("exchange");
 		}
-		TC_MARK("threshold");
 
 		/* 2. the filter */
 		memset(&qa, 0, sizeof(qa));

@@ -123,7 +123,7 @@ KnnSplitTeamed(const KnnSplit *s)
 	const OdpMatrix *m = s->queries;
 	const int64_t n = (m->rows < KNN_TEAM_SAMPLE_ROWS ? m->rows : KNN_TEAM_SAMPLE_ROWS) * m->dims;
 
-	if (!s->self_join || s->dist == NULL || m != s->cands || odp_matrix_is64(m) ||
+	if (!s->self_join || s->dist == NULL || odp_matrix_is64(m) || m->data != s->cands->data ||
 		!odp_gpu_knn_team_fits(m->rows, m->dims, s->metric, s->k))
 		return false;
 	if (s->metric == ODP_METRIC_COSINE)
