@@ -60,7 +60,7 @@ GPU_CU_OBJS = kernels/gpu/gpu_runtime.o kernels/gpu/gpu_blas.o
 GPU_C_OBJS = kernels/gpu/gpu_resident.o
 GPU_NOCUDA_OBJS = kernels/gpu/gpu_disabled.o
 DEVICES_C_OBJS = kernels/devices/device_set.o kernels/devices/pair_relay.o
-KNN_C_OBJS = kernels/knn/knn.o kernels/knn/knn_batch.o kernels/knn/knn_cost.o kernels/knn/knn_cost_calibrate.o kernels/knn/knn_cpu.o kernels/knn/knn_cpu_bits.o kernels/knn/knn_split.o \
+KNN_C_OBJS = kernels/knn/knn.o kernels/knn/knn_batch.o kernels/knn/knn_cost.o kernels/knn/knn_cost_calibrate.o kernels/knn/knn_cpu.o kernels/knn/knn_cpu_bits.o kernels/knn/knn_split.o kernels/knn/knn_team.o \
 	kernels/knn/knn_distributed.o kernels/knn/knn_wide_filter.o \
 	kernels/knn/spatial.o kernels/knn/spatial_cpu.o
 KNN_CU_OBJS = kernels/knn/knn_gpu.o kernels/knn/knn_gpu_run.o \

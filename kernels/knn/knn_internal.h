@@ -159,6 +159,13 @@ typedef struct OdpKnnTeam
 } OdpKnnTeam;
 
 /*
+ * A team of parts parts, part p owning rows [first[p], first[p + 1]) of
+ * rows (knn_team.c); NULL without memory.
+ */
+extern OdpKnnTeam *odp_knn_team_make(int parts, const int64_t *first, int64_t rows);
+extern void odp_knn_team_free(OdpKnnTeam *team);
+
+/*
  * Part part's one join: records can, meets the others, and sets *all to
  * whether every part can.  False when the run was stopped meanwhile.  A
  * part that has joined gets its earlier answer at once.

@@ -29,7 +29,6 @@
  *-------------------------------------------------------------------------
  */
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "devices/device_set.h"
@@ -90,24 +89,6 @@ KnnSplitPart(void *arg, int part, OdpContext *pctx)
 	return KnnSplitRows(s, pctx, first, count);
 }
 
-/* See knn_internal.h. */
-bool
-odp_knn_team_join(OdpContext *pctx, OdpKnnTeam *team, int part, bool can, bool *all)
-{
-	bool		met = true;
-
-	if (!team->joined[part])
-	{
-		team->can[part] = can;
-		team->joined[part] = true;
-		met = odp_meeting_attend(pctx, team->meeting);
-	}
-	*all = met;
-	for (int q = 0; q < team->parts; q++)
-		*all = *all && team->can[q];
-	return met;
-}
-
 /* Rows whose integer values a self join's sample of rows shows: at most this many. */
 #define KNN_TEAM_SAMPLE_ROWS	4096
 
@@ -138,26 +119,14 @@ KnnSplitTeamed(const KnnSplit *s)
 static OdpStatus
 KnnSplitTeamRun(OdpContext *ctx, const OdpDeviceSet *set, KnnSplit *s)
 {
-	OdpKnnTeam *team = calloc(1, sizeof(OdpKnnTeam));
 	OdpStatus	status;
 
-	if (team == NULL ||
-		(team->meeting = odp_meeting_make(set->count)) == NULL ||
-		(team->kth = malloc(sizeof(float) * (size_t) s->queries->rows)) == NULL)
-	{
-		if (team != NULL)
-			odp_meeting_free(team->meeting);
-		free(team);
+	s->team = odp_knn_team_make(set->count, s->first, s->queries->rows);
+	if (s->team == NULL)
 		return odp_fail(ctx, ODP_ERR_HOST_OOM, "out of host memory for a split self join");
-	}
-	team->parts = set->count;
-	memcpy(team->first, s->first, sizeof(team->first));
-	s->team = team;
 	status = odp_knn_split_run(ctx, set, s->queries, s->cands, KnnSplitPart, s);
+	odp_knn_team_free(s->team);
 	s->team = NULL;
-	free(team->kth);
-	odp_meeting_free(team->meeting);
-	free(team);
 	return status;
 }
 
