@@ -65,10 +65,21 @@
  * (TcRefineKernel, TcScanKernel); what they share is in
  * knn_gpu_tc_internal.cuh.
  *
+ * A team (knn_internal.h): a self join split over devices by its pairs.
+ * Each part runs the symmetric filter over every row, but finds the
+ * thresholds of its own rows only (the parts exchange them through the
+ * host), tests its share of the tile groups (TcTeamGroups), refines every
+ * row's partial lists, and merges the other parts' lists of its own rows
+ * into its result (TcTeamMerge).  Where the symmetric filter does not
+ * serve every row on some part, the parts agree at the team's join to
+ * compute their own rows alone.
+ *
  * Map of this file: the search's constants (TC_*), the test counters
  * (odp_gpu_knn_tc_*), OdpKnnTcEligible, TcSampleSize, TcSymmetric, the
- * benchmark builds' trace (TC_MARK), TcSearch (one metric's launches,
- * query chunk by query chunk) and the entry point OdpKnnTcSearch.
+ * benchmark builds' trace (TC_MARK), the team's helpers
+ * (odp_gpu_knn_team_fits, TcWholeRows, TcTeamGroups, TcTeamMerge),
+ * TcSearch (one metric's launches, query chunk by query chunk) and the
+ * entry point OdpKnnTcSearch.
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -349,9 +360,11 @@ cleanup:
 
 /*
  * The launches of one metric; see OdpKnnTcSearch.  depth 0 is the
- * caller's problem; at depth 1 it finds the thresholds of depth 0 (the
- * sample's k nearest), itself from a smaller sample through the SIMT
- * primitive.
+ * caller's problem (for a team part, its own rows, widened to every row
+ * where it shares the pairs); at depth 1 it finds the thresholds of depth
+ * 0 (the sample's k nearest), itself from a smaller sample through the
+ * SIMT primitive.  Returns with *done false, for the caller's other paths,
+ * where it does not apply or memory is short.
  */
 template <OdpMetric M>
 static OdpStatus
