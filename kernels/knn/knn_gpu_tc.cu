@@ -874,7 +874,8 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 		ODP_TRY(TcTeamMerge(ctx, dev, stream, team, part, r0, rn, &fst, state,
 							d_rd, d_ri, d_rc, d_flags + 2));
 		TC_MARK("merge");
-		odp_gpu_knn_tc_team++;
+		/* the parts count at once */
+		(void) __atomic_fetch_add(&odp_gpu_knn_tc_team, 1, __ATOMIC_RELAXED);
 	}
 	*done = true;
 	if (sym)
