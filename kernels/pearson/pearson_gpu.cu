@@ -62,7 +62,7 @@
  *
  * Map of this file: the plan's constants (PEARSON_*), the test counter
  * odp_gpu_pearson_staged_runs, the benchmark builds' printing of the
- * stage times (odp_gpu_pearson_trace_print), the plan and its buffers
+ * stage times (PearsonTracePrint), the plan and its buffers
  * (PearsonTempBytes, PearsonPlanBytes, PearsonPlanClamp, PearsonPlan,
  * PearsonAllocate), the tile loop PearsonRun, PearsonRelease and the
  * entry points odp_gpu_pearson and odp_gpu_pearson_available.
@@ -101,13 +101,14 @@ static const char *const pearson_t_names[PEARSON_T_COUNT] = {
 	"setup", "prepare", "gemm", "finish", "select", "top-k", "host"
 };
 
-/* Prints and clears the stage times. */
-extern "C" void
-odp_gpu_pearson_trace_print(void)
+/* Prints and clears this thread's stage times, of a call on device. */
+static void
+PearsonTracePrint(int device)
 {
+	fprintf(stderr, "pearson stages [gpu %d]: ", device);
 	for (int s = 0; s < PEARSON_T_COUNT; s++)
 	{
-		fprintf(stderr, "%s%s %.2f ms", s ? ", " : "pearson stages: ", pearson_t_names[s], pearson_t_ms[s]);
+		fprintf(stderr, "%s%s %.2f ms", s ? ", " : "", pearson_t_names[s], pearson_t_ms[s]);
 		pearson_t_ms[s] = 0.0;
 	}
 	fprintf(stderr, "\n");
@@ -595,6 +596,9 @@ odp_gpu_pearson(OdpContext *ctx, const OdpPearsonJob *job)
 
 cleanup:
 	PearsonRelease(&g, status);
+#ifdef ODP_PEARSON_TRACE
+	PearsonTracePrint(g.dev.id);
+#endif
 	ctx->compute_ms = odp_now_ms() - start - ctx->transfer_ms -
 		(job->emitter ? job->emitter->ms - emit_before : 0.0);
 	return status;

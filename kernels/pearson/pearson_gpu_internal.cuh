@@ -116,9 +116,10 @@ typedef struct GpuPearson
 
 /*
  * Stage timing for benchmarks (-DODP_PEARSON_TRACE): each stage waits for
- * the stream and adds its wall time; odp_gpu_pearson_trace_print
- * (pearson_gpu.cu) writes them to stderr.  Compiled out otherwise.  The
- * times are inline variables, one copy for every file of the path.
+ * the stream and adds its wall time; each call writes its device's times
+ * to stderr as it ends (pearson_gpu.cu).  Compiled out otherwise.  The
+ * times are inline variables, one copy for every file of the path, and
+ * one per thread, so that a split's parts time their own stages.
  */
 #ifdef ODP_PEARSON_TRACE
 enum
@@ -126,8 +127,8 @@ enum
 	PEARSON_T_SETUP, PEARSON_T_PREP, PEARSON_T_GEMM, PEARSON_T_FINISH, PEARSON_T_SELECT,
 	PEARSON_T_TOP, PEARSON_T_HOST, PEARSON_T_COUNT
 };
-inline double pearson_t_ms[PEARSON_T_COUNT];
-inline double pearson_t_last;
+inline thread_local double pearson_t_ms[PEARSON_T_COUNT];
+inline thread_local double pearson_t_last;
 
 /* Closes stage s: waits for the stream, adds the time since the last mark. */
 static inline void

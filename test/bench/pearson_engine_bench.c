@@ -5,8 +5,9 @@
  *	  walks at a fixed seed (each value the last one changed by up to 1%),
  *	  pairs over a threshold and top-k lists on the GPU, optionally the CPU
  *	  too and compared, with the phases the engine reports.  Built with
- *	  -DODP_PEARSON_TRACE (make test/bench/pearson_engine_bench_trace) it
- *	  also prints the GPU path's stages.
+ *	  -DODP_PEARSON_TRACE (make test/bench/pearson_engine_bench_trace) the
+ *	  GPU path also prints its stages, each device's part of a split call
+ *	  on a line of its own.
  *
  * Usage: pearson_engine_bench [options]
  *	--series M (16384)  --len N (4096)  --threshold T (0.9)  --k K (10)
@@ -33,13 +34,6 @@
 #include "bench_devices.h"
 #include "bench_rng.h"
 #include "include/odp_pearson.h"
-
-#ifdef ODP_PEARSON_TRACE
-extern void odp_gpu_pearson_trace_print(void);
-#define TRACE_PRINT() odp_gpu_pearson_trace_print()
-#else
-#define TRACE_PRINT() ((void) 0)
-#endif
 
 /* The engine's switch for page-locking inputs (gpu_runtime.cu); weak for CPU builds. */
 extern int	odp_gpu_pin_inputs __attribute__((weak));
@@ -118,8 +112,6 @@ run_pairs(OdpDevice dev, int threads, const OdpPearsonProblem *prob, double t, P
 		   dev == ODP_DEVICE_GPU ? "gpu" : "cpu", t, odp_status_name(st),
 		   odp_now_ms() - t0, ctx.transfer_ms, ctx.compute_ms, (long long) ctx.chunks,
 		   (long long) n, st == ODP_OK ? "" : ": ", st == ODP_OK ? "" : ctx.message);
-	if (dev == ODP_DEVICE_GPU)
-		TRACE_PRINT();
 	return st;
 }
 
@@ -139,8 +131,6 @@ run_top(OdpDevice dev, int threads, const OdpPearsonProblem *prob, int k,
 		   dev == ODP_DEVICE_GPU ? "gpu" : "cpu", k, odp_status_name(st),
 		   odp_now_ms() - t0, ctx.transfer_ms, ctx.compute_ms, (long long) ctx.chunks,
 		   st == ODP_OK ? "" : ": ", st == ODP_OK ? "" : ctx.message);
-	if (dev == ODP_DEVICE_GPU)
-		TRACE_PRINT();
 	return st;
 }
 
