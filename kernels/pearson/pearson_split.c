@@ -7,8 +7,7 @@
  * Each part takes a contiguous range of the rows a of x, prepares every
  * series on its device and computes the tiles of its row blocks against
  * all partners (for a self correlation's pairs, the upper triangle from
- * its rows on, so ranges are sized for equal time: their shares of the
- * triangle, and of the row blocks' fixed time, PearsonSplitTriangle).
+ * its rows on, so ranges are sized to hold equal shares of the triangle).
  * A part's top-k lists are written straight into the rows of the outputs
  * it owns; its pairs, produced in ascending (a, b) order, go through the
  * pair relay, which hands them to the caller's receiver part after part:
@@ -52,50 +51,6 @@ typedef struct PearsonSplit
 		OdpPearsonEmitter emitter;
 	}			parts[ODP_MAX_GPUS];
 } PearsonSplit;
-
-/*
- * Fixed time of a row block of a self correlation's products beyond its
- * pairs, and the block's rows (the GPU path's tiles over a triangle): on
- * two H200s (2026-11-29) equal shares of the 16,384 x 4,096 triangle took
- * 9.9 and 11.4 ms of products, the second part running seven more,
- * smaller row blocks than the first, about 0.2 ms each.
- */
-#define PEARSON_SPLIT_BLOCK_MS		0.2
-#define PEARSON_SPLIT_BLOCK_ROWS	1024
-
-/*
- * Splits a self correlation's rows for equal time: a slice of rows at r
- * costs its pairs with the rows after it, at one device's rate
- * (odp_one_device_ms), and its share of a row block's fixed time.
- */
-static void
-PearsonSplitTriangle(int64_t rows, int32_t dims, int parts, int64_t *first)
-{
-	double		total = 0.0,
-				done = 0.0;
-	int			p = 1;
-
-	for (int64_t r = 0; r < rows; r += PEARSON_SPLIT_ALIGN)
-	{
-		const int64_t n = rows - r < PEARSON_SPLIT_ALIGN ? rows - r : PEARSON_SPLIT_ALIGN;
-
-		total += odp_one_device_ms(ODP_WORK_CORRELATIONS, n, rows - r, dims) +
-			PEARSON_SPLIT_BLOCK_MS * (double) n / PEARSON_SPLIT_BLOCK_ROWS;
-	}
-	first[0] = 0;
-	for (int64_t r = 0; r < rows && p < parts; r += PEARSON_SPLIT_ALIGN)
-	{
-		const int64_t n = rows - r < PEARSON_SPLIT_ALIGN ? rows - r : PEARSON_SPLIT_ALIGN;
-
-		while (p < parts && done >= total * p / parts)
-			first[p++] = r;
-		done += odp_one_device_ms(ODP_WORK_CORRELATIONS, n, rows - r, dims) +
-			PEARSON_SPLIT_BLOCK_MS * (double) n / PEARSON_SPLIT_BLOCK_ROWS;
-	}
-	while (p < parts)
-		first[p++] = rows;
-	first[parts] = rows;
-}
 
 /* A part's receiver: queues its pairs in the relay (its own thread). */
 static bool
@@ -174,10 +129,8 @@ odp_split_pearson(OdpContext *ctx, const OdpPearsonJob *job)
 		s->parts[p].split = s;
 		s->parts[p].part = p;
 	}
-	if (!job->top && job->p->y == NULL)
-		PearsonSplitTriangle(rows, x->dims, set.count, s->first);
-	else
-		OdpSplitRows(rows, set.count, false, PEARSON_SPLIT_ALIGN, s->first);
+	OdpSplitRows(rows, set.count, !job->top && job->p->y == NULL,
+				 PEARSON_SPLIT_ALIGN, s->first);
 	/* every part copies every series: page-locked once for all of them */
 	OdpSharedInputsPin(ctx, &in, x->data, sizeof(double) * (size_t) rows * (size_t) x->dims);
 	if (y != NULL)
