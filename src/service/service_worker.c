@@ -455,6 +455,36 @@ ServiceShare(const OdpServiceDevice *dev, size_t wish, int behind)
 	return Max(need, unreserved / (size_t) (2 + behind));
 }
 
+/*
+ * A second run after a GPU fault (slot->alone) goes alone, once all else
+ * has ended: a call that faults again then harms no other, and the calls
+ * its first fault failed get their answers.  Of the nq queued requests
+ * (by ticket), how many admission may consider: none while a second run
+ * runs, or while one waits for the running requests to end; only the
+ * first second run (moved to queued[0]) once nothing runs; else all.
+ */
+static int
+ServiceAloneFirst(int *queued, int nq)
+{
+	bool		running = false;
+
+	for (int i = 0; i < OdpService->nslots; i++)
+		if (OdpService->slots[i].state == ODP_SLOT_RUNNING && OdpService->slots[i].alone)
+			return 0;
+	for (int d = 0; d < OdpService->ndevices; d++)
+		running |= OdpService->devices[d].running > 0;
+	for (int q = 0; q < nq; q++)
+	{
+		if (!OdpService->slots[queued[q]].alone)
+			continue;
+		if (running)
+			return 0;
+		queued[0] = queued[q];
+		return 1;
+	}
+	return nq;
+}
+
 /* Admits queued requests in order of submission as memory allows. */
 static void
 ServiceAdmitQueued(void)
@@ -474,29 +504,7 @@ ServiceAdmitQueued(void)
 		blocked[d] = OdpService->devices[d].needs_check || service_restart ||
 			!OdpService->engine_ready;
 	}
-	for (int i = 0; i < OdpService->nslots; i++)
-		if (OdpService->slots[i].state == ODP_SLOT_RUNNING && OdpService->slots[i].alone)
-			nq = 0;
-	for (int q = 0; q < nq; q++)
-	{
-		if (!OdpService->slots[queued[q]].alone)
-			continue;
-
-		/*
-		 * A second run after a GPU fault goes alone, once all else has
-		 * ended: a call that faults again then harms no other, and the
-		 * calls its first fault failed get their answers.
-		 */
-		for (int d = 0; d < OdpService->ndevices; d++)
-			if (OdpService->devices[d].running > 0)
-				nq = 0;
-		if (nq > 0)
-		{
-			queued[0] = queued[q];
-			nq = 1;
-		}
-		break;
-	}
+	nq = ServiceAloneFirst(queued, nq);
 	for (int q = 0; q < nq; q++)
 	{
 		int			i = queued[q];
