@@ -56,7 +56,7 @@ ENGINE_PROGRAM_OBJS = src/service/engine_process.o src/service/service_thread.o 
 # objects and what replaces the CUDA objects in a build without CUDA.
 COMMON_C_OBJS = kernels/common/engine_common.o kernels/common/host_threads.o \
 	kernels/common/host_sort.o kernels/common/topn.o
-GPU_CU_OBJS = kernels/gpu/gpu_runtime.o kernels/gpu/gpu_blas.o
+GPU_CU_OBJS = kernels/gpu/gpu_runtime.o kernels/gpu/gpu_blas.o kernels/gpu/gpu_pieces.o
 GPU_C_OBJS = kernels/gpu/gpu_resident.o
 GPU_NOCUDA_OBJS = kernels/gpu/gpu_disabled.o
 DEVICES_C_OBJS = kernels/devices/device_set.o kernels/devices/pair_relay.o

@@ -457,6 +457,7 @@ GlueRun(OdpContext *ctx, OdpCall *call, OdpRunInfo *info)
 	info->service_retried = service.retried;
 	info->staged_bytes += service.staged_bytes;
 	info->streamed_bytes += service.streamed_bytes;
+	info->streamed_to_gpu_bytes += service.streamed_to_gpu_bytes;
 	info->stream_ms += service.stream_ms;
 	return status;
 }
@@ -1092,9 +1093,9 @@ OdpReportTiming(const char *what, const OdpInput *in, const OdpRunInfo *info,
 	if (info->precision != NULL)
 		extra = psprintf("%s precision=%s", extra, info->precision);
 	if (info->via_service)
-		extra = psprintf("%s staged=%.1f MB streamed=%.1f MB stream=%.1f ms", extra,
-						 info->staged_bytes / 1048576.0, info->streamed_bytes / 1048576.0,
-						 info->stream_ms);
+		extra = psprintf("%s staged=%.1f MB streamed=%.1f MB stream=%.1f ms streamed_to_gpu=%.1f MB",
+						 extra, info->staged_bytes / 1048576.0, info->streamed_bytes / 1048576.0,
+						 info->stream_ms, info->streamed_to_gpu_bytes / 1048576.0);
 	if (info->batch_queries > 0)
 		extra = psprintf("%s batch=%d", extra, info->batch_queries);
 	if (info->chosen_by != NULL)

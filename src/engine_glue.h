@@ -39,6 +39,7 @@ typedef struct OdpRunInfo
 	bool		service_retried;	/* run again there after a GPU fault */
 	int64		staged_bytes;	/* inputs the service read in place */
 	int64		streamed_bytes; /* inputs streamed to it */
+	int64		streamed_to_gpu_bytes;	/* of those, went on to the GPU as they came */
 	double		stream_ms;		/* streaming inputs and outputs */
 	double		startup_ms;		/* what an engine call took beyond its
 								 * phases: starting CUDA, a context, the

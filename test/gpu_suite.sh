@@ -67,7 +67,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader ||
 psql -X -q -c "SET client_min_messages = warning" -c "CREATE EXTENSION IF NOT EXISTS odp_gpu" >/dev/null
 service_opts=
 if [ "${ODP_SERVICE:-0}" = 1 ]; then
-	service_opts="-c shared_preload_libraries=odp_gpu -c odp_gpu.service_engine=${ODP_SERVICE_ENGINE:-gpu}"
+	service_opts="-c shared_preload_libraries=odp_gpu -c odp_gpu.service_engine=${ODP_SERVICE_ENGINE:-gpu}${ODP_SERVICE_OPTS:+ $ODP_SERVICE_OPTS}"
 	odp_log "restarting the server with odp_gpu preloaded: the GPU service runs every GPU call below"
 	odp_server_save && odp_server_restart "$service_opts" >"$log/restart.log" && odp_service_wait
 	odp_check "the server preloads odp_gpu and its GPU service takes GPU calls" $? \
@@ -633,6 +633,36 @@ ODP_SHARD_LONG=0 odp_distributed_checks "-c odp_gpu.device=gpu -c odp_gpu.gpu_mi
 fi
 
 if [ -n "$service_opts" ]; then
+	# inputs that find no room in the staging area (here: none at all)
+	# stream through the page-locked ring and go on to the GPU as they
+	# arrive; the calls read that copy, with the CPU path's rows
+	odp_log "inputs streamed onto the GPU as they arrive (odp_gpu.staging_size = 0)"
+	odp_server_restart "$service_opts -c odp_gpu.staging_size=0" >>"$log/restart.log" && odp_service_wait
+	psql -X -q -v ON_ERROR_STOP=1 >/dev/null <<'SQL'
+SET client_min_messages = warning;
+SELECT setseed(0.375);
+DROP TABLE IF EXISTS odp_pieces_t, odp_pieces_s;
+CREATE TABLE odp_pieces_t AS SELECT i::bigint AS id,
+	array(SELECT random()::real FROM generate_series(1, 32) WHERE i > 0) AS f FROM generate_series(1, 200000) i;
+CREATE TABLE odp_pieces_s AS SELECT i::bigint AS id,
+	array(SELECT random() + (i % 7) * g FROM generate_series(1, 2048) g WHERE i > 0) AS v FROM generate_series(1, 600) i;
+SQL
+	pieces_knn="SELECT 'r=' || md5(string_agg(query_id || ':' || rank || ':' || id || ':' || distance, ',' ORDER BY query_id, rank))
+		FROM odp_knn_join('(SELECT * FROM odp_pieces_t WHERE id % 100 = 0)', 'odp_pieces_t', k => 10)"
+	pieces_corr="SELECT 'r=' || count(*) || ':' || md5(string_agg(id_a || ':' || id_b || ':' || round(r::numeric, 6), ',' ORDER BY id_a, id_b))
+		FROM odp_pearson('odp_pieces_s', min_abs_r => 0.5)"
+	for q in knn corr; do
+		eval "sql=\$pieces_$q"
+		want=$(PGOPTIONS="-c odp_gpu.device=cpu" psql -X -At -c "$sql" 2>&1)
+		got=$(PGOPTIONS="-c odp_gpu.device=gpu -c odp_gpu.gpu_min_rows=0 -c odp_gpu.report_timing=on" \
+			psql -X -At -c "$sql" -c "$sql" 2>&1)
+		[ "$(grep -c "^$want\$" <<<"$got")" = 2 ] && [ "$(grep -c 'path=gpu .*streamed_to_gpu=[1-9][0-9.]* MB' <<<"$got")" = 2 ]
+		odp_check "$q: inputs streamed onto the GPU as they arrive give the CPU path's rows" $? \
+			"want $want; $(grep -o 'r=.*\|transfer=[0-9.]* ms\|stream=[0-9.]* ms\|streamed[_a-z]*=[0-9.]* MB\|ERROR.*' <<<"$got" | tr '\n' ' ')"
+	done
+	psql -X -q -c "DROP TABLE odp_pieces_t, odp_pieces_s" >/dev/null
+	odp_server_restart "$service_opts" >>"$log/restart.log" && odp_service_wait
+
 	# a CUDA fault poisons the service's context: the faulty call fails
 	# with a GPU error, the service rebuilds the context (or restarts),
 	# a call queued meanwhile and the next one work, the server does not

@@ -15,6 +15,7 @@
  */
 #include "common/engine_internal.h"
 #include "gpu/gpu_runtime.h"
+#include "include/odp_resident.h"
 
 /* Reports that this build has no GPU path. */
 bool
@@ -77,6 +78,59 @@ odp_gpu_host_area(OdpContext *ctx, void *ptr, size_t bytes, bool eager)
 	(void) ptr;
 	(void) bytes;
 	return eager ? odp_fail(ctx, ODP_ERR_NO_GPU, ODP_NO_CUDA_MESSAGE) : ODP_OK;
+}
+
+OdpStatus
+odp_gpu_host_rings(OdpContext *ctx, void *ptr, size_t bytes)
+{
+	(void) ptr;
+	(void) bytes;
+	return odp_fail(ctx, ODP_ERR_NO_GPU, ODP_NO_CUDA_MESSAGE);
+}
+
+/* No device copies without CUDA: the calls copy nothing to a device. */
+OdpPieceCopies *
+odp_piece_copies_begin(const int *ordinals, int n, size_t bytes, const void *source,
+					   size_t source_bytes)
+{
+	(void) ordinals;
+	(void) n;
+	(void) bytes;
+	(void) source;
+	(void) source_bytes;
+	return NULL;
+}
+
+bool
+odp_piece_copies_add(OdpPieceCopies *pc, size_t offset, const void *src, size_t len)
+{
+	(void) pc;
+	(void) offset;
+	(void) src;
+	(void) len;
+	return false;
+}
+
+bool
+odp_piece_copies_wait(OdpPieceCopies *pc)
+{
+	(void) pc;
+	return false;
+}
+
+int
+odp_piece_copies_views(OdpPieceCopies *pc, const void *host, OdpResidentArray *out)
+{
+	(void) pc;
+	(void) host;
+	(void) out;
+	return 0;
+}
+
+void
+odp_piece_copies_end(OdpPieceCopies *pc)
+{
+	(void) pc;
 }
 
 /* Nothing is ever pinned without CUDA. */

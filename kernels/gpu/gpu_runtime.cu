@@ -564,14 +564,42 @@ OdpGpuAreaLock(OdpContext *ctx)
 	ctx->transfer_ms += odp_now_ms() - t0;
 }
 
-/* Whether [ptr, ptr + bytes) lies in the locked area. */
+/* The rings (odp_gpu_host_rings): locked once, never unlocked. */
+static char *rings_base = NULL;
+static size_t rings_bytes = 0;
+
+/* Whether [ptr, ptr + bytes) lies in [base, base + size). */
 static bool
-OdpGpuHostRegistered(const void *ptr, size_t bytes)
+OdpGpuWithin(const void *ptr, size_t bytes, const char *base, size_t size)
 {
 	const char *p = (const char *) ptr;
 
-	return area_locked && p >= area_base && bytes <= area_bytes &&
-		(size_t) (p - area_base) <= area_bytes - bytes;
+	return base != NULL && p >= base && bytes <= size && (size_t) (p - base) <= size - bytes;
+}
+
+/* See gpu_runtime.cuh. */
+bool
+OdpGpuHostLocked(const void *ptr, size_t bytes)
+{
+	return (area_locked && OdpGpuWithin(ptr, bytes, area_base, area_bytes)) ||
+		OdpGpuWithin(ptr, bytes, __atomic_load_n(&rings_base, __ATOMIC_ACQUIRE), rings_bytes);
+}
+
+/* See odp_engine.h. */
+extern "C" OdpStatus
+odp_gpu_host_rings(OdpContext *ctx, void *ptr, size_t bytes)
+{
+	cudaError_t err = cudaHostRegister(ptr, bytes, cudaHostRegisterPortable);
+
+	if (err != cudaSuccess)
+	{
+		(void) cudaGetLastError();
+		return odp_fail(ctx, ODP_ERR_GPU, "could not page-lock %zu bytes of host memory: %s",
+						bytes, cudaGetErrorString(err));
+	}
+	rings_bytes = bytes;
+	__atomic_store_n(&rings_base, (char *) ptr, __ATOMIC_RELEASE);
+	return ODP_OK;
 }
 
 /*
@@ -586,7 +614,7 @@ OdpGpuPin(OdpContext *ctx, const void *ptr, size_t bytes, unsigned int flags)
 	void	   *pinned = NULL;
 
 	if (!odp_gpu_pin_inputs || ptr == NULL || bytes < ODP_GPU_PIN_BYTES ||
-		OdpGpuHostRegistered(ptr, bytes))
+		OdpGpuHostLocked(ptr, bytes))
 		return NULL;
 	if (cudaHostRegister((void *) ptr, bytes, flags) == cudaSuccess)
 		pinned = (void *) ptr;

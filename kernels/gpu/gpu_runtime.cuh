@@ -156,6 +156,13 @@ extern const void *OdpGpuResidentOn(const OdpContext *ctx, const void *src, size
 extern cudaError_t OdpGpuCopyIn(const OdpContext *ctx, void *dst, const void *src,
 								size_t bytes, cudaStream_t stream);
 
+/*
+ * Whether [ptr, ptr + bytes) lies in host memory the engine keeps
+ * page-locked (the staging area, the GPU service's rings): copies from it
+ * are asynchronous and run at the bus's speed.
+ */
+extern bool OdpGpuHostLocked(const void *ptr, size_t bytes);
+
 /* Bytes an allocation of n bytes counts against the budget. */
 static inline size_t
 OdpGpuRounded(size_t n)

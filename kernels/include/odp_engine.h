@@ -345,6 +345,14 @@ extern OdpStatus odp_gpu_device_recover(OdpContext *ctx, int index,
 extern OdpStatus odp_gpu_host_area(OdpContext *ctx, void *ptr, size_t bytes, bool eager);
 
 /*
+ * Page-locks [ptr, ptr + bytes) for every device, now and for the
+ * process's life: the GPU service's rings, from which the inputs that
+ * stream to it go on to the devices piece by piece as they arrive
+ * (odp_piece_copies_begin).  ODP_ERR_GPU with the reason where it cannot.
+ */
+extern OdpStatus odp_gpu_host_rings(OdpContext *ctx, void *ptr, size_t bytes);
+
+/*
  * Poisons device index's context with an illegal memory access, as a
  * faulty kernel would; for tests of odp_gpu_device_recover only.
  */

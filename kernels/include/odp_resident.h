@@ -66,6 +66,48 @@ extern void odp_resident_drop(uint64_t tag);
  */
 extern void odp_resident_forget_device(int ordinal);
 
+/*
+ * Copies of one input made on devices while it arrives in pieces: the GPU
+ * service's inputs that found no room in the staging area stream to it
+ * through a slot's ring, which the engine page-locked
+ * (odp_gpu_host_rings), and each piece goes on to every device of the
+ * call while the engine thread copies it to its host buffer.  The call
+ * then lists the copies in OdpContext.resident (odp_piece_copies_views)
+ * and reads them on the device as it reads the table cache's: the input
+ * does not cross the bus again once it has arrived.
+ */
+typedef struct OdpPieceCopies OdpPieceCopies;
+
+/*
+ * Starts copies of bytes on each of the n devices (CUDA ordinals), from
+ * pieces that lie in [source, source + source_bytes); NULL where that
+ * memory is not page-locked or a device has no room (the call then
+ * copies its host buffer as before).  Not counted in any budget: the
+ * caller leaves room for them.
+ */
+extern OdpPieceCopies *odp_piece_copies_begin(const int *ordinals, int n, size_t bytes,
+											  const void *source, size_t source_bytes);
+
+/*
+ * Queues the copy of len bytes at src to offset of every copy, and
+ * returns at once; false once a copy failed (the copies are then not
+ * used).  src must stay as it is until odp_piece_copies_wait returns.
+ */
+extern bool odp_piece_copies_add(OdpPieceCopies *pc, size_t offset, const void *src, size_t len);
+
+/* Waits for the queued pieces; false once a copy failed. */
+extern bool odp_piece_copies_wait(OdpPieceCopies *pc);
+
+/*
+ * Lists the copies as copies of the host buffer host (out: one per
+ * device); returns how many, 0 when a piece failed.
+ */
+extern int	odp_piece_copies_views(OdpPieceCopies *pc, const void *host,
+								   OdpResidentArray *out);
+
+/* Frees the copies (NULL allowed). */
+extern void odp_piece_copies_end(OdpPieceCopies *pc);
+
 #ifdef __cplusplus
 }
 #endif

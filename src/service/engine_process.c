@@ -43,6 +43,7 @@
 #define ENGINE_STOP_WAIT_MS 5000
 
 static OdpEngineArea *area;
+static size_t area_bytes;		/* its mapping's size: the slots and rings */
 static char *staging;			/* this process's view of the staging area */
 static int	sock = ODP_ENGINE_FD_SOCKET;
 static _Atomic int running_jobs = 0;
@@ -219,6 +220,14 @@ EngineInitDevices(void)
 		if (!area->staging_locked)
 			EngineNote("inputs copy to the GPU from pageable memory: %s; ", ctx.message);
 	}
+	/*
+	 * The rings too: an input that found no room in the staging area goes
+	 * on to the devices from the ring, piece by piece, as it arrives.
+	 */
+	memset(&ctx, 0, sizeof(ctx));
+	if (odp_gpu_host_rings(&ctx, area, area_bytes) != ODP_OK)
+		EngineNote("inputs that stream copy to the GPU once they have arrived: %s; ",
+				   ctx.message);
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.gpu_id = area->devices[0].ordinal;
 	area->blas_ready = odp_gpu_pearson_available(&ctx) == ODP_OK;
@@ -415,6 +424,7 @@ main(int argc, char **argv)
 	prctl(PR_SET_NAME, ODP_ENGINE_TITLE);
 	/* started by anything but its worker: nothing to serve */
 	area = EngineMapFd(ODP_ENGINE_FD_AREA, &bytes);
+	area_bytes = bytes;
 	if (area == NULL || bytes < sizeof(OdpEngineArea) || argv[0] == NULL)
 	{
 		fprintf(stderr, "%s: run by the odp_gpu service only\n", ODP_ENGINE_PROGRAM);

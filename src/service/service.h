@@ -33,6 +33,8 @@ typedef struct OdpServiceRunInfo
 	int			device;			/* the first device it ran on */
 	int64		staged_bytes;	/* inputs the service read in place */
 	int64		streamed_bytes; /* inputs that streamed through the ring */
+	int64		streamed_to_gpu_bytes;	/* of those, went on to the GPU as they
+										 * came (the ring is page-locked) */
 	double		stream_ms;		/* streaming inputs in and outputs back */
 	bool		retried;		/* a GPU fault failed its first run */
 } OdpServiceRunInfo;

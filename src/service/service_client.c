@@ -200,7 +200,7 @@ ClientMove(ClientState *cs, void *buf, size_t bytes, bool put)
 		size_t		n = ClientRingMove(ring, p, bytes, put);
 		ClientStop	stop;
 
-		if (n == 0 && odp_ring_poll(ring, put, CLIENT_POLL_US))
+		if (n == 0 && odp_ring_poll(ring, put, 1, CLIENT_POLL_US))
 			n = ClientRingMove(ring, p, bytes, put);
 		if (n == 0)
 		{
@@ -556,6 +556,7 @@ OdpServiceRun(OdpContext *ctx, OdpCall *call, const char *function,
 				 " (its second run, alone after a first one a GPU fault failed)");
 	}
 	ctx->transfer_ms = result.transfer_ms;
+	info->streamed_to_gpu_bytes = result.streamed_to_gpu;
 	ctx->compute_ms = result.compute_ms;
 	ctx->chunks = result.chunks;
 	ctx->spatial_used = result.spatial_used;

@@ -108,7 +108,8 @@ typedef struct OdpEngineArea
  */
 #define ODP_ENGINE_LAYOUT \
 	((uint32_t) (sizeof(OdpEngineArea) * 131u + sizeof(OdpServiceSlot) * 31u + \
-				 sizeof(OdpEngineMsg) * 7u + sizeof(OdpCall)))
+				 sizeof(OdpEngineMsg) * 7u + sizeof(OdpCall) + \
+				 sizeof(OdpServiceResult) * 3u))
 
 /* The program's exit code when its layout is not the library's. */
 #define ODP_ENGINE_EXIT_LAYOUT 3

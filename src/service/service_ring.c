@@ -68,26 +68,49 @@ odp_ring_put(OdpRing *ring, const void *src, size_t bytes)
 }
 
 size_t
-odp_ring_get(OdpRing *ring, void *dst, size_t bytes)
+odp_ring_peek(const OdpRing *ring, const char **at)
 {
 	uint64_t	tail = atomic_load_explicit(&ring->tail, memory_order_relaxed);
 	uint64_t	head = atomic_load_explicit(&ring->head, memory_order_acquire);
 	size_t		ready = (size_t) (head - tail);
-	size_t		n = bytes < ready ? bytes : ready;
-	size_t		at = (size_t) (tail % ring->size);
-	size_t		first = n < ring->size - at ? n : ring->size - at;
+	size_t		from = (size_t) (tail % ring->size);
 
-	if (n == 0)
-		return 0;
-	memcpy(dst, ring->data + at, first);
-	memcpy((char *) dst + first, ring->data, n - first);
+	*at = ring->data + from;
+	return ready < ring->size - from ? ready : ring->size - from;
+}
+
+void
+odp_ring_skip(OdpRing *ring, size_t n)
+{
+	uint64_t	tail = atomic_load_explicit(&ring->tail, memory_order_relaxed);
+
 	atomic_store_explicit(&ring->tail, tail + n, memory_order_release);
 	atomic_fetch_add(&ring->seq, 1);
-	return n;
+}
+
+size_t
+odp_ring_get(OdpRing *ring, void *dst, size_t bytes)
+{
+	size_t		got = 0;
+
+	/* two runs at most: up to the ring's end, then from its start */
+	for (int run = 0; run < 2 && got < bytes; run++)
+	{
+		const char *at;
+		size_t		n = odp_ring_peek(ring, &at);
+
+		if (n == 0)
+			break;
+		n = n < bytes - got ? n : bytes - got;
+		memcpy((char *) dst + got, at, n);
+		got += n;
+		odp_ring_skip(ring, n);
+	}
+	return got;
 }
 
 bool
-odp_ring_poll(const OdpRing *ring, bool want_room, int spin_us)
+odp_ring_poll(const OdpRing *ring, bool want_room, size_t need, int spin_us)
 {
 	struct timespec start,
 				now;
@@ -97,7 +120,7 @@ odp_ring_poll(const OdpRing *ring, bool want_room, int spin_us)
 	{
 		for (int i = 0; i < 64; i++)
 		{
-			if (want_room ? odp_ring_room(ring) > 0 : odp_ring_ready(ring) > 0)
+			if ((want_room ? odp_ring_room(ring) : odp_ring_ready(ring)) >= need)
 				return true;
 #if defined(__x86_64__) || defined(__i386__)
 			__builtin_ia32_pause();

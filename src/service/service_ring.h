@@ -39,19 +39,30 @@ extern void odp_ring_init(OdpRing *ring, uint32_t size);
 extern size_t odp_ring_put(OdpRing *ring, const void *src, size_t bytes);
 extern size_t odp_ring_get(OdpRing *ring, void *dst, size_t bytes);
 
+/*
+ * The bytes ready to read that lie in one run from the read position
+ * (*at: in the ring's own memory), without taking them; odp_ring_skip
+ * then takes n of them (at most what it said).  A reader that copies
+ * from the ring's memory in place (service_thread.c: a DMA to the GPU)
+ * takes the bytes only once it is done with them.
+ */
+extern size_t odp_ring_peek(const OdpRing *ring, const char **at);
+extern void odp_ring_skip(OdpRing *ring, size_t n);
+
 /* Bytes ready to read, and room to write. */
 extern size_t odp_ring_ready(const OdpRing *ring);
 extern size_t odp_ring_room(const OdpRing *ring);
 
 /*
- * Polls for up to about spin_us microseconds until the ring has bytes to
- * read (want_room false) or room to write (true); returns whether it has.
+ * Polls for up to about spin_us microseconds until the ring has need
+ * bytes to read (want_room false) or room for them (true); returns
+ * whether it has.
  * A side that waits for the other side's next piece polls first: the
  * other side usually moves within microseconds, far sooner than a
  * sleeper wakes, which makes a stream through the ring several times
  * faster.
  */
-extern bool odp_ring_poll(const OdpRing *ring, bool want_room, int spin_us);
+extern bool odp_ring_poll(const OdpRing *ring, bool want_room, size_t need, int spin_us);
 
 /*
  * Sleeps until the ring's futex word differs from seen or timeout_ms

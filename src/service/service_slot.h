@@ -157,6 +157,8 @@ typedef struct OdpServiceResult
 	int32_t		spatial_used;	/* OdpContext's outputs of the spatial path */
 	int64_t		spatial_distances;
 	int32_t		batch_queries;	/* OdpContext's: k-NN queries of its pass */
+	int64_t		streamed_to_gpu;	/* bytes of the streamed inputs that went on
+									 * to the GPU as they arrived */
 	OdpTopOutliersStats outliers;
 	OdpSkylineStats skyline;
 	OdpIntervalStats intervals;

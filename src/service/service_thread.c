@@ -68,6 +68,22 @@ ThreadWakeBackend(OdpServiceSlot *slot)
 }
 
 /*
+ * Waits a moment for a ring to hold need bytes to read (or room for
+ * them, put): polls, then sleeps until it moves; false when cancelled.
+ */
+static bool
+ThreadWait(OdpEngineJob *job, OdpRing *ring, bool put, size_t need, uint32_t seen)
+{
+	if (ThreadCancelled(job->slot))
+		return false;
+	/* waiting for the backend is moving, for the watchdog */
+	ThreadBeat(job->slot);
+	if (!odp_ring_poll(ring, put, need, THREAD_POLL_US))
+		odp_ring_sleep(ring, seen, THREAD_SLEEP_MS);
+	return true;
+}
+
+/*
  * Moves bytes between buf and a ring: reads them from the inbound ring,
  * or (put) writes them to the outbound one, which stops once the backend
  * gave the request up.  False when cancelled first.
@@ -94,12 +110,8 @@ ThreadMove(OdpEngineJob *job, void *buf, size_t bytes, bool put)
 			ThreadWakeBackend(slot);
 			continue;
 		}
-		if (ThreadCancelled(slot))
+		if (!ThreadWait(job, ring, put, 1, seen))
 			return false;
-		/* waiting for the backend is moving, for the watchdog */
-		ThreadBeat(slot);
-		if (!odp_ring_poll(ring, put, THREAD_POLL_US))
-			odp_ring_sleep(ring, seen, THREAD_SLEEP_MS);
 	}
 	return true;
 }
@@ -114,6 +126,90 @@ static bool
 ThreadWrite(OdpEngineJob *job, const void *src, size_t bytes)
 {
 	return ThreadMove(job, (void *) src, bytes, true);
+}
+
+/*
+ * Reads an input of bytes from the inbound ring into dst and, where pc
+ * is given, onto the call's devices as it arrives: each piece, half a
+ * ring or the input's rest (a copy call costs microseconds), goes to the
+ * devices from where it lies in the page-locked ring while this thread
+ * copies it to dst, and leaves the ring once both are done.  Once a
+ * device copy fails the rest is read as ThreadRead reads it (the call
+ * then copies dst).  False when cancelled first.
+ */
+static bool
+ThreadReadPieces(OdpEngineJob *job, OdpPieceCopies *pc, char *dst, size_t bytes)
+{
+	OdpRing    *ring = job->in;
+	size_t		done = 0;
+
+	while (done < bytes)
+	{
+		uint32_t	seen = atomic_load(&ring->seq);
+		size_t		piece = bytes - done < ring->size / 2 ? bytes - done : ring->size / 2;
+		const char *at;
+		size_t		n;
+		bool		copied;
+
+		if (odp_ring_ready(ring) < piece)
+		{
+			if (!ThreadWait(job, ring, false, piece, seen))
+				return false;
+			continue;
+		}
+		/* the run up to the ring's end, where the piece wraps */
+		n = odp_ring_peek(ring, &at);
+		n = n < piece ? n : piece;
+		copied = odp_piece_copies_add(pc, done, at, n);
+		memcpy(dst + done, at, n);
+		if (copied)
+			(void) odp_piece_copies_wait(pc);
+		odp_ring_skip(ring, n);
+		ThreadWakeBackend(job->slot);
+		done += n;
+		if (!copied)
+			return ThreadRead(job, dst + done, bytes - done);
+	}
+	return true;
+}
+
+/* Inputs smaller than this stream to the host only: a copy call per device costs more than it saves. */
+#define THREAD_PIECES_MIN_BYTES ((size_t) 1 << 20)
+
+/*
+ * Starts device copies (pieces[i]) of the inputs that stream to a call on
+ * GPUs, where the rings are page-locked and the call's reservation holds
+ * them beside what the call wishes for; what they take leaves the
+ * engine's budget.  A node state's rows (NODE_*) outlive the call and
+ * copy from the host, as before.
+ */
+static void
+ThreadPiecesBegin(OdpEngineJob *job, OdpContext *ctx, OdpCall *call,
+				  OdpCallArray *inputs, int nin, OdpPieceCopies **pieces)
+{
+	OdpServiceSlot *slot = job->slot;
+	size_t		wish;
+	size_t		taken = 0;
+
+	if (ctx->device != ODP_DEVICE_GPU || slot->ndevices == 0 ||
+		call->op == ODP_CALL_NODE_CREATE || call->op == ODP_CALL_NODE_FIRST ||
+		call->op == ODP_CALL_NODE_EXACT || call->op == ODP_CALL_NODE_NEXT ||
+		call->op == ODP_CALL_NODE_FREE)
+		return;
+	wish = odp_call_memory_wish(call);
+	for (int i = 0; i < nin; i++)
+	{
+		size_t		bytes = inputs[i].bytes;
+
+		if (slot->staged[i] || slot->shared_handle[i] != 0 || bytes < THREAD_PIECES_MIN_BYTES ||
+			ctx->gpu_memory_limit < wish || ctx->gpu_memory_limit - wish < taken + bytes)
+			continue;
+		pieces[i] = odp_piece_copies_begin(slot->devices, slot->ndevices, bytes,
+										   job->in->data, job->in->size);
+		if (pieces[i] != NULL)
+			taken += bytes;
+	}
+	ctx->gpu_memory_limit -= taken;
 }
 
 /* The engine's pair callback: one pair frame. */
@@ -293,7 +389,8 @@ odp_service_thread_main(void *arg)
 	OdpContext	ctx = slot->run;
 	OdpCallArray inputs[ODP_CALL_MAX_ARRAYS];
 	OdpCallArray outputs[ODP_CALL_MAX_ARRAYS];
-	OdpResidentArray resident[ODP_CALL_MAX_ARRAYS];
+	OdpResidentArray resident[ODP_CALL_MAX_ARRAYS * (1 + ODP_MAX_GPUS)];
+	OdpPieceCopies *pieces[ODP_CALL_MAX_ARRAYS] = {0};
 	void	   *owned[2 * ODP_CALL_MAX_ARRAYS];
 	int			nowned = 0;
 	int			nin = odp_call_inputs(&call, inputs);
@@ -316,12 +413,16 @@ odp_service_thread_main(void *arg)
 		snprintf(ctx.message, sizeof(ctx.message),
 				 "the odp_gpu service could not allocate the call's host buffers");
 	}
+	if (status == ODP_OK)
+		ThreadPiecesBegin(job, &ctx, &call, inputs, nin, pieces);
 	/* the inputs are read whole even after a failure: the backend sends them */
 	for (int i = 0; ok && i < nin; i++)
 	{
 		if (slot->staged[i] || slot->shared_handle[i] != 0)
 			continue;			/* mapped in place, not streamed */
-		if (status == ODP_OK)
+		if (status == ODP_OK && pieces[i] != NULL)
+			ok = ThreadReadPieces(job, pieces[i], *inputs[i].ptr, inputs[i].bytes);
+		else if (status == ODP_OK)
 			ok = ThreadRead(job, *inputs[i].ptr, inputs[i].bytes);
 		else
 		{
@@ -360,6 +461,17 @@ odp_service_thread_main(void *arg)
 			call.emit_arg = job;
 		}
 		made_ms = ThreadResident(job, &ctx, inputs, nin, resident);
+		for (int i = 0; i < nin; i++)
+		{
+			int			views;
+
+			if (pieces[i] == NULL)
+				continue;
+			views = odp_piece_copies_views(pieces[i], *inputs[i].ptr, resident + ctx.nresident);
+			ctx.nresident += views;
+			if (views > 0)
+				result.streamed_to_gpu += (int64_t) inputs[i].bytes;
+		}
 		status = ThreadRunCall(slot, &ctx, &call, owned, &nowned, nin);
 		ctx.transfer_ms += made_ms;
 	}
@@ -411,6 +523,8 @@ odp_service_thread_main(void *arg)
 				ok = ThreadWrite(job, *outputs[i].ptr, outputs[i].bytes);
 		}
 	}
+	for (int i = 0; i < nin; i++)
+		odp_piece_copies_end(pieces[i]);
 	for (int i = 0; i < nowned; i++)
 		free(owned[i]);
 	atomic_store(&slot->finished, 1);

@@ -7,7 +7,8 @@
  *
  *	  test_engine                  every test, in the order below
  *	  test_engine --outliers       outlier scores, odp_top_n and SolvingSet
- *	  test_engine --knn            k nearest neighbours, the cost model
+ *	  test_engine --knn            k nearest neighbours, the cost model,
+ *	                               device copies made piece by piece
  *	  test_engine --integer        k-NN and outliers on integer data, ties
  *	  test_engine --precision      k-NN and outliers on float64 rows
  *	  test_engine --pearson        correlations
@@ -43,6 +44,7 @@ static const struct
 	{"--outliers", run_solvingset_tests},
 	{"--knn", run_knn_tests},
 	{"--knn", run_knn_cost_tests},
+	{"--knn", run_piece_copy_tests},
 	{"--integer", run_integer_tests},
 	{"--spatial", run_spatial_tests},
 	{"--precision", run_precision_tests},

@@ -114,6 +114,9 @@ extern void run_knn_tests(void);
 /* The k-NN cost model (test_knn_cost.c). */
 extern void run_knn_cost_tests(void);
 
+/* Device copies made piece by piece from a page-locked ring (test_pieces.c). */
+extern void run_piece_copy_tests(void);
+
 /* The correlation tests (test_pearson.c). */
 extern void run_pearson_tests(void);
 
