@@ -395,8 +395,8 @@ OdpSplitRows(int64_t rows, int parts, bool triangle, int64_t align,
 	first[parts] = rows;
 }
 
-/* How long a part spins at a meeting before it sleeps, in nanoseconds. */
-#define MEETING_SPIN_NS		200000L
+/* How long a part spins at a meeting before it sleeps. */
+#define MEETING_SPIN_MS		0.2
 
 struct OdpMeeting
 {
@@ -406,15 +406,6 @@ struct OdpMeeting
 	int			arrived;		/* under lock */
 	atomic_llong held;			/* meetings held */
 };
-
-static int64_t
-MeetingNowNs(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* See device_set.h. */
 OdpMeeting *
@@ -450,7 +441,7 @@ bool
 odp_meeting_attend(OdpContext *pctx, OdpMeeting *m)
 {
 	long long	held;
-	int64_t		until;
+	double		until;
 
 	pthread_mutex_lock(&m->lock);
 	held = atomic_load(&m->held);
@@ -463,8 +454,8 @@ odp_meeting_attend(OdpContext *pctx, OdpMeeting *m)
 		return true;
 	}
 	pthread_mutex_unlock(&m->lock);
-	until = MeetingNowNs() + MEETING_SPIN_NS;
-	while (atomic_load(&m->held) == held && MeetingNowNs() < until)
+	until = odp_now_ms() + MEETING_SPIN_MS;
+	while (atomic_load(&m->held) == held && odp_now_ms() < until)
 		;
 	pthread_mutex_lock(&m->lock);
 	while (atomic_load(&m->held) == held)

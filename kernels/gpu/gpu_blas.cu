@@ -51,13 +51,15 @@ static struct
  * generation (OdpGpuContextGeneration): a rebuilt context's are dropped
  * unused, since they lived in the old one.
  */
-static pthread_mutex_t blas_kept_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct
+typedef struct OdpBlasKept
 {
 	cublasHandle_t handle[ODP_BLAS_KEPT];
 	int			count;
 	unsigned	generation;
-} blas_kept[ODP_MAX_GPUS];
+} OdpBlasKept;
+
+static pthread_mutex_t blas_kept_lock = PTHREAD_MUTEX_INITIALIZER;
+static OdpBlasKept blas_kept[ODP_MAX_GPUS];
 
 /* Resolves one symbol into *slot; false (with the reason) if missing. */
 static bool
@@ -141,23 +143,39 @@ OdpBlasFail(OdpContext *ctx, const OdpBlas *blas, cublasStatus_t st,
 					"%s: %s", what, blas->status_name(st));
 }
 
-/* A kept handle of the current device, or NULL. */
-static cublasHandle_t
-OdpBlasTakeKept(int device)
+/*
+ * Locks the kept handles and returns device's, forgetting those of a
+ * context since rebuilt; NULL (nothing locked) for a device index beyond
+ * the table.
+ */
+static OdpBlasKept *
+OdpBlasKeptLock(int device)
 {
-	cublasHandle_t handle = NULL;
-	const unsigned generation = OdpGpuContextGeneration(device);
+	unsigned	generation;
 
 	if (device < 0 || device >= ODP_MAX_GPUS)
 		return NULL;
+	generation = OdpGpuContextGeneration(device);
 	pthread_mutex_lock(&blas_kept_lock);
 	if (blas_kept[device].generation != generation)
 	{
 		blas_kept[device].count = 0;
 		blas_kept[device].generation = generation;
 	}
-	if (blas_kept[device].count > 0)
-		handle = blas_kept[device].handle[--blas_kept[device].count];
+	return &blas_kept[device];
+}
+
+/* A kept handle of device, or NULL. */
+static cublasHandle_t
+OdpBlasTakeKept(int device)
+{
+	cublasHandle_t handle = NULL;
+	OdpBlasKept *kept = OdpBlasKeptLock(device);
+
+	if (kept == NULL)
+		return NULL;
+	if (kept->count > 0)
+		handle = kept->handle[--kept->count];
 	pthread_mutex_unlock(&blas_kept_lock);
 	return handle;
 }
@@ -202,28 +220,25 @@ void
 OdpBlasEnd(const OdpBlas *blas, cublasHandle_t handle, bool keep)
 {
 	int			device = -1;
-	bool		kept = false;
+	bool		stored = false;
 
 	if (handle == NULL)
 		return;
 	(void) cudaGetDevice(&device);
-	if (keep && device >= 0 && device < ODP_MAX_GPUS)
+	if (keep)
 	{
-		const unsigned generation = OdpGpuContextGeneration(device);
+		OdpBlasKept *kept = OdpBlasKeptLock(device);
 
-		pthread_mutex_lock(&blas_kept_lock);
-		if (blas_kept[device].generation != generation)
+		if (kept != NULL)
 		{
-			blas_kept[device].count = 0;
-			blas_kept[device].generation = generation;
+			if (kept->count < ODP_BLAS_KEPT)
+			{
+				kept->handle[kept->count++] = handle;
+				stored = true;
+			}
+			pthread_mutex_unlock(&blas_kept_lock);
 		}
-		if (blas_kept[device].count < ODP_BLAS_KEPT)
-		{
-			blas_kept[device].handle[blas_kept[device].count++] = handle;
-			kept = true;
-		}
-		pthread_mutex_unlock(&blas_kept_lock);
 	}
-	if (!kept)
+	if (!stored)
 		(void) blas->destroy(handle);
 }

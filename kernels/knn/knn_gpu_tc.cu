@@ -244,21 +244,37 @@ TcWholeRows(const OdpKnnProblem *own)
 	return whole;
 }
 
+/* Padded dimensions of rows of dims: up to 16 take one k-step of the products. */
+static int
+TcPaddedDims(int dims)
+{
+	return dims <= 16 ? 16 : (dims + TC_BK - 1) / TC_BK * TC_BK;
+}
+
+/*
+ * The query blocks (of qbm rows, qtiles in all) the symmetric filter's
+ * group g of tiles candidate tiles has work for: those up to its last
+ * tile.
+ */
+static int64_t
+TcGroupBlocks(int64_t g, int64_t tiles, int qbm, int64_t qtiles)
+{
+	const int64_t end = (g + 1) * tiles * TC_BN;	/* first row after the group */
+
+	return (end + qbm - 1) / qbm < qtiles ? (end + qbm - 1) / qbm : qtiles;
+}
+
 /*
  * The symmetric filter's groups [*first, *last) that team part part
- * tests: about a parts-th of the work, where group g has work for the
- * query blocks up to its last tile, plus a share of its own (with the
- * blocks alone as weights, the part of the first groups filtered 1.03
- * times as long as the other: 128 ms against 124.7 on two H200s,
- * 2026-11-29).
+ * tests: about a parts-th of the work, a group's its query blocks plus a
+ * share of its own (with the blocks alone as weights, the part of the
+ * first groups filtered 1.03 times as long as the other: 128 ms against
+ * 124.7 on two H200s, 2026-11-29).
  */
 static double
 TcGroupWork(int64_t g, int64_t tiles, int qbm, int64_t qtiles)
 {
-	const int64_t end = (g + 1) * tiles * TC_BN;
-	const int64_t blocks = (end + qbm - 1) / qbm < qtiles ? (end + qbm - 1) / qbm : qtiles;
-
-	return (double) blocks + (double) qtiles / 64.0;
+	return (double) TcGroupBlocks(g, tiles, qbm, qtiles) + (double) qtiles / 64.0;
 }
 
 static void
@@ -289,21 +305,20 @@ TcTeamGroups(int64_t groups, int64_t tiles, int qbm, int64_t qtiles, int parts,
 
 /*
  * A teamed part's end: shows the others its lists of every row (fst),
- * takes theirs of its own rows [r0, r0 + rn) from their devices into
- * rd/ri/rc (one buffer per part), and merges them all into state.
+ * gathers every part's lists of its own rows [r0, r0 + rn) from their
+ * devices (its own included) into rd/ri/rc, part after part, and merges
+ * them into state.
  */
 static OdpStatus
 TcTeamMerge(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 			OdpKnnTeam *team, int part, int64_t r0, int64_t rn,
-			const OdpKnnState *fst, OdpKnnState *state, float **rd,
-			int64_t **ri, int32_t **rc, int *d_short)
+			const OdpKnnState *fst, OdpKnnState *state, float *rd,
+			int64_t *ri, int32_t *rc, int *d_short)
 {
 	OdpStatus	status = ODP_OK;
 	const int	k = state->k;
-	TcTeamLists in;
 	int			short_rows = 0;
 
-	memset(&in, 0, sizeof(in));
 	team->device[part] = dev->id;
 	team->dist[part] = fst->dist;
 	team->index[part] = fst->index;
@@ -312,40 +327,29 @@ TcTeamMerge(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 		return odp_fail(ctx, ODP_ERR_CANCELLED, "k-NN computation cancelled by request");
 	for (int q = 0; q < team->parts; q++)
 	{
-		if (q == part)
-		{
-			in.dist[in.lists] = fst->dist + r0 * k;
-			in.index[in.lists] = fst->index + r0 * k;
-			in.count[in.lists] = fst->count + r0;
-			in.lists++;
-			continue;
-		}
 		/*
 		 * Through the driver, without peer access: enabling it made every
 		 * later allocation of the process map into the peer, and a
 		 * threshold search's allocations took 27 ms instead of 1 (two
 		 * H200s, 2026-11-29), more than the copies gain.
 		 */
-		ODP_CUDA_TRY(ctx, cudaMemcpyPeerAsync(rd[q], dev->id, team->dist[q] + r0 * k,
+		ODP_CUDA_TRY(ctx, cudaMemcpyPeerAsync(rd + q * rn * k, dev->id, team->dist[q] + r0 * k,
 											  team->device[q], (size_t) rn * k * sizeof(float), stream),
 					 "copying another device's lists");
-		ODP_CUDA_TRY(ctx, cudaMemcpyPeerAsync(ri[q], dev->id, team->index[q] + r0 * k,
+		ODP_CUDA_TRY(ctx, cudaMemcpyPeerAsync(ri + q * rn * k, dev->id, team->index[q] + r0 * k,
 											  team->device[q], (size_t) rn * k * sizeof(int64_t), stream),
 					 "copying another device's lists");
-		ODP_CUDA_TRY(ctx, cudaMemcpyPeerAsync(rc[q], dev->id, team->count[q] + r0,
+		ODP_CUDA_TRY(ctx, cudaMemcpyPeerAsync(rc + q * rn, dev->id, team->count[q] + r0,
 											  team->device[q], (size_t) rn * sizeof(int32_t), stream),
 					 "copying another device's lists");
-		in.dist[in.lists] = rd[q];
-		in.index[in.lists] = ri[q];
-		in.count[in.lists] = rc[q];
-		in.lists++;
 	}
 	ODP_CUDA_TRY(ctx, cudaStreamSynchronize(stream), "copying another device's lists");
 	/* the others may free their lists once every part has its copies */
 	if (!odp_meeting_attend(ctx, team->meeting))
 		return odp_fail(ctx, ODP_ERR_CANCELLED, "k-NN computation cancelled by request");
 	ODP_CUDA_TRY(ctx, cudaMemsetAsync(d_short, 0, sizeof(int), stream), "clearing flags");
-	TcLaunchTeamMerge(stream, in, rn, k, state->dist, state->index, state->count, d_short);
+	TcLaunchTeamMerge(stream, rd, ri, rc, team->parts, rn, k, state->dist, state->index,
+					  state->count, d_short);
 	ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the lists' merge kernel");
 	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(&short_rows, d_short, sizeof(int), cudaMemcpyDeviceToHost, stream),
 				 "merging the devices' lists");
@@ -381,15 +385,13 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 	OdpKnnTeam *const team = depth == 0 ? own->team : NULL;
 	const int	part = own->team_part;
 	const OdpKnnProblem whole = TcWholeRows(own);
-	const bool	teamed = team != NULL &&
-		TcSymmetric<M>(&whole, arena, own->dims <= 16 ? 16 : (own->dims + TC_BK - 1) / TC_BK * TC_BK, depth);
+	const bool	teamed = team != NULL && TcSymmetric<M>(&whole, arena, TcPaddedDims(own->dims), depth);
 	const OdpKnnProblem *const p = teamed ? &whole : own;
 	const int64_t r0 = teamed ? team->first[part] : 0;
 	const int64_t rn = teamed ? team->first[part + 1] - r0 : 0;
 	const bool	euclid = (M == ODP_METRIC_EUCLIDEAN || M == ODP_METRIC_SQEUCLIDEAN);
 	const int	dims = p->dims;
-	/* rows of up to 16 dimensions take one k-step of the products */
-	const int	dp = dims <= 16 ? 16 : (dims + TC_BK - 1) / TC_BK * TC_BK;
+	const int	dp = TcPaddedDims(dims);
 	const bool	sym = TcSymmetric<M>(p, arena, dp, depth);
 	/* benchmark builds compare with the tile filter: ODP_TC_FILTER=old */
 	const TcFilterFn reg_filter =
@@ -447,9 +449,9 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 	int			flags[3] = {0, 0, 0};
 	float	   *d_kth = NULL;
 	OdpKnnState fst;			/* teamed: every row's lists from this part */
-	float	   *d_rd[ODP_MAX_GPUS];
-	int64_t    *d_ri[ODP_MAX_GPUS];
-	int32_t    *d_rc[ODP_MAX_GPUS];
+	float	   *d_rd = NULL;		/* teamed: every part's lists of its own rows */
+	int64_t    *d_ri = NULL;
+	int32_t    *d_rc = NULL;
 	int			e = TC_TOP_EXP;
 	OdpKnnState sst;
 	OdpKnnProblem sp;
@@ -504,14 +506,9 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 	if (teamed)
 	{
 		TC_ALLOC(d_kth, (size_t) p->nq * sizeof(float), "the rows' thresholds");
-		for (int q = 0; q < team->parts; q++)
-		{
-			if (q == part)
-				continue;
-			TC_ALLOC(d_rd[q], (size_t) rn * state->k * sizeof(float), "a part's distances");
-			TC_ALLOC(d_ri[q], (size_t) rn * state->k * sizeof(int64_t), "a part's neighbours");
-			TC_ALLOC(d_rc[q], (size_t) rn * sizeof(int32_t), "a part's counts");
-		}
+		TC_ALLOC(d_rd, (size_t) team->parts * rn * state->k * sizeof(float), "the parts' distances");
+		TC_ALLOC(d_ri, (size_t) team->parts * rn * state->k * sizeof(int64_t), "the parts' neighbours");
+		TC_ALLOC(d_rc, (size_t) team->parts * rn * sizeof(int32_t), "the parts' counts");
 		if (OdpKnnStateAlloc(ctx, arena, p->nq, state->k, &fst) != ODP_OK)
 		{
 			ctx->message[0] = '\0';
@@ -757,9 +754,7 @@ TcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 				for (ng = 0; g0 + ng < glast && ng < 65535 &&
 					 (ng == 0 || work < TC_LAUNCH_WORK); ng++)
 				{
-					const int64_t end = (g0 + ng + 1) * tiles * TC_BN;	/* first row after the group */
-
-					gx = (end + qbm - 1) / qbm < qtiles ? (end + qbm - 1) / qbm : qtiles;
+					gx = TcGroupBlocks(g0 + ng, tiles, qbm, qtiles);
 					work += gx * per_block;
 				}
 			}
@@ -921,7 +916,6 @@ OdpKnnTcSearch(OdpContext *ctx, const OdpGpuDevice *dev, cudaStream_t stream,
 	OdpStatus	status = ODP_OK;
 	bool		gave_up = false;
 	double		t0 = odp_now_ms();
-
 	OdpKnnProblem alone;
 	bool		all;
 

@@ -365,22 +365,16 @@ extern void TcLaunchScan(cudaStream_t stream, const TcRefineArgs &a,
 /*
  * A team's steps (knn_gpu_tc_refine.cu): TcKthKernel writes each of rows
  * rows' k-th sample distance (its count must be ks, else NaN) into kth;
- * TcTeamMergeKernel merges, for each of rows rows, the lists lists[l]
- * give (row r of list l at dist[l] + r k, count[l][r] entries, ascending
- * by (distance, index)) into the k smallest distinct entries, and counts
- * a row left with fewer than k in *short_rows.
+ * TcTeamMergeKernel merges, for each of rows rows, the lists of its lists
+ * parts (row r of part l at dist/index + (l rows + r) k, count[l rows + r]
+ * entries, ascending by (distance, index)) into the k smallest distinct
+ * entries, and counts a row left with fewer than k in *short_rows.
  */
-struct TcTeamLists
-{
-	int			lists;
-	const float *dist[ODP_MAX_GPUS];
-	const int64_t *index[ODP_MAX_GPUS];
-	const int32_t *count[ODP_MAX_GPUS];
-};
 extern void TcLaunchKth(cudaStream_t stream, const float *dist, const int32_t *count,
 						int ks, int64_t rows, float *kth);
-extern void TcLaunchTeamMerge(cudaStream_t stream, const TcTeamLists &in, int64_t rows,
-							  int k, float *dist, int64_t *index, int32_t *count,
-							  int *short_rows);
+extern void TcLaunchTeamMerge(cudaStream_t stream, const float *in_dist,
+							  const int64_t *in_index, const int32_t *in_count, int lists,
+							  int64_t rows, int k, float *dist, int64_t *index,
+							  int32_t *count, int *short_rows);
 
 #endif							/* ODP_GPU_KNN_TC_INTERNAL_CUH */

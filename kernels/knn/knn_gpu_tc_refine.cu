@@ -23,6 +23,7 @@
 
 #include "include/odp_distance.h"
 #include "knn/knn_gpu_tc_internal.cuh"
+#include "knn/knn_merge.h"
 
 #define TC_REFINE_WARPS	3		/* with their keys and terms 39 KB of shared
 								 * memory (five blocks an SM; registers, 146
@@ -420,55 +421,46 @@ TcLaunchKth(cudaStream_t stream, const float *dist, const int32_t *count, int ks
 }
 
 /*
- * One thread per row: the parts' lists hold disjoint candidates, but a
- * part that scanned an overflowed row holds all of them, so an entry
- * equal to the one taken before it (the same index: the same distance)
- * is skipped.
+ * One thread per row, through the one merge of neighbour lists
+ * (knn_merge.h): the parts' lists hold disjoint candidates, but a part
+ * that scanned an overflowed row holds all of them, so an entry equal to
+ * the one taken before it (the same index: the same distance) is skipped.
  */
 static __global__ void
-TcTeamMergeKernel(const TcTeamLists in, int64_t rows, int k, float *dist,
-				  int64_t *index, int32_t *count, int *short_rows)
+TcTeamMergeKernel(const float *in_dist, const int64_t *in_index, const int32_t *in_count,
+				  int lists, int64_t rows, int k, float *dist, int64_t *index,
+				  int32_t *count, int *short_rows)
 {
 	const int64_t r = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+	const int64_t stride = rows * k;
 	int			pos[ODP_MAX_GPUS];
+	int			len[ODP_MAX_GPUS];
 	int			n = 0;
 	int64_t		last = -1;
 
 	if (r >= rows)
 		return;
-	for (int l = 0; l < in.lists; l++)
+	for (int l = 0; l < lists; l++)
+	{
 		pos[l] = 0;
+		len[l] = in_count[l * rows + r];
+	}
 	while (n < k)
 	{
-		int			best = -1;
-		float		bd = 0.0f;
-		int64_t		bi = 0;
+		const int	l = odp_merge_next(in_dist + r * k, in_index + r * k, stride, lists, pos, len);
+		int64_t		i;
 
-		for (int l = 0; l < in.lists; l++)
-		{
-			float		d;
-			int64_t		i;
-
-			if (pos[l] >= in.count[l][r])
-				continue;
-			d = in.dist[l][r * k + pos[l]];
-			i = in.index[l][r * k + pos[l]];
-			if (best < 0 || d < bd || (d == bd && i < bi))
-			{
-				best = l;
-				bd = d;
-				bi = i;
-			}
-		}
-		if (best < 0)
+		if (l < 0)
 			break;
-		pos[best]++;
-		if (bi == last)
-			continue;
-		dist[r * k + n] = bd;
-		index[r * k + n] = bi;
-		last = bi;
-		n++;
+		i = in_index[l * stride + r * k + pos[l]];
+		if (i != last)
+		{
+			dist[r * k + n] = in_dist[l * stride + r * k + pos[l]];
+			index[r * k + n] = i;
+			last = i;
+			n++;
+		}
+		pos[l]++;
 	}
 	count[r] = n;
 	if (n < k)
@@ -477,11 +469,12 @@ TcTeamMergeKernel(const TcTeamLists in, int64_t rows, int k, float *dist,
 
 /* See knn_gpu_tc_internal.cuh. */
 void
-TcLaunchTeamMerge(cudaStream_t stream, const TcTeamLists &in, int64_t rows, int k,
-				  float *dist, int64_t *index, int32_t *count, int *short_rows)
+TcLaunchTeamMerge(cudaStream_t stream, const float *in_dist, const int64_t *in_index,
+				  const int32_t *in_count, int lists, int64_t rows, int k, float *dist,
+				  int64_t *index, int32_t *count, int *short_rows)
 {
 	TcTeamMergeKernel<<<(unsigned) ((rows + 127) / 128), 128, 0, stream>>>(
-		in, rows, k, dist, index, count, short_rows);
+		in_dist, in_index, in_count, lists, rows, k, dist, index, count, short_rows);
 }
 
 /* The instances TcSearch runs: one per metric (TC_FOR_EACH_METRIC). */

@@ -168,7 +168,8 @@ odp_knn_split_run(OdpContext *ctx, const OdpDeviceSet *set, const OdpMatrix *que
 	OdpStatus	status;
 
 	KnnSplitPin(ctx, &in, queries);
-	if (cands != queries)
+	/* a self join's rows, maybe in a second matrix, are locked once */
+	if (cands->data != queries->data || cands->data64 != queries->data64)
 		KnnSplitPin(ctx, &in, cands);
 	status = OdpDeviceSetRun(ctx, set, fn, arg, NULL, NULL);
 	OdpSharedInputsRelease(ctx, &in);
