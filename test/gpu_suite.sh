@@ -634,8 +634,9 @@ fi
 
 if [ -n "$service_opts" ]; then
 	# inputs that find no room in the staging area (here: none at all)
-	# stream through the page-locked ring and go on to the GPU as they
-	# arrive; the calls read that copy, with the CPU path's rows
+	# and are read by the backend alone stream through the page-locked
+	# ring and go on to the GPU as they arrive; the calls read that copy,
+	# with the CPU path's rows
 	odp_log "inputs streamed onto the GPU as they arrive (odp_gpu.staging_size = 0)"
 	odp_server_restart "$service_opts -c odp_gpu.staging_size=0" >>"$log/restart.log" && odp_service_wait
 	psql -X -q -v ON_ERROR_STOP=1 >/dev/null <<'SQL'
@@ -654,7 +655,7 @@ SQL
 	for q in knn corr; do
 		eval "sql=\$pieces_$q"
 		want=$(PGOPTIONS="-c odp_gpu.device=cpu" psql -X -At -c "$sql" 2>&1)
-		got=$(PGOPTIONS="-c odp_gpu.device=gpu -c odp_gpu.gpu_min_rows=0 -c odp_gpu.report_timing=on" \
+		got=$(PGOPTIONS="-c odp_gpu.device=gpu -c odp_gpu.gpu_min_rows=0 -c odp_gpu.report_timing=on -c max_parallel_workers_per_gather=0" \
 			psql -X -At -c "$sql" -c "$sql" 2>&1)
 		[ "$(grep -c "^$want\$" <<<"$got")" = 2 ] && [ "$(grep -c 'path=gpu .*streamed_to_gpu=[1-9][0-9.]* MB' <<<"$got")" = 2 ]
 		odp_check "$q: inputs streamed onto the GPU as they arrive give the CPU path's rows" $? \

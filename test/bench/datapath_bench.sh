@@ -57,7 +57,13 @@
 #            them from the cache;
 #   backend  odp_gpu not preloaded;
 #   mindsm   odp_gpu not preloaded, -c min_dynamic_shared_memory=MIN_DSM
-#            (3GB: the recipe before issue 41).
+#            (3GB: the recipe before issue 41);
+#   streamed the service with -c odp_gpu.staging_size=0 and the table cache
+#            off: every input streams to the service through its ring, as
+#            inputs that find no room in the staging area do, and goes on
+#            to the GPU as it arrives; a line under the table gives the
+#            stream phase (stream=, outside the others) and the bytes that
+#            went on to the GPU that way.  Not in the default MODES.
 # Libraries preloaded besides odp_gpu stay; service and backend set
 # min_dynamic_shared_memory=0 (the default) in case the server's own
 # options set it.  At the end, also after a failure or an interrupt, the
@@ -67,7 +73,7 @@
 #
 # Usage: test/bench/datapath_bench.sh [SCALE]
 #   SCALE (default 1) multiplies every table's rows (at least 100 each).
-#   MODES="service cache backend mindsm"  DEVICE=gpu (odp_gpu.device)
+#   MODES="service cache backend mindsm" (or streamed)  DEVICE=gpu (odp_gpu.device)
 #   WORKLOADS="pearson knn outliers skyline regions pairs"  REPS=3
 #   WORKERS: N, and the workers of the calls' reads too (the tables'
 #   parallel_workers, max_parallel_workers_per_gather); unset: as above
@@ -281,9 +287,10 @@ other_preload=$(tr -d ' "' <<<"$orig_preload" | tr ',' '\n' | grep -vx -e odp_gp
 
 mode_opts() {
 	case $1 in
-	service|cache)
+	service|cache|streamed)
 		echo "-c 'shared_preload_libraries=odp_gpu${other_preload:+,$other_preload}' -c min_dynamic_shared_memory=0"
-		[ "$1" = service ] && echo "-c odp_gpu.table_cache=off"
+		[ "$1" != cache ] && echo "-c odp_gpu.table_cache=off"
+		[ "$1" = streamed ] && echo "-c odp_gpu.staging_size=0"
 		[ "$SERVICE_ENGINE" = cpu ] && echo "-c odp_gpu.service_engine=cpu" ;;
 	backend) echo "-c 'shared_preload_libraries=$other_preload' -c min_dynamic_shared_memory=0" ;;
 	mindsm) echo "-c 'shared_preload_libraries=$other_preload' -c min_dynamic_shared_memory=$MIN_DSM" ;;
@@ -404,7 +411,7 @@ input_bytes() {
 # measure WORKLOAD MODE: the workload's table in this mode
 measure() {
 	local w=$1 mode=$2 dev=$DEVICE i best=-1 bt n first_n first_ms N
-	[[ $mode == service || $mode == cache ]] && [ "$SERVICE_ENGINE" = cpu ] && dev=gpu
+	[[ $mode == service || $mode == cache || $mode == streamed ]] && [ "$SERVICE_ENGINE" = cpu ] && dev=gpu
 	make_tables "$w" >/dev/null || { failed=1; echo; echo "$w: its tables could not be made"; return 1; }
 	# the cache keeps only tables whose pages are all-visible: vacuumed
 	# with no older transaction about (the server was just restarted)
@@ -449,6 +456,8 @@ measure() {
 	echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 	row "warm (best of $REPS)" "$n" "$bt"
 	row "first (new session)" "$first_n" "$first_ms"
+	[ "$mode" = streamed ] && echo && echo "The stream phase took $(bench_key stream "$n") ms warm and $(bench_key stream "$first_n") ms first;" \
+		"of $(bench_key streamed "$n") MB streamed, $(bench_key streamed_to_gpu "$n") MB went on to the GPU as they arrived."
 	SUMMARY+=("$w|$mode|$(awk -v a="$bt" -v b="$first_ms" 'BEGIN { printf "%.1f|%.1f", a, b }')|$(row - "$n")")
 }
 
@@ -479,7 +488,7 @@ fi
 
 for mode in $MODES; do
 	case $mode in
-	service|cache|backend|mindsm)
+	service|cache|backend|mindsm|streamed)
 		say "== mode $mode: restarting the server with $(mode_opts "$mode" | tr '\n' ' ')"
 		restarted=1
 		if ! odp_server_restart "$(mode_opts "$mode" | tr '\n' ' ')" >"$work/pg_ctl.log"; then
@@ -487,11 +496,11 @@ for mode in $MODES; do
 			note "mode $mode skipped: the server did not restart: $(one_line <"$work/pg_ctl.log"); its log ($ODP_SRV_LOG) ends: $(tail -3 "$ODP_SRV_LOG" 2>/dev/null | one_line)"
 			continue
 		fi
-		if [[ $mode == service || $mode == cache ]] && ! odp_service_wait 2>"$work/wait.err"; then
+		if [[ $mode == service || $mode == cache || $mode == streamed ]] && ! odp_service_wait 2>"$work/wait.err"; then
 			note "mode $mode: the service is not ready: $(one_line <"$work/wait.err")"
 		fi ;;
 	current) ;;
-	*) note "unknown mode $mode (service, cache, backend, mindsm)"; failed=1; continue ;;
+	*) note "unknown mode $mode (service, cache, backend, mindsm, streamed)"; failed=1; continue ;;
 	esac
 	echo
 	echo "## mode $mode$([ "$mode" = current ] && echo " (the server as it runs: this script could not restart it)"): shared_preload_libraries = '$(q1 "SHOW shared_preload_libraries")'," \

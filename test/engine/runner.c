@@ -7,8 +7,7 @@
  *
  *	  test_engine                  every test, in the order below
  *	  test_engine --outliers       outlier scores, odp_top_n and SolvingSet
- *	  test_engine --knn            k nearest neighbours, the cost model,
- *	                               device copies made piece by piece
+ *	  test_engine --knn            k nearest neighbours, the cost model
  *	  test_engine --integer        k-NN and outliers on integer data, ties
  *	  test_engine --precision      k-NN and outliers on float64 rows
  *	  test_engine --pearson        correlations
@@ -16,6 +15,7 @@
  *	  test_engine --intervals      region matching
  *	  test_engine --distributed    the distributed forms (sharded tables)
  *	  test_engine --devices        device sets (several GPUs)
+ *	  test_engine --pieces         device copies made piece by piece
  *
  * Several flags run those tests, in the order above.  Output: one line per
  * check, then "N passed, N failed"; the exit status is non-zero when a
@@ -44,7 +44,6 @@ static const struct
 	{"--outliers", run_solvingset_tests},
 	{"--knn", run_knn_tests},
 	{"--knn", run_knn_cost_tests},
-	{"--knn", run_piece_copy_tests},
 	{"--integer", run_integer_tests},
 	{"--spatial", run_spatial_tests},
 	{"--precision", run_precision_tests},
@@ -53,6 +52,7 @@ static const struct
 	{"--intervals", run_interval_tests},
 	{"--distributed", run_distributed_tests},
 	{"--devices", run_device_tests},
+	{"--pieces", run_piece_copy_tests},
 };
 
 #define SUITE_COUNT (sizeof(suites) / sizeof(suites[0]))
@@ -86,7 +86,7 @@ main(int argc, char **argv)
 		if (!known_flag(argv[i]))
 		{
 			fprintf(stderr, "unknown argument %s; usage: %s [--outliers] [--knn] [--integer] [--spatial] "
-					"[--precision] [--pearson] [--skyline] [--intervals] [--distributed] [--devices]\n",
+					"[--precision] [--pearson] [--skyline] [--intervals] [--distributed] [--devices] [--pieces]\n",
 					argv[i], argv[0]);
 			return 2;
 		}
