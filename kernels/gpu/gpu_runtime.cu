@@ -603,9 +603,28 @@ odp_gpu_host_rings(OdpContext *ctx, void *ptr, size_t bytes)
 }
 
 /*
+ * Whether every device of the call holds a copy of [ptr, ptr + bytes)
+ * (ctx->resident): then no part of it copies that input over the bus.
+ */
+static bool
+OdpGpuResidentEverywhere(const OdpContext *ctx, const void *ptr, size_t bytes)
+{
+	int			held = 0;
+
+	for (int i = 0; i < ctx->nresident; i++)
+	{
+		const OdpResidentArray *r = &ctx->resident[i];
+
+		if (r->ordinal != ODP_RESIDENT_HOST && OdpGpuWithin(ptr, bytes, r->host, r->bytes))
+			held++;
+	}
+	return held > 0 && held >= ctx->gpu_count;
+}
+
+/*
  * Registers bytes at ptr with flags, unless pinning is off, the input is
- * small or lies in the staging area; the pointer, or NULL.  The time goes
- * to ctx->transfer_ms.
+ * small, lies in page-locked memory already or is copied on the devices
+ * only; the pointer, or NULL.  The time goes to ctx->transfer_ms.
  */
 static void *
 OdpGpuPin(OdpContext *ctx, const void *ptr, size_t bytes, unsigned int flags)
@@ -614,7 +633,7 @@ OdpGpuPin(OdpContext *ctx, const void *ptr, size_t bytes, unsigned int flags)
 	void	   *pinned = NULL;
 
 	if (!odp_gpu_pin_inputs || ptr == NULL || bytes < ODP_GPU_PIN_BYTES ||
-		OdpGpuHostLocked(ptr, bytes))
+		OdpGpuHostLocked(ptr, bytes) || OdpGpuResidentEverywhere(ctx, ptr, bytes))
 		return NULL;
 	if (cudaHostRegister((void *) ptr, bytes, flags) == cudaSuccess)
 		pinned = (void *) ptr;
