@@ -695,10 +695,13 @@ SQL
 	done
 	[ "$got" = "$want" ]
 	odp_check "after the fault the service computes on the GPU again" $? "got '$got', want '$want'"
+	# the table cache keeps its entries in the staging area: none without one
+	if [ "$(psql -X -At -c "SELECT size FROM odp_gpu_staging()")" != 0 ]; then
 	[ "$copies" = 1 ] && [ "$gone" = 0/1 ] &&
 		[ "$(psql -X -At -c "SELECT count(device) FROM odp_gpu_table_cache WHERE relation = 'odp_fault_t'::regclass")" = 1 ]
 	odp_check "the table cache's copy on the device goes with the rebuilt context (the entry stays), and the next call makes it again" $? \
 		"copies before $copies, after the fault $gone"
+	fi
 	[ "$(psql -X -At -c "SELECT pg_postmaster_start_time()")" = "$pm_start" ]
 	odp_check "the server did not restart" $? "$(grep -E 'rebuilt the context|restarting to rebuild|terminated by signal' "${ODP_SERVER_LOG:-/tmp/pg-server.log}" 2>/dev/null | tail -3)"
 	grep -E 'rebuilt the context|restarting to rebuild' "${ODP_SERVER_LOG:-/tmp/pg-server.log}" 2>/dev/null | tail -2

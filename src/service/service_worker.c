@@ -460,8 +460,9 @@ ServiceShare(const OdpServiceDevice *dev, size_t wish, int behind)
  * has ended: a call that faults again then harms no other, and the calls
  * its first fault failed get their answers.  Of the nq queued requests
  * (by ticket), how many admission may consider: none while a second run
- * runs, or while one waits for the running requests to end; only the
- * first second run (moved to queued[0]) once nothing runs; else all.
+ * runs, or while one waits for the running requests and the devices'
+ * checks to end; only the first second run (moved to queued[0]) once
+ * nothing runs and no device waits for its check; else all.
  */
 static int
 ServiceAloneFirst(int *queued, int nq)
@@ -471,8 +472,14 @@ ServiceAloneFirst(int *queued, int nq)
 	for (int i = 0; i < OdpService->nslots; i++)
 		if (OdpService->slots[i].state == ODP_SLOT_RUNNING && OdpService->slots[i].alone)
 			return 0;
+	/*
+	 * The fault that failed a first run may have come from another
+	 * device, and where a fault poisons the whole process, a device
+	 * checked before that one's context is rebuilt still fails.
+	 */
 	for (int d = 0; d < OdpService->ndevices; d++)
-		running |= OdpService->devices[d].running > 0;
+		running |= OdpService->devices[d].running > 0 || OdpService->devices[d].needs_check ||
+			OdpService->devices[d].checking;
 	for (int q = 0; q < nq; q++)
 	{
 		if (!OdpService->slots[queued[q]].alone)
