@@ -61,10 +61,16 @@ src_allowed() {
 	esac
 }
 src_folders="distributed input service"
-src_folder() {	# a path under src/ -> its folder of src/, or "top"
+# The same, without a subshell (this machine forks slowly): sets $folder
+# to a path's folder of src/, or "top".
+src_folder() {	# a path under src/
 	local p=${1#src/}
-	if [[ $p == */* ]]; then echo "${p%%/*}"; else echo top; fi
+	if [[ $p == */* ]]; then folder=${p%%/*}; else folder=top; fi
 }
+# allowed and src_allowed looked up once, each " a b c " for a match
+declare -A may_use src_may_use
+for f in $folders; do may_use[$f]=" $(allowed "$f") "; done
+for f in top $src_folders; do src_may_use[$f]=" $(src_allowed "$f") "; done
 
 # 1. includes
 bad=""
@@ -93,19 +99,16 @@ for dir in src/*/; do
 	f=$(basename "$dir")
 	[[ " $src_folders " == *" $f "* ]] || bad+="src/$f/ is not a folder of the layout"$'\n'
 done
-for file in src/*.[ch] src/*/*.[ch]; do
-	[ -f "$file" ] || continue
-	f=$(src_folder "$file")
-	ok=" $(src_allowed "$f") "
-	while read -r inc; do
-		if [ -f "src/$inc" ]; then
-			target=$(src_folder "src/$inc")
-			[[ "$ok" == *" $target "* ]] || bad+="$file ($f) includes \"$inc\" ($target)"$'\n'
-		elif [ "$f" != top ] && [ -f "$(dirname "$file")/$inc" ]; then
-			bad+="$file includes \"$inc\" without its folder"$'\n'
-		fi
-	done < <(grep -oE '^#include "[^"]+"' "$file" | sed 's/#include "\(.*\)"/\1/')
-done
+while IFS=: read -r file inc; do
+	src_folder "$file"
+	f=$folder
+	if [ -f "src/$inc" ]; then
+		src_folder "src/$inc"
+		[[ "${src_may_use[$f]:-}" == *" $folder "* ]] || bad+="$file ($f) includes \"$inc\" ($folder)"$'\n'
+	elif [ "$f" != top ] && [ -f "${file%/*}/$inc" ]; then
+		bad+="$file includes \"$inc\" without its folder"$'\n'
+	fi
+done < <(grep -oE '^#include "[^"]+"' src/*.[ch] src/*/*.[ch] 2>/dev/null | sed 's/#include "\(.*\)"/\1/')
 pg=$(grep -nE '^#include [<"](postgres|fmgr|funcapi|miscadmin|pgstat)\.h[>"]|^#include [<"](access|catalog|executor|nodes|storage|utils|commands|parser|lib|port|mb)/' \
 	kernels/*/*.c kernels/*/*.h kernels/*/*.cu kernels/*/*.cuh 2>/dev/null)
 [ -n "$pg" ] && bad+="PostgreSQL headers in the engine:"$'\n'"$pg"$'\n'
@@ -125,9 +128,12 @@ objs=$(ls src/*.o src/*/*.o kernels/*/*.o 2>/dev/null | grep -v '_trace\.o$')
 if [ -z "$objs" ]; then
 	report "calls run one way (object files)" 1 "no object files: build first (make)"
 else
-	calls=$(for o in $objs; do nm -g "$o" | awk -v o="$o" '
-		$1 == "U" { print "U", o, $2 }
-		NF == 3 && $2 ~ /^[TDBR]$/ { print "D", o, $3 }'; done |
+	# one nm for every file: "file.o:value type name" or "file.o: U name"
+	# shellcheck disable=SC2086
+	calls=$(nm -g -A $objs | awk '
+		{ o = substr($1, 1, index($1, ":") - 1) }
+		$2 == "U" { print "U", o, $3 }
+		NF == 3 && $2 ~ /^[TDBR]$/ { print "D", o, $3 }' |
 		awk '
 		$1 == "D" { def[$3] = $2 }
 		$1 == "U" { use[++n] = $2 " " $3 }
@@ -153,13 +159,14 @@ else
 	upward=""
 	while read -r from to name; do
 		if [[ $from == kernels/* && $to == kernels/* ]]; then
-			ff=$(cut -d/ -f2 <<<"$from")
-			tf=$(cut -d/ -f2 <<<"$to")
-			[[ " $(allowed "$ff") " == *" $tf "* ]] || upward+="$from calls $name in $to"$'\n'
+			ff=${from#kernels/} tf=${to#kernels/}
+			ff=${ff%%/*} tf=${tf%%/*}
+			[[ "${may_use[$ff]:-}" == *" $tf "* ]] || upward+="$from calls $name in $to"$'\n'
 		elif [[ $from == src/* && $to == src/* ]]; then
-			ff=$(src_folder "$from")
-			tf=$(src_folder "$to")
-			[[ " $(src_allowed "$ff") " == *" $tf "* ]] || upward+="$from calls $name in $to"$'\n'
+			src_folder "$from"
+			ff=$folder
+			src_folder "$to"
+			[[ "${src_may_use[$ff]:-}" == *" $folder "* ]] || upward+="$from calls $name in $to"$'\n'
 		fi
 	done <<<"$calls"
 	report "calls between kernels/'s folders and between src/'s follow the same arrows" \
