@@ -389,6 +389,14 @@ odp_call_memory_wish(OdpCall *call)
 }
 
 /* See engine_call.h. */
+bool
+odp_call_is_node_step(OdpCallOp op)
+{
+	return op == ODP_CALL_NODE_CREATE || op == ODP_CALL_NODE_FIRST ||
+		op == ODP_CALL_NODE_EXACT || op == ODP_CALL_NODE_NEXT || op == ODP_CALL_NODE_FREE;
+}
+
+/* See engine_call.h. */
 const char *
 odp_call_op_name(OdpCallOp op)
 {

@@ -162,6 +162,12 @@ extern size_t odp_call_memory_wish(OdpCall *call);
  */
 extern double odp_call_one_device_ms(const OdpCall *call);
 
+/*
+ * Whether op is a step of a sharded SolvingSet's node (NODE_*), whose
+ * state lives in the engine across calls.
+ */
+extern bool odp_call_is_node_step(OdpCallOp op);
+
 /* The analytic's name, for the activity view ("knn", "skyline", ...). */
 extern const char *odp_call_op_name(OdpCallOp op);
 

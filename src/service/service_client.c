@@ -459,9 +459,7 @@ ClientRetryable(const ClientState *cs, const OdpCall *call,
 				const OdpServiceResult *result)
 {
 	return result->status == ODP_ERR_GPU && result->fault && cs->pair_frames == 0 &&
-		call->op != ODP_CALL_NODE_CREATE && call->op != ODP_CALL_NODE_FIRST &&
-		call->op != ODP_CALL_NODE_EXACT && call->op != ODP_CALL_NODE_NEXT &&
-		call->op != ODP_CALL_NODE_FREE;
+		!odp_call_is_node_step(call->op);
 }
 
 /*

@@ -194,10 +194,7 @@ ThreadPiecesBegin(OdpEngineJob *job, OdpContext *ctx, OdpCall *call,
 	size_t		wish;
 	size_t		taken = 0;
 
-	if (ctx->device != ODP_DEVICE_GPU || slot->ndevices == 0 ||
-		call->op == ODP_CALL_NODE_CREATE || call->op == ODP_CALL_NODE_FIRST ||
-		call->op == ODP_CALL_NODE_EXACT || call->op == ODP_CALL_NODE_NEXT ||
-		call->op == ODP_CALL_NODE_FREE)
+	if (ctx->device != ODP_DEVICE_GPU || slot->ndevices == 0 || odp_call_is_node_step(call->op))
 		return;
 	wish = odp_call_memory_wish(call);
 	for (int i = 0; i < nin; i++)
