@@ -46,9 +46,10 @@ extern OdpStatus odp_compute_knn(OdpContext *ctx, const OdpMatrix *queries,
  * candidates (the same memory), metric and path: the GPU service's single
  * queries on a cached table (knn_batch.c).  The same lists as alone;
  * ctx->batch_queries says how many queries the pass served.  A call of
- * more queries, or with bad arguments, is odp_compute_knn's alone.
+ * more queries, or with bad arguments, is odp_compute_knn's alone.  As
+ * many queries as the GPU's few-query path takes in one pass.
  */
-#define ODP_KNN_SHARED_MAX_QUERIES 8
+#define ODP_KNN_SHARED_MAX_QUERIES 32
 extern OdpStatus odp_knn_shared(OdpContext *ctx, const OdpMatrix *queries,
 								const OdpMatrix *cands, OdpMetric metric, int32_t k,
 								double *dist, int64_t *index);

@@ -145,7 +145,7 @@ gpu_knn(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands,
 		return odp_knn64_filtered(ctx, queries, cands, norms->q64, norms->c64,
 								  metric, k, self_join, dist, index);
 	status = ODP_ERR_GPU_OOM;
-	if (odp_gpu_knn_few_fits(queries, cands, metric, self_join))
+	if (odp_gpu_knn_few_fits(queries, cands, metric, k, self_join))
 		status = odp_gpu_knn_few(ctx, queries, cands, metric, k, d32, index);
 	if (status == ODP_ERR_GPU_OOM)
 	{

@@ -52,7 +52,8 @@ cost_cores(void)
 
 /*
  * See odp_cost.h.  The terms: odp_knn_cost_calibrate's output on the
- * H200 host's 16 cores and one H200, 2026-11-29.
+ * H200 host's 16 cores and one H200, 2026-11-29 (the few-query path's
+ * after its radix select).
  */
 void
 odp_knn_cost_builtin(OdpKnnCostModel *m)
@@ -68,8 +69,8 @@ odp_knn_cost_builtin(OdpKnnCostModel *m)
 	m->cpu_speedup = m->cpu_cores < 8 ? m->cpu_cores : 8;
 	m->gpu_call_ms = 0.19;
 	m->gpu_tile_call_ms = 0.40;
-	m->gpu_few_value_ns = 0.0065;
-	m->gpu_few_pair_ns = 0.11;
+	m->gpu_few_value_ns = 0.00094;
+	m->gpu_few_pair_ns = 0.0174;
 	m->gpu_tile_value_ns = 0.047;
 	m->gpu_term_ns = 0.000075;
 	m->gpu_pair_ns = 0.0053;

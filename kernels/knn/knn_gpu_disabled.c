@@ -85,11 +85,12 @@ odp_gpu_knn64_filter_rows(OdpContext *ctx, const OdpFilter64 *f, int64_t first,
 /* No few-query path without CUDA. */
 bool
 odp_gpu_knn_few_fits(const OdpMatrix *queries, const OdpMatrix *cands, OdpMetric metric,
-					 bool self_join)
+					 int32_t k, bool self_join)
 {
 	(void) queries;
 	(void) cands;
 	(void) metric;
+	(void) k;
 	(void) self_join;
 	return false;
 }

@@ -1,9 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * knn_gpu_few.cu
- *	  A few k-NN queries (odp_knn's single query, small batches) against
- *	  many float32 candidates on the GPU: every distance into device
- *	  memory, then each query's k smallest by CUB's radix sort.
+ *	  A few k-NN queries (odp_knn's single query, the GPU service's shared
+ *	  passes) against many float32 candidates on the GPU: every distance
+ *	  into device memory, then each query's k smallest by a radix select.
  *
  * The tiled kernel of knn_gpu.cu owns 64 queries a block and fills the
  * GPU only with many queries; one query there left most lanes idle and
@@ -11,11 +11,27 @@
  * one candidate's distances to every query, reading its row once, in
  * 16-byte loads where the rows allow, with odp_dist_step in index order
  * (the file is compiled with -fmad=false): the same bits as the CPU path.
- * The distances of these metrics are +0 or more, so a stable radix sort
- * of (distance, index) pairs that start in index order gives the lists
- * in (distance, index) order, the engine's tie rule.  A candidate matrix
- * the call holds on the device (the GPU service's table cache) is read
- * in place: no copy at all.
+ * A block stages the queries' values in shared memory a tile of
+ * dimensions at a time, so that 32 queries cost one shared load per
+ * query and four values.  A candidate matrix the call holds on the device
+ * (the GPU service's table cache) is read in place: no copy at all.
+ *
+ * The selection keys each distance by (its bits, its row): the distances
+ * of these metrics are +0 or more, so the bits order them as floats, and
+ * the keys are distinct and ordered as the engine's tie rule (distance,
+ * then index).  A radix select over all queries at once, 11 bits a pass
+ * from the top, finds the key of each query's k-th; a pass counts the
+ * keys under the prefix chosen so far in shared-memory histograms, and a
+ * block a query picks the next digit.  Most calls end after the three
+ * passes of the distance's bits; the row's bits only decide ties that
+ * straddle the k-th.  The keys at or below the k-th are exactly k: they
+ * are gathered (in no order) and the host orders each query's k with the
+ * CPU path's heap.  Sorting every distance instead (a radix sort a
+ * query) took 8 sorts and 8 waits a pass of 8 queries.
+ *
+ * Candidates are taken in chunks, so that the distances of 32 queries
+ * over a table of 10^8 rows need not fit the device at once; each
+ * chunk's k per query join the host's heap.
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -24,7 +40,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include <cub/device/device_radix_sort.cuh>
+#include <cub/block/block_scan.cuh>
 
 #include "common/engine_internal.h"
 #include "gpu/gpu_check.cuh"
@@ -33,83 +49,290 @@
 #include "include/odp_distance.h"
 #include "knn/knn_internal.h"
 
-#define FEW_THREADS 256
+#define ODP_HEAP_PREFIX few_heap
+#define ODP_HEAP_KEY float
+#include "common/select_heap.h"
 
-/* Launches FewDistances for metric M (in odp_gpu_knn_few). */
-#define FEW_LAUNCH(M) \
-	do { \
-		if (vec) \
-			FewDistances<M, true><<<grid, FEW_THREADS, 0, stream>>>(d_cands, n, dims, d_queries, nq, d_dist, d_order); \
-		else \
-			FewDistances<M, false><<<grid, FEW_THREADS, 0, stream>>>(d_cands, n, dims, d_queries, nq, d_dist, d_order); \
-	} while (0)
+#define FEW_THREADS		256
+#define FEW_DIM_TILE	32		/* dimensions of the queries staged at once */
+#define FEW_CHUNK_VALUES ((int64_t) 1 << 25)	/* distances held at once */
+#define SEL_BITS		11		/* a pass's digit, at most */
+#define SEL_BINS		(1 << SEL_BITS)
+#define SEL_THREADS		256
+#define SEL_PER_THREAD	(SEL_BINS / SEL_THREADS)
+#define SEL_BLOCKS_MAX	128		/* blocks a query's count or gather */
 
 /* Test counter: calls that took this path. */
 int64_t		odp_gpu_knn_few_runs = 0;
 
+/* A query's radix select: the key's top bits chosen so far. */
+typedef struct FewSelect
+{
+	unsigned long long prefix;	/* the top "bits" bits of the k-th key */
+	int32_t		bits;
+	int32_t		need;			/* keys still to take under prefix */
+	int32_t		done;			/* every key under prefix is taken */
+	int32_t		pad;
+} FewSelect;
+
 /* See knn_internal.h. */
 extern "C" bool
 odp_gpu_knn_few_fits(const OdpMatrix *queries, const OdpMatrix *cands, OdpMetric metric,
-					 bool self_join)
+					 int32_t k, bool self_join)
 {
-	return odp_knn_few_shape(queries->rows, cands->rows, odp_matrix_is64(queries),
-							 self_join, metric);
+	return k <= ODP_KNN_FEW_MAX_K &&
+		odp_knn_few_shape(queries->rows, cands->rows, odp_matrix_is64(queries),
+						  self_join, metric);
 }
 
 /*
- * dist[q * n + c] = the distance of query q to candidate c, and
- * order[c] = c (the sort's values).  VEC: rows read 4 values at a time.
- * The metric is a constant, so that odp_dist_step's switch folds away.
+ * dist[q * stride + c] = the distance of query q (of nq <= QB) to
+ * candidate c of n.  VEC: rows and tiles read 4 values at a time.  The
+ * metric is a constant, so that odp_dist_step's switch folds away.
  */
-template <OdpMetric metric, bool VEC>
+template <OdpMetric metric, int QB, bool VEC>
 __global__ static void
 FewDistances(const float *__restrict__ cands, int64_t n, int dims,
 			 const float *__restrict__ queries, int nq,
-			 float *__restrict__ dist, uint32_t *__restrict__ order)
+			 float *__restrict__ dist, int64_t stride)
 {
+	__shared__ __align__(16) float tile[QB * FEW_DIM_TILE];
 	const int64_t c = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
-	float		acc[ODP_KNN_FEW_MAX_QUERIES];
-	const float *row;
-
-	if (c >= n)
-		return;
-	row = cands + c * dims;
-	for (int q = 0; q < ODP_KNN_FEW_MAX_QUERIES; q++)
-		acc[q] = 0.0f;
-	if (VEC)
-	{
-		for (int d = 0; d < dims; d += 4)
-		{
-			const float4 v = __ldg((const float4 *) (row + d));
+	const bool	live = c < n;
+	const float *row = cands + (live ? c : 0) * dims;
+	float		acc[QB];
 
 #pragma unroll
-			for (int q = 0; q < ODP_KNN_FEW_MAX_QUERIES; q++)
-				if (q < nq)
-				{
-					const float *qr = queries + (size_t) q * dims + d;
+	for (int q = 0; q < QB; q++)
+		acc[q] = 0.0f;
+	for (int d0 = 0; d0 < dims; d0 += FEW_DIM_TILE)
+	{
+		const int	dt = dims - d0 < FEW_DIM_TILE ? dims - d0 : FEW_DIM_TILE;
 
-					acc[q] = odp_dist_step(metric, acc[q], qr[0], v.x);
-					acc[q] = odp_dist_step(metric, acc[q], qr[1], v.y);
-					acc[q] = odp_dist_step(metric, acc[q], qr[2], v.z);
-					acc[q] = odp_dist_step(metric, acc[q], qr[3], v.w);
-				}
+		__syncthreads();
+		for (int i = threadIdx.x; i < nq * FEW_DIM_TILE; i += blockDim.x)
+		{
+			const int	j = i % FEW_DIM_TILE;
+
+			tile[i] = j < dt ? queries[(size_t) (i / FEW_DIM_TILE) * dims + d0 + j] : 0.0f;
+		}
+		__syncthreads();
+		if (!live)
+			continue;
+		if (VEC)
+			for (int j = 0; j < dt; j += 4)
+			{
+				const float4 v = __ldg((const float4 *) (row + d0 + j));
+
+#pragma unroll
+				for (int q = 0; q < QB; q++)
+					if (q < nq)
+					{
+						const float4 t = *(const float4 *) (tile + q * FEW_DIM_TILE + j);
+
+						acc[q] = odp_dist_step(metric, acc[q], t.x, v.x);
+						acc[q] = odp_dist_step(metric, acc[q], t.y, v.y);
+						acc[q] = odp_dist_step(metric, acc[q], t.z, v.z);
+						acc[q] = odp_dist_step(metric, acc[q], t.w, v.w);
+					}
+			}
+		else
+			for (int j = 0; j < dt; j++)
+			{
+				const float v = __ldg(row + d0 + j);
+
+#pragma unroll
+				for (int q = 0; q < QB; q++)
+					if (q < nq)
+						acc[q] = odp_dist_step(metric, acc[q], tile[q * FEW_DIM_TILE + j], v);
+			}
+	}
+	if (live)
+#pragma unroll
+		for (int q = 0; q < QB; q++)
+			if (q < nq)
+				dist[(size_t) q * stride + c] = odp_dist_finish(metric, acc[q], 0.0f, 0.0f);
+}
+
+/* The select key of candidate c: its distance's bits, then its row. */
+__device__ static inline unsigned long long
+FewKey(const float *dist, int64_t c)
+{
+	return ((unsigned long long) __float_as_uint(dist[c]) << 32) | (unsigned int) c;
+}
+
+/* Whether key lies under (or at) the prefix s holds. */
+__device__ static inline bool
+FewUnder(const FewSelect *s, unsigned long long key, bool at_most)
+{
+	unsigned long long top;
+
+	if (s->bits == 0)
+		return true;
+	top = s->bits == 64 ? key : key >> (64 - s->bits);
+	return at_most ? top <= s->prefix : top == s->prefix;
+}
+
+/* Each query's select starts: take min(k, n) of n keys. */
+__global__ static void
+FewSelectStart(FewSelect *sel, unsigned int *hist, int32_t k, int64_t n)
+{
+	const int	q = blockIdx.x;
+
+	if (threadIdx.x == 0)
+	{
+		sel[q].prefix = 0;
+		sel[q].bits = 0;
+		sel[q].need = (int32_t) (k < n ? k : n);
+		sel[q].done = k >= n;
+	}
+	for (int i = threadIdx.x; i < SEL_BINS; i += blockDim.x)
+		hist[(size_t) q * SEL_BINS + i] = 0;
+}
+
+/* One pass: query blockIdx.y's histogram of the next width bits. */
+__global__ static void
+FewSelectCount(const float *__restrict__ dist, int64_t stride, int64_t n,
+			   const FewSelect *__restrict__ sel, unsigned int *__restrict__ hist, int width)
+{
+	__shared__ unsigned int h[SEL_BINS];
+	const int	q = blockIdx.y;
+	const FewSelect s = sel[q];
+	const float *d = dist + (size_t) q * stride;
+	const int	shift = 64 - s.bits - width;
+	const unsigned long long mask = (1ull << width) - 1;
+
+	if (s.done)
+		return;
+	for (int i = threadIdx.x; i < SEL_BINS; i += blockDim.x)
+		h[i] = 0;
+	__syncthreads();
+	for (int64_t c = (int64_t) blockIdx.x * blockDim.x + threadIdx.x; c < n;
+		 c += (int64_t) gridDim.x * blockDim.x)
+	{
+		const unsigned long long key = FewKey(d, c);
+
+		if (FewUnder(&s, key, false))
+			atomicAdd(&h[(key >> shift) & mask], 1u);
+	}
+	__syncthreads();
+	for (int i = threadIdx.x; i < SEL_BINS; i += blockDim.x)
+		if (h[i] != 0)
+			atomicAdd(&hist[(size_t) q * SEL_BINS + i], h[i]);
+}
+
+/*
+ * One pass: query blockIdx.x's digit, the bin where its need-th key
+ * lies; the bins below it are taken whole.  Clears the histogram.
+ */
+__global__ static void
+FewSelectPick(FewSelect *sel, unsigned int *hist, int width)
+{
+	typedef cub::BlockScan<unsigned int, SEL_THREADS> Scan;
+	__shared__ typename Scan::TempStorage scan;
+	const int	q = blockIdx.x;
+	unsigned int *h = hist + (size_t) q * SEL_BINS;
+	const int	first = threadIdx.x * SEL_PER_THREAD;
+	const unsigned int need = (unsigned int) sel[q].need;
+	unsigned int mine[SEL_PER_THREAD];
+	unsigned int sum = 0,
+				below;
+
+	if (sel[q].done)
+		return;
+	for (int i = 0; i < SEL_PER_THREAD; i++)
+	{
+		mine[i] = h[first + i];
+		sum += mine[i];
+	}
+	Scan(scan).ExclusiveSum(sum, below);
+	if (below < need && need <= below + sum)
+	{
+		for (int i = 0; i < SEL_PER_THREAD; i++)
+		{
+			if (need <= below + mine[i])
+			{
+				FewSelect  *s = &sel[q];
+
+				s->need = (int32_t) (need - below);
+				s->prefix = (s->prefix << width) | (unsigned long long) (first + i);
+				s->bits += width;
+				s->done = mine[i] == need - below || s->bits == 64;
+				break;
+			}
+			below += mine[i];
 		}
 	}
-	else
-		for (int d = 0; d < dims; d++)
-		{
-			const float v = __ldg(row + d);
+	for (int i = 0; i < SEL_PER_THREAD; i++)
+		h[first + i] = 0;
+}
 
-#pragma unroll
-			for (int q = 0; q < ODP_KNN_FEW_MAX_QUERIES; q++)
-				if (q < nq)
-					acc[q] = odp_dist_step(metric, acc[q], queries[(size_t) q * dims + d], v);
+/* Gathers query blockIdx.y's keys at or below its k-th, in no order. */
+__global__ static void
+FewSelectTake(const float *__restrict__ dist, int64_t stride, int64_t n,
+			  const FewSelect *__restrict__ sel, unsigned int *__restrict__ taken,
+			  float *__restrict__ out_dist, unsigned int *__restrict__ out_row, int32_t k)
+{
+	const int	q = blockIdx.y;
+	const FewSelect s = sel[q];
+	const float *d = dist + (size_t) q * stride;
+
+	for (int64_t c = (int64_t) blockIdx.x * blockDim.x + threadIdx.x; c < n;
+		 c += (int64_t) gridDim.x * blockDim.x)
+	{
+		const unsigned long long key = FewKey(d, c);
+
+		if (FewUnder(&s, key, true))
+		{
+			const unsigned int at = atomicAdd(&taken[q], 1u);
+
+			if (at < (unsigned int) k)
+			{
+				out_dist[(size_t) q * k + at] = d[c];
+				out_row[(size_t) q * k + at] = (unsigned int) c;
+			}
 		}
-#pragma unroll
-	for (int q = 0; q < ODP_KNN_FEW_MAX_QUERIES; q++)
-		if (q < nq)
-			dist[(size_t) q * n + c] = odp_dist_finish(metric, acc[q], 0.0f, 0.0f);
-	order[c] = (uint32_t) c;
+	}
+}
+
+/* Launches FewDistances for metric M over the chunk (in odp_gpu_knn_few). */
+#define FEW_LAUNCH_QB(M, QB) \
+	do { \
+		if (vec) \
+			FewDistances<M, QB, true><<<grid, FEW_THREADS, 0, stream>>>(d_cands + c0 * dims, cn, dims, d_queries, nq, d_dist, chunk); \
+		else \
+			FewDistances<M, QB, false><<<grid, FEW_THREADS, 0, stream>>>(d_cands + c0 * dims, cn, dims, d_queries, nq, d_dist, chunk); \
+	} while (0)
+#define FEW_LAUNCH(M) \
+	do { \
+		if (nq == 1) \
+			FEW_LAUNCH_QB(M, 1); \
+		else if (nq <= 8) \
+			FEW_LAUNCH_QB(M, 8); \
+		else \
+			FEW_LAUNCH_QB(M, ODP_KNN_FEW_MAX_QUERIES); \
+	} while (0)
+
+/* Byte offsets of one call's device scratch, 256-byte aligned. */
+typedef struct FewScratch
+{
+	size_t		queries,
+				dist,
+				hist,
+				sel,
+				taken,
+				out_dist,
+				out_row,
+				bytes;
+} FewScratch;
+
+static size_t
+FewPlace(size_t *at, size_t bytes)
+{
+	const size_t here = *at;
+
+	*at += (bytes + 255) & ~(size_t) 255;
+	return here;
 }
 
 /* See knn_internal.h. */
@@ -125,16 +348,25 @@ odp_gpu_knn_few(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cand
 	const int	dims = cands->dims;
 	const int	nq = (int) queries->rows;
 	const size_t row_bytes = sizeof(float) * (size_t) dims;
+	const int64_t chunk = n < FEW_CHUNK_VALUES / nq ? n : FEW_CHUNK_VALUES / nq;
+	const int64_t nchunks = (n + chunk - 1) / chunk;
+	const size_t outs = (size_t) nchunks * nq * k;	/* gathered entries, all chunks */
+	FewScratch at;
+	size_t		used = 0;
 	const float *d_cands;
 	void	   *d_own = NULL;
-	float	   *d_queries = NULL;
-	float	   *d_dist = NULL;
-	float	   *d_keys = NULL;
-	uint32_t   *d_order = NULL;
-	uint32_t   *d_sorted = NULL;
-	void	   *d_temp = NULL;
-	size_t		temp_bytes = 0;
-	uint32_t   *h_sorted = NULL;
+	char	   *d_base = NULL;
+	float	   *d_queries,
+			   *d_dist,
+			   *d_out_dist;
+	unsigned int *d_hist,
+			   *d_taken,
+			   *d_out_row;
+	FewSelect  *d_sel;
+	float	   *h_dist = NULL;
+	unsigned int *h_row = NULL;
+	unsigned int *h_taken = NULL;
+	int32_t    *size = NULL;
 	double		t0 = odp_now_ms();
 	double		t1;
 
@@ -142,10 +374,22 @@ odp_gpu_knn_few(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cand
 	ctx->compute_ms = 0.0;
 	ctx->chunks = 0;
 	memset(&arena, 0, sizeof(arena));
+	at.queries = FewPlace(&used, row_bytes * nq);
+	at.dist = FewPlace(&used, sizeof(float) * (size_t) chunk * nq);
+	at.hist = FewPlace(&used, sizeof(unsigned int) * SEL_BINS * nq);
+	at.sel = FewPlace(&used, sizeof(FewSelect) * nq);
+	at.taken = FewPlace(&used, sizeof(unsigned int) * nchunks * nq);
+	at.out_dist = FewPlace(&used, sizeof(float) * outs);
+	at.out_row = FewPlace(&used, sizeof(unsigned int) * outs);
+	at.bytes = used;
+
 	ODP_TRY(OdpGpuBegin(ctx, &dev));
 	OdpGpuArenaInit(&arena, dev.budget);
-	h_sorted = (uint32_t *) malloc(sizeof(uint32_t) * (size_t) k);
-	if (h_sorted == NULL)
+	h_dist = (float *) malloc(sizeof(float) * outs);
+	h_row = (unsigned int *) malloc(sizeof(unsigned int) * outs);
+	h_taken = (unsigned int *) malloc(sizeof(unsigned int) * nchunks * nq);
+	size = (int32_t *) calloc(nq, sizeof(int32_t));
+	if (h_dist == NULL || h_row == NULL || h_taken == NULL || size == NULL)
 	{
 		status = odp_fail(ctx, ODP_ERR_HOST_OOM, "out of host memory for %d neighbours", (int) k);
 		goto cleanup;
@@ -160,25 +404,43 @@ odp_gpu_knn_few(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cand
 					 "copying the candidate rows to the GPU");
 		d_cands = (const float *) d_own;
 	}
-	ODP_TRY(OdpGpuArenaAlloc(ctx, &arena, row_bytes * (size_t) nq, "query rows", (void **) &d_queries));
+	ODP_TRY(OdpGpuArenaAlloc(ctx, &arena, at.bytes, "distances and their selection",
+							 (void **) &d_base));
+	d_queries = (float *) (d_base + at.queries);
+	d_dist = (float *) (d_base + at.dist);
+	d_hist = (unsigned int *) (d_base + at.hist);
+	d_sel = (FewSelect *) (d_base + at.sel);
+	d_taken = (unsigned int *) (d_base + at.taken);
+	d_out_dist = (float *) (d_base + at.out_dist);
+	d_out_row = (unsigned int *) (d_base + at.out_row);
+	ODP_CUDA_TRY(ctx, cudaMemsetAsync(d_taken, 0, sizeof(unsigned int) * nchunks * nq, stream),
+				 "clearing the neighbours' counts");
 	ODP_CUDA_TRY(ctx, OdpGpuCopyIn(ctx, d_queries, queries->data, row_bytes * (size_t) nq, stream),
 				 "copying the query rows to the GPU");
-	ODP_TRY(OdpGpuArenaAlloc(ctx, &arena, sizeof(float) * (size_t) n * nq, "distances", (void **) &d_dist));
-	ODP_TRY(OdpGpuArenaAlloc(ctx, &arena, sizeof(float) * (size_t) n, "sorted distances", (void **) &d_keys));
-	ODP_TRY(OdpGpuArenaAlloc(ctx, &arena, sizeof(uint32_t) * (size_t) n, "row order", (void **) &d_order));
-	ODP_TRY(OdpGpuArenaAlloc(ctx, &arena, sizeof(uint32_t) * (size_t) n, "sorted row order", (void **) &d_sorted));
-	ODP_CUDA_TRY(ctx, cub::DeviceRadixSort::SortPairs(NULL, temp_bytes, d_dist, d_keys, d_order,
-													  d_sorted, n, 0, 32, stream),
-				 "sizing the neighbours' sort");
-	ODP_TRY(OdpGpuArenaAlloc(ctx, &arena, temp_bytes, "the neighbours' sort", &d_temp));
-	ODP_CUDA_TRY(ctx, cudaStreamSynchronize(stream), "copying the rows to the GPU");
-	t1 = odp_now_ms();
-	ctx->transfer_ms += t1 - t0;
-
+	if (d_own != NULL)
 	{
-		const bool	vec = dims % 4 == 0 && ((uintptr_t) d_cands & 15) == 0;
-		const unsigned grid = (unsigned) ((n + FEW_THREADS - 1) / FEW_THREADS);
+		ODP_CUDA_TRY(ctx, cudaStreamSynchronize(stream), "copying the rows to the GPU");
+		t1 = odp_now_ms();
+		ctx->transfer_ms += t1 - t0;
+	}
+	else
+		t1 = t0;
 
+	for (int64_t c0 = 0, ci = 0; c0 < n; c0 += chunk, ci++)
+	{
+		const int64_t cn = n - c0 < chunk ? n - c0 : chunk;
+		const bool	vec = dims % 4 == 0 && ((uintptr_t) d_cands & 15) == 0;
+		const unsigned grid = (unsigned) ((cn + FEW_THREADS - 1) / FEW_THREADS);
+		const int64_t sel_blocks = (cn + SEL_THREADS - 1) / SEL_THREADS;
+		const dim3	sel_grid((unsigned) (sel_blocks < SEL_BLOCKS_MAX ? sel_blocks : SEL_BLOCKS_MAX),
+							 (unsigned) nq);
+		const size_t out0 = (size_t) ci * nq * k;
+
+		if (odp_cancel_requested(ctx))
+		{
+			status = odp_fail(ctx, ODP_ERR_CANCELLED, "k-NN computation cancelled by request");
+			goto cleanup;
+		}
 		switch (metric)
 		{
 			case ODP_METRIC_EUCLIDEAN:
@@ -194,30 +456,63 @@ odp_gpu_knn_few(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cand
 				FEW_LAUNCH(ODP_METRIC_CHEBYSHEV);
 				break;
 		}
-	}
-	ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the few-query distance kernel");
-	for (int q = 0; q < nq; q++)
-	{
-		if (odp_cancel_requested(ctx))
+		ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the few-query distance kernel");
+		FewSelectStart<<<nq, SEL_THREADS, 0, stream>>>(d_sel, d_hist, k, cn);
+		ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the neighbours' selection");
+		/* 64 key bits: the distance's in 11 + 11 + 10, then the row's */
+		for (int pass = 0, left = 64; left > 0; pass++)
 		{
-			status = odp_fail(ctx, ODP_ERR_CANCELLED, "k-NN computation cancelled by request");
-			goto cleanup;
+			const int	width = pass % 3 == 2 ? 10 : SEL_BITS;
+
+			FewSelectCount<<<sel_grid, SEL_THREADS, 0, stream>>>(d_dist, chunk, cn, d_sel,
+																 d_hist, width);
+			FewSelectPick<<<nq, SEL_THREADS, 0, stream>>>(d_sel, d_hist, width);
+			ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the neighbours' selection");
+			left -= width;
 		}
-		ODP_CUDA_TRY(ctx, cub::DeviceRadixSort::SortPairs(d_temp, temp_bytes, d_dist + (size_t) q * n,
-														  d_keys, d_order, d_sorted, n, 0, 32, stream),
-					 "sorting a query's distances");
-		ODP_CUDA_TRY(ctx, cudaMemcpyAsync(dist + (size_t) q * k, d_keys, sizeof(float) * (size_t) k,
-										  cudaMemcpyDeviceToHost, stream),
-					 "copying a query's neighbours from the GPU");
-		ODP_CUDA_TRY(ctx, cudaMemcpyAsync(h_sorted, d_sorted, sizeof(uint32_t) * (size_t) k,
-										  cudaMemcpyDeviceToHost, stream),
-					 "copying a query's neighbours from the GPU");
-		ODP_CUDA_TRY(ctx, cudaStreamSynchronize(stream), "sorting a query's distances");
-		for (int32_t i = 0; i < k; i++)
-			index[(size_t) q * k + i] = (int64_t) h_sorted[i];
+		FewSelectTake<<<sel_grid, SEL_THREADS, 0, stream>>>(d_dist, chunk, cn, d_sel,
+															d_taken + ci * nq,
+															d_out_dist + out0,
+															d_out_row + out0, k);
+		ODP_CUDA_TRY_LAUNCH(ctx, stream, "launching the neighbours' selection");
 	}
+	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(h_dist, d_out_dist, sizeof(float) * outs,
+									  cudaMemcpyDeviceToHost, stream),
+				 "copying the neighbours from the GPU");
+	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(h_row, d_out_row, sizeof(unsigned int) * outs,
+									  cudaMemcpyDeviceToHost, stream),
+				 "copying the neighbours from the GPU");
+	ODP_CUDA_TRY(ctx, cudaMemcpyAsync(h_taken, d_taken, sizeof(unsigned int) * nchunks * nq,
+									  cudaMemcpyDeviceToHost, stream),
+				 "copying the neighbours from the GPU");
+	ODP_CUDA_TRY(ctx, cudaStreamSynchronize(stream), "selecting the neighbours");
+
+	/* every chunk gathered min(k, its rows) per query: order them */
+	for (int64_t c0 = 0, ci = 0; c0 < n; c0 += chunk, ci++)
+	{
+		const int64_t cn = n - c0 < chunk ? n - c0 : chunk;
+		const int32_t got = (int32_t) (cn < k ? cn : k);
+
+		for (int q = 0; q < nq; q++)
+		{
+			const size_t from = ((size_t) ci * nq + q) * k;
+
+			if (h_taken[ci * nq + q] != (unsigned int) got)
+			{
+				status = odp_fail(ctx, ODP_ERR_INTERNAL,
+								  "the GPU's selection kept %u of %d neighbours of a query",
+								  h_taken[ci * nq + q], (int) got);
+				goto cleanup;
+			}
+			for (int32_t i = 0; i < got; i++)
+				few_heap_offer(dist + (size_t) q * k, index + (size_t) q * k, &size[q], k,
+							   h_dist[from + i], c0 + h_row[from + i]);
+		}
+	}
+	for (int q = 0; q < nq; q++)
+		few_heap_sort_ascending(dist + (size_t) q * k, index + (size_t) q * k, size[q]);
 	ctx->compute_ms += odp_now_ms() - t1;
-	ctx->chunks = 1;
+	ctx->chunks = (int32_t) nchunks;
 	odp_gpu_knn_few_runs++;
 
 cleanup:
@@ -227,6 +522,9 @@ cleanup:
 		(void) cudaStreamDestroy(stream);
 	}
 	OdpGpuArenaRelease(&arena);
-	free(h_sorted);
+	free(h_dist);
+	free(h_row);
+	free(h_taken);
+	free(size);
 	return status;
 }

@@ -96,15 +96,17 @@ extern OdpStatus odp_knn_check(OdpContext *ctx, const OdpMatrix *queries,
 
 /*
  * A few float32 queries against many candidates (knn_gpu_few.cu): every
- * distance, then each query's k smallest by a radix sort; for the
- * distance metrics (not cosine, not the inner product), no self join.
+ * distance, then each query's k smallest by a radix select; for the
+ * distance metrics (not cosine, not the inner product), no self join, k
+ * up to ODP_KNN_FEW_MAX_K (the host orders each query's k).
  * odp_gpu_knn_few_fits says whether a call qualifies; odp_gpu_knn_few
- * fails with ODP_ERR_GPU_OOM where the distances do not fit the budget
+ * fails with ODP_ERR_GPU_OOM where its scratch does not fit the budget
  * (the caller then takes the tiled path, which works in chunks).
  */
-#define ODP_KNN_FEW_MAX_QUERIES 8
+#define ODP_KNN_FEW_MAX_QUERIES 32
+#define ODP_KNN_FEW_MAX_K 1024
 extern bool odp_gpu_knn_few_fits(const OdpMatrix *queries, const OdpMatrix *cands,
-								 OdpMetric metric, bool self_join);
+								 OdpMetric metric, int32_t k, bool self_join);
 extern OdpStatus odp_gpu_knn_few(OdpContext *ctx, const OdpMatrix *queries,
 								 const OdpMatrix *cands, OdpMetric metric, int32_t k,
 								 float *dist, int64_t *index);

@@ -205,18 +205,19 @@ shared_thread(void *arg)
 }
 
 /*
- * odp_knn_shared: 16 threads, each asking 20 times for its own query's
- * lists (k from 1 to 64) over the same candidates, at the same time; each
- * answer is the one odp_compute_knn gives alone, and passes were shared.
+ * odp_knn_shared: 40 threads (more than a pass takes), each asking 20
+ * times for its own query's lists (k from 1 to 64) over the same
+ * candidates, at the same time; each answer is the one odp_compute_knn
+ * gives alone, and passes were shared.
  */
 static void
 shared_case(OdpDevice dev, const char *name)
 {
-	const int	n = 16;
+	const int	n = 40;
 	float	   *cx = make_data(GEN_TIES, 30000, 12);
 	float	   *qx = make_data(GEN_TIES, n, 12);
 	OdpMatrix	c = {cx, 30000, 12};
-	SharedThread t[16];
+	SharedThread t[40];
 	pthread_barrier_t start;
 	const int64_t before = odp_knn_shared_passes;
 	int			bad = 0,
@@ -248,7 +249,7 @@ shared_case(OdpDevice dev, const char *name)
 	}
 	pthread_barrier_destroy(&start);
 	check(bad == 0 && batched > 0 && odp_knn_shared_passes > before,
-		  "knn %s shared passes: 16 threads x 20 calls, %d answers differ from a call alone, "
+		  "knn %s shared passes: 40 threads x 20 calls, %d answers differ from a call alone, "
 		  "%d threads served by shared passes, %lld shared passes",
 		  name, bad, batched, (long long) (odp_knn_shared_passes - before));
 	free(cx);
@@ -487,10 +488,13 @@ run_knn_tests(void)
 
 	/*
 	 * A few queries against many candidates: the GPU's few-query path
-	 * (every distance, then a sort) for the distance metrics, rows read
-	 * 4 values at a time (D = 64) or one by one (3, 130), ties broken by
-	 * index, k up to 257; 9 queries take the tiled path, and so does a
-	 * budget too small for every distance.
+	 * (every distance, then a radix select) for the distance metrics, rows
+	 * read 4 values at a time (D = 64) or one by one (3, 130), ties broken
+	 * by index (many equal distances straddle the k-th), k up to 1024, up
+	 * to 32 queries, all rows (k = n), and candidates in two chunks whose
+	 * last has fewer rows than k; 33 queries or k = 1025 take the tiled
+	 * path, and so does a budget too small for every distance (the same
+	 * call without the budget takes the few-query path).
 	 */
 	{
 		const int64_t before = gpu_counter(&odp_gpu_knn_few_runs);
@@ -504,17 +508,30 @@ run_knn_tests(void)
 			knn_case(GEN_UNIFORM, 8, 70000, 64, 257, false, few[m], 0, false, "few-query path, D = 64");
 			knn_case(GEN_GRID, 5, 50000, 130, 1, false, few[m], 0, false, "few-query path, D = 130, grid");
 		}
+		knn_case(GEN_TIES, 32, 60000, 4, 1024, false, ODP_METRIC_MANHATTAN, 0, false,
+				 "few-query path, 32 queries, k = 1024, ties");
+		knn_case(GEN_IDENTICAL, 3, 5000, 8, 700, false, ODP_METRIC_EUCLIDEAN, 0, false,
+				 "few-query path, all rows equal");
+		knn_case(GEN_DUPLICATES, 17, 20000, 12, 100, false, ODP_METRIC_SQEUCLIDEAN, 0, false,
+				 "few-query path, duplicated rows");
+		knn_case(GEN_UNIFORM, 2, 300, 16, 300, false, ODP_METRIC_EUCLIDEAN, 0, false,
+				 "few-query path, k = n");
+		knn_case(GEN_TIES, 32, ((int64_t) 1 << 20) + 5, 3, 10, false, ODP_METRIC_SQEUCLIDEAN, 0,
+				 false, "few-query path, two chunks, the last of 5 rows");
 		after = gpu_counter(&odp_gpu_knn_few_runs);
 		if (gpu_ok && &odp_gpu_knn_few_runs != NULL)
-			check(after == before + 12, "the few-query path ran %lld of 12 calls",
+			check(after == before + 17, "the few-query path ran %lld of 17 calls",
 				  (long long) (after - before));
-		knn_case(GEN_UNIFORM, 9, 40000, 16, 10, false, ODP_METRIC_EUCLIDEAN, 0, false,
-				 "nine queries: tiles");
+		knn_case(GEN_UNIFORM, 33, 40000, 16, 10, false, ODP_METRIC_EUCLIDEAN, 0, false,
+				 "33 queries: tiles");
+		knn_case(GEN_TIES, 2, 40000, 3, 1025, false, ODP_METRIC_MANHATTAN, 0, false,
+				 "k = 1025: tiles");
 		knn_case(GEN_UNIFORM, 2, 300000, 16, 10, false, ODP_METRIC_EUCLIDEAN, (size_t) 4 << 20,
 				 false, "few queries, budget too small for every distance");
 		if (gpu_ok && &odp_gpu_knn_few_runs != NULL)
 			check(gpu_counter(&odp_gpu_knn_few_runs) == after + 1,
-				  "nine queries and a small budget take the tiled path (%lld few-query calls)",
+				  "33 queries, k = 1025 and a small budget take the tiled path (%lld few-query "
+				  "calls, 1 expected: the budget's case without it)",
 				  (long long) (gpu_counter(&odp_gpu_knn_few_runs) - after));
 	}
 

@@ -142,14 +142,14 @@ run_knn_cost_tests(void)
 
 	/* the few-query rule is the GPU path's own */
 	check(odp_knn_few_shape(1, 100000, false, false, ODP_METRIC_EUCLIDEAN) &&
-		  odp_knn_few_shape(8, 100000, false, false, ODP_METRIC_CHEBYSHEV) &&
-		  !odp_knn_few_shape(9, 100000, false, false, ODP_METRIC_EUCLIDEAN) &&
+		  odp_knn_few_shape(32, 100000, false, false, ODP_METRIC_CHEBYSHEV) &&
+		  !odp_knn_few_shape(33, 100000, false, false, ODP_METRIC_EUCLIDEAN) &&
 		  !odp_knn_few_shape(1, 100000, true, false, ODP_METRIC_EUCLIDEAN) &&
 		  !odp_knn_few_shape(1, 100000, false, true, ODP_METRIC_EUCLIDEAN) &&
 		  !odp_knn_few_shape(1, 100000, false, false, ODP_METRIC_COSINE) &&
 		  !odp_knn_few_shape(1, 100000, false, false, ODP_METRIC_INNER_PRODUCT) &&
 		  odp_knn_few_shape(1, 10, false, false, ODP_METRIC_MANHATTAN),
-		  "cost model: the few-query rule (up to 8 float32 queries, distance metrics but "
+		  "cost model: the few-query rule (up to 32 float32 queries, distance metrics but "
 		  "cosine, no self join, any number of rows)");
 
 	st = odp_knn_cost_calibrate(&ctx, &timed, NULL, 0);
