@@ -42,6 +42,9 @@ source "$(dirname "$0")/checks/spatial.sh"
 source "$(dirname "$0")/checks/distributed.sh"
 source "$(dirname "$0")/checks/parallel_read.sh"
 source "$(dirname "$0")/checks/pgvector.sh"
+source "$(dirname "$0")/checks/service.sh"
+source "$(dirname "$0")/checks/staging.sh"
+source "$(dirname "$0")/checks/table_cache.sh"
 ODP_PASSED=0
 ODP_FAILED=0
 odp_run_dir_create
@@ -630,6 +633,14 @@ odp_log "sharded table: the nodes' steps on the GPU"
 # the mid-call faults need a call that lasts: the CPU run of the test
 # command checks them
 ODP_SHARD_LONG=0 odp_distributed_checks "-c odp_gpu.device=gpu -c odp_gpu.gpu_min_rows=0${service_opts:+ $service_opts}"
+fi
+
+if [ -n "$service_opts" ] && odp_wants knn; then
+	# the test command's shared k-NN passes, here on the GPU: 64 sessions
+	# of single queries on a cached table, a writer changing it, answers
+	# against the SQL oracle in each snapshot
+	odp_log "shared k-NN passes on the GPU"
+	odp_tc_batch_checks
 fi
 
 if [ -n "$service_opts" ]; then

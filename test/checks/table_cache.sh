@@ -277,7 +277,7 @@ SQL
 			fi
 		done
 	done
-	shared=$(cat "$ODP_RUN_DIR"/svc_tc_bq*.out | grep -c 'batch=[2-9]')
+	shared=$(cat "$ODP_RUN_DIR"/svc_tc_bq*.out | grep -cE 'batch=([2-9]|[1-9][0-9])')
 	badk=$(grep -c 'k must be at least 1' "$ODP_RUN_DIR/svc_tc_bq2.out")
 	wrote=$(odp_svc_field tc_bq_writer wrote)
 	cancelled=$(grep -c 'canceling statement due to user request' "$ODP_RUN_DIR/svc_tc_bq3.out")
