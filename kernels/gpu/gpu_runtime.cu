@@ -348,11 +348,20 @@ OdpGpuArenaInit(OdpGpuArena *arena, size_t budget)
 	arena->budget = budget;
 }
 
-/* See gpu_runtime.cuh. */
-OdpStatus
-OdpGpuArenaAlloc(OdpContext *ctx, OdpGpuArena *arena, size_t bytes,
-				 const char *what, void **ptr)
+/*
+ * Bytes a device's pool of stream-ordered allocations keeps between
+ * calls: the few-query k-NN passes' scratch, taken and given back
+ * hundreds of times a second, would otherwise be mapped and unmapped at
+ * each wait.
+ */
+#define ODP_GPU_POOL_KEEP	((uint64_t) 256 << 20)
+
+/* Allocates for OdpGpuArenaAlloc(Async): stream NULL takes cudaMalloc. */
+static OdpStatus
+ArenaAllocOn(OdpContext *ctx, OdpGpuArena *arena, size_t bytes, const char *what,
+			 cudaStream_t stream, void **ptr)
 {
+	static bool pool_kept[ODP_MAX_GPUS];
 	char		doing[256];
 	size_t		rounded = OdpGpuRounded(bytes == 0 ? 1 : bytes);
 	void	   *p = NULL;
@@ -369,7 +378,22 @@ OdpGpuArenaAlloc(OdpContext *ctx, OdpGpuArena *arena, size_t bytes,
 						"GPU memory budget exceeded: %s needs %zu bytes, %zu of the %zu-byte budget are in use",
 						what, bytes, arena->used, arena->budget);
 
-	err = cudaMalloc(&p, rounded);
+	if (stream != NULL)
+	{
+		int			id = 0;
+		cudaMemPool_t pool;
+		uint64_t	keep = ODP_GPU_POOL_KEEP;
+
+		/* setting it twice from two threads is harmless */
+		if (cudaGetDevice(&id) == cudaSuccess && id >= 0 && id < ODP_MAX_GPUS &&
+			!pool_kept[id] && cudaDeviceGetDefaultMemPool(&pool, id) == cudaSuccess &&
+			cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) == cudaSuccess)
+			pool_kept[id] = true;
+		(void) cudaGetLastError();
+		err = cudaMallocAsync(&p, rounded, stream);
+	}
+	else
+		err = cudaMalloc(&p, rounded);
 	if (err != cudaSuccess)
 	{
 		snprintf(doing, sizeof(doing),
@@ -379,10 +403,27 @@ OdpGpuArenaAlloc(OdpContext *ctx, OdpGpuArena *arena, size_t bytes,
 	}
 	arena->ptr[arena->count] = p;
 	arena->bytes[arena->count] = rounded;
+	arena->stream[arena->count] = stream;
 	arena->count++;
 	arena->used += rounded;
 	*ptr = p;
 	return ODP_OK;
+}
+
+/* See gpu_runtime.cuh. */
+OdpStatus
+OdpGpuArenaAlloc(OdpContext *ctx, OdpGpuArena *arena, size_t bytes,
+				 const char *what, void **ptr)
+{
+	return ArenaAllocOn(ctx, arena, bytes, what, NULL, ptr);
+}
+
+/* See gpu_runtime.cuh. */
+OdpStatus
+OdpGpuArenaAllocAsync(OdpContext *ctx, OdpGpuArena *arena, size_t bytes,
+					  const char *what, cudaStream_t stream, void **ptr)
+{
+	return ArenaAllocOn(ctx, arena, bytes, what, stream, ptr);
 }
 
 /* See gpu_runtime.h. */
@@ -453,6 +494,16 @@ OdpGpuCopyIn(const OdpContext *ctx, void *dst, const void *src, size_t bytes,
 	return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream);
 }
 
+/* Gives allocation i back: in its stream's order, or at once. */
+static void
+ArenaFreeOne(OdpGpuArena *arena, int i)
+{
+	if (arena->stream[i] != NULL)
+		(void) cudaFreeAsync(arena->ptr[i], arena->stream[i]);
+	else
+		(void) cudaFree(arena->ptr[i]);
+}
+
 /* See gpu_runtime.cuh. */
 void
 OdpGpuArenaFree(OdpGpuArena *arena, void *ptr)
@@ -461,11 +512,12 @@ OdpGpuArenaFree(OdpGpuArena *arena, void *ptr)
 	{
 		if (arena->ptr[i] != ptr)
 			continue;
-		(void) cudaFree(ptr);
+		ArenaFreeOne(arena, i);
 		(void) cudaGetLastError();
 		arena->used -= arena->bytes[i];
 		arena->ptr[i] = arena->ptr[arena->count - 1];
 		arena->bytes[i] = arena->bytes[arena->count - 1];
+		arena->stream[i] = arena->stream[arena->count - 1];
 		arena->count--;
 		return;
 	}
@@ -476,7 +528,7 @@ void
 OdpGpuArenaRelease(OdpGpuArena *arena)
 {
 	for (int i = arena->count - 1; i >= 0; i--)
-		(void) cudaFree(arena->ptr[i]);
+		ArenaFreeOne(arena, i);
 	(void) cudaGetLastError();
 	arena->count = 0;
 	arena->used = 0;

@@ -53,6 +53,7 @@ typedef struct OdpGpuArena
 {
 	void	   *ptr[ODP_GPU_ARENA_MAX];
 	size_t		bytes[ODP_GPU_ARENA_MAX];
+	cudaStream_t stream[ODP_GPU_ARENA_MAX];	/* stream-ordered, or NULL */
 	int			count;
 	size_t		used;			/* sum of rounded sizes */
 	size_t		budget;			/* 0 = unlimited */
@@ -80,6 +81,18 @@ extern void OdpGpuArenaInit(OdpGpuArena *arena, size_t budget);
 extern OdpStatus OdpGpuArenaAlloc(OdpContext *ctx, OdpGpuArena *arena,
 								  size_t bytes, const char *what,
 								  void **ptr);
+
+/*
+ * OdpGpuArenaAlloc in stream's order, from the device's pool
+ * (cudaMallocAsync), given back in that order at release: cudaFree waits
+ * for every stream of the device, and calls that run beside others (the
+ * GPU service's few-query k-NN passes) would wait for each other's
+ * kernels.  The pool keeps up to 256 MB between calls.  stream must
+ * outlive the arena's release.
+ */
+extern OdpStatus OdpGpuArenaAllocAsync(OdpContext *ctx, OdpGpuArena *arena,
+									   size_t bytes, const char *what,
+									   cudaStream_t stream, void **ptr);
 
 /*
  * Frees one allocation of the arena (ptr NULL or unknown: nothing), so

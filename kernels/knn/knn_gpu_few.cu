@@ -31,7 +31,9 @@
  *
  * Candidates are taken in chunks, so that the distances of 32 queries
  * over a table of 10^8 rows need not fit the device at once; each
- * chunk's k per query join the host's heap.
+ * chunk's k per query join the host's heap.  The scratch is allocated in
+ * the stream's order: passes run side by side in the GPU service, and
+ * cudaFree would make each wait for the others' kernels.
  *
  * Copyright (c) 2026, odp_gpu developers
  *
@@ -404,8 +406,8 @@ odp_gpu_knn_few(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cand
 					 "copying the candidate rows to the GPU");
 		d_cands = (const float *) d_own;
 	}
-	ODP_TRY(OdpGpuArenaAlloc(ctx, &arena, at.bytes, "distances and their selection",
-							 (void **) &d_base));
+	ODP_TRY(OdpGpuArenaAllocAsync(ctx, &arena, at.bytes, "distances and their selection",
+								  stream, (void **) &d_base));
 	d_queries = (float *) (d_base + at.queries);
 	d_dist = (float *) (d_base + at.dist);
 	d_hist = (unsigned int *) (d_base + at.hist);
@@ -516,12 +518,13 @@ odp_gpu_knn_few(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cand
 	odp_gpu_knn_few_runs++;
 
 cleanup:
+	/* the scratch goes back in the stream's order, before the stream */
+	OdpGpuArenaRelease(&arena);
 	if (stream != NULL)
 	{
 		(void) cudaStreamSynchronize(stream);
 		(void) cudaStreamDestroy(stream);
 	}
-	OdpGpuArenaRelease(&arena);
 	free(h_dist);
 	free(h_row);
 	free(h_taken);
