@@ -61,7 +61,8 @@ OdpKnnCompute(const OdpInput *queries, const OdpInput *source, OdpMetric metric,
 	n = (Size) queries->rows * (Size) res->k;
 	res->dist = (double *) MemoryContextAllocHuge(CurrentMemoryContext, sizeof(double) * n);
 	res->index = (int64 *) MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * n);
-	res->info.on_gpu = OdpChooseKnnGpu(queries, source, metric, self_join, &res->info);
+	res->info.on_gpu = OdpChooseKnnGpu(queries, source, metric, res->k, self_join,
+										&res->info);
 	OdpComputeKnn(queries, source, metric, res->k, self_join, res->dist,
 				  res->index, &res->info);
 	OdpEnsureFiniteDistances(res->dist, (int64) n, res->k, queries->ids,

@@ -119,7 +119,7 @@ KnnDecide(OdpKnnCostShape *s, OdpKnnCostEstimate *e, const char **by)
 /* See knn_cost.h. */
 bool
 OdpChooseKnnGpu(const OdpInput *queries, const OdpInput *source, OdpMetric metric,
-				bool self_join, OdpRunInfo *info)
+				int32 k, bool self_join, OdpRunInfo *info)
 {
 	OdpKnnCostShape s;
 	OdpKnnCostEstimate e;
@@ -129,6 +129,7 @@ OdpChooseKnnGpu(const OdpInput *queries, const OdpInput *source, OdpMetric metri
 	s.queries = queries->rows;
 	s.rows = source->rows;
 	s.dims = source->dims;
+	s.k = k;
 	s.wide = source->data64 != NULL;
 	s.self_join = self_join;
 	s.metric = metric;

@@ -22,6 +22,6 @@
  * (odp_cost.h); says why in info->chosen_by and chosen_why.
  */
 extern bool OdpChooseKnnGpu(const OdpInput *queries, const OdpInput *source,
-							OdpMetric metric, bool self_join, OdpRunInfo *info);
+							OdpMetric metric, int32 k, bool self_join, OdpRunInfo *info);
 
 #endif							/* ODP_KNN_COST_H */

@@ -85,6 +85,7 @@ typedef struct OdpKnnCostShape
 	int64_t		queries;
 	int64_t		rows;			/* candidates */
 	int32_t		dims;
+	int32_t		k;				/* neighbours a query (0: few) */
 	bool		wide;			/* float64 rows */
 	bool		self_join;
 	OdpMetric	metric;
@@ -125,7 +126,8 @@ extern void odp_knn_cost_estimate(const OdpKnnCostModel *m, const OdpKnnCostShap
 
 /*
  * Whether a GPU k-NN call of this shape takes the few-query path (every
- * distance, then a radix sort of each query's), not the tiles.
+ * distance, then a radix select of each query's k), not the tiles, where
+ * k is small enough for it (ODP_KNN_FEW_MAX_K, knn_internal.h).
  */
 extern bool odp_knn_few_shape(int64_t queries, int64_t rows, bool wide, bool self_join,
 							  OdpMetric metric);

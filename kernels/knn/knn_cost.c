@@ -116,7 +116,8 @@ odp_knn_cost_estimate(const OdpKnnCostModel *m, const OdpKnnCostShape *s,
 	e->cpu_ms = m->cpu_call_ms + ns / speed / 1e6;
 
 	/* the GPU: the call, the copies, the distances and the selection */
-	e->gpu_few = odp_knn_few_shape(s->queries, s->rows, s->wide, s->self_join, s->metric);
+	e->gpu_few = odp_knn_few_shape(s->queries, s->rows, s->wide, s->self_join, s->metric) &&
+		s->k <= ODP_KNN_FEW_MAX_K;
 	if (e->gpu_few)
 		ns = values * m->gpu_few_value_ns + queries * rows * m->gpu_few_pair_ns;
 	else

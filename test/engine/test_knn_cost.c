@@ -151,6 +151,24 @@ run_knn_cost_tests(void)
 		  odp_knn_few_shape(1, 10, false, false, ODP_METRIC_MANHATTAN),
 		  "cost model: the few-query rule (up to 32 float32 queries, distance metrics but "
 		  "cosine, no self join, any number of rows)");
+	{
+		OdpKnnCostShape s = {0};
+		OdpKnnCostEstimate small,
+					large;
+
+		s.queries = 1;
+		s.rows = 1000000;
+		s.dims = 128;
+		s.metric = ODP_METRIC_EUCLIDEAN;
+		s.threads = 1;
+		s.k = 10;
+		odp_knn_cost_estimate(&builtin, &s, &small);
+		s.k = 1025;
+		odp_knn_cost_estimate(&builtin, &s, &large);
+		check(small.gpu_few && !large.gpu_few && large.gpu_ms > small.gpu_ms,
+			  "cost model: k = 1025 is weighed on the tiles (%.2f ms), k = 10 on the few-query "
+			  "path (%.2f ms)", large.gpu_ms, small.gpu_ms);
+	}
 
 	st = odp_knn_cost_calibrate(&ctx, &timed, NULL, 0);
 	check(st == ODP_OK && timed.source == ODP_COST_CALIBRATED_CPU &&
