@@ -275,8 +275,9 @@ shared_long(void *arg)
  * The wait for a pass is bounded: a call that arrives while a long pass
  * runs (eight queries over 300,000 x 64 on one CPU thread), 2 ms into
  * it, starts its own after about a millisecond instead of waiting for
- * the first to end, so it ends before that pass does; and both answers
- * are a call alone's.
+ * the first to end, so it ends before that pass does and within three
+ * times its time alone (the two passes share the cores; waiting would
+ * cost six times); and both answers are a call alone's.
  */
 static void
 shared_wait_case(void)
@@ -319,7 +320,7 @@ shared_wait_case(void)
 	second = odp_now_ms() - second;
 	pthread_join(a.thread, NULL);
 	first = a.elapsed;
-	check(same && a.status == ODP_OK && odp_knn_shared_early > before && second < 2.0 * alone &&
+	check(same && a.status == ODP_OK && odp_knn_shared_early > before && second < 3.0 * alone &&
 		  second < first,
 		  "knn cpu shared passes: a call of %.1f ms alone, arriving 2 ms into a pass of eight "
 		  "queries (%.1f ms), ran its own beside it (%lld early passes) in %.1f ms, the same "
