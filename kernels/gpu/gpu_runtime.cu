@@ -384,12 +384,16 @@ ArenaAllocOn(OdpContext *ctx, OdpGpuArena *arena, size_t bytes, const char *what
 		cudaMemPool_t pool;
 		uint64_t	keep = ODP_GPU_POOL_KEEP;
 
-		/* setting it twice from two threads is harmless */
+		/* setting it twice from two threads is harmless; failing, only slower */
 		if (cudaGetDevice(&id) == cudaSuccess && id >= 0 && id < ODP_MAX_GPUS &&
-			!pool_kept[id] && cudaDeviceGetDefaultMemPool(&pool, id) == cudaSuccess &&
-			cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) == cudaSuccess)
-			pool_kept[id] = true;
-		(void) cudaGetLastError();
+			!__atomic_load_n(&pool_kept[id], __ATOMIC_RELAXED))
+		{
+			if (cudaDeviceGetDefaultMemPool(&pool, id) == cudaSuccess &&
+				cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) == cudaSuccess)
+				__atomic_store_n(&pool_kept[id], true, __ATOMIC_RELAXED);
+			else
+				(void) cudaGetLastError();
+		}
 		err = cudaMallocAsync(&p, rounded, stream);
 	}
 	else
