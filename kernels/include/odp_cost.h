@@ -126,11 +126,11 @@ extern void odp_knn_cost_estimate(const OdpKnnCostModel *m, const OdpKnnCostShap
 
 /*
  * Whether a GPU k-NN call of this shape takes the few-query path (every
- * distance, then a radix select of each query's k), not the tiles, where
- * k is small enough for it (ODP_KNN_FEW_MAX_K, knn_internal.h).
+ * distance, then a radix select of each query's k), not the tiles: k at
+ * most ODP_KNN_FEW_MAX_K (knn_internal.h; 0 counts as small).
  */
-extern bool odp_knn_few_shape(int64_t queries, int64_t rows, bool wide, bool self_join,
-							  OdpMetric metric);
+extern bool odp_knn_few_shape(int64_t queries, int64_t rows, int32_t k, bool wide,
+							  bool self_join, OdpMetric metric);
 
 #ifdef __cplusplus
 }

@@ -31,11 +31,11 @@
 
 /* See odp_cost.h. */
 bool
-odp_knn_few_shape(int64_t queries, int64_t rows, bool wide, bool self_join,
+odp_knn_few_shape(int64_t queries, int64_t rows, int32_t k, bool wide, bool self_join,
 				  OdpMetric metric)
 {
 	return !wide && !self_join &&
-		queries <= ODP_KNN_FEW_MAX_QUERIES &&
+		queries <= ODP_KNN_FEW_MAX_QUERIES && k <= ODP_KNN_FEW_MAX_K &&
 		rows <= INT32_MAX &&
 		(metric == ODP_METRIC_EUCLIDEAN || metric == ODP_METRIC_SQEUCLIDEAN ||
 		 metric == ODP_METRIC_MANHATTAN || metric == ODP_METRIC_CHEBYSHEV);
@@ -116,8 +116,8 @@ odp_knn_cost_estimate(const OdpKnnCostModel *m, const OdpKnnCostShape *s,
 	e->cpu_ms = m->cpu_call_ms + ns / speed / 1e6;
 
 	/* the GPU: the call, the copies, the distances and the selection */
-	e->gpu_few = odp_knn_few_shape(s->queries, s->rows, s->wide, s->self_join, s->metric) &&
-		s->k <= ODP_KNN_FEW_MAX_K;
+	e->gpu_few = odp_knn_few_shape(s->queries, s->rows, s->k, s->wide, s->self_join,
+								   s->metric);
 	if (e->gpu_few)
 		ns = values * m->gpu_few_value_ns + queries * rows * m->gpu_few_pair_ns;
 	else

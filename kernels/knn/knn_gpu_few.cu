@@ -82,9 +82,8 @@ extern "C" bool
 odp_gpu_knn_few_fits(const OdpMatrix *queries, const OdpMatrix *cands, OdpMetric metric,
 					 int32_t k, bool self_join)
 {
-	return k <= ODP_KNN_FEW_MAX_K &&
-		odp_knn_few_shape(queries->rows, cands->rows, odp_matrix_is64(queries),
-						  self_join, metric);
+	return odp_knn_few_shape(queries->rows, cands->rows, k, odp_matrix_is64(queries),
+							 self_join, metric);
 }
 
 /*

@@ -141,16 +141,18 @@ run_knn_cost_tests(void)
 	check_shape(&builtin, "built-in");
 
 	/* the few-query rule is the GPU path's own */
-	check(odp_knn_few_shape(1, 100000, false, false, ODP_METRIC_EUCLIDEAN) &&
-		  odp_knn_few_shape(32, 100000, false, false, ODP_METRIC_CHEBYSHEV) &&
-		  !odp_knn_few_shape(33, 100000, false, false, ODP_METRIC_EUCLIDEAN) &&
-		  !odp_knn_few_shape(1, 100000, true, false, ODP_METRIC_EUCLIDEAN) &&
-		  !odp_knn_few_shape(1, 100000, false, true, ODP_METRIC_EUCLIDEAN) &&
-		  !odp_knn_few_shape(1, 100000, false, false, ODP_METRIC_COSINE) &&
-		  !odp_knn_few_shape(1, 100000, false, false, ODP_METRIC_INNER_PRODUCT) &&
-		  odp_knn_few_shape(1, 10, false, false, ODP_METRIC_MANHATTAN),
-		  "cost model: the few-query rule (up to 32 float32 queries, distance metrics but "
-		  "cosine, no self join, any number of rows)");
+	check(odp_knn_few_shape(1, 100000, 10, false, false, ODP_METRIC_EUCLIDEAN) &&
+		  odp_knn_few_shape(32, 100000, 10, false, false, ODP_METRIC_CHEBYSHEV) &&
+		  !odp_knn_few_shape(33, 100000, 10, false, false, ODP_METRIC_EUCLIDEAN) &&
+		  !odp_knn_few_shape(1, 100000, 10, true, false, ODP_METRIC_EUCLIDEAN) &&
+		  !odp_knn_few_shape(1, 100000, 10, false, true, ODP_METRIC_EUCLIDEAN) &&
+		  !odp_knn_few_shape(1, 100000, 10, false, false, ODP_METRIC_COSINE) &&
+		  !odp_knn_few_shape(1, 100000, 10, false, false, ODP_METRIC_INNER_PRODUCT) &&
+		  odp_knn_few_shape(1, 10, 10, false, false, ODP_METRIC_MANHATTAN) &&
+		  odp_knn_few_shape(1, 100000, 1024, false, false, ODP_METRIC_EUCLIDEAN) &&
+		  !odp_knn_few_shape(1, 100000, 1025, false, false, ODP_METRIC_EUCLIDEAN),
+		  "cost model: the few-query rule (up to 32 float32 queries, k up to 1,024, distance "
+		  "metrics but cosine, no self join, any number of rows)");
 	{
 		OdpKnnCostShape s = {0};
 		OdpKnnCostEstimate small,
