@@ -361,7 +361,6 @@ static OdpStatus
 ArenaAllocOn(OdpContext *ctx, OdpGpuArena *arena, size_t bytes, const char *what,
 			 cudaStream_t stream, void **ptr)
 {
-	static bool pool_kept[ODP_MAX_GPUS];
 	char		doing[256];
 	size_t		rounded = OdpGpuRounded(bytes == 0 ? 1 : bytes);
 	void	   *p = NULL;
@@ -384,16 +383,14 @@ ArenaAllocOn(OdpContext *ctx, OdpGpuArena *arena, size_t bytes, const char *what
 		cudaMemPool_t pool;
 		uint64_t	keep = ODP_GPU_POOL_KEEP;
 
-		/* setting it twice from two threads is harmless; failing, only slower */
-		if (cudaGetDevice(&id) == cudaSuccess && id >= 0 && id < ODP_MAX_GPUS &&
-			!__atomic_load_n(&pool_kept[id], __ATOMIC_RELAXED))
-		{
-			if (cudaDeviceGetDefaultMemPool(&pool, id) == cudaSuccess &&
-				cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) == cudaSuccess)
-				__atomic_store_n(&pool_kept[id], true, __ATOMIC_RELAXED);
-			else
-				(void) cudaGetLastError();
-		}
+		/*
+		 * Set at every call, not once: a context rebuilt after a fault has
+		 * a new pool.  Failing, the pool only keeps less.
+		 */
+		if (cudaGetDevice(&id) != cudaSuccess ||
+			cudaDeviceGetDefaultMemPool(&pool, id) != cudaSuccess ||
+			cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) != cudaSuccess)
+			(void) cudaGetLastError();
 		err = cudaMallocAsync(&p, rounded, stream);
 	}
 	else
