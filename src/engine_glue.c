@@ -423,6 +423,7 @@ GlueEnd(OdpStatus status, const OdpContext *ctx, const GlueCancelState *cancel,
 	info->spatial_used = ctx->spatial_used != 0;
 	info->spatial_distances = ctx->spatial_distances;
 	info->batch_queries = ctx->batch_queries;
+	info->batch_wait_ms = ctx->batch_wait_ms;
 	info->gpu_parts = ctx->gpu_parts > 1 ? ctx->gpu_parts : 1;
 }
 
@@ -453,6 +454,8 @@ GlueRun(OdpContext *ctx, OdpCall *call, OdpRunInfo *info)
 	info->startup_ms += Max(odp_now_ms() - t0 - ctx->transfer_ms - ctx->compute_ms -
 						  service.stream_ms - service.queued_ms, 0.0);
 	info->queued_ms = service.queued_ms;
+	info->dispatch_ms = service.dispatch_ms;
+	info->reply_ms = service.reply_ms;
 	info->service_device = service.device;
 	info->service_retried = service.retried;
 	info->staged_bytes += service.staged_bytes;
@@ -1102,6 +1105,11 @@ OdpReportTiming(const char *what, const OdpInput *in, const OdpRunInfo *info,
 		extra = psprintf("%s chosen_by=%s%s", extra, info->chosen_by,
 						 info->chosen_why ? info->chosen_why : "");
 	extra = psprintf("%s startup=%.1f ms", extra, info->startup_ms);
+	if (info->via_service)
+		extra = psprintf("%s (dispatch=%.2f ms reply=%.2f ms%s)", extra,
+						 info->dispatch_ms, info->reply_ms,
+						 info->batch_queries > 0 ?
+						 psprintf(" batch_wait=%.2f ms", info->batch_wait_ms) : "");
 	if (info->precision != NULL && !info->has_method && info->spatial_used)
 		extra = psprintf("%s method=spatial distances=" INT64_FORMAT, extra,
 						 info->spatial_distances);

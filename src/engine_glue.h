@@ -50,6 +50,11 @@ typedef struct OdpRunInfo
 	bool		spatial_used;	/* k-NN or scores through the spatial path */
 	int64		spatial_distances;
 	int			batch_queries;	/* k-NN queries of the service's shared pass */
+	double		batch_wait_ms;	/* of startup: its wait for earlier passes */
+	double		dispatch_ms;	/* of startup: admitted until the service's
+								 * thread for it began */
+	double		reply_ms;		/* of startup: the service's answer written
+								 * until read here */
 
 	/* set by OdpComputeKnn only */
 	int64		queries;		/* query rows (0: not a k-NN call) */

@@ -187,6 +187,8 @@ typedef struct OdpContext
 	int64_t		spatial_distances;	/* distances that path computed */
 	int			batch_queries;	/* k-NN queries of the pass that served a
 								 * shared call (odp_knn_shared), 0 else */
+	double		batch_wait_ms;	/* that call's wait for the passes before
+								 * its own */
 } OdpContext;
 
 /*

@@ -57,6 +57,7 @@ typedef struct SharedCall
 	double	   *dist;
 	int64_t    *index;
 	double		joined_ms;		/* odp_now_ms() as it joined the queue */
+	double		taken_ms;		/* and as a pass took it */
 	bool		taken;			/* a pass runs for it */
 	bool		done;
 	OdpStatus	status;
@@ -252,6 +253,7 @@ odp_knn_shared(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands
 	SharedGroup *g;
 
 	ctx->batch_queries = 0;
+	ctx->batch_wait_ms = 0.0;
 	if (!SharedArgumentsFit(ctx, queries, cands, metric, k, dist, index))
 		return odp_compute_knn(ctx, queries, cands, metric, k, false, dist, index);
 	ctx->message[0] = '\0';
@@ -300,6 +302,7 @@ odp_knn_shared(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands
 				g->queue = c->next;
 				c->next = NULL;
 				c->taken = true;
+				c->taken_ms = odp_now_ms();
 				rows += c->queries->rows;
 				pass.calls[pass.ncalls++] = c;
 			}
@@ -342,5 +345,7 @@ odp_knn_shared(OdpContext *ctx, const OdpMatrix *queries, const OdpMatrix *cands
 	SharedGroupDrop(g);
 	pthread_mutex_unlock(&shared_lock);
 	ctx->batch_queries = me.batch;
+	if (me.taken)
+		ctx->batch_wait_ms = me.taken_ms - me.joined_ms;
 	return me.status;
 }

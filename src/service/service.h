@@ -37,6 +37,8 @@ typedef struct OdpServiceRunInfo
 										 * came (the ring is page-locked) */
 	double		stream_ms;		/* streaming inputs in and outputs back */
 	bool		retried;		/* a GPU fault failed its first run */
+	double		dispatch_ms;	/* admitted until its engine thread began */
+	double		reply_ms;		/* the end frame written until read here */
 } OdpServiceRunInfo;
 
 /* One device the service holds, as odp_gpu_info() shows it. */

@@ -431,6 +431,7 @@ ClientExchange(ClientState *cs, OdpCall *call, OdpServiceResult *result,
 		}
 		if ((stop = ClientRead(cs, result, sizeof(*result))) != CLIENT_OK)
 			break;
+		info->reply_ms = Max(odp_now_ms() - result->end_ms, 0.0);
 		if (result->status == ODP_OK)
 		{
 			t0 = odp_now_ms();
@@ -541,6 +542,8 @@ OdpServiceRun(OdpContext *ctx, OdpCall *call, const char *function,
 		return ODP_ERR_GPU;
 	}
 	info->queued_ms = result.queued_ms + (cs.slot->submitted_ms - start);
+	info->dispatch_ms = Max(result.thread_ms - cs.slot->started_ms, 0.0);
+	ctx->batch_wait_ms = result.batch_wait_ms;
 	info->device = result.device;
 	atomic_store(&cs.slot->backend_done, 1);
 	ClientWakeService();

@@ -158,6 +158,7 @@ typedef struct OdpEngineJob
 	void	   *maps[ODP_CALL_MAX_ARRAYS];	/* segments mapped for it */
 	size_t		map_bytes[ODP_CALL_MAX_ARRAYS];
 	void		(*done) (struct OdpEngineJob *job); /* called last */
+	struct OdpEngineJob *next;	/* in the queue for an idle thread */
 } OdpEngineJob;
 
 /*

@@ -157,6 +157,9 @@ typedef struct OdpServiceResult
 	int32_t		spatial_used;	/* OdpContext's outputs of the spatial path */
 	int64_t		spatial_distances;
 	int32_t		batch_queries;	/* OdpContext's: k-NN queries of its pass */
+	double		batch_wait_ms;	/* OdpContext's: its wait for earlier passes */
+	double		thread_ms;		/* odp_now_ms() as its engine thread began */
+	double		end_ms;			/* and as the thread wrote the end frame */
 	int64_t		streamed_to_gpu;	/* bytes of the streamed inputs that went on
 									 * to the GPU as they arrived */
 	OdpTopOutliersStats outliers;

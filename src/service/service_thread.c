@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * service_thread.c
- *	  The GPU service's engine threads: each runs one request (a slot,
- *	  service_slot.h) from its inputs to its last output byte.
+ *	  The GPU service's engine threads: each runs one request at a time (a
+ *	  slot, service_slot.h) from its inputs to its last output byte.
  *
  They run in the engine process (service_engine.h), which has no
  * PostgreSQL in it.  They read and write the slot's rings, run the engine,
@@ -401,6 +401,7 @@ odp_service_thread_main(void *arg)
 	bool		ok = true;
 
 	memset(&result, 0, sizeof(result));
+	result.thread_ms = odp_now_ms();
 	ThreadBeat(slot);
 	ctx.cancel = ThreadCancelRequested;
 	ctx.cancel_arg = slot;
@@ -504,6 +505,7 @@ odp_service_thread_main(void *arg)
 		result.spatial_used = ctx.spatial_used;
 		result.spatial_distances = ctx.spatial_distances;
 		result.batch_queries = ctx.batch_queries;
+		result.batch_wait_ms = ctx.batch_wait_ms;
 		result.count = call.count;
 		result.outliers = call.outliers;
 		result.skyline = call.skyline;
@@ -511,6 +513,7 @@ odp_service_thread_main(void *arg)
 		result.device = slot->ndevices > 0 ? slot->devices[0] : -1;
 		result.queued_ms = slot->started_ms - slot->submitted_ms;
 		result.run_ms = odp_now_ms() - slot->started_ms;
+		result.end_ms = odp_now_ms();
 		end.kind = ODP_FRAME_END;
 		end.with_r = 0;
 		end.count = 0;
