@@ -157,6 +157,8 @@ typedef struct OdpEngineJob
 	char	   *staging;		/* this process's view of the staging area */
 	void	   *maps[ODP_CALL_MAX_ARRAYS];	/* segments mapped for it */
 	size_t		map_bytes[ODP_CALL_MAX_ARRAYS];
+	void		(*idle) (struct OdpEngineJob *job); /* called before the slot
+													 * is marked finished */
 	void		(*done) (struct OdpEngineJob *job); /* called last */
 	struct OdpEngineJob *next;	/* in the queue for an idle thread */
 } OdpEngineJob;
@@ -164,7 +166,8 @@ typedef struct OdpEngineJob
 /*
  * The thread's body: runs the job's call on the context the worker set
  * (slot->run: devices, budget, path), streams its inputs and outputs,
- * marks the slot finished, wakes the backend, then calls job->done.
+ * calls job->idle, marks the slot finished, wakes the backend, then calls
+ * job->done.
  */
 extern void *odp_service_thread_main(void *job);
 

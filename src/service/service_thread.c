@@ -530,6 +530,7 @@ odp_service_thread_main(void *arg)
 		odp_piece_copies_end(pieces[i]);
 	for (int i = 0; i < nowned; i++)
 		free(owned[i]);
+	job->idle(job);
 	atomic_store(&slot->finished, 1);
 	ThreadWakeBackend(slot);
 	job->done(job);

@@ -36,6 +36,11 @@ odp_engine_pid() {
 	done
 }
 
+# The threads of engine process $1 (from /proc); empty when it is gone.
+odp_engine_threads() {
+	awk '/^Threads:/ { print $2 }' "/proc/$1/status" 2>/dev/null
+}
+
 # Waits (at most 10 s) until odp_gpu_info() shows an engine process other
 # than $1; prints its pid and the seconds since $2 (odp_svc_now).
 odp_engine_wait_new() {

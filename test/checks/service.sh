@@ -12,7 +12,9 @@
 #     service reports), and that a call with the
 #     same options did go through it (queued= in its timing);
 #   - 60 concurrent sessions, more than the service's 32 slots, each get
-#     the CPU path's result of a k-NN join or of the top outliers;
+#     the CPU path's result of a k-NN join or of the top outliers; the
+#     engine process then holds a thread a slot at most, which later calls
+#     use again;
 #   - with a budget that fits one request (odp_gpu.gpu_memory_limit =
 #     300MB, a request wishing for 256 MB and its inputs), 6 concurrent
 #     calls all succeed and run one after another;
@@ -293,6 +295,18 @@ SQL
 	odp_check "60 concurrent sessions through the service: each gets the CPU path's result" $? \
 		"$ok/60 same, $n/60 through the service, longest queued $qd ms, $(odp_svc_secs "$t0" "$t1") s$(
 		[ "$ok" -eq 60 ] || for i in $(seq 60); do odp_svc_error "c$i"; done | sort | uniq -c | head -3 | tr '\n' ' ')"
+
+	# the engine process keeps the threads of finished requests for the
+	# next ones: one a slot at most besides its main thread, and later
+	# calls start none
+	eng=$(odp_engine_pid)
+	slots=$(psql -X -At -c "SHOW odp_gpu.service_slots")
+	th1=$(odp_engine_threads "$eng")
+	for i in $(seq 3); do odp_svc_psql "p$i" <<<"$ODP_SVC_KNN;" >/dev/null; done
+	th2=$(odp_engine_threads "$eng")
+	[ -n "$th1" ] && [ "$th1" -ge 2 ] && [ "$th1" -le $((slots + 1)) ] && [ "$th2" = "$th1" ]
+	odp_check "the engine process keeps its request threads: at most one a slot after 60 sessions, none started for later calls" $? \
+		"$th1 threads after the 60 sessions, $th2 after 3 more calls; $slots slots"
 
 	# the spatial path's calls from many sessions at once
 	odp_spatial_data && odp_spatial_sessions_check gpu "through the service"
