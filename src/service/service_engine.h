@@ -143,9 +143,9 @@ typedef struct OdpEngineMsg
 } OdpEngineMsg;
 
 /*
- * One request the engine process runs, on a thread of its own
- * (service_thread.c): the slot with its rings and in-place inputs at this
- * process's addresses.
+ * One request the engine process runs, on a thread of its pool
+ * (service_thread.c; one thread a request at a time): the slot with its
+ * rings and in-place inputs at this process's addresses.
  */
 typedef struct OdpEngineJob
 {

@@ -5,8 +5,9 @@
  *	  (service_engine.h), which holds CUDA (one context per device,
  *	  cuBLAS), then queues every session's requests, admits them as GPU
  *	  memory allows and sends each to the engine process, which runs it on
- *	  a thread of its own (service_thread.c).  The worker itself never
- *	  touches CUDA: what may crash runs outside PostgreSQL's processes.
+ *	  one of its threads (service_thread.c), kept from request to request.
+ *	  The worker itself never touches CUDA: what may crash runs outside
+ *	  PostgreSQL's processes.
  *
  * When the engine process ends (a signal, an exit) or stops answering
  * (odp_gpu.engine_timeout: the watchdog kills it), the requests it ran
