@@ -273,8 +273,9 @@ SQL
 
 	# a call with the suites' options goes through the service
 	out=$(odp_svc_psql one <<<"$ODP_SVC_KNN;")
-	grep -q "^r=$ref_knn\$" <<<"$out" && grep -q 'odp_knn_join path=gpu .* queued=[0-9.]* ms' <<<"$out"
-	odp_check "through the service: a call with odp_gpu.device = gpu, odp_gpu.gpu_min_rows = 0 runs there, same rows as the CPU path" $? \
+	grep -q "^r=$ref_knn\$" <<<"$out" && grep -q 'odp_knn_join path=gpu .* queued=[0-9.]* ms' <<<"$out" &&
+		grep -qE 'startup=[0-9.]+ ms \(dispatch=[0-9.]+ ms reply=[0-9.]+ ms\)' <<<"$out"
+	odp_check "through the service: a call with odp_gpu.device = gpu, odp_gpu.gpu_min_rows = 0 runs there, same rows as the CPU path, its timing with the service's parts of startup" $? \
 		"$(grep -m1 -o 'path=.*' <<<"$out" | head -c 200)"
 
 	# 2. 60 concurrent sessions, more than the service's slots

@@ -187,7 +187,8 @@ SQL
 # making 400 calls in one statement is cancelled by pg_cancel_backend
 # 0.2 s into them.  Every answer
 # right, the bad k, the timeout and the cancel fail alone, and some
-# passes served several sessions (the timing report's batch=).
+# passes served several sessions (the timing report's batch=, with the
+# call's wait for the passes before its own, batch_wait=).
 odp_tc_batch_checks() {
 	local s t q sql at got want names=() bad=0 right=0 shared=0 badk wrote dist cancelled
 	dist=$(for d in $(seq 1 32); do printf '(b.f[%d] - a.f[%d])::float8 ^ 2 + ' "$d" "$d"; done)
@@ -277,7 +278,7 @@ SQL
 			fi
 		done
 	done
-	shared=$(cat "$ODP_RUN_DIR"/svc_tc_bq*.out | grep -cE 'batch=([2-9]|[1-9][0-9])')
+	shared=$(cat "$ODP_RUN_DIR"/svc_tc_bq*.out | grep -cE 'batch=([2-9]|[1-9][0-9]) .*batch_wait=[0-9.]+ ms')
 	badk=$(grep -c 'k must be at least 1' "$ODP_RUN_DIR/svc_tc_bq2.out")
 	wrote=$(odp_svc_field tc_bq_writer wrote)
 	cancelled=$(grep -c 'canceling statement due to user request' "$ODP_RUN_DIR/svc_tc_bq3.out")
