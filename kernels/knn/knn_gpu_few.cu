@@ -87,6 +87,24 @@ odp_gpu_knn_few_fits(const OdpMatrix *queries, const OdpMatrix *cands, OdpMetric
 							 self_join, metric);
 }
 
+/* Adds four values v of a row, at t in the queries' tile, to each query's acc. */
+template <OdpMetric metric, int QB>
+__device__ static inline void
+FewStep4(float *acc, const float *t, float4 v, int nq)
+{
+#pragma unroll
+	for (int q = 0; q < QB; q++)
+		if (q < nq)
+		{
+			const float4 w = *(const float4 *) (t + q * FEW_DIM_TILE);
+
+			acc[q] = odp_dist_step(metric, acc[q], w.x, v.x);
+			acc[q] = odp_dist_step(metric, acc[q], w.y, v.y);
+			acc[q] = odp_dist_step(metric, acc[q], w.z, v.z);
+			acc[q] = odp_dist_step(metric, acc[q], w.w, v.w);
+		}
+}
+
 /*
  * dist[q * stride + c] = the distance of query q (of nq <= QB) to
  * candidate c of n.  VEC: rows and tiles read 4 values at a time.  The
@@ -135,38 +153,12 @@ FewDistances(const float *__restrict__ cands, int64_t n, int dims,
 		if (!live)
 			continue;
 		if (whole)
-		{
 #pragma unroll
 			for (int u = 0; u < FEW_DIM_TILE / 4; u++)
-#pragma unroll
-				for (int q = 0; q < QB; q++)
-					if (q < nq)
-					{
-						const float4 t = *(const float4 *) (tile + q * FEW_DIM_TILE + 4 * u);
-
-						acc[q] = odp_dist_step(metric, acc[q], t.x, v[u].x);
-						acc[q] = odp_dist_step(metric, acc[q], t.y, v[u].y);
-						acc[q] = odp_dist_step(metric, acc[q], t.z, v[u].z);
-						acc[q] = odp_dist_step(metric, acc[q], t.w, v[u].w);
-					}
-		}
+				FewStep4<metric, QB>(acc, tile + 4 * u, v[u], nq);
 		else if (VEC)
 			for (int j = 0; j < dt; j += 4)
-			{
-				const float4 v = __ldg((const float4 *) (row + d0 + j));
-
-#pragma unroll
-				for (int q = 0; q < QB; q++)
-					if (q < nq)
-					{
-						const float4 t = *(const float4 *) (tile + q * FEW_DIM_TILE + j);
-
-						acc[q] = odp_dist_step(metric, acc[q], t.x, v.x);
-						acc[q] = odp_dist_step(metric, acc[q], t.y, v.y);
-						acc[q] = odp_dist_step(metric, acc[q], t.z, v.z);
-						acc[q] = odp_dist_step(metric, acc[q], t.w, v.w);
-					}
-			}
+				FewStep4<metric, QB>(acc, tile + j, __ldg((const float4 *) (row + d0 + j)), nq);
 		else
 			for (int j = 0; j < dt; j++)
 			{
