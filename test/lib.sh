@@ -17,6 +17,26 @@ ODP_OS_USER=${ODP_TEST_OS_USER:-odptest}
 # the run's time goes).
 odp_log() { printf '== %s (at %d s)\n' "$*" "$SECONDS"; }
 
+# The suites that repeat one analytic over many shapes, metrics and
+# settings: hundreds of calls on small tables each.  The passes that read
+# every table with parallel workers run them serially read: on two cores
+# each call there costs 30-40 ms of worker starts, 45-60 s for these five,
+# and how a table is read is what the other suites' parallel passes check
+# (parallel_read compares every analytic's parallel and serial reads).
+ODP_REGRESS_EXHAUSTIVE="catalog integer_ties intervals knn outliers_solvingset"
+
+# The regress suites (sql/*.sql less the install and upgrade scripts) but
+# those named in $1, and those named in $2 when given: one line.
+odp_regress_suites() {
+	local name out=()
+	for name in $(cd "$ODP_ROOT" && ls sql/*.sql | sed 's|sql/||; s|\.sql$||' | grep -v '^odp_gpu--'); do
+		[[ " $1 " == *" $name "* ]] && continue
+		[ -n "${2:-}" ] && [[ " $2 " != *" $name "* ]] && continue
+		out+=("$name")
+	done
+	echo "${out[*]}"
+}
+
 # Records one check: name, exit status of its condition, detail; prints
 # "ok"/"FAILED" and adds to ODP_PASSED or ODP_FAILED.
 odp_check() {

@@ -76,13 +76,13 @@ fi
 set -e
 odp_start_server
 set +e
-# Runs every suite once (label $1, results in $log/$2, PGOPTIONS $3) and
-# counts its results.
+# Runs the suites once (label $1, results in $log/$2, PGOPTIONS $3, the
+# suites $4, default every one) and counts their results.
 odp_regress_pass() {
 	local ok bad
 	odp_log "pg_regress suites$1"
 	PGOPTIONS="${3:-}" make -C "$ODP_ROOT" -s installcheck PG_CONFIG="$PG_CONFIG" \
-		EXTRA_REGRESS_OPTS="--outputdir=$log/$2" >"$log/$2.log" 2>&1
+		${4:+REGRESS="$4"} EXTRA_REGRESS_OPTS="--outputdir=$log/$2" >"$log/$2.log" 2>&1
 	grep -E '^(test| +[a-z_0-9]+ +\.\.\.)|\.\.\. (ok|FAILED|failed)' "$log/$2.log"
 	ok=$(grep -cE '\.\.\. ok' "$log/$2.log")
 	bad=$(grep -cE '\.\.\. (FAILED|failed)' "$log/$2.log")
@@ -100,14 +100,16 @@ odp_regress_pass() {
 	fi
 }
 odp_regress_pass "" regress
-# every suite again with each table read in parallel, then the parallel
-# reads' own checks (workers used or not, cancels, leaks).  One worker
-# beside the leader, which reads too: two readers that place rows at once,
-# as many readers do.  A worker costs about 30 ms to start on a 2-core
-# machine, and the suites make hundreds of calls; the GPU suite and the
-# parallel reads' own checks keep two workers and more.
+# the suites again with each table read in parallel (all but the
+# exhaustive ones of test/lib.sh), then the parallel reads' own checks
+# (workers used or not, cancels, leaks).  One worker beside the leader,
+# which reads too: two readers that place rows at once, as many readers
+# do.  A worker costs about 30 ms to start on a 2-core machine, and the
+# suites make hundreds of calls; the GPU suite and the parallel reads' own
+# checks keep two workers and more.
 odp_regress_pass ", tables read in parallel (odp_gpu.parallel_read = force)" regress_parallel \
-	"-c odp_gpu.parallel_read=force -c max_parallel_workers_per_gather=1"
+	"-c odp_gpu.parallel_read=force -c max_parallel_workers_per_gather=1" \
+	"$(odp_regress_suites "$ODP_REGRESS_EXHAUSTIVE")"
 odp_log "parallel read checks"
 odp_parallel_read_checks cpu
 # pgvector's types as features, against the real pgvector (test/pgvector),

@@ -34,8 +34,8 @@
 #   - pg_stat_activity shows the service.
 # (odp_cron_checks service of test/checks/cron.sh runs the nightly job with
 # pg_cron and odp_gpu both preloaded, its calls in the service.)
-# Ends with the server restarted without preloading.  About 80 s on two
-# cores, 40 of them the regress suites.
+# Ends with the server restarted without preloading.  About 110 s on two
+# cores, 65 of them the regress suites.
 
 declare -gA ODP_SVC_PID
 
@@ -220,28 +220,35 @@ odp_service_checks() {
 	out=$(timeout 30 psql -X -q -c "CREATE DATABASE odp_svc_barrier" -c "DROP DATABASE odp_svc_barrier" 2>&1)
 	odp_check "DROP DATABASE completes while the service runs (it absorbs the barrier)" $? "$out"
 
-	# 1. the regress suites through the service
-	suites=$(cd "$ODP_ROOT" && ls sql/*.sql | sed 's|sql/||; s|\.sql$||' |
-		grep -v -e '^odp_gpu--' -e '^settings$' -e '^gpu_device$' -e '^service$' | tr '\n' ' ')
-	# (inputs read into dynamic shared memory and used in place where large;
-	# tables read by parallel workers, whose output the service reads in place)
+	# 1. the regress suites through the service: inputs read into dynamic
+	# shared memory and used in place where large; tables read by parallel
+	# workers, whose output the service reads in place, but in the
+	# exhaustive suites of test/lib.sh, which read serially
+	suites=$(odp_regress_suites "settings gpu_device service $ODP_REGRESS_EXHAUSTIVE")
 	PGOPTIONS="-c odp_gpu.device=gpu -c odp_gpu.gpu_min_rows=0 -c odp_gpu.service_inputs_in_place=on -c odp_gpu.parallel_read=force -c max_parallel_workers_per_gather=2" \
 		make -C "$ODP_ROOT" -s installcheck \
 		REGRESS="$suites" PG_CONFIG="$PG_CONFIG" EXTRA_REGRESS_OPTS="--outputdir=$dir/service_regress" \
 		>"$dir/service_regress.log" 2>&1
+	suites=$(odp_regress_suites "" "$ODP_REGRESS_EXHAUSTIVE")
+	PGOPTIONS="-c odp_gpu.device=gpu -c odp_gpu.gpu_min_rows=0 -c odp_gpu.service_inputs_in_place=on" \
+		make -C "$ODP_ROOT" -s installcheck \
+		REGRESS="$suites" PG_CONFIG="$PG_CONFIG" EXTRA_REGRESS_OPTS="--outputdir=$dir/service_regress_serial" \
+		>"$dir/service_regress_serial.log" 2>&1
 	n=0
-	while read -r name result; do
-		[ "$result" = ok ]
-		odp_check "through the service: regress suite $name" $? "$result"
-		n=$((n + 1))
-	done < <(sed -nE 's/^(test +| +)([a-z_0-9]+) +\.\.\. +(ok|FAILED|failed).*/\2 \3/p' "$dir/service_regress.log")
-	[ "$n" -gt 0 ]
+	for out in service_regress service_regress_serial; do
+		while read -r name result; do
+			[ "$result" = ok ]
+			odp_check "through the service: regress suite $name" $? "$result"
+			n=$((n + 1))
+		done < <(sed -nE 's/^(test +| +)([a-z_0-9]+) +\.\.\. +(ok|FAILED|failed).*/\2 \3/p' "$dir/$out.log")
+		if grep -qE '\.\.\. +(FAILED|failed)' "$dir/$out.log"; then
+			tail -20 "$dir/$out.log"
+			[ -f "$dir/$out/regression.diffs" ] && head -100 "$dir/$out/regression.diffs"
+			odp_server_log_tail 20
+		fi
+	done
+	[ "$n" -eq "$(wc -w <<<"$(odp_regress_suites "settings gpu_device service")")" ]
 	odp_check "through the service: the regress suites ran" $? "$n suites"
-	if grep -qE '\.\.\. +(FAILED|failed)' "$dir/service_regress.log" || [ "$n" -eq 0 ]; then
-		tail -20 "$dir/service_regress.log"
-		[ -f "$dir/service_regress/regression.diffs" ] && head -100 "$dir/service_regress/regression.diffs"
-		odp_server_log_tail 20
-	fi
 
 	# inputs in place: a 2.6 MB input read into dynamic shared memory gives
 	# the CPU path's k-NN join through the service
