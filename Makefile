@@ -156,7 +156,6 @@ BENCHES = test/bench/outliers_engine_bench test/bench/knn_engine_bench \
 	test/bench/skyline_engine_bench test/bench/intervals_engine_bench \
 	test/bench/knn_cost_bench
 EXTRA_CLEAN = $(ENGINE_TESTS) $(BENCHES) $(PEARSON_TRACE_OBJS) kernels/knn/knn_gpu_tc_trace.o \
-	kernels/.cuda_flags \
 	$(ENGINE_PROGRAM_BIN) \
 	$(wildcard src/*.o src/*/*.o kernels/*/*.o src/*.d src/*/*.d kernels/*/*.d)
 
@@ -198,18 +197,7 @@ uninstall-engine-program:
 kernels/%.o: kernels/%.c
 	$(CC) $(CFLAGS) $(ENGINE_CFLAGS) $(filter -D%,$(CPPFLAGS)) $(ENGINE_CPPFLAGS) -MMD -MP -c -o $@ $<
 
-# The CUDA objects depend on the flags they were compiled with (a file
-# rewritten only when they change): a build for other GPUs, or one of the
-# test command's check-only builds (test/lib.sh), is then never mixed into
-# this one.
-CUDA_FLAGS_STAMP = kernels/.cuda_flags
-CUDA_FLAGS_NOW = $(NVCC) $(NVCCFLAGS)
-$(CUDA_FLAGS_STAMP): FORCE
-	@echo '$(CUDA_FLAGS_NOW)' | cmp -s - $@ || echo '$(CUDA_FLAGS_NOW)' > $@
-.PHONY: FORCE
-FORCE:
-
-kernels/%.o: kernels/%.cu $(CUDA_FLAGS_STAMP)
+kernels/%.o: kernels/%.cu
 	$(NVCC) $(NVCCFLAGS) -MMD -MP -c -o $@ $<
 
 # Programs built on the engine without a server: the engine tests and the
@@ -245,7 +233,7 @@ test/bench/knn_engine_bench: test/bench/knn_engine_bench.c $(ENGINE_OBJS)
 
 # The _trace variant also prints the tensor-core filter's stage times per
 # device (a separate build of its file, knn_gpu_tc_trace.o).
-kernels/knn/knn_gpu_tc_trace.o: kernels/knn/knn_gpu_tc.cu $(CUDA_FLAGS_STAMP)
+kernels/knn/knn_gpu_tc_trace.o: kernels/knn/knn_gpu_tc.cu
 	$(NVCC) $(NVCCFLAGS) -DODP_TC_TRACE -MMD -MP -c -o $@ $<
 
 test/bench/knn_engine_bench_trace: test/bench/knn_engine_bench.c $(ENGINE_C_OBJS) \
@@ -262,7 +250,7 @@ test/bench/knn_cost_bench: test/bench/knn_cost_bench.c $(ENGINE_OBJS)
 test/bench/pearson_engine_bench: test/bench/pearson_engine_bench.c $(ENGINE_OBJS)
 	$(ENGINE_PROGRAM) -o $@ $< $(ENGINE_OBJS) $(SHLIB_LINK)
 
-kernels/pearson/%_trace.o: kernels/pearson/%.cu $(CUDA_FLAGS_STAMP)
+kernels/pearson/%_trace.o: kernels/pearson/%.cu
 	$(NVCC) $(NVCCFLAGS) -DODP_PEARSON_TRACE -MMD -MP -c -o $@ $<
 
 test/bench/pearson_engine_bench_trace: test/bench/pearson_engine_bench.c $(ENGINE_C_OBJS) \

@@ -144,8 +144,8 @@ odp_build() {
 	# half the time: machine code for Hopper (sm_90a, every kernel's
 	# fullest form) and Ampere's PTX (its own code paths, which any GPU
 	# from Ampere on compiles when it loads them).  CUDA_ARCH_FLAGS set
-	# by the caller is kept; exported, it holds for every later make of
-	# the run (the objects depend on their flags).
+	# by the caller is kept.  Exported, so that every later make of the run
+	# builds alike.
 	if [ -z "${CUDA_ARCH_FLAGS:-}" ] && ! nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
 		export CUDA_ARCH_FLAGS="-gencode=arch=compute_90a,code=sm_90a -gencode=arch=compute_80,code=compute_80"
 		echo "no GPU here: CUDA code built as sm_90a machine code and compute_80 PTX only"

@@ -151,17 +151,22 @@ odp_spatial_cancel_checks cpu 1000000
 odp_log "the spatial path: many sessions at once"
 odp_spatial_data && odp_spatial_sessions_check cpu "in backends"
 
-# 5. a nightly job under pg_cron: its results, idempotence, a failed run;
-# with odp_gpu preloaded too, the job's calls in the GPU service
-odp_log "scheduled jobs (pg_cron and the odp_gpu service)"
-odp_cron_checks service
-
-# 6. the GPU service (odp_gpu preloaded) on its CPU engine: the regress
+# 5. the GPU service (odp_gpu preloaded) on its CPU engine: the regress
 # suites through it, many sessions, a budget of one request, cancels,
 # a backend and the service stopped mid-call; its staging area and the
-# table cache in it
-odp_log "the GPU service"
-odp_service_checks
+# table cache in it.  pg_cron is preloaded beside it while the suites run:
+# a nightly job scheduled before them runs at the minute boundary that
+# comes meanwhile (its results, idempotence, a failed run, its calls in
+# the service)
+odp_log "the GPU service, and a nightly job under pg_cron in it"
+odp_cron_database
+if odp_service_start_checks "$ODP_CRON_OPTS"; then
+	odp_cron_schedule
+	odp_service_regress_checks
+	odp_cron_results
+	odp_service_call_checks
+	odp_cron_drop
+fi
 odp_log "the GPU service's staging area"
 odp_staging_checks
 odp_log "the table cache"
@@ -169,7 +174,7 @@ odp_table_cache_checks
 odp_log "the GPU service's engine process: crashes and hangs"
 odp_engine_checks
 
-# 7. a table sharded over two node servers and the coordinator
+# 6. a table sharded over two node servers and the coordinator
 odp_log "sharded tables (postgres_fdw nodes)"
 odp_distributed_checks
 

@@ -1,21 +1,20 @@
 # test/checks/cron.sh: sourced by test/run_tests.sh (needs odp_check and the
 # throwaway server of test/lib.sh).
-# odp_cron_checks: restarts the server with pg_cron loaded, schedules the
-# README's nightly job (the top outliers of a table into a results table
-# with the run's date and time) to run every minute, the finest schedule of
-# Debian 12's pg_cron 1.4, beside a second job of the same recipe whose
-# source table is dropped after a first run by hand, and checks that
-#   - the first job's run succeeds and the results table holds exactly
-#     what odp_top_outliers returns;
+# A nightly job under pg_cron, with pg_cron and odp_gpu both preloaded and
+# the job's calls in the GPU service (on its CPU engine).
+# odp_cron_schedule schedules the README's nightly job (the top outliers
+# of a table into a results table with the run's date and time) to run
+# every minute, the finest schedule of Debian 12's pg_cron 1.4, beside a
+# second job of the same recipe whose source table is dropped after a
+# first run by hand.  Both run at the next minute boundary, which
+# test/run_tests.sh spends running the regress suites through the service;
+# then odp_cron_results checks that
+#   - the first job's run succeeds, its call ran in the service, and the
+#     results table holds exactly what odp_top_outliers returns;
 #   - the job is idempotent: run twice more the same day, it adds nothing;
 #   - the second job's run is recorded as failed in cron.job_run_details
 #     with odp_gpu's error, and its results table is untouched (not a row
 #     written, changed or removed).
-# With the argument "service" it runs with pg_cron and odp_gpu both
-# preloaded and odp_gpu.service_engine = cpu, its database set to run every
-# call on the GPU path (so in the GPU service, on its CPU engine), and
-# checks too that the job's call ran there (its timing report, logged).
-# Both jobs run at the same minute boundary: it waits up to a minute.
 
 ODP_CRON_DB=odp_cron
 
@@ -45,33 +44,28 @@ odp_cron_wait_run() {
 	return 1
 }
 
-odp_cron_checks() {	# [service]
-	local out job job_b run status msg snapshot before after direct pos
-	local preload=pg_cron opts="" label=pg_cron db_settings=""
+# The server options of the checks, after the service's own: pg_cron and
+# odp_gpu preloaded, pg_cron's jobs in their own database (made by
+# odp_cron_database before the server restarts with them).
+ODP_CRON_OPTS="-c shared_preload_libraries=pg_cron,odp_gpu -c cron.database_name=$ODP_CRON_DB -c cron.use_background_workers=on"
 
-	if [ "${1:-}" = service ]; then
-		preload=pg_cron,odp_gpu
-		opts="-c odp_gpu.service_engine=cpu"
-		label="pg_cron with the odp_gpu service"
-		# the job's session and these checks' sessions alike; the timing
-		# report of the job's call goes to the server log
-		db_settings="ALTER DATABASE $ODP_CRON_DB SET odp_gpu.device = gpu;
-ALTER DATABASE $ODP_CRON_DB SET odp_gpu.gpu_min_rows = 0;
-ALTER DATABASE $ODP_CRON_DB SET odp_gpu.report_timing = on;
-ALTER DATABASE $ODP_CRON_DB SET log_min_messages = notice;"
-	fi
+odp_cron_database() {
+	psql -X -q -c "DROP DATABASE IF EXISTS $ODP_CRON_DB" -c "CREATE DATABASE $ODP_CRON_DB" >/dev/null 2>&1
+}
 
-	if [ "${ODP_USE_RUNNING_SERVER:-0}" = 1 ]; then
-		echo "skipped: the pg_cron checks restart the server, which ODP_USE_RUNNING_SERVER=1 forbids"
-		return 0
-	fi
+# On a server started with ODP_CRON_OPTS and the service's options: makes
+# the tables, sets the database to run every call on the GPU path (so in
+# the GPU service; the timing report of the job's call goes to the server
+# log), schedules both jobs and runs the second one's statement by hand
+# before its source goes.  Sets ODP_CRON_JOB, ODP_CRON_JOB_B,
+# ODP_CRON_BEFORE (the second job's results, as a snapshot) and
+# ODP_CRON_POS (where the server log was).
+odp_cron_schedule() {
+	local out before
+	ODP_CRON_JOB="" ODP_CRON_JOB_B="" ODP_CRON_BEFORE=""
 	[ -f "$("$PG_CONFIG" --sharedir)/extension/pg_cron.control" ]
 	odp_check "pg_cron is installed (postgresql-15-cron)" $? "$("$PG_CONFIG" --sharedir)/extension/pg_cron.control"
-	psql -X -q -c "DROP DATABASE IF EXISTS $ODP_CRON_DB" -c "CREATE DATABASE $ODP_CRON_DB" >/dev/null 2>&1
-	pos=$(stat -c %s "$ODP_PGDATA/server.log")
-	odp_restart_server "-c shared_preload_libraries=$preload -c cron.database_name=$ODP_CRON_DB -c cron.use_background_workers=on $opts"
-	odp_check "the server restarts with $preload loaded" $? "$(odp_server_log_tail 3 | tr '\n' ' ' | head -c 300)"
-
+	ODP_CRON_POS=$(stat -c %s "$ODP_PGDATA/server.log")
 	out=$( { cat <<'SQL'
 SET client_min_messages = warning;
 CREATE EXTENSION pg_cron;
@@ -89,32 +83,45 @@ CREATE TABLE outlier_runs (
 CREATE TABLE points_gone AS SELECT * FROM points;
 CREATE TABLE outlier_runs_gone (LIKE outlier_runs INCLUDING ALL);
 SQL
-		echo "$db_settings"
+		echo "ALTER DATABASE $ODP_CRON_DB SET odp_gpu.device = gpu;
+ALTER DATABASE $ODP_CRON_DB SET odp_gpu.gpu_min_rows = 0;
+ALTER DATABASE $ODP_CRON_DB SET odp_gpu.report_timing = on;
+ALTER DATABASE $ODP_CRON_DB SET log_min_messages = notice;"
 		echo "$(odp_cron_job_sql points_gone outlier_runs_gone);"
 		echo "SELECT 'job=' || cron.schedule('nightly-outliers', '* * * * *', \$job\$$(odp_cron_job_sql)\$job\$);"
 	} | psql -X -At -d $ODP_CRON_DB -v ON_ERROR_STOP=1 2>&1)
-	job=$(sed -n 's/^job=//p' <<<"$out")
-	[ -n "$job" ]
-	odp_check "$label: the nightly job is scheduled every minute" $? "$(tr '\n' ' ' <<<"$out" | head -c 300)"
-	[ -n "$job" ] || return 0
+	ODP_CRON_JOB=$(sed -n 's/^job=//p' <<<"$out")
+	[ -n "$ODP_CRON_JOB" ]
+	odp_check "pg_cron with the odp_gpu service: the nightly job is scheduled every minute" $? "$(tr '\n' ' ' <<<"$out" | head -c 300)"
+	[ -n "$ODP_CRON_JOB" ] || return 0
 
 	# the second job: its source dropped after a first run by hand
-	snapshot="SELECT md5(string_agg(ctid::text || xmin::text || (o.*)::text, ',' ORDER BY run_date, rank)) FROM outlier_runs_gone o"
-	before=$(psql -X -At -d $ODP_CRON_DB -c "$snapshot" -c "DROP TABLE points_gone" \
+	before=$(psql -X -At -d $ODP_CRON_DB -c "$ODP_CRON_SNAPSHOT" -c "DROP TABLE points_gone" \
 		-c "SELECT 'job=' || cron.schedule('nightly-outliers-gone', '* * * * *', \$job\$$(odp_cron_job_sql points_gone outlier_runs_gone)\$job\$)" 2>&1)
-	job_b=$(sed -n 's/^job=//p' <<<"$before")
-	before=$(head -1 <<<"$before")
+	ODP_CRON_JOB_B=$(sed -n 's/^job=//p' <<<"$before")
+	ODP_CRON_BEFORE=$(head -1 <<<"$before")
+}
+
+# The second job's results table, as a snapshot of every row and its place.
+ODP_CRON_SNAPSHOT="SELECT md5(string_agg(ctid::text || xmin::text || (o.*)::text, ',' ORDER BY run_date, rank)) FROM outlier_runs_gone o"
+
+# Waits for both jobs' runs (both come at the first minute boundary after
+# odp_cron_schedule), checks them, and unschedules the jobs.  The caller
+# restarts the server without pg_cron and drops the database
+# (odp_cron_drop).
+odp_cron_results() {
+	local out job=$ODP_CRON_JOB run status msg direct after label="pg_cron with the odp_gpu service"
+	[ -n "$job" ] || return 0
 
 	# a run that succeeds: the results table holds the top 10
 	out=$(odp_cron_wait_run "$job" 0)
 	IFS='|' read -r run status msg <<<"$out"
 	[ "$status" = succeeded ]
 	odp_check "$label: the job's run succeeds" $? "run $run: $status $msg"
-	if [ "${1:-}" = service ]; then
-		out=$(tail -c +"$((pos + 1))" "$ODP_PGDATA/server.log" | grep -m1 -o 'odp_top_outliers path=gpu .*')
-		grep -q 'queued=[0-9.]* ms' <<<"$out"
-		odp_check "$label: the job's call ran in the service" $? "$(head -c 200 <<<"${out:-no timing report in the log}")"
-	fi
+	# the job's call, not the regress suites' ones beside it
+	out=$(tail -c +"$((ODP_CRON_POS + 1))" "$ODP_PGDATA/server.log" | grep -m1 -o 'odp_top_outliers path=gpu rows=3003 .*')
+	grep -q 'queued=[0-9.]* ms' <<<"$out"
+	odp_check "$label: the job's call ran in the service" $? "$(head -c 200 <<<"${out:-no timing report in the log}")"
 	out=$(psql -X -At -d $ODP_CRON_DB 2>&1 <<'SQL'
 SELECT 'rows=' || count(*) FROM outlier_runs;
 SELECT 'same=' || ((SELECT array_agg((rank, id, score) ORDER BY rank) FROM outlier_runs
@@ -136,17 +143,21 @@ SQL
 
 	# the second job, its source dropped: its run fails with odp_gpu's
 	# error, its results untouched
-	out=$(odp_cron_wait_run "${job_b:-0}" 0)
+	out=$(odp_cron_wait_run "${ODP_CRON_JOB_B:-0}" 0)
 	IFS='|' read -r run status msg <<<"$out"
 	direct=$(psql -X -At -d $ODP_CRON_DB -c "$(odp_cron_job_sql points_gone outlier_runs_gone)" 2>&1 | sed -n 's/^ERROR: *//p' | head -1)
 	[ "$status" = failed ] && [ -n "$direct" ] && [ "$(sed 's/^ERROR: *//' <<<"$msg")" = "$direct" ]
 	odp_check "$label: with the table dropped the run is recorded failed, with the error the statement raises" $? \
 		"run $run: $status: $msg; run by hand: $direct"
-	after=$(psql -X -At -d $ODP_CRON_DB -c "$snapshot" 2>&1)
-	[ -n "$before" ] && [ "$before" = "$after" ] && [ "$(psql -X -At -d $ODP_CRON_DB -c "SELECT count(*) FROM outlier_runs_gone")" = 10 ]
-	odp_check "$label: the failed run leaves the results table untouched" $? "$before / $after"
+	after=$(psql -X -At -d $ODP_CRON_DB -c "$ODP_CRON_SNAPSHOT" 2>&1)
+	[ -n "$ODP_CRON_BEFORE" ] && [ "$ODP_CRON_BEFORE" = "$after" ] &&
+		[ "$(psql -X -At -d $ODP_CRON_DB -c "SELECT count(*) FROM outlier_runs_gone")" = 10 ]
+	odp_check "$label: the failed run leaves the results table untouched" $? "$ODP_CRON_BEFORE / $after"
 
-	psql -X -q -d $ODP_CRON_DB -c "SELECT cron.unschedule($job)" -c "SELECT cron.unschedule(${job_b:-0})" >/dev/null 2>&1
-	odp_restart_server ""
+	psql -X -q -d $ODP_CRON_DB -c "SELECT cron.unschedule($job)" -c "SELECT cron.unschedule(${ODP_CRON_JOB_B:-0})" >/dev/null 2>&1
+}
+
+# Drops the jobs' database, once the server runs without pg_cron.
+odp_cron_drop() {
 	psql -X -q -c "DROP DATABASE IF EXISTS $ODP_CRON_DB" >/dev/null 2>&1
 }

@@ -1,7 +1,8 @@
 # test/checks/service.sh: sourced by test/run_tests.sh (needs odp_check, the
 # run's directory and the throwaway server of test/lib.sh).
-# odp_service_checks restarts the server with odp_gpu preloaded and
-# odp_gpu.service_engine = cpu: the GPU service then runs every call of the
+# odp_service_start_checks, odp_service_regress_checks and
+# odp_service_call_checks (run in turn) restart the server with odp_gpu
+# preloaded and odp_gpu.service_engine = cpu: the GPU service then runs every call of the
 # GPU path (odp_gpu.device = gpu, odp_gpu.gpu_min_rows = 0) on the engine's
 # CPU path, so that all of it (slots, rings of 64 kB that every larger
 # input and output streams through in pieces, queue, budget, errors) runs
@@ -32,8 +33,8 @@
 #   - calls made while it restarts: odp_gpu.service_wait = 0 fails at
 #     once, statement_timeout ends the wait, and a call waits and succeeds;
 #   - pg_stat_activity shows the service.
-# (odp_cron_checks service of test/checks/cron.sh runs the nightly job with
-# pg_cron and odp_gpu both preloaded, its calls in the service.)
+# (test/checks/cron.sh runs the nightly job with pg_cron and odp_gpu both
+# preloaded, its calls in the service, while the regress suites run.)
 # Ends with the server restarted without preloading.  About 110 s on two
 # cores, 65 of them the regress suites.
 
@@ -207,18 +208,26 @@ SQL
 	odp_check "service checks: tables and the CPU path's results" $? "$(tr '\n' ' ' <<<"$out" | head -c 300)"
 }
 
-odp_service_checks() {
-	local dir=$ODP_RUN_DIR out rc pos suites name result ok n i t0 t1 el s e r rd qd
-	local ref_knn ref_top ref_12k spans overlap shortest pm_start pid pid2
-
-	odp_svc_restart_checked service "" \
-		"the server restarts with odp_gpu preloaded, its service on the CPU engine" || return 0
+# The checks in three parts, which test/run_tests.sh runs in turn (with
+# pg_cron's nightly job scheduled between the first two):
+# odp_service_start_checks restarts the server with the service's options
+# plus $1 and checks that the service came up; false where the checks may
+# not restart the server.
+odp_service_start_checks() {
+	local out
+	odp_svc_restart_checked service "${1:-}" \
+		"the server restarts with odp_gpu preloaded, its service on the CPU engine" || return 1
 	out=$(psql -X -At -c "SELECT backend_type || ' ' || pid FROM pg_stat_activity WHERE backend_type = 'odp_gpu service'")
 	[ "$out" = "odp_gpu service $(odp_svc_pid)" ]
 	odp_check "pg_stat_activity shows the service, its backend_type naming it" $? "$out"
 	# connected, the service must absorb the server's barriers: DROP DATABASE waits for them
 	out=$(timeout 30 psql -X -q -c "CREATE DATABASE odp_svc_barrier" -c "DROP DATABASE odp_svc_barrier" 2>&1)
 	odp_check "DROP DATABASE completes while the service runs (it absorbs the barrier)" $? "$out"
+}
+
+# The regress suites through the service (1. above).
+odp_service_regress_checks() {
+	local dir=$ODP_RUN_DIR out suites name result n
 
 	# 1. the regress suites through the service: inputs read into dynamic
 	# shared memory and used in place where large; tables read by parallel
@@ -249,6 +258,13 @@ odp_service_checks() {
 	done
 	[ "$n" -eq "$(wc -w <<<"$(odp_regress_suites "settings gpu_device service")")" ]
 	odp_check "through the service: the regress suites ran" $? "$n suites"
+}
+
+# The calls of 2. to 7. above; ends with the server restarted without
+# preloading.
+odp_service_call_checks() {
+	local dir=$ODP_RUN_DIR out rc pos ok n i t0 t1 el s e r rd qd
+	local ref_knn ref_top ref_12k spans overlap shortest pm_start pid pid2 eng slots th1 th2
 
 	# inputs in place: a 2.6 MB input read into dynamic shared memory gives
 	# the CPU path's k-NN join through the service
