@@ -177,7 +177,7 @@ SQL
 	psql -X -q -c "DROP TABLE tc_dev" >/dev/null
 }
 
-# Concurrent single k-NN queries on a cached table of 100,000 x 32 share
+# Concurrent single k-NN queries on a cached table of 50,000 x 32 share
 # passes in the service (kernels/knn/knn_batch.c): 64 sessions, each a
 # REPEATABLE READ transaction of 2 calls, then their SQL oracles in the
 # same snapshot, while a writer changes and vacuums the table from 0.4 s
@@ -195,7 +195,7 @@ odp_tc_batch_checks() {
 	dist=${dist% + }
 	psql -X -q -c "DROP TABLE IF EXISTS tc_bq" \
 		-c "CREATE TABLE tc_bq (id bigint PRIMARY KEY, f real[]) WITH (autovacuum_enabled = off)" \
-		-c "INSERT INTO tc_bq SELECT i, array(SELECT ((i * 7919 + j * 104729) % 23)::real FROM generate_series(1, 32) j) FROM generate_series(1, 100000) i" \
+		-c "INSERT INTO tc_bq SELECT i, array(SELECT ((i * 7919 + j * 104729) % 23)::real FROM generate_series(1, 32) j) FROM generate_series(1, 50000) i" \
 		-c "VACUUM tc_bq" -c "SET odp_gpu.device = gpu" \
 		-c "SELECT count(*) FROM odp_knn('tc_bq', array_fill(1::real, '{32}'), k => 1)" >/dev/null
 	# every session starts its calls at the same moment, then runs their
@@ -208,18 +208,18 @@ odp_tc_batch_checks() {
 			if [ "$s" = 3 ]; then
 				echo "SET application_name = 'tc_bq_cancelled';"
 				echo "SELECT 'many=' || count(*) FROM generate_series(1, 400) g,
-	LATERAL odp_knn('tc_bq', (SELECT f FROM tc_bq WHERE id = g * 211), k => 10, metric => 'sqeuclidean');"
+	LATERAL odp_knn('tc_bq', (SELECT f FROM tc_bq WHERE id = g * 113), k => 10, metric => 'sqeuclidean');"
 				exit 0
 			fi
 			echo "BEGIN ISOLATION LEVEL REPEATABLE READ;"
 			for t in 1 2; do
-				q=$(( (s * 37 + t * 101) % 100000 + 1 ))
+				q=$(( (s * 37 + t * 101) % 50000 + 1 ))
 				echo "SELECT 'got_$t=' || string_agg(id || ':' || distance, ',' ORDER BY rank)
 	FROM odp_knn('tc_bq', (SELECT f FROM tc_bq WHERE id = $q), k => 10, metric => 'sqeuclidean');"
 				[ "$s" = 2 ] && [ "$t" = 2 ] && echo "SAVEPOINT a; SELECT 'badk=' || count(*) FROM odp_knn('tc_bq', array_fill(1::real, '{32}'), k => 0); ROLLBACK TO a;"
 			done
 			for t in 1 2; do
-				q=$(( (s * 37 + t * 101) % 100000 + 1 ))
+				q=$(( (s * 37 + t * 101) % 50000 + 1 ))
 				echo "SELECT 'want_$t=' || string_agg(id || ':' || d, ',' ORDER BY d, id) FROM
 	(SELECT b.id, $dist AS d FROM tc_bq b, tc_bq a WHERE a.id = $q ORDER BY d, b.id LIMIT 10) s;"
 			done
@@ -231,10 +231,10 @@ odp_tc_batch_checks() {
 	odp_svc_bg tc_bq_writer 300 <<SQL
 SELECT pg_sleep(greatest(0, $at - extract(epoch FROM clock_timestamp())));
 SELECT pg_sleep(0.4);
-UPDATE tc_bq SET f = array_fill(0::real, '{32}') WHERE id = 50000;
+UPDATE tc_bq SET f = array_fill(0::real, '{32}') WHERE id = 25000;
 VACUUM tc_bq;
 SELECT pg_sleep(0.1);
-UPDATE tc_bq SET f = array_fill(22::real, '{32}') WHERE id = 50001;
+UPDATE tc_bq SET f = array_fill(22::real, '{32}') WHERE id = 25001;
 VACUUM tc_bq;
 SELECT pg_sleep(0.1);
 DELETE FROM tc_bq WHERE id = 77;
