@@ -3,7 +3,8 @@
 -- (odp_gpu.parallel_read = force, two workers) give the rows, results and
 -- errors of the serial read (off), and of SQL itself: every analytic on
 -- tables in and out of id order, with dead and updated rows, rows of the
--- current transaction, NULL masks, regions and TOASTed arrays; the same
+-- current transaction, NULL masks, regions (ranges, multiranges, numeric
+-- bounds) and TOASTed arrays; the same
 -- error, naming the same row, for bad data anywhere in the table; and
 -- row-level security, which keeps the serial path.
 --
@@ -158,6 +159,23 @@ ANALYZE pr_regions;
 SELECT odp_interval_match_count('pr_regions') AS pairs,
 	   (SELECT count(*) FROM pr_regions a JOIN pr_regions b ON a.id < b.id AND a.r && b.r AND a.s && b.s) AS sql_pairs;
 SELECT odp_diff($$SELECT * FROM odp_interval_match('pr_regions', 'SELECT * FROM pr_regions WHERE id % 50 = 0')$$) AS region_pairs;
+-- multiranges (a row, many regions); numeric bounds, whose exact values
+-- only the backend holds (the read tries workers, then reads serially)
+CREATE TABLE pr_multi (id bigint PRIMARY KEY, m int4multirange, r int8range);
+INSERT INTO pr_multi
+	SELECT i, int4multirange(int4range(i, i + i % 5), int4range(i + 10, i + 10 + i % 3)),
+		   int8range(i / 3, i / 3 + i % 7)
+	FROM generate_series(1, 20000) i;
+CREATE TABLE pr_numeric (id bigint PRIMARY KEY, n numrange);
+INSERT INTO pr_numeric
+	SELECT i, numrange(i / 7.0, i / 7.0 + (i % 13) / 3.0, CASE WHEN i % 4 = 0 THEN '(]' ELSE '[)' END)
+	FROM generate_series(1, 20000) i;
+SELECT odp_diff($$SELECT odp_interval_match_count('pr_multi')$$) AS multirange_count,
+	   odp_diff($$SELECT * FROM odp_interval_match('pr_multi', 'SELECT * FROM pr_multi WHERE id % 50 = 0')$$)
+		   AS multirange_pairs,
+	   odp_diff($$SELECT odp_interval_match_count('pr_numeric')$$) AS numeric_count,
+	   odp_diff($$SELECT * FROM odp_interval_match('pr_numeric', 'SELECT * FROM pr_numeric WHERE id % 50 = 0')$$)
+		   AS numeric_pairs;
 
 -- bad data anywhere: the error of the serial read, naming the same row
 CREATE TABLE pr_bad (id bigint PRIMARY KEY, f real[]);
@@ -195,7 +213,7 @@ RESET odp_gpu.parallel_read;
 SELECT boot_val, enumvals FROM pg_settings WHERE name = 'odp_gpu.parallel_read';
 
 DROP POLICY pr_low ON pr_points;
-DROP TABLE pr_points, pr_shuffled, pr_series, pr_sky, pr_regions, pr_bad, pr_dup;
+DROP TABLE pr_points, pr_shuffled, pr_series, pr_sky, pr_regions, pr_multi, pr_numeric, pr_bad, pr_dup;
 DROP ROLE regress_odp_parallel;
 DROP FUNCTION odp_try(text), odp_diff(text, text, text);
 DROP EXTENSION odp_gpu;

@@ -20,10 +20,11 @@ odp_log() { printf '== %s (at %d s)\n' "$*" "$SECONDS"; }
 # The suites that repeat one analytic over many shapes, metrics and
 # settings: hundreds of calls on small tables each.  The passes that read
 # every table with parallel workers run them serially read: on two cores
-# each call there costs 30-40 ms of worker starts, 45-60 s for these five,
-# and how a table is read is what the other suites' parallel passes check
-# (parallel_read compares every analytic's parallel and serial reads).
-ODP_REGRESS_EXHAUSTIVE="catalog integer_ties intervals knn outliers_solvingset"
+# each call there costs 30-40 ms of worker starts, 60-80 s for these
+# seven, and how a table is read is what the other suites' parallel passes
+# check (parallel_read compares every analytic's parallel and serial
+# reads, of every kind of region too).
+ODP_REGRESS_EXHAUSTIVE="catalog integer_ties intervals intervals_multirange intervals_numeric knn outliers_solvingset"
 
 # The regress suites (sql/*.sql less the install and upgrade scripts) but
 # those named in $1, and those named in $2 when given: one line.
