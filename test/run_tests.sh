@@ -160,13 +160,13 @@ odp_spatial_data && odp_spatial_sessions_check cpu "in backends"
 # the service)
 odp_log "the GPU service, and a nightly job under pg_cron in it"
 odp_cron_database
-if odp_service_start_checks "$ODP_CRON_OPTS"; then
+if odp_service_start_checks "$(odp_cron_installed && echo "$ODP_CRON_OPTS")"; then
 	odp_cron_schedule
 	odp_service_regress_checks
 	odp_cron_results
 	odp_service_call_checks
-	odp_cron_drop
 fi
+odp_cron_drop
 odp_log "the GPU service's staging area"
 odp_staging_checks
 odp_log "the table cache"

@@ -46,8 +46,11 @@ odp_cron_wait_run() {
 
 # The server options of the checks, after the service's own: pg_cron and
 # odp_gpu preloaded, pg_cron's jobs in their own database (made by
-# odp_cron_database before the server restarts with them).
+# odp_cron_database before the server restarts with them), where pg_cron
+# is installed.
 ODP_CRON_OPTS="-c shared_preload_libraries=pg_cron,odp_gpu -c cron.database_name=$ODP_CRON_DB -c cron.use_background_workers=on"
+
+odp_cron_installed() { [ -f "$("$PG_CONFIG" --sharedir)/extension/pg_cron.control" ]; }
 
 odp_cron_database() {
 	psql -X -q -c "DROP DATABASE IF EXISTS $ODP_CRON_DB" -c "CREATE DATABASE $ODP_CRON_DB" >/dev/null 2>&1
@@ -63,8 +66,9 @@ odp_cron_database() {
 odp_cron_schedule() {
 	local out before
 	ODP_CRON_JOB="" ODP_CRON_JOB_B="" ODP_CRON_BEFORE=""
-	[ -f "$("$PG_CONFIG" --sharedir)/extension/pg_cron.control" ]
+	odp_cron_installed
 	odp_check "pg_cron is installed (postgresql-15-cron)" $? "$("$PG_CONFIG" --sharedir)/extension/pg_cron.control"
+	odp_cron_installed || return 0
 	ODP_CRON_POS=$(stat -c %s "$ODP_PGDATA/server.log")
 	out=$( { cat <<'SQL'
 SET client_min_messages = warning;

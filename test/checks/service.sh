@@ -227,7 +227,7 @@ odp_service_start_checks() {
 
 # The regress suites through the service (1. above).
 odp_service_regress_checks() {
-	local dir=$ODP_RUN_DIR out suites name result n
+	local dir=$ODP_RUN_DIR out suites name result n rc
 
 	# 1. the regress suites through the service: inputs read into dynamic
 	# shared memory and used in place where large; tables read by parallel
@@ -256,8 +256,12 @@ odp_service_regress_checks() {
 			odp_server_log_tail 20
 		fi
 	done
-	[ "$n" -eq "$(wc -w <<<"$(odp_regress_suites "settings gpu_device service")")" ]
-	odp_check "through the service: the regress suites ran" $? "$n suites"
+	rc=0
+	if [ "$n" -ne "$(wc -w <<<"$(odp_regress_suites "settings gpu_device service")")" ]; then
+		rc=1
+		tail -5 "$dir/service_regress.log" "$dir/service_regress_serial.log"
+	fi
+	odp_check "through the service: the regress suites ran" $rc "$n suites"
 }
 
 # The calls of 2. to 7. above; ends with the server restarted without
