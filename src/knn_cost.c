@@ -217,7 +217,7 @@ odp_knn_cost_model(PG_FUNCTION_ARGS)
 		"cpu_call_ms", "cpu_value_ns", "cpu_term_ns", "cpu_pair_ns", "cpu_wide", "cpu_speedup",
 		"cpu_cores", "gpu_call_ms", "gpu_tile_call_ms", "gpu_few_value_ns", "gpu_few_pair_ns",
 		"gpu_tile_value_ns", "gpu_term_ns", "gpu_pair_ns", "gpu_wide", "copy_gbps",
-		"calibrate_ms"};
+		"calibrate_ms", "cpu_list_ns", "gpu_host_call_ms"};
 	double		v[lengthof(terms)];
 
 	InitMaterializedSRF(fcinfo, 0);
@@ -247,6 +247,8 @@ odp_knn_cost_model(PG_FUNCTION_ARGS)
 	v[14] = m.gpu_wide;
 	v[15] = m.copy_gbps;
 	v[16] = m.calibrate_ms;
+	v[17] = m.cpu_list_ns;
+	v[18] = m.gpu_host_call_ms;
 	for (int i = 0; i < (int) lengthof(terms); i++)
 	{
 		Datum		values[3];

@@ -57,12 +57,14 @@ typedef struct OdpKnnCostModel
 	double		cpu_value_ns;	/* per candidate value */
 	double		cpu_term_ns;	/* per query x candidate value */
 	double		cpu_pair_ns;	/* per query x candidate */
+	double		cpu_list_ns;	/* per candidate a query's list takes in */
 	double		cpu_wide;		/* float64 factor on the terms */
 	double		cpu_speedup;	/* the most threads gave over one */
 	int32_t		cpu_cores;		/* CPUs the host runs at once */
 
 	/* the GPU path */
 	double		gpu_call_ms;	/* a call's fixed cost: few queries */
+	double		gpu_host_call_ms;	/* and more, candidates in host memory */
 	double		gpu_tile_call_ms;	/* and the tiles' */
 	double		gpu_few_value_ns;	/* few queries: per candidate value */
 	double		gpu_few_pair_ns;	/* and per query x candidate */

@@ -20,6 +20,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include <math.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -53,7 +54,8 @@ cost_cores(void)
 /*
  * See odp_cost.h.  The terms: odp_knn_cost_calibrate's output on the
  * H200 host's 16 cores and one H200, 2026-11-29 (the few-query path's
- * after its radix select).
+ * after its radix select); the lists' intake and the host call's extra,
+ * 2026-11-30.
  */
 void
 odp_knn_cost_builtin(OdpKnnCostModel *m)
@@ -64,10 +66,12 @@ odp_knn_cost_builtin(OdpKnnCostModel *m)
 	m->cpu_value_ns = 0.49;
 	m->cpu_term_ns = 0.25;
 	m->cpu_pair_ns = 0.74;
+	m->cpu_list_ns = 34.0;
 	m->cpu_wide = 2.5;
 	m->cpu_cores = cost_cores();
 	m->cpu_speedup = m->cpu_cores < 8 ? m->cpu_cores : 8;
 	m->gpu_call_ms = 0.19;
+	m->gpu_host_call_ms = 0.07;
 	m->gpu_tile_call_ms = 0.40;
 	m->gpu_few_value_ns = 0.00094;
 	m->gpu_few_pair_ns = 0.0174;
@@ -76,6 +80,19 @@ odp_knn_cost_builtin(OdpKnnCostModel *m)
 	m->gpu_pair_ns = 0.0053;
 	m->gpu_wide = 8.75;
 	m->copy_gbps = 54.0;
+}
+
+/*
+ * Candidates a query's list of k takes in over rows candidates in no
+ * particular order: the j-th enters with chance k / j, so about
+ * k (1 + ln(rows / k)).
+ */
+double
+odp_knn_cost_list_entries(int64_t rows, int32_t k)
+{
+	double		kk = k > 0 ? (double) k : 10.0;
+
+	return (double) rows <= kk ? (double) rows : kk * (1.0 + log((double) rows / kk));
 }
 
 /* See odp_cost.h. */
@@ -105,7 +122,8 @@ odp_knn_cost_estimate(const OdpKnnCostModel *m, const OdpKnnCostShape *s,
 	passes = plan.ranges > 1 ? 1.0 : (double) plan.nblocks;
 	ns = passes * values * m->cpu_value_ns +
 		(queries * values * m->cpu_term_ns + queries * rows * m->cpu_pair_ns) *
-		(s->wide ? m->cpu_wide : 1.0);
+		(s->wide ? m->cpu_wide : 1.0) +
+		queries * odp_knn_cost_list_entries(s->rows, s->k) * m->cpu_list_ns;
 	speed = plan.threads < plan.nblocks ? plan.threads : (double) plan.nblocks;
 	if (speed > m->cpu_cores)
 		speed = m->cpu_cores;
@@ -128,6 +146,7 @@ odp_knn_cost_estimate(const OdpKnnCostModel *m, const OdpKnnCostShape *s,
 	if (s->input == ODP_COST_INPUT_HOST)
 		copy_bytes += values * elem;
 	e->gpu_copy_ms = m->copy_gbps > 0 ? copy_bytes / (m->copy_gbps * 1e6) : 0.0;
-	e->gpu_ms = (e->gpu_few ? m->gpu_call_ms : m->gpu_tile_call_ms) + e->gpu_copy_ms + ns / 1e6;
+	e->gpu_ms = (e->gpu_few ? m->gpu_call_ms : m->gpu_tile_call_ms) + e->gpu_copy_ms + ns / 1e6 +
+		(s->input == ODP_COST_INPUT_HOST ? m->gpu_host_call_ms : 0.0);
 	e->gpu = e->gpu_ms < e->cpu_ms;
 }

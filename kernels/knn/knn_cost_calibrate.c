@@ -8,8 +8,11 @@
  * Each group of terms comes from calls that differ in one factor, so
  * that the terms follow from a small linear system: the CPU's three from
  * a single query (every term once) and from 16 queries at two widths,
- * a tiny call (the fixed cost), and the speed-up from one query over 128 MB on one thread and on every
- * core; the GPU's from a tiny call (the fixed cost), the few-query path
+ * many queries over a few narrow rows (what a query's list costs to take
+ * candidates in), a tiny call (the fixed cost), and the speed-up from one
+ * query over 128 MB on one thread and on every core; the GPU's from a
+ * tiny call (the fixed cost; again from page-locked host memory, what
+ * such a call costs beyond its copy), the few-query path
  * at one and eight queries, the tiles at two widths, then at 64 queries
  * (a candidate's cost beyond its terms).  Each call is timed
  * twice, the faster kept (the GPU's fixed costs five times, after 30 ms
@@ -31,12 +34,17 @@
 #include "include/odp_cost.h"
 #include "include/odp_knn.h"
 #include "include/odp_resident.h"
+#include "knn/knn_internal.h"
 
 #define CAL_K			10
 #define CAL_TAG			UINT64_MAX	/* no table cache copy has it */
 #define CAL_CPU_ROWS	(1 << 17)
 #define CAL_SMALL_ROWS	(1 << 15)
 #define CAL_TINY_ROWS	1024	/* the fixed cost's */
+#define CAL_SELECT_QUERIES 256	/* the lists' intake's: queries */
+#define CAL_SELECT_DIMS	2		/* and dimensions */
+#define CAL_HOST_CALL_ROWS 16384	/* the GPU's fixed cost's rows */
+#define CAL_HOST_CALL_DIMS 4		/* and dimensions */
 #define CAL_BIG_ROWS	(1 << 19)	/* the speed-up's: past every cache */
 #define CAL_GPU_ROWS	(1 << 20)
 #define CAL_GPU_TILE_ROWS (1 << 16)
@@ -165,7 +173,8 @@ cal_cpu(CalRun *r, OdpKnnCostModel *m)
 				one,
 				all,
 				wide,
-				tiny;
+				tiny,
+				select;
 
 	r->ctx->device = ODP_DEVICE_CPU;
 	r->on_device = false;
@@ -174,6 +183,7 @@ cal_cpu(CalRun *r, OdpKnnCostModel *m)
 	t[2] = cal_time(r, 16, CAL_SMALL_ROWS, CAL_NARROW, false, 1);
 	wide = r->rows64 ? cal_time(r, 16, CAL_SMALL_ROWS, CAL_DIMS, true, 1) : -1.0;
 	tiny = cal_time(r, 1, CAL_TINY_ROWS, CAL_NARROW, false, 1);
+	select = cal_time(r, CAL_SELECT_QUERIES, CAL_TINY_ROWS, CAL_SELECT_DIMS, false, 1);
 	one = all = 1;
 	if (m->cpu_cores > 1)
 	{
@@ -189,8 +199,28 @@ cal_cpu(CalRun *r, OdpKnnCostModel *m)
 	m->cpu_value_ns = x[0];
 	m->cpu_term_ns = x[1];
 	m->cpu_pair_ns = x[2];
-	/* what a tiny call costs beyond its terms: setting up, the lists */
-	m->cpu_call_ms = tiny - CAL_TINY_ROWS * (CAL_NARROW * (x[0] + x[1]) + x[2]) / 1e6;
+	/*
+	 * What a list's intake costs a candidate: many queries over a few
+	 * narrow rows, where about a twentieth of the candidates enter a list
+	 * (the terms above come from rows so many that almost none does).
+	 */
+	m->cpu_call_ms = 0;
+	if (select > 0)
+	{
+		const OdpKnnCostShape shape = {.queries = CAL_SELECT_QUERIES, .rows = CAL_TINY_ROWS,
+			.dims = CAL_SELECT_DIMS, .k = CAL_K, .metric = ODP_METRIC_SQEUCLIDEAN, .threads = 1};
+		OdpKnnCostEstimate without;
+
+		m->cpu_list_ns = 0;
+		odp_knn_cost_estimate(m, &shape, &without);
+		m->cpu_list_ns = (select - without.cpu_ms) * 1e6 /
+			(CAL_SELECT_QUERIES * odp_knn_cost_list_entries(CAL_TINY_ROWS, CAL_K));
+		if (m->cpu_list_ns < 0)
+			m->cpu_list_ns = 0;
+	}
+	/* what a tiny call costs beyond its terms and its list: setting up */
+	m->cpu_call_ms = tiny - (CAL_TINY_ROWS * (CAL_NARROW * (x[0] + x[1]) + x[2]) +
+							 odp_knn_cost_list_entries(CAL_TINY_ROWS, CAL_K) * m->cpu_list_ns) / 1e6;
 	if (m->cpu_call_ms < 0)
 		m->cpu_call_ms = 0;
 	m->cpu_speedup = one / all;
@@ -241,7 +271,7 @@ cal_gpu(CalRun *r, OdpKnnCostModel *m, const void *scratch, size_t scratch_bytes
 		if (cal_time(r, 1, CAL_GPU_ROWS, CAL_DIMS, false, 1) < 0)
 			break;
 	r->reps = CAL_FIXED_REPS;
-	call = cal_time(r, 1, 16384, 4, false, 1);
+	call = cal_time(r, 1, CAL_HOST_CALL_ROWS, CAL_HOST_CALL_DIMS, false, 1);
 	tcall = cal_time(r, 64, 1024, CAL_NARROW, false, 1);
 	r->reps = CAL_REPS;
 	one = cal_time(r, 1, CAL_GPU_ROWS, CAL_DIMS, false, 1);
@@ -300,6 +330,29 @@ cal_gpu(CalRun *r, OdpKnnCostModel *m, const void *scratch, size_t scratch_bytes
 			odp_resident_drop(CAL_TAG);
 			if (ctx.transfer_ms > 0)
 				m->copy_gbps = CAL_COPY_BYTES / (ctx.transfer_ms * 1e6);
+		}
+
+		/*
+		 * The fixed cost's call again, its rows in the page-locked host
+		 * memory (read only: whatever values it holds): what it costs
+		 * beyond the copy (device memory for the rows, the copy's wait).
+		 */
+		{
+			const float *own = r->rows;
+			double		host;
+
+			r->rows = (const float *) scratch;
+			r->reps = CAL_FIXED_REPS;
+			host = cal_time(r, 1, CAL_HOST_CALL_ROWS, CAL_HOST_CALL_DIMS, false, 1);
+			r->reps = CAL_REPS;
+			r->rows = own;
+			if (host > 0 && m->copy_gbps > 0)
+			{
+				m->gpu_host_call_ms = host - call - CAL_HOST_CALL_ROWS * CAL_HOST_CALL_DIMS *
+					sizeof(float) / (m->copy_gbps * 1e6);
+				if (m->gpu_host_call_ms < 0)
+					m->gpu_host_call_ms = 0;
+			}
 		}
 	}
 	return true;

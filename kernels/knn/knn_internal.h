@@ -87,6 +87,12 @@ extern void odp_cpu_knn_plan(int64_t queries, int64_t candidates, int dims, int 
 							 OdpCpuKnnPlan *plan);
 
 /*
+ * The cost model's count of the candidates a query's list of k (0: 10)
+ * takes in over rows candidates (knn_cost.c).
+ */
+extern double odp_knn_cost_list_entries(int64_t rows, int32_t k);
+
+/*
  * odp_compute_knn's checks of its inputs, metric and k (knn.c): ODP_OK, or
  * the status and message (in ctx) the call would fail with.
  */

@@ -182,12 +182,13 @@ main(int argc, char **argv)
 				ctx.message);
 	if (odp_knn_cost_calibrate(&ctx, &model, c, sizeof(float) * cvalues) != ODP_OK)
 		fprintf(stderr, "calibration: %s\n", ctx.message);
-	printf("# model (%s, %.0f ms): cpu call %.3f ms, value %.4g term %.4g pair %.4g ns, wide x%.2f, "
-		   "speed-up %.1f of %d cores; gpu call %.3f ms (tiles %.3f), few value %.4g pair %.4g ns, "
+	printf("# model (%s, %.0f ms): cpu call %.3f ms, value %.4g term %.4g pair %.4g list %.4g ns, wide x%.2f, "
+		   "speed-up %.1f of %d cores; gpu call %.3f ms (tiles %.3f, from host +%.3f), few value %.4g pair %.4g ns, "
 		   "tiles value %.4g term %.4g pair %.4g ns, wide x%.2f; copy %.1f GB/s\n",
 		   model.source == ODP_COST_CALIBRATED ? "timed" : "not all timed",
 		   model.calibrate_ms, model.cpu_call_ms, model.cpu_value_ns, model.cpu_term_ns, model.cpu_pair_ns,
-		   model.cpu_wide, model.cpu_speedup, model.cpu_cores, model.gpu_call_ms, model.gpu_tile_call_ms,
+		   model.cpu_list_ns, model.cpu_wide, model.cpu_speedup, model.cpu_cores, model.gpu_call_ms,
+		   model.gpu_tile_call_ms, model.gpu_host_call_ms,
 		   model.gpu_few_value_ns, model.gpu_few_pair_ns, model.gpu_tile_value_ns, model.gpu_term_ns,
 		   model.gpu_pair_ns, model.gpu_wide, model.copy_gbps);
 	printf("# CPU threads %d; k = %d, sqeuclidean, brute force; best of 2; '~' = extended linearly in the queries\n",
@@ -241,6 +242,7 @@ main(int argc, char **argv)
 					s.rows = rows;
 					s.dims = dims;
 					s.metric = ODP_METRIC_SQEUCLIDEAN;
+					s.k = K;
 					s.threads = threads;
 					s.input = on_device ? ODP_COST_INPUT_DEVICE : ODP_COST_INPUT_HOST;
 					odp_knn_cost_estimate(&model, &s, &e);

@@ -184,8 +184,8 @@ SQL
 # after the calls start (each change drops the entry; the next read keeps
 # a new one); one session asks for a
 # bad k between good queries, one has a statement timeout of 2 ms, one
-# making 400 calls in one statement is cancelled by pg_cancel_backend
-# 0.2 s into them.  Every answer
+# making 4,000 calls in one statement (seconds of them) is cancelled by
+# pg_cancel_backend 0.2 s into them.  Every answer
 # right, the bad k, the timeout and the cancel fail alone, and some
 # passes served several sessions (the timing report's batch=, with the
 # call's wait for the passes before its own, batch_wait=).
@@ -207,8 +207,8 @@ odp_tc_batch_checks() {
 			[ "$s" = 1 ] && echo "SET statement_timeout = '2ms';"
 			if [ "$s" = 3 ]; then
 				echo "SET application_name = 'tc_bq_cancelled';"
-				echo "SELECT 'many=' || count(*) FROM generate_series(1, 400) g,
-	LATERAL odp_knn('tc_bq', (SELECT f FROM tc_bq WHERE id = g * 113), k => 10, metric => 'sqeuclidean');"
+				echo "SELECT 'many=' || count(*) FROM generate_series(1, 4000) g,
+	LATERAL odp_knn('tc_bq', (SELECT f FROM tc_bq WHERE id = g * 113 % 50000 + 1), k => 10, metric => 'sqeuclidean');"
 				exit 0
 			fi
 			echo "BEGIN ISOLATION LEVEL REPEATABLE READ;"
@@ -241,7 +241,7 @@ DELETE FROM tc_bq WHERE id = 77;
 VACUUM tc_bq;
 SELECT 'wrote=3';
 SQL
-	# session 3's 400 calls are cancelled by pg_cancel_backend 0.2 s into them
+	# session 3's 4,000 calls are cancelled by pg_cancel_backend 0.2 s into them
 	odp_svc_bg tc_bq_canceller 300 <<SQL
 SELECT pg_sleep(greatest(0, $at - extract(epoch FROM clock_timestamp())));
 DO \$\$

@@ -175,12 +175,14 @@ run_knn_cost_tests(void)
 	st = odp_knn_cost_calibrate(&ctx, &timed, NULL, 0);
 	check(st == ODP_OK && timed.source == ODP_COST_CALIBRATED_CPU &&
 		  timed.cpu_value_ns + timed.cpu_term_ns > 0 && timed.cpu_pair_ns >= 0 &&
+		  timed.cpu_list_ns >= 0 &&
 		  timed.cpu_speedup >= 1 && timed.cpu_wide > 0 && timed.calibrate_ms > 0 &&
-		  timed.gpu_call_ms == builtin.gpu_call_ms,
-		  "cost model: the CPU's terms timed in %.0f ms (value %.3g, term %.3g, pair %.3g ns, "
-		  "float64 x%.2f, speed-up %.2f of %d cores), the GPU's built in: %s",
+		  timed.gpu_call_ms == builtin.gpu_call_ms &&
+		  timed.gpu_host_call_ms == builtin.gpu_host_call_ms,
+		  "cost model: the CPU's terms timed in %.0f ms (value %.3g, term %.3g, pair %.3g, "
+		  "list %.3g ns, float64 x%.2f, speed-up %.2f of %d cores), the GPU's built in: %s",
 		  timed.calibrate_ms, timed.cpu_value_ns, timed.cpu_term_ns, timed.cpu_pair_ns,
-		  timed.cpu_wide, timed.cpu_speedup, timed.cpu_cores, ctx.message);
+		  timed.cpu_list_ns, timed.cpu_wide, timed.cpu_speedup, timed.cpu_cores, ctx.message);
 	check_shape(&timed, "CPU timed");
 	check_timed(&timed, ODP_DEVICE_CPU, 1, 200000, 32);
 	check_timed(&timed, ODP_DEVICE_CPU, 64, 20000, 16);
