@@ -203,16 +203,18 @@ cal_cpu(CalRun *r, OdpKnnCostModel *m)
 	 * What a list's intake costs a candidate: many queries over a few
 	 * narrow rows, where about a twentieth of the candidates enter a list
 	 * (the terms above come from rows so many that almost none does).
+	 * The rest of that call is the terms alone.
 	 */
-	m->cpu_call_ms = 0;
 	if (select > 0)
 	{
 		const OdpKnnCostShape shape = {.queries = CAL_SELECT_QUERIES, .rows = CAL_TINY_ROWS,
 			.dims = CAL_SELECT_DIMS, .k = CAL_K, .metric = ODP_METRIC_SQEUCLIDEAN, .threads = 1};
+		OdpKnnCostModel terms = *m;
 		OdpKnnCostEstimate without;
 
-		m->cpu_list_ns = 0;
-		odp_knn_cost_estimate(m, &shape, &without);
+		terms.cpu_call_ms = 0;
+		terms.cpu_list_ns = 0;
+		odp_knn_cost_estimate(&terms, &shape, &without);
 		m->cpu_list_ns = (select - without.cpu_ms) * 1e6 /
 			(CAL_SELECT_QUERIES * odp_knn_cost_list_entries(CAL_TINY_ROWS, CAL_K));
 		if (m->cpu_list_ns < 0)
