@@ -278,6 +278,23 @@ OdpReaderSetDims(OdpReader *r, int32 dims)
 	Assert(r->dims < 0 && r->data == NULL && r->data64 == NULL && r->lower == NULL);
 	OdpEnsureDimsLimit(dims, r->max_dims);
 	r->dims = dims;
+	if (r->first_room > 0)
+	{
+		/*
+		 * Room for the input's row count would be cleared and mapped for
+		 * nothing (128 MB in every participant of a parallel read of
+		 * 1,024 rows of 16,384 float8); the ids' larger buffer is only
+		 * trimmed when the reader grows.
+		 */
+		OdpReaderArray arrays[ODP_READER_ARRAYS];
+		int			n = OdpReaderArrays(r, arrays);
+		Size		row = 0;
+
+		for (int a = 0; a < n; a++)
+			row += arrays[a].rowbytes;
+		r->capacity = Min(r->capacity,
+						  Max(r->rows, (int64) Max(r->first_room / row, 1)));
+	}
 	OdpReaderResizeValues(r, 0, r->capacity);
 }
 

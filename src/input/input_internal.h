@@ -242,6 +242,10 @@ typedef struct OdpReader
 	MemoryContext rowcxt;		/* reset every batch of rows */
 	int64		rows;
 	int64		capacity;		/* rows that data and ids have room for */
+	Size		first_room;		/* > 0: once dims is known, the buffers
+								 * start with room for at most this many
+								 * bytes of rows (a parallel read's private
+								 * stage holds a chunk, not the input) */
 	int32		dims;			/* -1 until the first vector is read */
 	int32		max_dims;		/* limit on dims */
 	bool		f64;			/* values as float64 (data64), else data */

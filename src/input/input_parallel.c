@@ -126,6 +126,9 @@
 #define ODP_MAX_STAGED_CHUNKS	32
 #define ODP_MAX_STAGED_BYTES	((Size) 64 << 20)
 
+/* A participant's private stage starts with room for this many bytes. */
+#define ODP_STAGE_FIRST_ROOM	((Size) 1 << 20)
+
 /* Rows of at least this many bytes are decoded in place (OdpReadsDirect). */
 #define ODP_DIRECT_ROW_BYTES	2048
 
@@ -704,7 +707,11 @@ OdpMakeOutput(OdpParticipant *p, OdpReader *r)
 	OdpReaderArray arrays[ODP_READER_ARRAYS];
 
 	if (r->dims < 0)
+	{
+		/* its buffers are made anew in shared memory just below */
+		r->first_room = 1;
 		OdpReaderSetDims(r, p->stage.dims);
+	}
 	if (!s->capacity_final)
 		OdpFinalCapacity(s, &p->stage);
 	if (!OdpReaderShareBuffers(r, s->capacity))
@@ -1413,6 +1420,7 @@ OdpParticipantInit(OdpParticipant *p, OdpParallelRead *s, Relation rel,
 				  desc, 0, spec);
 	/* the stage is private; only the output is shared */
 	p->stage.shared = false;
+	p->stage.first_room = ODP_STAGE_FIRST_ROOM;
 	/* numeric bounds' keys only: their values would be the backend's */
 	OdpReaderDropExact(&p->stage);
 }
