@@ -134,6 +134,29 @@ SELECT count(*) AS differing FROM (
 	FROM odp_pearson('pr_series', nulls => 'pairwise')
 	WHERE id_a <= 6 AND id_b <= 6) d;
 
+-- TOASTed rows many to a heap block, each block's rows read in pieces by
+-- line pointer: in id order behind an index (rows placed at their ids'
+-- offsets), and shuffled without one (counted, then read in place), with
+-- dead and updated rows; 12 MB of TOAST on a few heap blocks
+CREATE TABLE pr_wide (id bigint PRIMARY KEY, v float8[]);
+ALTER TABLE pr_wide ALTER v SET STORAGE EXTERNAL;
+INSERT INTO pr_wide
+	SELECT i, (SELECT array_agg(sin(i * 7.0 + j) * 100) FROM generate_series(1, 4000) j)
+	FROM generate_series(1, 400) i;
+CREATE TABLE pr_wide_shuffled (LIKE pr_wide);
+ALTER TABLE pr_wide_shuffled ALTER v SET STORAGE EXTERNAL;
+INSERT INTO pr_wide_shuffled SELECT * FROM pr_wide ORDER BY (id * 37) % 401;
+DELETE FROM pr_wide_shuffled WHERE id % 29 = 0;
+UPDATE pr_wide_shuffled SET v[1] = 0 WHERE id % 31 = 0;
+ANALYZE pr_wide, pr_wide_shuffled;
+SELECT pg_relation_size(reltoastrelid) / pg_relation_size(oid) >= 64 AS toast_per_block
+FROM pg_class WHERE relname IN ('pr_wide', 'pr_wide_shuffled');
+SELECT odp_diff($$SELECT * FROM odp_knn('pr_wide', (SELECT v FROM pr_wide WHERE id = 5), k => 400)$$) AS knn_wide,
+	   odp_diff($$SELECT * FROM odp_knn('pr_wide_shuffled', (SELECT v FROM pr_wide WHERE id = 5), k => 400)$$) AS knn_wide_shuffled,
+	   odp_diff($$SELECT id_a, id_b, round(r::numeric, 12) FROM odp_pearson('pr_wide_shuffled', min_abs_r => 0.5)$$) AS pearson_wide_shuffled;
+SELECT count(*) AS rows, count(DISTINCT id) AS ids
+FROM odp_knn('pr_wide_shuffled', (SELECT v FROM pr_wide WHERE id = 5), k => 400);
+
 -- skyline and regions
 CREATE TABLE pr_sky (id bigint PRIMARY KEY, a float8, b float8, c float8);
 INSERT INTO pr_sky SELECT i, (i * 37) % 101, (i * 53) % 97, (i * 11) % 89 FROM generate_series(1, 30000) i;
