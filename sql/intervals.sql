@@ -61,6 +61,25 @@ SELECT odp_check('odp_interval_match(''rr'', ''rs'')',
 				 'SELECT a.id::bigint, b.id::bigint FROM rr a JOIN rs b ON a.i4 && b.i4 AND a.i8 && b.i8 AND a.num && b.num
 				  AND a.d && b.d AND a.ts && b.ts AND a.tstz && b.tstz');
 
+-- Rows read from their tuples' bytes, where fixed-width columns alone come
+-- before the range: ids of every width, columns in between to align past,
+-- rows with a NULL elsewhere (deformed instead), and rows stored before the
+-- range column was added (its default then comes from the catalog).
+CREATE TABLE rdw (id smallint, flag boolean, x bigint, r daterange);
+INSERT INTO rdw SELECT i, i % 2 = 0, CASE WHEN i % 11 = 0 THEN NULL ELSE i END,
+	CASE WHEN i % 23 = 0 THEN 'empty' ELSE daterange(date '2020-01-01' + i % 50, date '2020-01-01' + i % 50 + i % 7, '(]') END
+FROM generate_series(1, 300) i;
+SELECT odp_check('odp_interval_match(''rdw'', dims => ''{r}'')',
+				 'SELECT a.id::bigint, b.id::bigint FROM rdw a JOIN rdw b ON a.r && b.r AND a.id < b.id');
+CREATE TABLE rda (id bigint);
+INSERT INTO rda SELECT i FROM generate_series(1, 200) i;
+ALTER TABLE rda ADD COLUMN r tsrange DEFAULT tsrange('2030-01-01', '2030-01-02');
+INSERT INTO rda SELECT i, tsrange(timestamp '2030-01-01' + i * interval '7 minutes', timestamp '2030-01-01' + i * interval '9 minutes', '[]')
+FROM generate_series(201, 400) i;
+SELECT odp_check('odp_interval_match(''rda'')',
+				 'SELECT a.id::bigint, b.id::bigint FROM rda a JOIN rda b ON a.r && b.r AND a.id < b.id');
+SELECT odp_interval_match_count('rda') = (SELECT count(*) FROM rda a JOIN rda b ON a.r && b.r AND a.id < b.id) AS count_matches;
+
 -- Timestamps one microsecond apart stay apart (never through float32);
 -- '(t, t + 1us)' holds no timestamp but is not empty, so it overlaps itself.
 CREATE TABLE tt (id int PRIMARY KEY, r tsrange);

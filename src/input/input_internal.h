@@ -282,11 +282,29 @@ typedef struct OdpReader
 	int64		place_base;
 	int64		place_span;
 	const char *order;			/* OdpInput's read_order; NULL: "scan" */
+	int8		direct;			/* ODP_DIRECT_*: what of a heap tuple is read
+								 * from its bytes, without deforming it */
+	int16		direct_natts;	/* attributes a tuple read so must have */
+	int16		direct_id_len;	/* the id's bytes, at direct_id_off */
+	int32		direct_id_off;	/* in the tuple's data */
+	int32		direct_value_off;	/* ODP_DIRECT_RANGE: where the range's
+									 * varlena starts, before alignment */
+	char		direct_value_align;
 	bool		sorted;			/* ids so far are non-decreasing */
 	bool		unique;			/* and known strictly ascending: finishing
 								 * skips the check for duplicates */
 	const char *desc;
 } OdpReader;
+
+/*
+ * OdpReader.direct: heap tuples without nulls whose id (and range) follow
+ * fixed-width columns only are read from their bytes (input_decode.c).
+ */
+#define ODP_DIRECT_UNKNOWN	0	/* not looked at yet */
+#define ODP_DIRECT_NONE		1	/* every row is deformed */
+#define ODP_DIRECT_ID		2	/* the id at a fixed offset */
+#define ODP_DIRECT_RANGE	3	/* the id, then a range of a by-value type:
+								 * the whole row (OdpRegionsAddTuple) */
 
 /*
  * Ends the reader's next row (its values stored) with its id; piece says
@@ -550,6 +568,8 @@ extern void OdpResolveRegionColumns(const OdpColumn *cols, int ncols,
 									const char *desc, OdpColumnPlan *plan);
 extern void OdpRegionsAddRow(OdpReader *r, const Datum *values,
 							 const bool *isnull, int64 id);
+extern bool OdpRegionsReadDirect(const OdpColumnPlan *plan);
+extern bool OdpRegionsAddTuple(OdpReader *r, const char *data, int64 id);
 extern OdpRegionDim *OdpDescribeRegionDims(const OdpColumnPlan *plan, int32 dims);
 
 /*
@@ -636,6 +656,6 @@ extern void OdpReaderAddRow(OdpReader *r, const Datum *values,
 extern void OdpReaderAddSlot(OdpReader *r, TupleTableSlot *slot);
 
 /* The id of the row in slot, checked as OdpReaderAddSlot checks it. */
-extern int64 OdpSlotId(const OdpReader *r, TupleTableSlot *slot);
+extern int64 OdpSlotId(OdpReader *r, TupleTableSlot *slot);
 
 #endif							/* ODP_INPUT_INTERNAL_H */

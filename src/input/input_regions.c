@@ -610,6 +610,51 @@ OdpRangeBoundInPlace(OdpReader *r, const OdpRegionColumn *rc, const OdpColumn *c
 	return OdpBoundKey(r, rc->bound, value, col, id, &kept);
 }
 
+/* Whether rc's ranges are read in place (a by-value subtype). */
+static inline bool
+OdpRangeInPlace(const OdpRegionColumn *rc)
+{
+	const TypeCacheEntry *sub = rc->range->rngelemtype;
+
+	return sub->typbyval && sub->typlen > 0 && sub->typlen <= (int16) sizeof(Datum);
+}
+
+/*
+ * The interval (zeroed by the caller) of a range read in place from its
+ * body of len bytes, past the varlena header (OdpRangeInterval).
+ */
+static inline void
+OdpRangeBodyInterval(OdpReader *r, const OdpRegionColumn *rc, const OdpColumn *col,
+					 const char *body, Size len, int64 id, OdpInterval *iv)
+{
+	char		flags;
+	Size		at = sizeof(RangeType);
+
+	if (len < sizeof(Oid) + 1)
+		elog(ERROR, "corrupt range in column \"%s\"", col->name);
+	flags = body[len - 1];
+	if (flags & RANGE_EMPTY)
+	{
+		iv->f = ODP_BOUND_EMPTY;
+		return;
+	}
+	if (RANGE_HAS_LBOUND(flags))
+	{
+		iv->lo = OdpRangeBoundInPlace(r, rc, col, body, len, &at, id);
+		iv->f |= (flags & RANGE_LB_INC) ? 0 : ODP_BOUND_LOWER_EXCLUSIVE;
+	}
+	else
+		iv->f |= ODP_BOUND_LOWER_INFINITE;
+	if (RANGE_HAS_UBOUND(flags))
+	{
+		iv->hi = OdpRangeBoundInPlace(r, rc, col, body, len, &at, id);
+		iv->f |= (flags & RANGE_UB_INC) ? 0 : ODP_BOUND_UPPER_EXCLUSIVE;
+	}
+	else
+		iv->f |= ODP_BOUND_UPPER_INFINITE;
+	OdpCanonicalize(iv, rc->canonical);
+}
+
 /* The interval of a range's deserialised bounds. */
 static void
 OdpBoundsInterval(OdpReader *r, const OdpRegionColumn *rc, const OdpColumn *col,
@@ -647,41 +692,13 @@ static void
 OdpRangeInterval(OdpReader *r, const OdpRegionColumn *rc, const OdpColumn *col,
 				 Datum value, int64 id, OdpInterval *iv)
 {
-	const TypeCacheEntry *sub = rc->range->rngelemtype;
-
 	memset(iv, 0, sizeof(*iv));
-	if (sub->typbyval && sub->typlen > 0 && sub->typlen <= (int16) sizeof(Datum))
+	if (OdpRangeInPlace(rc))
 	{
 		struct varlena *raw = (struct varlena *) DatumGetPointer(value);
 		struct varlena *v = pg_detoast_datum_packed(raw);
-		const char *body = VARDATA_ANY(v);
-		Size		len = VARSIZE_ANY_EXHDR(v);
-		char		flags;
-		Size		at = sizeof(RangeType);
 
-		if (len < sizeof(Oid) + 1)
-			elog(ERROR, "corrupt range in column \"%s\"", col->name);
-		flags = body[len - 1];
-		if (flags & RANGE_EMPTY)
-			iv->f = ODP_BOUND_EMPTY;
-		else
-		{
-			if (RANGE_HAS_LBOUND(flags))
-			{
-				iv->lo = OdpRangeBoundInPlace(r, rc, col, body, len, &at, id);
-				iv->f |= (flags & RANGE_LB_INC) ? 0 : ODP_BOUND_LOWER_EXCLUSIVE;
-			}
-			else
-				iv->f |= ODP_BOUND_LOWER_INFINITE;
-			if (RANGE_HAS_UBOUND(flags))
-			{
-				iv->hi = OdpRangeBoundInPlace(r, rc, col, body, len, &at, id);
-				iv->f |= (flags & RANGE_UB_INC) ? 0 : ODP_BOUND_UPPER_EXCLUSIVE;
-			}
-			else
-				iv->f |= ODP_BOUND_UPPER_INFINITE;
-			OdpCanonicalize(iv, rc->canonical);
-		}
+		OdpRangeBodyInterval(r, rc, col, VARDATA_ANY(v), VARSIZE_ANY_EXHDR(v), id, iv);
 		if (v != raw)
 			pfree(v);
 	}
@@ -968,6 +985,42 @@ OdpRegionsAddRow(OdpReader *r, const Datum *values, const bool *isnull, int64 id
 	OdpReaderPushId(r, id, false);
 	if (several)
 		OdpAddPieces(r, mr, nmr, id);
+}
+
+/* See input_internal.h: one range column whose ranges are read in place. */
+bool
+OdpRegionsReadDirect(const OdpColumnPlan *plan)
+{
+	return plan->regions && plan->nregions == 1 && !plan->pieces &&
+		!plan->exact_bounds && plan->region[0].kind == ODP_REGION_RANGE &&
+		OdpRangeInPlace(&plan->region[0]);
+}
+
+/*
+ * See input_internal.h: the row of a heap tuple whose data (past its
+ * header) holds id and, at the reader's direct_value_off aligned for it,
+ * the range of the only region column, read without deforming the tuple;
+ * false, having stored nothing, for a range kept out of line or
+ * compressed (the caller then deforms the tuple).
+ */
+bool
+OdpRegionsAddTuple(OdpReader *r, const char *data, int64 id)
+{
+	const OdpRegionColumn *rc = &r->plan->region[0];
+	Size		off = att_align_pointer(r->direct_value_off, r->direct_value_align,
+										-1, data + r->direct_value_off);
+	const struct varlena *v = (const struct varlena *) (data + off);
+	OdpInterval iv;
+
+	if (VARATT_IS_EXTERNAL(v) || VARATT_IS_COMPRESSED(v))
+		return false;
+	memset(&iv, 0, sizeof(iv));
+	r->slot = OdpReaderSlot(r, id);
+	OdpRangeBodyInterval(r, rc, &r->plan->features[rc->feature],
+						 VARDATA_ANY(v), VARSIZE_ANY_EXHDR(v), id, &iv);
+	OdpStoreInterval(r, r->slot, rc->dim, &iv);
+	OdpReaderPushId(r, id, false);
+	return true;
 }
 
 /* The per-dimension description of plan's regions, dims dimensions. */
