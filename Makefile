@@ -30,7 +30,7 @@ INPUT_OBJS = src/input/input_source.o src/input/input_columns.o \
 	src/input/input_exact.o src/input/input_regions.o \
 	src/input/input_decode.o src/input/input_parallel.o src/input/input_reader.o \
 	src/input/input_aggregate.o src/input/input_pgvector.o \
-	src/input/input_argument.o src/input/input_cache.o
+	src/input/input_argument.o src/input/input_cache.o src/input/input_direct.o
 
 # Sharded sources (src/distributed/distributed.h)
 DISTRIBUTED_OBJS = src/distributed/distributed.o src/distributed/distributed_wire.o \

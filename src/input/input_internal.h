@@ -658,4 +658,46 @@ extern void OdpReaderAddSlot(OdpReader *r, TupleTableSlot *slot);
 /* The id of the row in slot, checked as OdpReaderAddSlot checks it. */
 extern int64 OdpSlotId(OdpReader *r, TupleTableSlot *slot);
 
+/* ---- input_direct.c ---- */
+
+/*
+ * The data (past its header) of the heap tuple in slot, where r->direct
+ * lets the row be read from it: no NULLs, and every attribute it reads
+ * stored (a column added later with a default is not, in older tuples);
+ * NULL otherwise.  Sets r->direct at the first row.
+ */
+extern const char *OdpDirectData(OdpReader *r, TupleTableSlot *slot);
+
+/* The id of a tuple whose data OdpDirectData gave. */
+static inline int64
+OdpDirectId(const OdpReader *r, const char *data)
+{
+	const char *p = data + r->direct_id_off;
+
+	switch (r->direct_id_len)
+	{
+		case 2:
+			{
+				int16		v;
+
+				memcpy(&v, p, sizeof(v));
+				return v;
+			}
+		case 4:
+			{
+				int32		v;
+
+				memcpy(&v, p, sizeof(v));
+				return v;
+			}
+		default:
+			{
+				int64		v;
+
+				memcpy(&v, p, sizeof(v));
+				return v;
+			}
+	}
+}
+
 #endif							/* ODP_INPUT_INTERNAL_H */

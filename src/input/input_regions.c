@@ -22,6 +22,16 @@
  * A box's and a cube's intervals are closed; a box is compared with the
  * geometric types' tolerance, as box && compares it.
  *
+ * Map of this file.  From top to bottom:
+ *	- types: which types hold regions and bounds (OdpBoundKindOf,
+ *	  OdpRegionKindOf, ...);
+ *	- resolving the columns: OdpResolveRegionColumns and its checks;
+ *	- bounds: their keys (OdpBoundKey), canonical integer intervals, storing
+ *	  an interval; ranges read in place or deserialised (OdpRangeInterval),
+ *	  multiranges, boxes, cubes and pairs;
+ *	- a row: OdpRegionsAddRow (deformed), OdpRegionsAddTuple (from the
+ *	  tuple's bytes, input_direct.c); the dimensions' description.
+ *
  * Copyright (c) 2026, odp_gpu developers
  *
  * IDENTIFICATION
