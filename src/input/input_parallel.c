@@ -1122,8 +1122,11 @@ OdpPlaceChunk(OdpParticipant *p, TableScanDesc scan, TupleTableSlot *slot,
 		for (int a = 0; a < n; a++)
 		{
 			*arrays[a].ptr = p->out[a] + (Size) off * arrays[a].rowbytes;
-			/* the pages in one call, not a fault per page */
-			if (rowbytes >= ODP_DIRECT_ROW_BYTES)
+			/*
+			 * the pages in one call, not a fault per page: a wide row's
+			 * own, or the window of 64 kB around a narrower one, once
+			 */
+			if (arrays[a].rowbytes >= ODP_PLACE_MAP_BYTES)
 				OdpPrefault(*arrays[a].ptr, arrays[a].rowbytes);
 			else
 				OdpMapPlaceWindow(p, a, arrays[a].rowbytes, off);
