@@ -946,8 +946,8 @@ OdpReaderAddRow(OdpReader *r, const Datum *values, const bool *isnull)
 
 /*
  * Appends the row in slot (deforming only the columns read), in the
- * reader's row context; every batch of rows, drops their garbage and lets
- * the user cancel.  The one loop body of every way of reading rows.
+ * reader's row context; every ODP_INPUT_RESET_ROWS rows drops their
+ * garbage, and every batch lets the user cancel.  The one loop body of every way of reading rows.
  */
 void
 OdpReaderAddSlot(OdpReader *r, TupleTableSlot *slot)
@@ -962,7 +962,7 @@ OdpReaderAddSlot(OdpReader *r, TupleTableSlot *slot)
 	if (data != NULL && r->direct == ODP_DIRECT_RANGE &&
 		OdpRegionsAddTuple(r, data, OdpDirectId(r, data)))
 	{
-		if ((r->rows & (ODP_INPUT_BATCH_ROWS - 1)) == 0)
+		if ((++r->added & (ODP_INPUT_BATCH_ROWS - 1)) == 0)
 			CHECK_FOR_INTERRUPTS();
 		return;
 	}
@@ -970,10 +970,11 @@ OdpReaderAddSlot(OdpReader *r, TupleTableSlot *slot)
 	oldcxt = MemoryContextSwitchTo(r->rowcxt);
 	OdpReaderAddRow(r, slot->tts_values, slot->tts_isnull);
 	MemoryContextSwitchTo(oldcxt);
-	if ((r->rows & (ODP_INPUT_BATCH_ROWS - 1)) == 0)
+	if ((++r->added & (ODP_INPUT_RESET_ROWS - 1)) == 0)
 	{
 		MemoryContextReset(r->rowcxt);
-		CHECK_FOR_INTERRUPTS();
+		if ((r->added & (ODP_INPUT_BATCH_ROWS - 1)) == 0)
+			CHECK_FOR_INTERRUPTS();
 	}
 }
 
