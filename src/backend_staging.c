@@ -29,12 +29,8 @@
 
 /* Extents are aligned to this, and the area's size is a multiple of it. */
 #define AREA_ALIGN		((Size) 2 << 20)
-/*
- * The smallest area worth making, and the one made for calls that expect
- * small inputs only (a few 2 MB extents), which must not page-lock 64 MB.
- */
+/* The smallest area worth making. */
 #define AREA_MIN_BYTES	((Size) 64 << 20)
-#define AREA_SMALL_BYTES ((Size) 8 << 20)
 #define AREA_MAX_EXTENTS 64
 
 typedef struct AreaExtent
@@ -129,9 +125,7 @@ OdpBackendStagingAlloc(Size bytes)
 	if (need > AreaCap())
 		return NULL;
 	if (nextents == 0 && area_size < Max(need, area_wanted))
-		(void) AreaRemake(Max(Max(need, area_wanted),
-							  Min(area_wanted > AREA_SMALL_BYTES / 2 ? AREA_MIN_BYTES : AREA_SMALL_BYTES,
-								  AreaCap())));
+		(void) AreaRemake(Max(Max(need, area_wanted), Min(AREA_MIN_BYTES, AreaCap())));
 	if (area_seg == NULL)
 		return NULL;
 	for (i = 0; i < nextents; i++)
