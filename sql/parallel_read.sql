@@ -199,6 +199,24 @@ SELECT odp_diff($$SELECT odp_interval_match_count('pr_multi')$$) AS multirange_c
 	   odp_diff($$SELECT odp_interval_match_count('pr_numeric')$$) AS numeric_count,
 	   odp_diff($$SELECT * FROM odp_interval_match('pr_numeric', 'SELECT * FROM pr_numeric WHERE id % 50 = 0')$$)
 		   AS numeric_pairs;
+-- two tables of numeric multiranges, small, matched after another call of
+-- the session: their numeric bounds read again serially, from workers'
+-- keys
+CREATE TABLE pr_nm AS
+	SELECT i AS id, nummultirange(numrange(i / 10.0, i / 10.0 + 0.35), numrange(i / 10.0 + 1, i / 10.0 + 1.05)) AS m,
+		   int8multirange(int8range(i, i + 3)) AS k
+	FROM generate_series(1, 800) i;
+CREATE TABLE pr_nm2 AS SELECT id + 10000 AS id, m, k FROM pr_nm WHERE id % 3 <> 0;
+SELECT odp_diff($$SELECT * FROM odp_interval_match('pr_nm', 'pr_nm2', dims => '{k}')$$) AS multirange_int8,
+	   odp_diff($$SELECT * FROM odp_interval_match('pr_nm', 'pr_nm2', dims => '{m}')$$) AS multirange_numeric,
+	   odp_diff($$SELECT * FROM odp_interval_match('pr_nm', 'pr_nm2', dims => '{k}')$$ ||
+				$$ UNION ALL SELECT * FROM odp_interval_match('pr_nm', 'pr_nm2', dims => '{m}')$$) AS one_after_another;
+SELECT count(*) AS differing FROM (
+	(SELECT * FROM odp_interval_match('pr_nm', 'pr_nm2', dims => '{m}')
+	 EXCEPT SELECT a.id, b.id FROM pr_nm a JOIN pr_nm2 b ON a.m && b.m)
+	UNION ALL
+	(SELECT a.id, b.id FROM pr_nm a JOIN pr_nm2 b ON a.m && b.m
+	 EXCEPT SELECT * FROM odp_interval_match('pr_nm', 'pr_nm2', dims => '{m}'))) d;
 
 -- bad data anywhere: the error of the serial read, naming the same row
 CREATE TABLE pr_bad (id bigint PRIMARY KEY, f real[]);
@@ -236,7 +254,7 @@ RESET odp_gpu.parallel_read;
 SELECT boot_val, enumvals FROM pg_settings WHERE name = 'odp_gpu.parallel_read';
 
 DROP POLICY pr_low ON pr_points;
-DROP TABLE pr_points, pr_shuffled, pr_series, pr_sky, pr_regions, pr_multi, pr_numeric, pr_bad, pr_dup;
+DROP TABLE pr_points, pr_shuffled, pr_series, pr_sky, pr_regions, pr_multi, pr_numeric, pr_nm, pr_nm2, pr_wide, pr_wide_shuffled, pr_bad, pr_dup;
 DROP ROLE regress_odp_parallel;
 DROP FUNCTION odp_try(text), odp_diff(text, text, text);
 DROP EXTENSION odp_gpu;
