@@ -46,9 +46,25 @@ typedef struct SharedBuffer
 	OdpCacheHandle entry;		/* SHARED_CACHED's */
 	char	   *base;
 	Size		size;
+	uint64		id;				/* never reused, unlike base */
 } SharedBuffer;
 
+/*
+ * What a memory context's callback frees when the context goes: the buffer
+ * at base made as id.  A buffer freed before its context went leaves the
+ * callback behind, and its address may by then hold another buffer (an
+ * extent of an area is taken again at the same offset): the id tells
+ * them apart.
+ */
+typedef struct SharedCallback
+{
+	MemoryContextCallback cb;
+	char	   *base;
+	uint64		id;
+} SharedCallback;
+
 static SharedBuffer *shared_buffers = NULL;
+static uint64 shared_next_id = 0;
 
 static SharedBuffer *
 SharedFind(const void *ptr)
@@ -97,13 +113,14 @@ SharedRelease(SharedBuffer *b)
 	}
 }
 
-/* The memory context's callback: frees the buffer if still listed. */
+/* The memory context's callback: frees its buffer if still listed. */
 static void
 SharedContextGone(void *arg)
 {
-	SharedBuffer *b = SharedFind(arg);
+	const SharedCallback *sc = (const SharedCallback *) arg;
+	SharedBuffer *b = SharedFind(sc->base);
 
-	if (b != NULL && b->base == (char *) arg)
+	if (b != NULL && b->base == sc->base && b->id == sc->id)
 		SharedRelease(b);
 }
 
@@ -152,17 +169,20 @@ static SharedBuffer *
 SharedListed(MemoryContext cxt, SharedKind kind, char *base, Size size)
 {
 	SharedBuffer *b = MemoryContextAllocZero(TopMemoryContext, sizeof(SharedBuffer));
-	MemoryContextCallback *cb;
+	SharedCallback *sc;
 
 	b->kind = kind;
 	b->base = base;
 	b->size = size;
+	b->id = ++shared_next_id;
 	b->next = shared_buffers;
 	shared_buffers = b;
-	cb = MemoryContextAlloc(cxt, sizeof(MemoryContextCallback));
-	cb->func = SharedContextGone;
-	cb->arg = b->base;
-	MemoryContextRegisterResetCallback(cxt, cb);
+	sc = MemoryContextAlloc(cxt, sizeof(SharedCallback));
+	sc->base = b->base;
+	sc->id = b->id;
+	sc->cb.func = SharedContextGone;
+	sc->cb.arg = sc;
+	MemoryContextRegisterResetCallback(cxt, &sc->cb);
 	return b;
 }
 
