@@ -947,24 +947,29 @@ OdpReaderAddRow(OdpReader *r, const Datum *values, const bool *isnull)
 /*
  * Appends the row in slot (deforming only the columns read), in the
  * reader's row context; every ODP_INPUT_RESET_ROWS rows drops their
- * garbage, and every batch lets the user cancel.  The one loop body of every way of reading rows.
+ * garbage, and every batch lets the user cancel.  The one loop body of
+ * every way of reading rows.
  */
 void
 OdpReaderAddSlot(OdpReader *r, TupleTableSlot *slot)
 {
 	MemoryContext oldcxt;
-	const char *data = OdpDirectData(r, slot);
 
 	/*
 	 * A row of an id and a range, read from the tuple's bytes: deforming it
 	 * and the general decoding took as long as PostgreSQL's whole scan.
 	 */
-	if (data != NULL && r->direct == ODP_DIRECT_RANGE &&
-		OdpRegionsAddTuple(r, data, OdpDirectId(r, data)))
+	if (r->direct == ODP_DIRECT_UNKNOWN || r->direct == ODP_DIRECT_RANGE)
 	{
-		if ((++r->added & (ODP_INPUT_BATCH_ROWS - 1)) == 0)
-			CHECK_FOR_INTERRUPTS();
-		return;
+		const char *data = OdpDirectData(r, slot);
+
+		if (data != NULL && r->direct == ODP_DIRECT_RANGE &&
+			OdpRegionsAddTuple(r, data, OdpDirectId(r, data)))
+		{
+			if ((++r->added & (ODP_INPUT_BATCH_ROWS - 1)) == 0)
+				CHECK_FOR_INTERRUPTS();
+			return;
+		}
 	}
 	slot_getsomeattrs(slot, r->plan->maxpos);
 	oldcxt = MemoryContextSwitchTo(r->rowcxt);

@@ -31,6 +31,24 @@
 #include "input/input_internal.h"
 
 /*
+ * Moves *off past desc's attributes [from, to), aligned as deforming
+ * aligns them; false where one is not of a fixed width, or dropped.
+ */
+static bool
+OdpFixedColumns(TupleDesc desc, int from, int to, Size *off)
+{
+	for (int i = from; i < to; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (att->attlen <= 0 || att->attisdropped)
+			return false;
+		*off = att_align_nominal(*off, att->attalign) + att->attlen;
+	}
+	return true;
+}
+
+/*
  * Sets r->direct (input_internal.h) from the tuples slot holds: heap
  * tuples of desc's columns, where the id follows fixed-width columns only,
  * and for regions a single range of a by-value type after it, with only
@@ -47,37 +65,23 @@ OdpReaderDirectLayout(OdpReader *r, TupleTableSlot *slot)
 	Size		off = 0;
 
 	r->direct = ODP_DIRECT_NONE;
-	if (!TTS_IS_BUFFERTUPLE(slot) || idpos < 1 || idpos > desc->natts)
+	if (!TTS_IS_BUFFERTUPLE(slot) || idpos < 1 || idpos > desc->natts ||
+		!OdpFixedColumns(desc, 0, idpos - 1, &off))
 		return;
-	for (int i = 0; i < idpos; i++)
-	{
-		att = TupleDescAttr(desc, i);
-		if (att->attlen <= 0 || att->attisdropped)
-			return;
-		off = att_align_nominal(off, att->attalign);
-		if (i == idpos - 1)
-		{
-			if (att->attlen != 2 && att->attlen != 4 && att->attlen != 8)
-				return;
-			r->direct_id_off = (int32) off;
-			r->direct_id_len = att->attlen;
-		}
-		off += att->attlen;
-	}
+	att = TupleDescAttr(desc, idpos - 1);
+	if ((att->attlen != 2 && att->attlen != 4 && att->attlen != 8) || att->attisdropped)
+		return;
+	off = att_align_nominal(off, att->attalign);
+	r->direct_id_off = (int32) off;
+	r->direct_id_len = att->attlen;
+	off += att->attlen;
 	r->direct_natts = (int16) idpos;
 	r->direct = ODP_DIRECT_ID;
 	if (!OdpRegionsReadDirect(plan))
 		return;
 	rpos = plan->features[plan->region[0].feature].pos;
-	if (rpos <= idpos || rpos > desc->natts)
+	if (rpos <= idpos || rpos > desc->natts || !OdpFixedColumns(desc, idpos, rpos - 1, &off))
 		return;
-	for (int i = idpos; i < rpos - 1; i++)
-	{
-		att = TupleDescAttr(desc, i);
-		if (att->attlen <= 0 || att->attisdropped)
-			return;
-		off = att_align_nominal(off, att->attalign) + att->attlen;
-	}
 	att = TupleDescAttr(desc, rpos - 1);
 	if (att->attlen != -1 || att->attisdropped)
 		return;

@@ -52,6 +52,7 @@
 
 #include "access/attnum.h"
 #include "access/tupdesc.h"
+#include "access/tupmacs.h"
 #include "executor/tuptable.h"
 #include "input/input.h"
 #include "service/table_cache.h"
@@ -248,7 +249,7 @@ typedef struct OdpReader
 	int			shared;			/* where large buffers go: ODP_SHARED_* bits
 								 * (shared_buffers.h), 0: this backend */
 	MemoryContext outcxt;		/* where data and ids live (the caller's) */
-	MemoryContext rowcxt;		/* reset every batch of rows */
+	MemoryContext rowcxt;		/* reset every ODP_INPUT_RESET_ROWS rows */
 	int64		rows;
 	int64		added;			/* rows OdpReaderAddSlot was given */
 	int64		capacity;		/* rows that data and ids have room for */
@@ -308,7 +309,7 @@ typedef struct OdpReader
 
 /*
  * OdpReader.direct: heap tuples without nulls whose id (and range) follow
- * fixed-width columns only are read from their bytes (input_decode.c).
+ * fixed-width columns only are read from their bytes (input_direct.c).
  */
 #define ODP_DIRECT_UNKNOWN	0	/* not looked at yet */
 #define ODP_DIRECT_NONE		1	/* every row is deformed */
@@ -678,36 +679,15 @@ extern int64 OdpSlotId(OdpReader *r, TupleTableSlot *slot);
  */
 extern const char *OdpDirectData(OdpReader *r, TupleTableSlot *slot);
 
-/* The id of a tuple whose data OdpDirectData gave. */
+/*
+ * The id of a tuple whose data OdpDirectData gave: fetched as deforming
+ * fetches it (at its aligned offset).
+ */
 static inline int64
 OdpDirectId(const OdpReader *r, const char *data)
 {
-	const char *p = data + r->direct_id_off;
-
-	switch (r->direct_id_len)
-	{
-		case 2:
-			{
-				int16		v;
-
-				memcpy(&v, p, sizeof(v));
-				return v;
-			}
-		case 4:
-			{
-				int32		v;
-
-				memcpy(&v, p, sizeof(v));
-				return v;
-			}
-		default:
-			{
-				int64		v;
-
-				memcpy(&v, p, sizeof(v));
-				return v;
-			}
-	}
+	return OdpIdValue(&r->plan->id,
+					  fetch_att(data + r->direct_id_off, true, r->direct_id_len));
 }
 
 #endif							/* ODP_INPUT_INTERNAL_H */

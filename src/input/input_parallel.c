@@ -1098,7 +1098,6 @@ OdpPlaceChunk(OdpParticipant *p, TableScanDesc scan, TupleTableSlot *slot,
 	pg_atomic_uint64 *bits = OdpPlaceBits(s);
 	OdpReaderArray arrays[ODP_READER_ARRAYS];
 	OdpReader	view;
-	Size		rowbytes = 0;
 	int			n;
 
 	view = p->stage;
@@ -1106,8 +1105,6 @@ OdpPlaceChunk(OdpParticipant *p, TableScanDesc scan, TupleTableSlot *slot,
 	view.capacity = 1;
 	n = OdpReaderArrays(&view, arrays);
 	Assert(n == p->narrays);
-	for (int a = 0; a < n; a++)
-		rowbytes += arrays[a].rowbytes;
 
 	OdpScanChunk(s, scan, c);
 	while (OdpChunkNext(s, scan, slot, c))
